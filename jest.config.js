@@ -1,0 +1,13 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { isolatedModules: true }],
+  },
+  // Suites that synthesize or start servers need more than jest's 5 s default.
+  testTimeout: 60_000,
+  // Two cores: the infrastructure and end-to-end suites are CPU-heavy.
+  maxWorkers: 2,
+};

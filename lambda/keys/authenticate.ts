@@ -1,0 +1,58 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Keyring, StoredKey } from './keyring';
+import { sha256 } from './key-material';
+
+export interface Credentials {
+  readonly appId: string;
+  readonly appKey: string;
+}
+
+/** Why a request was refused. For logs only: every cause gets the same 401 response. */
+export type AuthFailureReason = 'missing_app_id' | 'missing_app_key' | 'duplicate_header' | 'unknown_app' | 'wrong_key';
+
+export type CredentialsReading =
+  | { readonly ok: true; readonly credentials: Credentials }
+  | { readonly ok: false; readonly reason: AuthFailureReason };
+
+export type AuthDecision =
+  | { readonly ok: true; readonly appId: string; readonly keyId: string }
+  | { readonly ok: false; readonly reason: AuthFailureReason };
+
+/**
+ * Takes the credentials from the header values as received. A header sent more than once is refused rather
+ * than guessed at: proxies disagree on which copy wins.
+ */
+export function readCredentials(appIdValues: readonly string[], appKeyValues: readonly string[]): CredentialsReading {
+  if (appIdValues.length > 1 || appKeyValues.length > 1) return { ok: false, reason: 'duplicate_header' };
+  const appId = appIdValues[0] ?? '';
+  const appKey = appKeyValues[0] ?? '';
+  if (appId === '') return { ok: false, reason: 'missing_app_id' };
+  if (appKey === '') return { ok: false, reason: 'missing_app_key' };
+  return { ok: true, credentials: { appId, appKey } };
+}
+
+/** Stands in for an unknown app so that it costs the same hashing and comparing as a known one. */
+const DUMMY_KEYS: readonly StoredKey[] = [{ id: 'dummy', digest: sha256('payment-api dummy key') }];
+
+/**
+ * Decides whether the presented key is one of the app's keys. Pure: no I/O, no clock.
+ *
+ * The presented key is hashed, and every stored digest of the app is compared with `timingSafeEqual` over
+ * equal-length (32-byte) buffers without stopping at the first match; an unknown app is compared with a dummy,
+ * so neither the key nor whether the app exists shows in the timing.
+ */
+export function authenticate(credentials: Credentials, keyring: Keyring): AuthDecision {
+  const presented = sha256(credentials.appKey);
+  const appKeys = keyring.get(credentials.appId);
+  const candidates = appKeys ?? DUMMY_KEYS;
+
+  let matchedKeyId: string | undefined;
+  for (const candidate of candidates) {
+    const equal = timingSafeEqual(candidate.digest, presented);
+    if (equal && matchedKeyId === undefined) matchedKeyId = candidate.id;
+  }
+
+  if (appKeys === undefined) return { ok: false, reason: 'unknown_app' };
+  if (matchedKeyId === undefined) return { ok: false, reason: 'wrong_key' };
+  return { ok: true, appId: credentials.appId, keyId: matchedKeyId };
+}

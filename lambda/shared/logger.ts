@@ -1,0 +1,56 @@
+/**
+ * A minimal structured logger: one JSON object per line, so CloudWatch Logs Insights can query fields.
+ * Callers pass only safe fields; nothing here inspects values, so never hand it a key or a secret string.
+ */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type LogFields = Readonly<Record<string, string | number | boolean | null | undefined>>;
+
+export interface Logger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+}
+
+const LEVEL_ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export function parseLogLevel(value: string | undefined): LogLevel {
+  const level = value?.toLowerCase();
+  return level === 'debug' || level === 'info' || level === 'warn' || level === 'error' ? level : 'info';
+}
+
+/** Writes JSON lines through `write` (console.log by default, which Lambda ships to CloudWatch). */
+export function createJsonLogger(
+  minimumLevel: LogLevel = 'info',
+  write: (line: string) => void = (line) => {
+    console.log(line);
+  },
+): Logger {
+  const emit = (level: LogLevel, message: string, fields?: LogFields): void => {
+    if (LEVEL_ORDER[level] < LEVEL_ORDER[minimumLevel]) return;
+    write(JSON.stringify({ level, time: new Date().toISOString(), message, ...fields }));
+  };
+  return {
+    debug: (message, fields) => {
+      emit('debug', message, fields);
+    },
+    info: (message, fields) => {
+      emit('info', message, fields);
+    },
+    warn: (message, fields) => {
+      emit('warn', message, fields);
+    },
+    error: (message, fields) => {
+      emit('error', message, fields);
+    },
+  };
+}
+
+/**
+ * Describes an error for a log line by its name and message only. Our own errors never carry key material,
+ * and AWS SDK errors carry service messages, not secret values; stacks stay out of the response path.
+ */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return 'non-Error value thrown';
+}

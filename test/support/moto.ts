@@ -1,0 +1,108 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { join } from 'node:path';
+
+/** Any credentials and a region: moto accepts them, and the SDK needs them to sign. */
+export const MOTO_AWS_ENV = {
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'testing',
+  AWS_SECRET_ACCESS_KEY: 'testing',
+} as const;
+
+export interface MotoServer {
+  /** `http://127.0.0.1:<port>`, for AWS_ENDPOINT_URL. */
+  readonly endpoint: string;
+  readonly port: number;
+  /** The environment a child process needs to talk to this server. */
+  readonly awsEnv: Readonly<Record<string, string>>;
+  stop(): Promise<void>;
+}
+
+const PROJECT_ROOT = join(__dirname, '..', '..');
+
+/** The project-local venv (made by scripts/python-tools.sh when the machine lacks moto) wins over PATH. */
+function motoServerCommand(): string {
+  const fromEnv = process.env.MOTO_SERVER_BIN;
+  if (fromEnv) return fromEnv;
+  const local = join(PROJECT_ROOT, '.venv', 'bin', 'moto_server');
+  return existsSync(local) ? local : 'moto_server';
+}
+
+export async function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => {
+        resolve(port);
+      });
+    });
+  });
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.connect(port, '127.0.0.1');
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/** Starts moto's server on a free port of 127.0.0.1 and waits until it accepts connections. */
+export async function startMoto(timeoutMs = 30_000): Promise<MotoServer> {
+  const port = await freeLoopbackPort();
+  const child = spawn(motoServerCommand(), ['-H', '127.0.0.1', '-p', String(port)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4_000);
+  });
+  let spawnError: Error | undefined;
+  child.once('error', (error) => {
+    spawnError = error;
+  });
+
+  const deadline = Date.now() + timeoutMs;
+  while (!(await canConnect(port))) {
+    if (spawnError || child.exitCode !== null) {
+      throw new Error(
+        `moto_server did not start (${spawnError?.message ?? `exit ${child.exitCode}`}). ` +
+          `Run "bash scripts/python-tools.sh" or install moto[server]==5.2.1. ${stderr}`,
+      );
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`moto_server did not listen on 127.0.0.1:${port} within ${timeoutMs} ms. ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+
+  const endpoint = `http://127.0.0.1:${port}`;
+  return {
+    endpoint,
+    port,
+    awsEnv: { ...MOTO_AWS_ENV, AWS_ENDPOINT_URL: endpoint },
+    async stop() {
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited(child);
+      clearTimeout(killer);
+    },
+  };
+}
