@@ -8,7 +8,8 @@ export interface Credentials {
 }
 
 /** Why a request was refused. For logs only: every cause gets the same 401 response. */
-export type AuthFailureReason = 'missing_app_id' | 'missing_app_key' | 'duplicate_header' | 'unknown_app' | 'wrong_key';
+export type AuthFailureReason =
+  'missing_app_id' | 'missing_app_key' | 'duplicate_header' | 'unknown_app' | 'wrong_key';
 
 export type CredentialsReading =
   | { readonly ok: true; readonly credentials: Credentials }
@@ -22,7 +23,10 @@ export type AuthDecision =
  * Takes the credentials from the header values as received. A header sent more than once is refused rather
  * than guessed at: proxies disagree on which copy wins.
  */
-export function readCredentials(appIdValues: readonly string[], appKeyValues: readonly string[]): CredentialsReading {
+export function readCredentials(
+  appIdValues: readonly string[],
+  appKeyValues: readonly string[],
+): CredentialsReading {
   if (appIdValues.length > 1 || appKeyValues.length > 1) return { ok: false, reason: 'duplicate_header' };
   const appId = appIdValues[0] ?? '';
   const appKey = appKeyValues[0] ?? '';

@@ -144,7 +144,9 @@ export class KeyCache implements KeyringProvider {
     const stale = this.usableStale();
     if (stale) return stale;
     throw new KeysUnavailableError(
-      this.loaded ? 'keys are older than the staleness bound and cannot be refreshed' : 'keys have never loaded',
+      this.loaded
+        ? 'keys are older than the staleness bound and cannot be refreshed'
+        : 'keys have never loaded',
     );
   }
 }

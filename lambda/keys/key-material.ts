@@ -37,7 +37,8 @@ export function keyIdFromDigest(digest: Buffer): string {
   return createHash('sha256').update('payment-api key id\0').update(digest).digest('hex').slice(0, 12);
 }
 
-export type StoredKeyReading = { readonly ok: true; readonly digest: Buffer } | { readonly ok: false; readonly reason: string };
+export type StoredKeyReading =
+  { readonly ok: true; readonly digest: Buffer } | { readonly ok: false; readonly reason: string };
 
 /** Reads one stored key (plain or `sha256:<hex>`) into the digest that presented keys are compared with. */
 export function readStoredKey(value: unknown): StoredKeyReading {

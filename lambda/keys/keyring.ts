@@ -59,7 +59,10 @@ export function parseKeyring(secretString: string): ParsedKeyring {
 
   for (const [appId, value] of entries) {
     if (!isValidAppId(appId)) {
-      problems.push({ appId: printableAppId(appId), reason: 'app id is outside the allowed alphabet or length' });
+      problems.push({
+        appId: printableAppId(appId),
+        reason: 'app id is outside the allowed alphabet or length',
+      });
       continue;
     }
     const values: unknown[] = Array.isArray(value) ? value : [value];

@@ -37,9 +37,12 @@ export function secretsManagerSource(
   return {
     description: secretId,
     async fetchSecretString() {
-      const output = await client.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }), {
-        abortSignal: AbortSignal.timeout(SECRETS_MANAGER_TIMEOUTS.fetchDeadlineMs),
-      });
+      const output = await client.send(
+        new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }),
+        {
+          abortSignal: AbortSignal.timeout(SECRETS_MANAGER_TIMEOUTS.fetchDeadlineMs),
+        },
+      );
       if (output.SecretString === undefined) {
         throw new MalformedSecretError('secret has no SecretString (binary secrets are not supported)');
       }

@@ -46,7 +46,12 @@ export function createHandler({ keys, logger }: HandlerDependencies): PaymentHan
         return errorResponse('badRequest', requestId);
       }
 
-      logger.info('request accepted', { requestId, status: 200, appId: decision.appId, keyId: decision.keyId });
+      logger.info('request accepted', {
+        requestId,
+        status: 200,
+        appId: decision.appId,
+        keyId: decision.keyId,
+      });
       return jsonResponse(200, JSON.stringify(SUCCESS_BODY), requestId);
     } catch (error) {
       if (error instanceof KeysUnavailableError) {

@@ -1,6 +1,10 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 
-export type HeaderSource = Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders'>;
+/** API Gateway sends `null` for either map when the request has no headers, whatever the type says. */
+export interface HeaderSource {
+  readonly headers: APIGatewayProxyEvent['headers'] | null;
+  readonly multiValueHeaders: APIGatewayProxyEvent['multiValueHeaders'] | null;
+}
 
 /**
  * Case-insensitive view of a REST proxy event's headers. API Gateway puts every value of a repeated header in

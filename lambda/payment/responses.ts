@@ -9,7 +9,11 @@ export const ERROR_RESPONSES = {
   badRequest: { statusCode: 400, code: 'bad_request', message: 'The request body is not valid JSON.' },
   unauthorized: { statusCode: 401, code: 'unauthorized', message: 'Missing or invalid App-id or App-key.' },
   forbidden: { statusCode: 403, code: 'forbidden', message: 'The request is not allowed.' },
-  notFound: { statusCode: 404, code: 'not_found', message: 'No such resource. The API serves POST /payment.' },
+  notFound: {
+    statusCode: 404,
+    code: 'not_found',
+    message: 'No such resource. The API serves POST /payment.',
+  },
   methodNotAllowed: {
     statusCode: 405,
     code: 'method_not_allowed',
@@ -30,7 +34,11 @@ export const ERROR_RESPONSES = {
     code: 'unavailable',
     message: 'The service cannot check credentials right now. Retry later.',
   },
-  gatewayTimeout: { statusCode: 504, code: 'gateway_timeout', message: 'The service did not answer in time.' },
+  gatewayTimeout: {
+    statusCode: 504,
+    code: 'gateway_timeout',
+    message: 'The service did not answer in time.',
+  },
 } as const;
 
 export type ErrorName = keyof typeof ERROR_RESPONSES;

@@ -60,7 +60,11 @@ function canConnect(port: number): Promise<boolean> {
 
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve) => {
+    child.once('exit', () => {
+      resolve();
+    });
+  });
 }
 
 /** Starts moto's server on a free port of 127.0.0.1 and waits until it accepts connections. */
@@ -70,7 +74,7 @@ export async function startMoto(timeoutMs = 30_000): Promise<MotoServer> {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
+  child.stderr.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4_000);
   });
   let spawnError: Error | undefined;

@@ -1,15 +1,17 @@
 // @ts-check
-const js = require('@eslint/js');
-const tseslint = require('typescript-eslint');
-const prettier = require('eslint-config-prettier');
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import tseslint from 'typescript-eslint';
 
-module.exports = tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', 'coverage/', '.local/', '.venv/', '**/*.js', '!eslint.config.js'] },
+export default tseslint.config(
+  {
+    ignores: ['node_modules/', 'cdk.out/', 'coverage/', '.local/', '.venv/', '**/*.js'],
+  },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: __dirname },
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
@@ -21,6 +23,6 @@ module.exports = tseslint.config(
     files: ['bin/**/*.ts', 'lib/**/*.ts', 'test/infra/**/*.ts'],
     rules: { '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^_' }] },
   },
-  { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+  { files: ['eslint.config.mjs'], ...tseslint.configs.disableTypeChecked },
   prettier,
 );

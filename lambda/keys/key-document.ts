@@ -1,0 +1,126 @@
+import { APP_ID_RULE, isValidAppId } from './app-id';
+import { keyIdFromDigest, readStoredKey } from './key-material';
+
+/**
+ * The secret as operators edit it: App-id → stored keys (plain or `sha256:`), oldest first. Unlike
+ * parseKeyring, which serves traffic and skips bad entries, this is strict: a tool that rewrites the secret
+ * must not silently drop an entry it did not understand.
+ */
+export type KeyDocument = ReadonlyMap<string, readonly string[]>;
+
+export interface AppKeyIds {
+  readonly appId: string;
+  readonly keyIds: readonly string[];
+}
+
+/** Bad input or a secret that cannot be edited safely. Messages name apps and key ids, never key values. */
+export class KeyDocumentError extends Error {
+  override readonly name = 'KeyDocumentError';
+}
+
+export function assertValidAppId(appId: string): void {
+  if (!isValidAppId(appId)) throw new KeyDocumentError(`invalid app id: must be ${APP_ID_RULE}`);
+}
+
+/** The key id (fingerprint) of a stored key; the same for a key and its `sha256:` form. */
+export function keyIdOf(storedKey: string): string {
+  const reading = readStoredKey(storedKey);
+  if (!reading.ok) throw new KeyDocumentError(`stored key is malformed: ${reading.reason}`);
+  return keyIdFromDigest(reading.digest);
+}
+
+export function parseKeyDocument(text: string): KeyDocument {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // JSON.parse's message quotes the input, which holds keys.
+    throw new KeyDocumentError('the secret is not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new KeyDocumentError('the secret must be a JSON object mapping App-id to keys');
+  }
+  const document = new Map<string, string[]>();
+  for (const [appId, value] of Object.entries(parsed)) {
+    if (!isValidAppId(appId)) {
+      throw new KeyDocumentError(
+        `the secret has an app id of ${appId.length} characters outside the allowed form`,
+      );
+    }
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    if (values.length === 0) throw new KeyDocumentError(`app ${appId} has an empty key list`);
+    const keys = values.map((candidate, index) => {
+      const reading = readStoredKey(candidate);
+      if (!reading.ok || typeof candidate !== 'string') {
+        throw new KeyDocumentError(
+          `app ${appId}, key #${index + 1}: ${reading.ok ? 'key is not a string' : reading.reason}`,
+        );
+      }
+      return candidate;
+    });
+    document.set(appId, keys);
+  }
+  return document;
+}
+
+/** Always writes lists, in a stable order, so diffs between versions stay readable. */
+export function serializeKeyDocument(document: KeyDocument): string {
+  const sorted = [...document.entries()].sort(([a], [b]) => a.localeCompare(b));
+  return JSON.stringify(Object.fromEntries(sorted), null, 2) + '\n';
+}
+
+export function listKeyIds(document: KeyDocument): AppKeyIds[] {
+  return [...document.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([appId, keys]) => ({ appId, keyIds: keys.map(keyIdOf) }));
+}
+
+function keysOf(document: KeyDocument, appId: string): readonly string[] {
+  const keys = document.get(appId);
+  if (keys === undefined) throw new KeyDocumentError(`unknown app: ${appId}`);
+  return keys;
+}
+
+function withApp(document: KeyDocument, appId: string, keys: readonly string[] | undefined): KeyDocument {
+  const next = new Map(document);
+  if (keys === undefined) next.delete(appId);
+  else next.set(appId, keys);
+  return next;
+}
+
+export function addApp(document: KeyDocument, appId: string, storedKey: string): KeyDocument {
+  assertValidAppId(appId);
+  if (document.has(appId)) throw new KeyDocumentError(`app already exists: ${appId}`);
+  keyIdOf(storedKey);
+  return withApp(document, appId, [storedKey]);
+}
+
+/** Adds a key after the existing ones, which stay valid so clients can switch over. */
+export function addKey(document: KeyDocument, appId: string, storedKey: string): KeyDocument {
+  const keys = keysOf(document, appId);
+  const keyId = keyIdOf(storedKey);
+  if (keys.some((key) => keyIdOf(key) === keyId))
+    throw new KeyDocumentError(`app ${appId} already has key ${keyId}`);
+  return withApp(document, appId, [...keys, storedKey]);
+}
+
+export function revokeKey(
+  document: KeyDocument,
+  appId: string,
+  keyId: string,
+  options: { readonly force?: boolean } = {},
+): KeyDocument {
+  const keys = keysOf(document, appId);
+  const remaining = keys.filter((key) => keyIdOf(key) !== keyId);
+  if (remaining.length === keys.length) throw new KeyDocumentError(`app ${appId} has no key ${keyId}`);
+  if (remaining.length === 0 && options.force !== true) {
+    throw new KeyDocumentError(`key ${keyId} is the last key of app ${appId}; use --force to remove it`);
+  }
+  // With --force the app stays, keyless, only if we could express that; an empty list is invalid, so the app goes.
+  return withApp(document, appId, remaining.length === 0 ? undefined : remaining);
+}
+
+export function removeApp(document: KeyDocument, appId: string): KeyDocument {
+  keysOf(document, appId);
+  return withApp(document, appId, undefined);
+}

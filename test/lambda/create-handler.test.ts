@@ -1,0 +1,254 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { KeysUnavailableError, type KeyringProvider } from '../../lambda/keys/key-cache';
+import { parseKeyring } from '../../lambda/keys/keyring';
+import { toDigestForm } from '../../lambda/keys/key-material';
+import { createHandler } from '../../lambda/payment/create-handler';
+import { captureLogs } from '../support/capture-logger';
+import { paymentEvent } from '../support/events';
+import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY, SECRET_STRING } from '../support/keys';
+
+const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
+const DEMO_ID: [string, string] = ['App-id', 'demo'];
+const DEMO_CREDENTIALS: Array<[string, string]> = [DEMO_ID, ['App-key', DEMO_KEY]];
+
+const keyringProvider: KeyringProvider = {
+  getKeyring: () => Promise.resolve(parseKeyring(SECRET_STRING).keyring),
+};
+
+function handlerWith(keys: KeyringProvider = keyringProvider) {
+  const logs = captureLogs();
+  return { handle: createHandler({ keys, logger: logs.logger }), logs };
+}
+
+function bodyOf(result: APIGatewayProxyResult): Record<string, unknown> {
+  return JSON.parse(result.body) as Record<string, unknown>;
+}
+
+describe('POST /payment handler', () => {
+  describe('authenticated requests', () => {
+    it.each([
+      ['the first key of an app', [JSON_TYPE, DEMO_ID, ['App-key', DEMO_KEY]]],
+      ['the second key of an app during rotation', [JSON_TYPE, DEMO_ID, ['App-key', DEMO_NEXT_KEY]]],
+      ['a key stored as a digest', [JSON_TYPE, ['App-id', 'hashed'], ['App-key', HASHED_APP_KEY]]],
+      [
+        'lower-case header names',
+        [
+          ['content-type', 'application/json'],
+          ['app-id', 'demo'],
+          ['app-key', DEMO_KEY],
+        ],
+      ],
+      [
+        'upper-case header names',
+        [
+          ['CONTENT-TYPE', 'application/json'],
+          ['APP-ID', 'demo'],
+          ['APP-KEY', DEMO_KEY],
+        ],
+      ],
+      ['a charset parameter', [['Content-Type', 'application/json; charset=utf-8'], ...DEMO_CREDENTIALS]],
+      ['an upper-case media type', [['Content-Type', 'APPLICATION/JSON'], ...DEMO_CREDENTIALS]],
+    ] as Array<[string, Array<[string, string]>]>)('answer 200 ok with %s', async (_label, headers) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(paymentEvent(headers));
+
+      expect(result.statusCode).toBe(200);
+      expect(bodyOf(result)).toEqual({ code: 'ok', message: 'Payment request accepted.' });
+    });
+
+    it('accept an empty body and a JSON body', async () => {
+      const { handle } = handlerWith();
+
+      const empty = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body: '' }));
+      const json = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body: '{"amount":1}' }));
+
+      expect([empty.statusCode, json.statusCode]).toEqual([200, 200]);
+    });
+
+    it('log the app and key id that matched, never the key', async () => {
+      const { handle, logs } = handlerWith();
+
+      await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          message: 'request accepted',
+          status: 200,
+          appId: 'demo',
+          keyId: expect.stringMatching(/^[0-9a-f]{12}$/) as unknown,
+          requestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
+        }),
+      );
+      expect(logs.lines.join('\n')).not.toContain(DEMO_KEY);
+    });
+  });
+
+  describe('refused credentials', () => {
+    const cases: Array<[string, Array<[string, string]>, string]> = [
+      ['no headers at all', [], 'missing_app_id'],
+      ['no App-id', [JSON_TYPE, ['App-key', DEMO_KEY]], 'missing_app_id'],
+      ['an empty App-id', [JSON_TYPE, ['App-id', ''], ['App-key', DEMO_KEY]], 'missing_app_id'],
+      ['no App-key', [JSON_TYPE, DEMO_ID], 'missing_app_key'],
+      ['an empty App-key', [JSON_TYPE, DEMO_ID, ['App-key', '']], 'missing_app_key'],
+      ['App-key sent twice', [JSON_TYPE, ...DEMO_CREDENTIALS, ['App-key', DEMO_KEY]], 'duplicate_header'],
+      ['App-id sent twice', [JSON_TYPE, ...DEMO_CREDENTIALS, ['App-id', 'demo']], 'duplicate_header'],
+      [
+        'App-key twice under two casings',
+        [JSON_TYPE, ...DEMO_CREDENTIALS, ['app-key', DEMO_KEY]],
+        'duplicate_header',
+      ],
+      ['a wrong key', [JSON_TYPE, DEMO_ID, ['App-key', DEMO_KEY + 'x']], 'wrong_key'],
+      ['another app’s key', [JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]], 'wrong_key'],
+      [
+        'the stored digest as the key',
+        [JSON_TYPE, ['App-id', 'hashed'], ['App-key', toDigestForm(HASHED_APP_KEY)]],
+        'wrong_key',
+      ],
+      ['an unknown app', [JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]], 'unknown_app'],
+      [
+        'bad credentials and no Content-Type',
+        [
+          ['App-id', 'nobody'],
+          ['App-key', DEMO_KEY],
+        ],
+        'unknown_app',
+      ],
+      [
+        'bad credentials and a body that is not JSON',
+        [JSON_TYPE, DEMO_ID, ['App-key', 'wrong-key-0123456789']],
+        'wrong_key',
+      ],
+    ];
+
+    it.each(cases)('answer 401 with the same body for %s', async (_label, headers, reason) => {
+      const { handle, logs } = handlerWith();
+
+      const result = await handle(paymentEvent(headers, { body: 'not json' }));
+
+      expect(result.statusCode).toBe(401);
+      expect(result.body).toBe('{"code":"unauthorized","message":"Missing or invalid App-id or App-key."}');
+      expect(result.headers).toMatchObject({ 'WWW-Authenticate': 'App-key realm="payment-api"' });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'request refused', status: 401, reason }),
+      );
+    });
+
+    it('never logs the presented key', async () => {
+      const { handle, logs } = handlerWith();
+      const presented = 'a-wrong-but-secret-looking-key-123';
+
+      await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', presented]]));
+
+      expect(logs.lines.join('\n')).not.toContain(presented);
+    });
+  });
+
+  describe('authenticated requests with a bad media type or body', () => {
+    it.each([
+      ['no Content-Type', [...DEMO_CREDENTIALS]],
+      ['text/plain', [['Content-Type', 'text/plain'], ...DEMO_CREDENTIALS]],
+      ['an empty Content-Type', [['Content-Type', ''], ...DEMO_CREDENTIALS]],
+      ['Content-Type sent twice', [JSON_TYPE, JSON_TYPE, ...DEMO_CREDENTIALS]],
+    ] as Array<[string, Array<[string, string]>]>)('answer 415 for %s', async (_label, headers) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(paymentEvent(headers));
+
+      expect(result.statusCode).toBe(415);
+      expect(bodyOf(result)).toEqual({
+        code: 'unsupported_media_type',
+        message: 'Content-Type must be application/json.',
+      });
+    });
+
+    it.each(['not json', '{"amount":', '{amount: 1}'])('answer 400 for the body %j', async (body) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body }));
+
+      expect(result.statusCode).toBe(400);
+      expect(bodyOf(result)).toEqual({ code: 'bad_request', message: 'The request body is not valid JSON.' });
+    });
+  });
+
+  describe('when keys cannot be known', () => {
+    it('answers 503 unavailable, never 200 or 401, and logs why', async () => {
+      const { handle, logs } = handlerWith({
+        getKeyring: () => Promise.reject(new KeysUnavailableError('keys have never loaded')),
+      });
+
+      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+
+      expect(result.statusCode).toBe(503);
+      expect(bodyOf(result)).toEqual({
+        code: 'unavailable',
+        message: 'The service cannot check credentials right now. Retry later.',
+      });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          level: 'error',
+          status: 503,
+          error: 'KeysUnavailableError: keys have never loaded',
+        }),
+      );
+    });
+
+    it('answers 500 with a generic body, and no stack, for an unexpected error', async () => {
+      const { handle } = handlerWith({ getKeyring: () => Promise.reject(new TypeError('boom at line 12')) });
+
+      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+
+      expect(result.statusCode).toBe(500);
+      expect(bodyOf(result)).toEqual({ code: 'internal_error', message: 'An internal error occurred.' });
+      expect(result.body).not.toContain('boom');
+    });
+  });
+
+  describe('every response', () => {
+    const requests: Array<[number, Array<[string, string]>, string | null]> = [
+      [200, [JSON_TYPE, ...DEMO_CREDENTIALS], null],
+      [401, [JSON_TYPE], null],
+      [415, DEMO_CREDENTIALS, null],
+      [400, [JSON_TYPE, ...DEMO_CREDENTIALS], '{'],
+    ];
+
+    it.each(requests)(
+      '(%i) is JSON, not cacheable, and carries the request id',
+      async (status, headers, body) => {
+        const { handle } = handlerWith();
+
+        const result = await handle(paymentEvent(headers, { body }));
+
+        expect(result.statusCode).toBe(status);
+        expect(result.headers).toMatchObject({
+          'Content-Type': 'application/json',
+          'Cache-Control': 'no-store',
+          'X-Request-Id': 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
+        });
+        expect(Object.keys(bodyOf(result)).sort()).toEqual(['code', 'message']);
+      },
+    );
+  });
+
+  it('reads a header that only multiValueHeaders carries', async () => {
+    const { handle } = handlerWith();
+    const event = paymentEvent([JSON_TYPE, DEMO_ID]);
+
+    const result = await handle({
+      ...event,
+      multiValueHeaders: { ...event.multiValueHeaders, 'App-Key': [DEMO_KEY] },
+    });
+
+    expect(result.statusCode).toBe(200);
+  });
+
+  it('does not ask for keys when no credentials were sent', async () => {
+    const getKeyring = jest.fn(() => keyringProvider.getKeyring());
+    const { handle } = handlerWith({ getKeyring });
+
+    await handle(paymentEvent([JSON_TYPE]));
+
+    expect(getKeyring).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,35 @@
+import { readKeyCacheSettings, readLambdaSettings } from '../../lambda/payment/settings';
+
+describe('readLambdaSettings', () => {
+  const secretId = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api-keys-AbCdEf';
+
+  it('uses a 60 s TTL, 15 min staleness and info logs by default', () => {
+    expect(readLambdaSettings({ KEYS_SECRET_ID: secretId })).toEqual({
+      secretId,
+      ttlMs: 60_000,
+      maxStaleMs: 900_000,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads the TTL, staleness and log level from the environment', () => {
+    const settings = readLambdaSettings({
+      KEYS_SECRET_ID: secretId,
+      KEY_CACHE_TTL_SECONDS: '5',
+      KEY_MAX_STALE_SECONDS: '0',
+      LOG_LEVEL: 'DEBUG',
+    });
+
+    expect(settings).toEqual({ secretId, ttlMs: 5_000, maxStaleMs: 0, logLevel: 'debug' });
+  });
+
+  it('refuses to start without a secret id', () => {
+    expect(() => readLambdaSettings({})).toThrow('KEYS_SECRET_ID must name the keys secret');
+  });
+
+  it.each(['-1', '1.5', 'ten', '60s'])('refuses a TTL of %j', (value) => {
+    expect(() => readKeyCacheSettings({ KEY_CACHE_TTL_SECONDS: value })).toThrow(
+      `KEY_CACHE_TTL_SECONDS must be a whole number of seconds, got "${value}"`,
+    );
+  });
+});

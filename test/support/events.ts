@@ -1,0 +1,63 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+
+/** A REST API (v1) proxy event for POST /payment, as API Gateway sends it. */
+export const baseEvent: APIGatewayProxyEvent = {
+  resource: '/payment',
+  path: '/payment',
+  httpMethod: 'POST',
+  headers: {},
+  multiValueHeaders: {},
+  queryStringParameters: null,
+  multiValueQueryStringParameters: null,
+  pathParameters: null,
+  stageVariables: null,
+  body: null,
+  isBase64Encoded: false,
+  requestContext: {
+    accountId: '123456789012',
+    apiId: 'abc123defg',
+    authorizer: null,
+    protocol: 'HTTP/1.1',
+    httpMethod: 'POST',
+    identity: {
+      accessKey: null,
+      accountId: null,
+      apiKey: null,
+      apiKeyId: null,
+      caller: null,
+      clientCert: null,
+      cognitoAuthenticationProvider: null,
+      cognitoAuthenticationType: null,
+      cognitoIdentityId: null,
+      cognitoIdentityPoolId: null,
+      principalOrgId: null,
+      sourceIp: '203.0.113.10',
+      user: null,
+      userAgent: 'curl/8.5.0',
+      userArn: null,
+    },
+    path: '/prod/payment',
+    stage: 'prod',
+    requestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
+    requestTimeEpoch: 1_795_000_000_000,
+    resourceId: 'res123',
+    resourcePath: '/payment',
+  },
+};
+
+/**
+ * Builds an event with the given headers, filling both maps the way API Gateway does: `multiValueHeaders`
+ * holds every value under the caller's casing, `headers` only the last one.
+ */
+export function paymentEvent(
+  headerPairs: ReadonlyArray<readonly [string, string]>,
+  overrides: Partial<APIGatewayProxyEvent> = {},
+): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (const [name, value] of headerPairs) {
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  return { ...baseEvent, headers, multiValueHeaders, ...overrides };
+}
