@@ -1,3 +1,4 @@
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
@@ -109,4 +110,16 @@ export async function startMoto(timeoutMs = 30_000): Promise<MotoServer> {
       clearTimeout(killer);
     },
   };
+}
+
+/** An SDK client for the test process itself, pointed at the given moto server. */
+export function motoSecretsManager(moto: MotoServer): SecretsManagerClient {
+  return new SecretsManagerClient({
+    region: MOTO_AWS_ENV.AWS_REGION,
+    endpoint: moto.endpoint,
+    credentials: {
+      accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
+      secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+    },
+  });
 }
