@@ -1,5 +1,5 @@
 import { APP_ID_RULE, isValidAppId } from './app-id';
-import { keyIdFromDigest, readStoredKey } from './key-material';
+import { DIGEST_PREFIX, keyIdFromDigest, readStoredKey } from './key-material';
 
 /**
  * The secret as operators edit it: App-id → stored keys (plain or `sha256:`), oldest first. Unlike
@@ -123,4 +123,50 @@ export function revokeKey(
 export function removeApp(document: KeyDocument, appId: string): KeyDocument {
   keysOf(document, appId);
   return withApp(document, appId, undefined);
+}
+
+/**
+ * Scheduled rotation keeps at least two keys per app: the key clients hold now must stay valid for one more
+ * period after the fresh key arrives, or every client is locked out the moment rotation finishes.
+ */
+export const MIN_KEYS_KEPT_BY_ROTATION = 2;
+
+export interface RotatedDocument {
+  readonly document: KeyDocument;
+  /** Apps that got a fresh key, sorted. */
+  readonly rotatedAppIds: readonly string[];
+  /** Apps holding a `sha256:` key, left as they were: a digest cannot be handed to a client. Sorted. */
+  readonly skippedAppIds: readonly string[];
+}
+
+export function assertValidRotationKeep(keep: number): void {
+  if (!Number.isInteger(keep) || keep < MIN_KEYS_KEPT_BY_ROTATION) {
+    throw new KeyDocumentError(`keep must be a whole number of at least ${MIN_KEYS_KEPT_BY_ROTATION}`);
+  }
+}
+
+/** An app whose keys are kept as digests is managed by hand: rotation cannot give its client the new key. */
+export function holdsDigestKey(keys: readonly string[]): boolean {
+  return keys.some((key) => key.startsWith(DIGEST_PREFIX));
+}
+
+/**
+ * One scheduled rotation: every app gets one fresh key from `newKey`, appended after its keys (newest last),
+ * and keeps at most `keep` newest keys, so the key before the fresh one stays valid for one more period.
+ */
+export function rotateAllApps(document: KeyDocument, keep: number, newKey: () => string): RotatedDocument {
+  assertValidRotationKeep(keep);
+  let next = document;
+  const rotatedAppIds: string[] = [];
+  const skippedAppIds: string[] = [];
+  for (const appId of [...document.keys()].sort((a, b) => a.localeCompare(b))) {
+    if (holdsDigestKey(keysOf(document, appId))) {
+      skippedAppIds.push(appId);
+      continue;
+    }
+    const withFreshKey = addKey(next, appId, newKey());
+    next = withApp(withFreshKey, appId, keysOf(withFreshKey, appId).slice(-keep));
+    rotatedAppIds.push(appId);
+  }
+  return { document: next, rotatedAppIds, skippedAppIds };
 }

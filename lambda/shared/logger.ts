@@ -19,11 +19,14 @@ export function parseLogLevel(value: string | undefined): LogLevel {
   return level === 'debug' || level === 'info' || level === 'warn' || level === 'error' ? level : 'info';
 }
 
-/** Writes JSON lines through `write` (console.log by default, which Lambda ships to CloudWatch). */
+/**
+ * Writes JSON lines through `write`. The default goes straight to stdout: Lambda ships it to CloudWatch as is,
+ * so Logs Insights sees a JSON line (console.log would prefix it with a timestamp, request id and level).
+ */
 export function createJsonLogger(
   minimumLevel: LogLevel = 'info',
   write: (line: string) => void = (line) => {
-    console.log(line);
+    process.stdout.write(line + '\n');
   },
 ): Logger {
   const emit = (level: LogLevel, message: string, fields?: LogFields): void => {

@@ -1,0 +1,221 @@
+import {
+  DescribeSecretCommand,
+  GetSecretValueCommand,
+  PutSecretValueCommand,
+  ResourceNotFoundException,
+  UpdateSecretVersionStageCommand,
+  type SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
+import {
+  assertValidRotationKeep,
+  parseKeyDocument,
+  rotateAllApps,
+  serializeKeyDocument,
+} from '../keys/key-document';
+import { generateKey } from '../keys/key-material';
+import { describeError, type Logger } from '../shared/logger';
+import {
+  decideStep,
+  isRotationStep,
+  pendingVersionProblems,
+  RotationError,
+  STAGE,
+  type RotationEvent,
+  type RotationStep,
+} from './rotation-rules';
+
+export interface RotationHandlerOptions {
+  readonly client: SecretsManagerClient;
+  /** How many newest keys each app keeps (at least 2). */
+  readonly keep: number;
+  readonly logger: Logger;
+  /** Source of fresh keys; the CSPRNG-backed generateKey unless a test needs known keys. */
+  readonly generateKey?: () => string;
+}
+
+export type RotationHandler = (event: RotationEvent) => Promise<void>;
+
+interface SecretVersion {
+  readonly versionId: string;
+  readonly secretString: string;
+}
+
+/**
+ * Secrets Manager's four rotation steps for the keys secret. Every step first checks the secret's labels
+ * (decideStep) and is idempotent per ClientRequestToken: Secrets Manager retries steps, so each one reads what
+ * is there before it writes. Only the pure rules decide; this function does the I/O around them.
+ */
+export function createRotationHandler(options: RotationHandlerOptions): RotationHandler {
+  const { client, keep, logger } = options;
+  const newKey = options.generateKey ?? generateKey;
+  assertValidRotationKeep(keep);
+
+  async function readVersion(
+    secretId: string,
+    selector: { VersionStage: string; VersionId?: string },
+  ): Promise<SecretVersion> {
+    const output = await client.send(new GetSecretValueCommand({ SecretId: secretId, ...selector }));
+    if (output.SecretString === undefined || output.VersionId === undefined) {
+      throw new RotationError(
+        `the ${selector.VersionStage} version has no SecretString (binary secrets are not supported)`,
+      );
+    }
+    return { versionId: output.VersionId, secretString: output.SecretString };
+  }
+
+  const readCurrent = (secretId: string): Promise<SecretVersion> =>
+    readVersion(secretId, { VersionStage: STAGE.current });
+
+  const readPending = (secretId: string, token: string): Promise<SecretVersion> =>
+    readVersion(secretId, { VersionId: token, VersionStage: STAGE.pending });
+
+  /** The pending version's value, or undefined while Secrets Manager's placeholder for it is still empty. */
+  async function readPendingIfWritten(secretId: string, token: string): Promise<SecretVersion | undefined> {
+    try {
+      return await readPending(secretId, token);
+    } catch (error) {
+      if (error instanceof ResourceNotFoundException) return undefined;
+      throw error;
+    }
+  }
+
+  /** Checks pending against current; returns the current version, which the check was made against. */
+  async function checkPending(secretId: string, token: string): Promise<SecretVersion> {
+    const current = await readCurrent(secretId);
+    const pending = await readPending(secretId, token);
+    const problems = pendingVersionProblems(current.secretString, pending.secretString);
+    if (problems.length > 0) {
+      throw new RotationError(`the pending version ${token} may not become current: ${problems.join('; ')}`);
+    }
+    return current;
+  }
+
+  /**
+   * After AWSCURRENT moved, AWSPENDING on the same version is a valid end state, but RotateSecret treats a
+   * lingering AWSPENDING as a rotation in progress in some implementations, so it is removed. Best effort: the
+   * rotation itself is already complete, and a failure here must not report it as failed.
+   */
+  async function removePendingLabel(
+    secretId: string,
+    token: string,
+    fields: Record<string, string>,
+  ): Promise<void> {
+    try {
+      await client.send(
+        new UpdateSecretVersionStageCommand({
+          SecretId: secretId,
+          VersionStage: STAGE.pending,
+          RemoveFromVersionId: token,
+        }),
+      );
+    } catch (error) {
+      logger.warn('could not remove the AWSPENDING label from the new current version', {
+        ...fields,
+        error: describeError(error),
+      });
+    }
+  }
+
+  const steps: Record<RotationStep, (event: RotationEvent, fields: Record<string, string>) => Promise<void>> =
+    {
+      async createSecret(event, fields) {
+        const token = event.ClientRequestToken;
+        // A retried createSecret finds its own earlier write and leaves it: new keys on every retry would hand
+        // out keys that never become current.
+        if ((await readPendingIfWritten(event.SecretId, token)) !== undefined) {
+          logger.info('the pending version is already written', fields);
+          return;
+        }
+        const current = await readCurrent(event.SecretId);
+        const rotated = rotateAllApps(parseKeyDocument(current.secretString), keep, newKey);
+        await client.send(
+          new PutSecretValueCommand({
+            SecretId: event.SecretId,
+            ClientRequestToken: token,
+            SecretString: serializeKeyDocument(rotated.document),
+            VersionStages: [STAGE.pending],
+            ...(event.RotationToken === undefined ? {} : { RotationToken: event.RotationToken }),
+          }),
+        );
+        logger.info('wrote the pending version', {
+          ...fields,
+          baseVersionId: current.versionId,
+          apps: rotated.document.size,
+          rotatedApps: rotated.rotatedAppIds.length,
+          skippedApps: rotated.skippedAppIds.length,
+          skippedAppIds: rotated.skippedAppIds.join(','),
+          keep,
+        });
+      },
+
+      // The keys live only in this secret: there is no other system to tell about the new ones.
+      setSecret(_event, fields) {
+        logger.info('nothing to set: the keys live only in the secret', fields);
+        return Promise.resolve();
+      },
+
+      async testSecret(event, fields) {
+        const current = await checkPending(event.SecretId, event.ClientRequestToken);
+        logger.info('the pending version may become current', {
+          ...fields,
+          currentVersionId: current.versionId,
+        });
+      },
+
+      async finishSecret(event, fields) {
+        const token = event.ClientRequestToken;
+        // Checked again right before the move: if an operator changed the secret since createSecret, moving
+        // AWSCURRENT would drop their change. RemoveFromVersionId names the version just checked, so a change
+        // after the check makes the move fail instead.
+        const current = await checkPending(event.SecretId, token);
+        await client.send(
+          new UpdateSecretVersionStageCommand({
+            SecretId: event.SecretId,
+            VersionStage: STAGE.current,
+            MoveToVersionId: token,
+            RemoveFromVersionId: current.versionId,
+          }),
+        );
+        await removePendingLabel(event.SecretId, token, fields);
+        logger.info('the pending version is now current', {
+          ...fields,
+          previousVersionId: current.versionId,
+        });
+      },
+    };
+
+  return async (event) => {
+    const step: unknown = event.Step;
+    if (!isRotationStep(step)) {
+      logger.error('unknown rotation step', { secretId: event.SecretId });
+      throw new RotationError('unknown rotation step');
+    }
+    let fields: Record<string, string> = {
+      step,
+      secretId: event.SecretId,
+      versionId: event.ClientRequestToken,
+    };
+    try {
+      const description = await client.send(new DescribeSecretCommand({ SecretId: event.SecretId }));
+      fields = { ...fields, secretArn: description.ARN ?? event.SecretId };
+      const decision = decideStep(
+        {
+          rotationEnabled: description.RotationEnabled === true,
+          versionIdsToStages: description.VersionIdsToStages ?? {},
+        },
+        event.ClientRequestToken,
+      );
+      if (decision.action === 'skip') {
+        logger.info('the version is already current: nothing to do', fields);
+        if (step === 'finishSecret' && decision.pendingLabelLeft) {
+          await removePendingLabel(event.SecretId, event.ClientRequestToken, fields);
+        }
+        return;
+      }
+      await steps[step](event, fields);
+    } catch (error) {
+      logger.error('rotation step failed', { ...fields, error: describeError(error) });
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,34 @@
+import { MIN_KEYS_KEPT_BY_ROTATION } from '../keys/key-document';
+import { parseLogLevel, type LogLevel } from '../shared/logger';
+
+/** Environment variable names, shared with the stack that sets them. The secret comes from each event. */
+export const ROTATION_ENV = {
+  keepKeys: 'ROTATION_KEEP_KEYS',
+  logLevel: 'LOG_LEVEL',
+} as const;
+
+/** The fresh key and the one before it: clients get one full period to pick up the new key. */
+export const DEFAULT_ROTATION_KEEP_KEYS = MIN_KEYS_KEPT_BY_ROTATION;
+
+export interface RotationSettings {
+  /** How many newest keys each app keeps after a rotation (the fresh one included). */
+  readonly keep: number;
+  readonly logLevel: LogLevel;
+}
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** Absent or empty means the default; anything but a whole number of at least 2 is a configuration error. */
+export function readRotationSettings(env: Environment): RotationSettings {
+  const raw = env[ROTATION_ENV.keepKeys];
+  let keep = DEFAULT_ROTATION_KEEP_KEYS;
+  if (raw !== undefined && raw !== '') {
+    if (!/^\d+$/.test(raw) || Number(raw) < MIN_KEYS_KEPT_BY_ROTATION) {
+      throw new Error(
+        `${ROTATION_ENV.keepKeys} must be a whole number of at least ${MIN_KEYS_KEPT_BY_ROTATION}, got "${raw}"`,
+      );
+    }
+    keep = Number(raw);
+  }
+  return { keep, logLevel: parseLogLevel(env[ROTATION_ENV.logLevel]) };
+}
