@@ -18,6 +18,11 @@ export class KeyDocumentError extends Error {
   override readonly name = 'KeyDocumentError';
 }
 
+/** Code-unit order: the same on every machine, unlike localeCompare, which follows the ICU data present. */
+function byCodeUnit(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export function assertValidAppId(appId: string): void {
   if (!isValidAppId(appId)) throw new KeyDocumentError(`invalid app id: must be ${APP_ID_RULE}`);
 }
@@ -65,13 +70,13 @@ export function parseKeyDocument(text: string): KeyDocument {
 
 /** Always writes lists, in a stable order, so diffs between versions stay readable. */
 export function serializeKeyDocument(document: KeyDocument): string {
-  const sorted = [...document.entries()].sort(([a], [b]) => a.localeCompare(b));
+  const sorted = [...document.entries()].sort(([a], [b]) => byCodeUnit(a, b));
   return JSON.stringify(Object.fromEntries(sorted), null, 2) + '\n';
 }
 
 export function listKeyIds(document: KeyDocument): AppKeyIds[] {
   return [...document.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(([a], [b]) => byCodeUnit(a, b))
     .map(([appId, keys]) => ({ appId, keyIds: keys.map(keyIdOf) }));
 }
 
@@ -159,7 +164,7 @@ export function rotateAllApps(document: KeyDocument, keep: number, newKey: () =>
   let next = document;
   const rotatedAppIds: string[] = [];
   const skippedAppIds: string[] = [];
-  for (const appId of [...document.keys()].sort((a, b) => a.localeCompare(b))) {
+  for (const appId of [...document.keys()].sort(byCodeUnit)) {
     if (holdsDigestKey(keysOf(document, appId))) {
       skippedAppIds.push(appId);
       continue;

@@ -54,6 +54,15 @@ export function createJsonLogger(
  * and AWS SDK errors carry service messages, not secret values; stacks stay out of the response path.
  */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  // Duck-typed rather than instanceof: errors from another realm (Node's own under jest, say) are Errors too.
+  if (
+    typeof error === 'object' &&
+    error !== null &&
+    'message' in error &&
+    typeof error.message === 'string'
+  ) {
+    const name = 'name' in error && typeof error.name === 'string' ? error.name : 'Error';
+    return `${name}: ${error.message}`;
+  }
   return 'non-Error value thrown';
 }

@@ -1,0 +1,55 @@
+/**
+ * `npm start`: the payment handler behind a local HTTP server on 127.0.0.1 (see lambda/local/).
+ * Exit codes: 0 after SIGINT/SIGTERM, 1 when it cannot start (one line on stderr says why).
+ */
+import { describeError } from '../lambda/shared/logger';
+import { startLocalServer, StartupError, type RunningLocalServer } from '../lambda/local/run';
+
+/** How long in-flight requests get to finish after a stop signal. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+const PREFIX = 'payment-api local server';
+
+async function main(): Promise<void> {
+  let running: RunningLocalServer;
+  try {
+    running = await startLocalServer({
+      env: process.env,
+      cwd: process.cwd(),
+      print: (line) => {
+        console.log(line);
+      },
+    });
+  } catch (error) {
+    const message = error instanceof StartupError ? error.message : describeError(error);
+    console.error(`${PREFIX}: ${message}`);
+    process.exit(1);
+  }
+
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      console.log(`${PREFIX}: ${signal} again, closing open connections now`);
+      running.forceStop();
+      return;
+    }
+    stopping = true;
+    console.log(
+      `${PREFIX}: ${signal} received, finishing in-flight requests (at most ${SHUTDOWN_GRACE_MS / 1000} s)`,
+    );
+    running.stop(SHUTDOWN_GRACE_MS).then(
+      ({ forced }) => {
+        console.log(`${PREFIX}: stopped${forced ? ' (connections still open were closed)' : ''}`);
+        process.exit(0);
+      },
+      (error: unknown) => {
+        console.error(`${PREFIX}: error while stopping: ${describeError(error)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+void main();
