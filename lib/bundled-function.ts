@@ -1,0 +1,92 @@
+import * as path from 'node:path';
+import type { Duration } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+
+/** The bundle's esbuild target follows the runtime. */
+const RUNTIME = lambda.Runtime.NODEJS_24_X;
+const BUNDLE_TARGET = 'node24';
+
+const PROJECT_ROOT = path.join(__dirname, '..');
+
+/** A Lambda entry point of this project, by its path under `lambda/`. */
+export function lambdaEntry(...segments: string[]): string {
+  return path.join(PROJECT_ROOT, 'lambda', ...segments);
+}
+
+export interface BundledFunctionOptions {
+  /** The TypeScript file that exports `handler`. */
+  readonly entry: string;
+  readonly description: string;
+  /** Says what the role is for, in IAM. */
+  readonly roleDescription: string;
+  readonly memorySize: number;
+  readonly timeout: Duration;
+  readonly logRetention: logs.RetentionDays;
+  /** Settings only, never a secret value. */
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+/**
+ * A Node.js Lambda bundled from this project's TypeScript, with a log group and a role of its own: the role may
+ * write that log group and nothing else until the caller grants more. Creates `<id>Logs`, `<id>Role` and `<id>`
+ * in `scope`.
+ */
+export function createBundledFunction(
+  scope: Construct,
+  id: string,
+  options: BundledFunctionOptions,
+): NodejsFunction {
+  const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: options.logRetention });
+
+  // A role of its own instead of AWSLambdaBasicExecutionRole: logs go to this function's log group only.
+  const role = new iam.Role(scope, `${id}Role`, {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description: options.roleDescription,
+  });
+  logGroup.grantWrite(role);
+
+  const fn = new NodejsFunction(scope, id, {
+    description: options.description,
+    entry: options.entry,
+    handler: 'handler',
+    projectRoot: PROJECT_ROOT,
+    depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
+    runtime: RUNTIME,
+    architecture: lambda.Architecture.ARM_64,
+    memorySize: options.memorySize,
+    timeout: options.timeout,
+    role,
+    logGroup,
+    environment: { ...options.environment },
+    bundling: {
+      minify: true,
+      sourceMap: false,
+      // The SDK's ESM build breaks when bundled; CommonJS works, and the pinned SDK goes into the asset so
+      // the artifact runs as built, independent of the SDK version the runtime happens to ship.
+      format: OutputFormat.CJS,
+      target: BUNDLE_TARGET,
+      externalModules: [],
+      forceDockerBundling: false,
+    },
+  });
+  dependOnPolicyOnly(fn, role);
+  return fn;
+}
+
+/**
+ * The function must not be created before its role's policy (it could run without its permissions), but
+ * CloudFormation already orders it after the role through `Fn::GetAtt`: an explicit DependsOn on the role is
+ * redundant (cfn-lint W3005), so only the policy is kept. The log group grant has created the policy; every
+ * later grant lands in the same DefaultPolicy.
+ */
+function dependOnPolicyOnly(fn: NodejsFunction, role: iam.Role): void {
+  const policy = role.node.tryFindChild('DefaultPolicy')?.node.defaultChild;
+  if (!(policy instanceof iam.CfnPolicy)) {
+    throw new Error('The function role has no default policy to depend on');
+  }
+  (fn.node.defaultChild as lambda.CfnFunction).addOverride('DependsOn', [policy.logicalId]);
+}

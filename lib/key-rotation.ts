@@ -1,0 +1,162 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import { Schedule } from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { MIN_KEYS_KEPT_BY_ROTATION } from '../lambda/keys/key-document';
+import { DEFAULT_ROTATION_KEEP_KEYS, ROTATION_ENV } from '../lambda/rotation/settings';
+import type { LogLevel } from '../lambda/shared/logger';
+import { createBundledFunction, lambdaEntry } from './bundled-function';
+
+/** Secrets Manager's native rotation of the keys secret: each rotation adds a fresh key to every app. */
+export interface KeyRotationOptions {
+  /**
+   * Time between two rotations: a whole number of hours from 4 hours to 1000 days (Secrets Manager's range).
+   */
+  readonly every: Duration;
+
+  /**
+   * How many newest keys each app keeps after a rotation, the fresh one included: with 2, the previous key stays
+   * valid for one more period. A whole number of at least 2.
+   * @default 2
+   */
+  readonly keep?: number;
+}
+
+export const KEY_ROTATION_DEFAULTS = {
+  keep: DEFAULT_ROTATION_KEEP_KEYS,
+} as const satisfies Partial<Record<keyof KeyRotationOptions, unknown>>;
+
+export const KEY_ROTATION_LIMITS = {
+  minEvery: Duration.hours(4),
+  maxEvery: Duration.days(1000),
+  minKeep: MIN_KEYS_KEPT_BY_ROTATION,
+} as const;
+
+/** Secrets Manager's rate() expressions count in hours or days: nothing finer. */
+const MILLIS_PER_HOUR = Duration.hours(1).toMilliseconds();
+
+/** A rotation step reads, writes and relabels one version: a few calls of about a second at most. */
+const ROTATION_TIMEOUT = Duration.seconds(30);
+const ROTATION_MEMORY_MIB = 256;
+
+/** Throws on the first invalid option. */
+export function validateKeyRotationOptions(options: KeyRotationOptions): void {
+  const { minEvery, maxEvery, minKeep } = KEY_ROTATION_LIMITS;
+  const millis = options.every.toMilliseconds();
+  if (
+    millis % MILLIS_PER_HOUR !== 0 ||
+    millis < minEvery.toMilliseconds() ||
+    millis > maxEvery.toMilliseconds()
+  ) {
+    throw new Error(
+      `rotation.every must be a whole number of hours from ${minEvery.toHumanString()} to ${maxEvery.toHumanString()}, got ${options.every.toHumanString()}`,
+    );
+  }
+  const keep = options.keep;
+  if (keep !== undefined && !(Number.isInteger(keep) && keep >= minKeep)) {
+    throw new Error(`rotation.keep must be a whole number of at least ${minKeep}, got ${keep}`);
+  }
+}
+
+export interface KeyRotationProps extends KeyRotationOptions {
+  /** The keys secret to rotate. */
+  readonly secret: secretsmanager.ISecret;
+  /**
+   * The customer managed KMS key that encrypts the secret.
+   * @default - the AWS managed key `aws/secretsmanager`, and no KMS permission is granted
+   */
+  readonly encryptionKey?: kms.IKey;
+  /** Retention of the rotation function's log group. */
+  readonly logRetention: logs.RetentionDays;
+  /** Lowest level the rotation function logs. */
+  readonly logLevel: LogLevel;
+}
+
+/**
+ * Scheduled rotation of the keys secret by a Lambda of its own (lambda/rotation). Built from the L1 schedule
+ * rather than `secret.addRotationSchedule` so the function gets exactly what it calls: the four rotation actions
+ * on this one secret, and not `secretsmanager:GetRandomPassword` on `*` (it makes its keys itself).
+ */
+export class KeyRotation extends Construct {
+  public readonly handler: NodejsFunction;
+  public readonly schedule: secretsmanager.CfnRotationSchedule;
+
+  constructor(scope: Construct, id: string, props: KeyRotationProps) {
+    super(scope, id);
+    validateKeyRotationOptions(props);
+
+    this.handler = createBundledFunction(this, 'Function', {
+      entry: lambdaEntry('rotation', 'index.ts'),
+      description: 'payment-api: rotates the keys secret, adding a fresh key to every app',
+      roleDescription: 'payment-api key rotation: writes its own log group and rotates the keys secret',
+      memorySize: ROTATION_MEMORY_MIB,
+      timeout: ROTATION_TIMEOUT,
+      logRetention: props.logRetention,
+      environment: {
+        [ROTATION_ENV.keepKeys]: String(props.keep ?? KEY_ROTATION_DEFAULTS.keep),
+        [ROTATION_ENV.logLevel]: props.logLevel,
+      },
+    });
+    this.grantRotation(props.secret, props.encryptionKey);
+
+    const invoke = this.allowSecretsManagerInvoke();
+    this.schedule = new secretsmanager.CfnRotationSchedule(this, 'Schedule', {
+      secretId: props.secret.secretArn,
+      rotationLambdaArn: this.handler.functionArn,
+      rotationRules: { scheduleExpression: Schedule.rate(props.every).expressionString },
+    });
+    // Secrets Manager checks that it may invoke the function when the schedule is created, and rotates at once.
+    this.schedule.addResourceDependency(invoke);
+  }
+
+  /**
+   * The four calls a rotation makes, on this secret only. A secret known by name has a partial ARN: the grant
+   * covers the 6-character suffix Secrets Manager adds, as `grantRead` does.
+   */
+  private grantRotation(secret: secretsmanager.ISecret, encryptionKey: kms.IKey | undefined): void {
+    iam.Grant.addToPrincipal({
+      grantee: this.handler,
+      actions: [
+        'secretsmanager:DescribeSecret',
+        'secretsmanager:GetSecretValue',
+        'secretsmanager:PutSecretValue',
+        'secretsmanager:UpdateSecretVersionStage',
+      ],
+      resourceArns: [secret.secretFullArn ?? `${secret.secretArn}-??????`],
+    });
+    if (encryptionKey) {
+      // Reading a version decrypts; writing one has Secrets Manager generate a data key.
+      iam.Grant.addToPrincipal({
+        grantee: this.handler,
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        resourceArns: [encryptionKey.keyArn],
+        conditions: {
+          StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(this).region}.amazonaws.com` },
+        },
+      });
+    }
+  }
+
+  /**
+   * Secrets Manager may invoke the function on behalf of this account only (confused deputy protection, as the
+   * Secrets Manager guide recommends); the function's role limits it to the one secret.
+   */
+  private allowSecretsManagerInvoke(): lambda.CfnPermission {
+    const id = 'SecretsManagerInvoke';
+    this.handler.addPermission(id, {
+      principal: new iam.ServicePrincipal('secretsmanager.amazonaws.com'),
+      action: 'lambda:InvokeFunction',
+      sourceAccount: Stack.of(this).account,
+    });
+    const permission = this.handler.permissionsNode.tryFindChild(id);
+    if (!(permission instanceof lambda.CfnPermission)) {
+      throw new Error('The rotation function has no invoke permission to depend on');
+    }
+    return permission;
+  }
+}
