@@ -101,3 +101,9 @@ export function externalRequires(bundle: string): string[] {
       !name.startsWith('node:') && !['@aws-sdk/signature-v4-crt', '@aws-sdk/signature-v4a'].includes(name),
   );
 }
+
+/** Builds the construct alone, without bundling: enough for prop validation, which throws in the constructor. */
+export function constructUnbundled(props: PaymentApiProps): void {
+  const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
+  new PaymentApi(new Stack(app, 'Test'), 'PaymentApi', props);
+}

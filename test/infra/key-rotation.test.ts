@@ -1,17 +1,16 @@
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { PaymentApi, type PaymentApiProps } from '../../lib/payment-api';
+import type { PaymentApiProps } from '../../lib/payment-api';
 import {
+  constructUnbundled,
   actionsOf,
-  CDK_JSON_CONTEXT,
   externalRequires,
   functionRoleStatements,
   onlyLogicalId,
   policyStatements,
   readBundle,
-  SKIP_BUNDLING,
   synthesize,
   type Synthesized,
 } from './construct-template';
@@ -287,11 +286,6 @@ describe('PaymentApi scheduled rotation', () => {
 });
 
 describe('PaymentApi rotation options validation', () => {
-  function construct(props: PaymentApiProps): void {
-    const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
-    new PaymentApi(new Stack(app, 'Test'), 'PaymentApi', props);
-  }
-
   it.each<[string, PaymentApiProps, string]>([
     [
       'a rotation more often than every 4 hours',
@@ -320,7 +314,7 @@ describe('PaymentApi rotation options validation', () => {
     ],
   ])('rejects %s', (_case, props, message) => {
     expect(() => {
-      construct(props);
+      constructUnbundled(props);
     }).toThrow(message);
   });
 
@@ -329,7 +323,7 @@ describe('PaymentApi rotation options validation', () => {
     ['every 1000 days, keeping 10 keys', { rotation: { every: Duration.days(1000), keep: 10 } }],
   ])('accepts a rotation %s', (_case, props) => {
     expect(() => {
-      construct(props);
+      constructUnbundled(props);
     }).not.toThrow();
   });
 });

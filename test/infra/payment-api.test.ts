@@ -1,19 +1,18 @@
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { MIN_KEY_LENGTH } from '../../lambda/keys/key-material';
 import { ERROR_RESPONSES } from '../../lambda/payment/responses';
-import { PaymentApi, type PaymentApiProps } from '../../lib/payment-api';
+import type { PaymentApiProps } from '../../lib/payment-api';
 import {
+  constructUnbundled,
   actionsOf,
-  CDK_JSON_CONTEXT,
   externalRequires,
   onlyLogicalId,
   policyStatements,
   readBundle,
-  SKIP_BUNDLING,
   synthesize,
   type Synthesized,
 } from './construct-template';
@@ -442,11 +441,6 @@ describe('PaymentApi with an existing secret', () => {
 });
 
 describe('PaymentApi props validation', () => {
-  function construct(props: PaymentApiProps): void {
-    const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
-    new PaymentApi(new Stack(app, 'Test'), 'PaymentApi', props);
-  }
-
   it.each<[string, PaymentApiProps, string]>([
     [
       'a zero TTL',
@@ -520,13 +514,13 @@ describe('PaymentApi props validation', () => {
     ],
   ])('rejects %s', (_case, props, message) => {
     expect(() => {
-      construct(props);
+      constructUnbundled(props);
     }).toThrow(message);
   });
 
   it('accepts the boundary values', () => {
     expect(() => {
-      construct({
+      constructUnbundled({
         keyCacheTtl: Duration.seconds(3600),
         keyMaxStale: Duration.seconds(0),
         memorySize: 10240,
@@ -536,7 +530,11 @@ describe('PaymentApi props validation', () => {
       });
     }).not.toThrow();
     expect(() => {
-      construct({ keyCacheTtl: Duration.seconds(1), keyMaxStale: Duration.days(1), memorySize: 128 });
+      constructUnbundled({
+        keyCacheTtl: Duration.seconds(1),
+        keyMaxStale: Duration.days(1),
+        memorySize: 128,
+      });
     }).not.toThrow();
   });
 });

@@ -1,43 +1,19 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { request } from 'node:http';
 import { LocalServer } from '../../lambda/local/server';
 import { errorBody } from '../../lambda/payment/responses';
 import type { Logger } from '../../lambda/shared/logger';
+import { send as sendRequest, type Reply } from '../support/local-server-process';
 
-interface Reply {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  readonly body: string;
-}
-
-/** One HTTP request through node:http, so raw header lists (repeats, casing) go out as written. */
+/** One HTTP request to the server under test; raw header lists (repeats, casing) go out as written. */
 function send(
   port: number,
   options: { method?: string; path?: string; rawHeaders?: string[]; body?: string | Buffer },
 ): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: options.method ?? 'POST',
-        path: options.path ?? '/payment',
-        headers: ['Host', `127.0.0.1:${port}`, ...(options.rawHeaders ?? [])],
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-          });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
+  return sendRequest(`http://127.0.0.1:${port}`, {
+    method: options.method,
+    path: options.path,
+    headers: options.rawHeaders,
+    body: options.body,
   });
 }
 

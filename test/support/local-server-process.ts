@@ -140,7 +140,7 @@ export interface Call {
   readonly path?: string;
   /** Raw header list (name, value, …): repeats and casing go out exactly as written. */
   readonly headers?: readonly string[];
-  readonly body?: string;
+  readonly body?: string | Buffer;
 }
 
 export function send(baseUrl: string, call: Call): Promise<Reply> {
