@@ -11,6 +11,7 @@ import { MIN_KEYS_KEPT_BY_ROTATION } from '../lambda/keys/key-document';
 import { DEFAULT_ROTATION_KEEP_KEYS, ROTATION_ENV } from '../lambda/rotation/settings';
 import type { LogLevel } from '../lambda/shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
+import { grantKeyUseThroughSecretsManager } from './grants';
 
 /** Secrets Manager's native rotation of the keys secret: each rotation adds a fresh key to every app. */
 export interface KeyRotationOptions {
@@ -40,8 +41,11 @@ export const KEY_ROTATION_LIMITS = {
 /** Secrets Manager's rate() expressions count in hours or days: nothing finer. */
 const MILLIS_PER_HOUR = Duration.hours(1).toMilliseconds();
 
-/** A rotation step reads, writes and relabels one version: a few calls of about a second at most. */
-const ROTATION_TIMEOUT = Duration.seconds(30);
+/**
+ * A step makes at most 5 Secrets Manager calls, each bounded to 2 attempts of 1 s connect + 2 s response plus
+ * back-off (about 7 s): 60 s covers the worst case. Steps are idempotent, so a time-out is retried safely anyway.
+ */
+const ROTATION_TIMEOUT = Duration.seconds(60);
 const ROTATION_MEMORY_MIB = 256;
 
 /** Throws on the first invalid option. */
@@ -129,16 +133,9 @@ export class KeyRotation extends Construct {
       ],
       resourceArns: [secret.secretFullArn ?? `${secret.secretArn}-??????`],
     });
+    // Reading a version decrypts; writing one has Secrets Manager generate a data key.
     if (encryptionKey) {
-      // Reading a version decrypts; writing one has Secrets Manager generate a data key.
-      iam.Grant.addToPrincipal({
-        grantee: this.handler,
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
-        resourceArns: [encryptionKey.keyArn],
-        conditions: {
-          StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(this).region}.amazonaws.com` },
-        },
-      });
+      grantKeyUseThroughSecretsManager(this.handler, encryptionKey, ['kms:Decrypt', 'kms:GenerateDataKey']);
     }
   }
 

@@ -1,12 +1,12 @@
 import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
+import { DEMO_APP_ID } from '../lambda/keys/app-id';
 import {
   COMMON_HEADERS,
   ERROR_RESPONSES,
@@ -14,9 +14,11 @@ import {
   METHOD_NOT_ALLOWED_HEADERS,
   type ErrorName,
 } from '../lambda/payment/responses';
+import { PAYMENT_ROUTE } from '../lambda/payment/route';
 import { DEFAULT_CACHE_TTL_SECONDS, DEFAULT_MAX_STALE_SECONDS, ENV } from '../lambda/payment/settings';
 import type { LogLevel } from '../lambda/shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
+import { grantKeyUseThroughSecretsManager } from './grants';
 import { KeyRotation, validateKeyRotationOptions, type KeyRotationOptions } from './key-rotation';
 
 export type { LogLevel } from '../lambda/shared/logger';
@@ -42,7 +44,6 @@ export const PAYMENT_API_LIMITS = {
 } as const;
 
 /** Payment path served by the API. */
-export const PAYMENT_PATH = '/payment';
 
 /** The handler's hard limit. A Secrets Manager fetch is capped at 5 s (lambda/keys/secrets-manager-source.ts). */
 const HANDLER_TIMEOUT = Duration.seconds(10);
@@ -246,7 +247,7 @@ export class PaymentApi extends Construct {
     }
 
     this.api = this.createApi(props);
-    const payment = this.api.root.addResource(PAYMENT_PATH.slice(1));
+    const payment = this.api.root.addResource(PAYMENT_ROUTE.path.slice(1));
     this.addPaymentMethods(payment);
     this.addGatewayResponses();
     this.paymentUrl = this.api.urlForPath(payment.path);
@@ -262,7 +263,7 @@ export class PaymentApi extends Construct {
       encryptionKey,
       generateSecretString: {
         secretStringTemplate: '{}',
-        generateStringKey: 'demo',
+        generateStringKey: DEMO_APP_ID,
         excludePunctuation: true,
         passwordLength: 48,
       },
@@ -308,16 +309,7 @@ export class PaymentApi extends Construct {
    */
   private grantKeysRead(handler: NodejsFunction, encryptionKey: kms.IKey | undefined): void {
     this.secret.grantRead(handler);
-    if (encryptionKey) {
-      iam.Grant.addToPrincipal({
-        grantee: handler,
-        actions: ['kms:Decrypt'],
-        resourceArns: [encryptionKey.keyArn],
-        conditions: {
-          StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(this).region}.amazonaws.com` },
-        },
-      });
-    }
+    if (encryptionKey) grantKeyUseThroughSecretsManager(handler, encryptionKey, ['kms:Decrypt']);
   }
 
   private createApi(props: PaymentApiProps): apigateway.RestApi {
@@ -339,6 +331,8 @@ export class PaymentApi extends Construct {
         accessLogFormat: accessLogFormat(),
       },
     });
+    // RestApi adds a stage-URL output of its own; the stack outputs the full /payment URL instead.
+    api.node.tryRemoveChild('Endpoint');
 
     NagSuppressions.addResourceSuppressions(api, [
       {

@@ -7,6 +7,9 @@ export const APP_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const APP_ID_RULE =
   '1 to 64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit';
 
+/** The app a fresh deploy (and a first local run) gets one generated key for. */
+export const DEMO_APP_ID = 'demo';
+
 export function isValidAppId(value: string): boolean {
   return APP_ID_PATTERN.test(value);
 }

@@ -35,25 +35,39 @@ export function readCredentials(
   return { ok: true, credentials: { appId, appKey } };
 }
 
-/** Stands in for an unknown app so that it costs the same hashing and comparing as a known one. */
-const DUMMY_KEYS: readonly StoredKey[] = [{ id: 'dummy', digest: sha256('payment-api dummy key') }];
+/** Stands in for a missing key: an unknown app, or an app with fewer keys than the most any app has. */
+const DUMMY_KEY: StoredKey = { id: 'dummy', digest: sha256('payment-api dummy key') };
+
+/** The most keys any app holds, per keyring (computed once: keyrings are immutable and replaced on refresh). */
+const comparisonsPerKeyring = new WeakMap<Keyring, number>();
+
+function comparisonsFor(keyring: Keyring): number {
+  let count = comparisonsPerKeyring.get(keyring);
+  if (count === undefined) {
+    count = Math.max(1, ...[...keyring.values()].map((keys) => keys.length));
+    comparisonsPerKeyring.set(keyring, count);
+  }
+  return count;
+}
 
 /**
  * Decides whether the presented key is one of the app's keys. Pure: no I/O, no clock.
  *
- * The presented key is hashed, and every stored digest of the app is compared with `timingSafeEqual` over
- * equal-length (32-byte) buffers without stopping at the first match; an unknown app is compared with a dummy,
- * so neither the key nor whether the app exists shows in the timing.
+ * The presented key is hashed, then compared with `timingSafeEqual` over equal-length (32-byte) digests the
+ * same number of times for every request: as many times as the largest app has keys, padding with a dummy
+ * digest, without stopping at a match. So neither the key, nor whether the app exists, nor how many keys it has
+ * shows in the timing.
  */
 export function authenticate(credentials: Credentials, keyring: Keyring): AuthDecision {
   const presented = sha256(credentials.appKey);
   const appKeys = keyring.get(credentials.appId);
-  const candidates = appKeys ?? DUMMY_KEYS;
+  const candidates = appKeys ?? [];
 
   let matchedKeyId: string | undefined;
-  for (const candidate of candidates) {
-    const equal = timingSafeEqual(candidate.digest, presented);
-    if (equal && matchedKeyId === undefined) matchedKeyId = candidate.id;
+  for (let index = 0; index < comparisonsFor(keyring); index++) {
+    const candidate = candidates[index];
+    const equal = timingSafeEqual((candidate ?? DUMMY_KEY).digest, presented);
+    if (equal && candidate !== undefined && matchedKeyId === undefined) matchedKeyId = candidate.id;
   }
 
   if (appKeys === undefined) return { ok: false, reason: 'unknown_app' };

@@ -26,8 +26,8 @@ export interface KeyCacheOptions {
   /** How long past its TTL a keyring may still be served while refreshes fail. */
   readonly maxStaleMs: number;
   /**
-   * After a failed refresh, wait this long before trying again, serving the stale keyring (or 503) meanwhile,
-   * so an outage does not make every request wait for a time-out. Default 5 s.
+   * After a failed refresh, wait this long before trying again, serving the stale keyring meanwhile, so an
+   * outage does not make every request wait for a time-out. Default 5 s; at most 1 s while nothing has loaded.
    */
   readonly retryBackoffMs?: number;
   /** Injectable for tests. Default Date.now. */
@@ -40,6 +40,7 @@ interface Loaded {
 }
 
 const DEFAULT_RETRY_BACKOFF_MS = 5_000;
+const NEVER_LOADED_RETRY_MS = 1_000;
 
 /**
  * Caches the parsed keyring at module scope of the Lambda (or the local server's process).
@@ -82,10 +83,15 @@ export class KeyCache implements KeyringProvider {
     const loaded = this.loaded;
     if (loaded && this.now() - loaded.loadedAt < this.ttlMs) return loaded.keyring;
 
+    // With nothing to serve, a failure costs a 503 either way: retry sooner, so a cold start that met a passing
+    // error recovers within a second rather than after the full back-off.
+    const backoffMs = this.loaded
+      ? this.retryBackoffMs
+      : Math.min(this.retryBackoffMs, NEVER_LOADED_RETRY_MS);
     const backingOff =
       this.inFlight === undefined &&
       this.lastFailureAt !== undefined &&
-      this.now() - this.lastFailureAt < this.retryBackoffMs;
+      this.now() - this.lastFailureAt < backoffMs;
     if (backingOff) return this.staleOrUnavailable();
 
     try {

@@ -1,4 +1,4 @@
-import { DEMO_APP_ID } from './keys-file';
+import { DEMO_APP_ID } from '../keys/app-id';
 import type { KeysLocation } from './local-settings';
 import { PAYMENT_RESOURCE } from './routing';
 

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { DEMO_APP_ID } from '../keys/app-id';
 import { generateKey } from '../keys/key-material';
-
-/** The app the first-run file holds a key for, matching the stack's newly created secret. */
-export const DEMO_APP_ID = 'demo';
 
 export const KEYS_DIRECTORY_MODE = 0o700;
 export const KEYS_FILE_MODE = 0o600;

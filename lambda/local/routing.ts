@@ -1,8 +1,9 @@
 import { METHOD_NOT_ALLOWED_HEADERS, type ErrorName } from '../payment/responses';
 
-/** The one resource the API has, and the method it accepts. */
-export const PAYMENT_RESOURCE = '/payment';
-export const PAYMENT_METHOD = 'POST';
+import { PAYMENT_ROUTE } from '../payment/route';
+
+export const PAYMENT_RESOURCE = PAYMENT_ROUTE.path;
+export const PAYMENT_METHOD = PAYMENT_ROUTE.method;
 
 export type Route =
   | { readonly kind: 'handler'; readonly resource: string }

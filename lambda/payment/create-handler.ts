@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { authenticate, readCredentials } from '../keys/authenticate';
 import { KeysUnavailableError, type KeyringProvider } from '../keys/key-cache';
 import { describeError, type Logger } from '../shared/logger';
-import { Headers } from './headers';
+import { RequestHeaders } from './headers';
 import { isAcceptableJsonBody, isJsonContentType } from './request-body';
 import { errorResponse, jsonResponse, SUCCESS_BODY, UNAUTHORIZED_HEADERS } from './responses';
 
@@ -23,7 +23,7 @@ export function createHandler({ keys, logger }: HandlerDependencies): PaymentHan
     const requestId = (event.requestContext as Partial<APIGatewayProxyEvent['requestContext']> | undefined)
       ?.requestId;
     try {
-      const headers = Headers.fromEvent(event);
+      const headers = RequestHeaders.fromEvent(event);
       const credentials = readCredentials(headers.all('app-id'), headers.all('app-key'));
       if (!credentials.ok) {
         logger.info('request refused', { requestId, status: 401, reason: credentials.reason });

@@ -11,10 +11,10 @@ export interface HeaderSource {
  * `multiValueHeaders` and only one of them in `headers`, each under the caller's own casing, so both are read:
  * the multi-value map first (it sees duplicates), then any name only `headers` has.
  */
-export class Headers {
+export class RequestHeaders {
   private constructor(private readonly byName: ReadonlyMap<string, readonly string[]>) {}
 
-  static fromEvent(event: HeaderSource): Headers {
+  static fromEvent(event: HeaderSource): RequestHeaders {
     const byName = new Map<string, string[]>();
     const fromMultiValue = new Set<string>();
 
@@ -29,7 +29,7 @@ export class Headers {
       if (value === undefined || fromMultiValue.has(key)) continue;
       byName.set(key, [...(byName.get(key) ?? []), value]);
     }
-    return new Headers(byName);
+    return new RequestHeaders(byName);
   }
 
   /** Every value received for the header, in order; empty when it was not sent. */

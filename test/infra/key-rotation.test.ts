@@ -108,13 +108,13 @@ describe('PaymentApi scheduled rotation', () => {
       ]);
     });
 
-    it('runs the rotation function on Node.js 24, arm64, with 256 MiB and a 30 s timeout', () => {
+    it('runs the rotation function on Node.js 24, arm64, with 256 MiB and a 60 s timeout', () => {
       expect(resource(template, rotationId).Properties).toMatchObject({
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
         MemorySize: 256,
-        Timeout: 30,
+        Timeout: 60,
       });
     });
 

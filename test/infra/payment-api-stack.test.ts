@@ -87,6 +87,10 @@ describe('PaymentApiStack with a new secret', () => {
     });
   });
 
+  it('has exactly two outputs: the /payment URL and the secret ARN', () => {
+    expect(Object.keys(template.findOutputs('*')).sort()).toEqual(['KeysSecretArn', 'PaymentUrl']);
+  });
+
   it('outputs the ARN of the secret it created', () => {
     template.hasOutput('KeysSecretArn', {
       Value: { Ref: logicalId(template, 'AWS::SecretsManager::Secret') },

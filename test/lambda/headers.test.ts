@@ -1,15 +1,15 @@
-import { Headers } from '../../lambda/payment/headers';
+import { RequestHeaders } from '../../lambda/payment/headers';
 
-describe('Headers', () => {
+describe('RequestHeaders', () => {
   it('finds a header whatever the casing of the name', () => {
-    const headers = Headers.fromEvent({ headers: { 'APP-ID': 'demo' }, multiValueHeaders: {} });
+    const headers = RequestHeaders.fromEvent({ headers: { 'APP-ID': 'demo' }, multiValueHeaders: {} });
 
     expect(headers.all('app-id')).toEqual(['demo']);
     expect(headers.all('App-Id')).toEqual(['demo']);
   });
 
   it('takes every value of a repeated header from multiValueHeaders, not the single one in headers', () => {
-    const headers = Headers.fromEvent({
+    const headers = RequestHeaders.fromEvent({
       headers: { 'App-key': 'second' },
       multiValueHeaders: { 'App-key': ['first', 'second'] },
     });
@@ -18,7 +18,7 @@ describe('Headers', () => {
   });
 
   it('merges one header sent under two casings into one list', () => {
-    const headers = Headers.fromEvent({
+    const headers = RequestHeaders.fromEvent({
       headers: { 'app-key': 'b' },
       multiValueHeaders: { 'App-Key': ['a'], 'app-key': ['b'] },
     });
@@ -27,7 +27,7 @@ describe('Headers', () => {
   });
 
   it('falls back to headers when multiValueHeaders is null or lacks the name', () => {
-    const headers = Headers.fromEvent({
+    const headers = RequestHeaders.fromEvent({
       headers: { 'Content-Type': 'application/json' },
       multiValueHeaders: null,
     });
@@ -36,7 +36,7 @@ describe('Headers', () => {
   });
 
   it('returns no values for a header that was not sent, or when both maps are null', () => {
-    const headers = Headers.fromEvent({ headers: null, multiValueHeaders: null });
+    const headers = RequestHeaders.fromEvent({ headers: null, multiValueHeaders: null });
 
     expect(headers.all('app-id')).toEqual([]);
   });

@@ -143,6 +143,19 @@ describe('KeyCache over Secrets Manager', () => {
     expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 3);
   });
 
+  it('retries within a second when keys have never loaded, answering unavailable meanwhile', async () => {
+    secretsManager.on(GetSecretValueCommand).rejects(throttled());
+    await expect(cache.getKeyring()).rejects.toThrow(KeysUnavailableError);
+    secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING });
+
+    jest.advanceTimersByTime(999);
+    await expect(cache.getKeyring()).rejects.toThrow(KeysUnavailableError);
+    jest.advanceTimersByTime(1);
+
+    await expect(cache.getKeyring()).resolves.toBeInstanceOf(Map);
+    expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+  });
+
   it('gives up on stale keys after TTL + maximum staleness', async () => {
     await cache.getKeyring();
     secretsManager.on(GetSecretValueCommand).rejects(throttled());

@@ -1,0 +1,23 @@
+import { Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+
+/**
+ * Lets `grantee` use a customer managed KMS key only when Secrets Manager calls KMS on its behalf (kms:ViaService),
+ * never directly. Granted on the principal, so it also works for imported keys, whose key policy the stack
+ * cannot change.
+ */
+export function grantKeyUseThroughSecretsManager(
+  grantee: iam.IGrantable & { readonly stack: Stack },
+  key: kms.IKey,
+  actions: readonly string[],
+): void {
+  iam.Grant.addToPrincipal({
+    grantee,
+    actions: [...actions],
+    resourceArns: [key.keyArn],
+    conditions: {
+      StringEquals: { 'kms:ViaService': `secretsmanager.${grantee.stack.region}.amazonaws.com` },
+    },
+  });
+}
