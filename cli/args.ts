@@ -1,6 +1,9 @@
 import { parseArgs } from 'node:util';
 import { APP_ID_RULE, isValidAppId } from '../lambda/keys/app-id';
-import { asErrorLike } from './error-like';
+// The variables the Lambda and the local server read: one setting points the server and the CLI alike.
+import { LOCAL_ENV } from '../lambda/local/local-settings';
+import { ENV } from '../lambda/payment/settings';
+import { errorMessage } from '../lambda/shared/errors';
 
 export type Command =
   | { readonly name: 'list' }
@@ -24,9 +27,6 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-export const ENV_SECRET_ID = 'KEYS_SECRET_ID';
-export const ENV_FILE = 'KEYS_FILE';
-
 /** What `list` prints for each key: see keyIdFromDigest in lambda/keys/key-material.ts. */
 const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
 
@@ -40,9 +40,9 @@ Commands:
   remove-app <app-id>               remove an app and all its keys
 
 Where the keys are (exactly one; a flag wins over the environment):
-  --secret-id <id>                  Secrets Manager secret name or ARN (env ${ENV_SECRET_ID}); region,
+  --secret-id <id>                  Secrets Manager secret name or ARN (env ${ENV.secretId}); region,
                                     credentials and AWS_ENDPOINT_URL come from the standard AWS environment
-  --file <path>                     the local server's key file (env ${ENV_FILE})
+  --file <path>                     the local server's key file (env ${LOCAL_ENV.keysFile})
 
 Options:
   --hash                            add-app, rotate: store only sha256:<hex> of the new key
@@ -79,7 +79,8 @@ function checkedKeyId(value: string): string {
   return value;
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
+/** An environment variable set to '' counts as unset, as a flag given as '' does. */
+export function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
@@ -94,17 +95,17 @@ function resolveTarget(
   if (secretId !== undefined) return { kind: 'secret', secretId };
   if (file !== undefined) return { kind: 'file', path: file };
 
-  const envSecretId = nonEmpty(env[ENV_SECRET_ID]);
-  const envFile = nonEmpty(env[ENV_FILE]);
+  const envSecretId = nonEmpty(env[ENV.secretId]);
+  const envFile = nonEmpty(env[LOCAL_ENV.keysFile]);
   if (envSecretId !== undefined && envFile !== undefined) {
     throw new UsageError(
-      `both ${ENV_SECRET_ID} and ${ENV_FILE} are set; pick one with --secret-id or --file`,
+      `both ${ENV.secretId} and ${LOCAL_ENV.keysFile} are set; pick one with --secret-id or --file`,
     );
   }
   if (envSecretId !== undefined) return { kind: 'secret', secretId: envSecretId };
   if (envFile !== undefined) return { kind: 'file', path: envFile };
   throw new UsageError(
-    `no key store: give --secret-id <id> or --file <path> (or set ${ENV_SECRET_ID} or ${ENV_FILE})`,
+    `no key store: give --secret-id <id> or --file <path> (or set ${ENV.secretId} or ${LOCAL_ENV.keysFile})`,
   );
 }
 
@@ -125,7 +126,7 @@ function parseOptions(argv: readonly string[]) {
     });
   } catch (error) {
     // parseArgs names the offending option; keep its first sentence, which never holds an option's value.
-    const message = asErrorLike(error)?.message.split('. ')[0] ?? '';
+    const message = errorMessage(error)?.split('. ')[0] ?? '';
     throw new UsageError(message.replace(/\s+/g, ' ').trim() || 'invalid arguments');
   }
 }

@@ -36,7 +36,11 @@ export interface RevokeResult {
   readonly appId: string;
   readonly keyId: string;
   readonly keyIds: readonly string[];
-  readonly appRemoved: boolean;
+  /**
+   * What this command did: revoked the key, or revoked the app's last key so the app went with it; or, on a
+   * retry, found that another writer had already revoked the key or removed the whole app, and did nothing.
+   */
+  readonly outcome: 'revoked' | 'app-removed' | 'key-already-gone' | 'app-already-gone';
 }
 
 export interface RemoveAppResult {
@@ -73,24 +77,27 @@ export function newKeyChange(
 }
 
 /**
- * Refuses an unknown key on the first attempt; on a retry, a key that is gone was revoked by a concurrent
- * writer (or by our own lost-answer write), which is the state asked for.
+ * Refuses an unknown app or key on the first attempt. On a retry, an app or key that is gone was removed by a
+ * concurrent writer (or by our own lost-answer write): that is the state asked for, so nothing is written, and
+ * the result says it was already gone rather than claiming a revoke.
  */
 export function revokeChange(appId: string, keyId: string, force: boolean): Change<RevokeResult> {
   return (document, { isRetry }) => {
-    const gone = !keyIdsOf(document, appId).includes(keyId);
-    const next = isRetry && gone ? undefined : revokeKey(document, appId, keyId, { force });
-    const after = next ?? document;
-    return {
-      next,
-      result: {
-        command: 'revoke',
-        appId,
-        keyId,
-        keyIds: keyIdsOf(after, appId),
-        appRemoved: !after.has(appId),
-      },
-    };
+    const result = (after: KeyDocument, outcome: RevokeResult['outcome']): RevokeResult => ({
+      command: 'revoke',
+      appId,
+      keyId,
+      keyIds: keyIdsOf(after, appId),
+      outcome,
+    });
+    if (isRetry && !document.has(appId)) {
+      return { next: undefined, result: result(document, 'app-already-gone') };
+    }
+    if (isRetry && !keyIdsOf(document, appId).includes(keyId)) {
+      return { next: undefined, result: result(document, 'key-already-gone') };
+    }
+    const next = revokeKey(document, appId, keyId, { force });
+    return { next, result: result(next, next.has(appId) ? 'revoked' : 'app-removed') };
   };
 }
 
@@ -99,6 +106,20 @@ export function removeAppChange(appId: string): Change<RemoveAppResult> {
     const next = isRetry && !document.has(appId) ? undefined : removeApp(document, appId);
     return { next, result: { command: 'remove-app', appId, removedKeyIds: keyIdsOf(document, appId) } };
   };
+}
+
+function formatRevoke(result: RevokeResult): string {
+  const { appId, keyId, keyIds } = result;
+  switch (result.outcome) {
+    case 'revoked':
+      return `app ${appId}: revoked key ${keyId}; valid keys: ${keyIds.join(' ')}\n`;
+    case 'app-removed':
+      return `app ${appId}: revoked key ${keyId}, its last key; the app is removed\n`;
+    case 'key-already-gone':
+      return `app ${appId}: key ${keyId} is already revoked; valid keys: ${keyIds.join(' ')}\n`;
+    case 'app-already-gone':
+      return `app ${appId} is already gone; nothing to revoke\n`;
+  }
 }
 
 /** Human output. The only place a key appears: the first line after add-app or rotate. */
@@ -114,9 +135,7 @@ export function formatResult(result: EditResult): string {
       return `${result.fresh.key}\napp ${result.appId}: ${what}; the key above is shown only this once\n`;
     }
     case 'revoke':
-      return result.appRemoved
-        ? `app ${result.appId}: revoked key ${result.keyId}, its last key; the app is removed\n`
-        : `app ${result.appId}: revoked key ${result.keyId}; valid keys: ${result.keyIds.join(' ')}\n`;
+      return formatRevoke(result);
     case 'remove-app':
       return `removed app ${result.appId}${
         result.removedKeyIds.length > 0 ? ` and its keys ${result.removedKeyIds.join(' ')}` : ''

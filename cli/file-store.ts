@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { asErrorLike } from './error-like';
+import { errorCode } from '../lambda/shared/errors';
 import { KeyStoreError, type KeyStore, type ReplaceOutcome, type Snapshot } from './key-store';
 
 /** The version of a file that does not exist yet. */
@@ -16,10 +16,6 @@ export interface FileStoreOptions {
 
 function versionOf(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-function errnoCode(error: unknown): string | undefined {
-  return asErrorLike(error)?.code;
 }
 
 function sleep(ms: number): Promise<void> {
@@ -53,7 +49,7 @@ export class FileStore implements KeyStore {
       const text = await readFile(this.path, 'utf8');
       return { text, version: versionOf(text) };
     } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return { text: undefined, version: ABSENT_VERSION };
+      if (errorCode(error) === 'ENOENT') return { text: undefined, version: ABSENT_VERSION };
       throw this.failure('cannot read', error);
     }
   }
@@ -110,7 +106,7 @@ export class FileStore implements KeyStore {
         }
         return () => this.unlock(owner);
       } catch (error) {
-        if (errnoCode(error) !== 'EEXIST') throw this.failure('cannot create the lock for', error);
+        if (errorCode(error) !== 'EEXIST') throw this.failure('cannot create the lock for', error);
       }
       if (await this.breakStaleLock()) continue;
       if (Date.now() > deadline) {
@@ -123,15 +119,37 @@ export class FileStore implements KeyStore {
     }
   }
 
+  /**
+   * Breaks the lock if it is stale; true when the lock may be tried again at once. Stat-then-unlink would race:
+   * of two writers that both saw the stale lock, the slower could delete the fresh lock the faster has taken
+   * since. So the lock is renamed to a name of our own, which only one writer can do to one file, and what was
+   * renamed is looked at again: a fresh lock (the stale one was broken and retaken between our stat and our
+   * rename) is linked back, which never replaces a lock taken since, and we wait as for any held lock.
+   */
   private async breakStaleLock(): Promise<boolean> {
+    const age = await this.ageOf(this.lockPath);
+    if (age === undefined) return true; // released meanwhile
+    if (age < this.staleLockMs) return false;
+    const claimed = `${this.lockPath}.stale-${randomUUID()}`;
     try {
-      const { mtimeMs } = await stat(this.lockPath);
-      if (Date.now() - mtimeMs < this.staleLockMs) return false;
-      await unlink(this.lockPath);
-      return true;
+      await rename(this.lockPath, claimed);
     } catch (error) {
-      // Released between our open and our stat: try again at once.
-      if (errnoCode(error) === 'ENOENT') return true;
+      if (errorCode(error) === 'ENOENT') return false; // another writer broke it first: contention
+      throw this.failure('cannot break the stale lock of', error);
+    }
+    const claimedAge = await this.ageOf(claimed);
+    const fresh = claimedAge !== undefined && claimedAge < this.staleLockMs;
+    if (fresh) await link(claimed, this.lockPath).catch(() => undefined);
+    await unlink(claimed).catch(() => undefined);
+    return !fresh;
+  }
+
+  /** Milliseconds since the file was last written, or undefined when it does not exist. */
+  private async ageOf(path: string): Promise<number | undefined> {
+    try {
+      return Date.now() - (await stat(path)).mtimeMs;
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return undefined;
       throw this.failure('cannot inspect the lock of', error);
     }
   }
@@ -146,7 +164,7 @@ export class FileStore implements KeyStore {
   }
 
   private failure(action: string, error: unknown): KeyStoreError {
-    const code = errnoCode(error);
+    const code = errorCode(error);
     return new KeyStoreError(`${action} ${this.description}${code === undefined ? '' : ` (${code})`}`);
   }
 }

@@ -1,6 +1,7 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { KeyDocumentError, listKeyIds, parseKeyDocument } from '../lambda/keys/key-document';
 import { GENERATED_KEY_PREFIX, generateKey } from '../lambda/keys/key-material';
+import { errorMessage, errorName } from '../lambda/shared/errors';
 import { parseInvocation, USAGE, UsageError, type Command, type Target } from './args';
 import {
   formatList,
@@ -13,7 +14,6 @@ import {
   revokeChange,
   type EditResult,
 } from './commands';
-import { asErrorLike } from './error-like';
 import { ConflictError, editKeys, type Change, type EditOptions } from './edit';
 import { FileStore } from './file-store';
 import { KeyStoreError, type KeyStore } from './key-store';
@@ -66,13 +66,13 @@ const KNOWN_FAILURES = [UsageError, KeyDocumentError, KeyStoreError, ConflictErr
  */
 export function errorLine(error: unknown): string {
   const known = KNOWN_FAILURES.some((type) => error instanceof type);
-  const failure = asErrorLike(error);
+  const text = errorMessage(error);
   const message =
-    failure === undefined
+    text === undefined
       ? 'unexpected failure'
       : known
-        ? failure.message
-        : `unexpected ${failure.name}: ${failure.message.split('\n')[0] ?? ''}`;
+        ? text
+        : `unexpected ${errorName(error) ?? 'Error'}: ${text.split('\n')[0] ?? ''}`;
   const masked = message.replace(
     new RegExp(`${GENERATED_KEY_PREFIX}[A-Za-z0-9_-]+`, 'g'),
     `${GENERATED_KEY_PREFIX}…`,

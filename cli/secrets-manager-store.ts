@@ -5,7 +5,8 @@ import {
   SecretsManagerClient,
   UpdateSecretVersionStageCommand,
 } from '@aws-sdk/client-secrets-manager';
-import { asErrorLike, type ErrorLike } from './error-like';
+import { errorCode, errorMessage, errorName } from '../lambda/shared/errors';
+import { nonEmpty } from './args';
 import { KeyStoreError, type KeyStore, type ReplaceOutcome, type Snapshot } from './key-store';
 
 /**
@@ -22,10 +23,6 @@ export const CLI_SECRETS_MANAGER_TIMEOUTS = {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
-}
-
 /**
  * A client configured from `env` rather than from the process, so the CLI can be run in-process with a given
  * environment. Region: AWS_REGION (or AWS_DEFAULT_REGION, as the AWS CLI reads it); endpoint:
@@ -33,6 +30,9 @@ function nonEmpty(value: string | undefined): string | undefined {
  * chain (AWS_PROFILE from `env`, shared files, SSO, instance roles).
  */
 export function createCliSecretsManagerClient(env: Env): SecretsManagerClient {
+  // Standard error carries one-line errors only; the SDK's notice about the Node versions of its future releases
+  // is not about this tool. The SDK reads this from process.env when a client is built, so here, just before.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const region = nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION);
   const endpoint = nonEmpty(env.AWS_ENDPOINT_URL_SECRETS_MANAGER) ?? nonEmpty(env.AWS_ENDPOINT_URL);
   const profile = nonEmpty(env.AWS_PROFILE);
@@ -75,9 +75,10 @@ const NETWORK_ERROR_CODES = new Set([
  * Node's socket errors carry a code; when the SDK had to wrap one (it does for errors from another realm, as
  * under jest) only the message keeps it ("connect ECONNREFUSED 127.0.0.1:4566").
  */
-function networkErrorCode(failure: ErrorLike): string | undefined {
-  if (failure.code !== undefined) return NETWORK_ERROR_CODES.has(failure.code) ? failure.code : undefined;
-  return [...NETWORK_ERROR_CODES].find((code) => new RegExp(`\\b${code}\\b`).test(failure.message));
+function networkErrorCode(error: unknown, message: string): string | undefined {
+  const code = errorCode(error);
+  if (code !== undefined) return NETWORK_ERROR_CODES.has(code) ? code : undefined;
+  return [...NETWORK_ERROR_CODES].find((known) => new RegExp(`\\b${known}\\b`).test(message));
 }
 
 function firstLine(text: string): string {
@@ -86,11 +87,12 @@ function firstLine(text: string): string {
 }
 
 /** Problems of the caller's environment rather than of one secret: reported without naming the secret. */
-function describeEnvironmentProblem(error: ErrorLike): string | undefined {
-  if (error.name === 'CredentialsProviderError' || /could not load credentials/i.test(error.message)) {
+function describeEnvironmentProblem(error: unknown): string | undefined {
+  const message = errorMessage(error) ?? '';
+  if (errorName(error) === 'CredentialsProviderError' || /could not load credentials/i.test(message)) {
     return 'no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or use --file for a local key file)';
   }
-  if (/region is missing/i.test(error.message)) return 'no AWS region: set AWS_REGION';
+  if (/region is missing/i.test(message)) return 'no AWS region: set AWS_REGION';
   return undefined;
 }
 
@@ -99,13 +101,13 @@ function describeEnvironmentProblem(error: ErrorLike): string | undefined {
  * cut to one short line anyway.
  */
 export function describeAwsFailure(error: unknown): string {
-  const failure = asErrorLike(error);
-  if (failure === undefined) return 'unexpected failure';
-  const environmentProblem = describeEnvironmentProblem(failure);
+  const message = errorMessage(error);
+  if (message === undefined) return 'unexpected failure';
+  const environmentProblem = describeEnvironmentProblem(error);
   if (environmentProblem !== undefined) return environmentProblem;
-  const networkCode = networkErrorCode(failure);
+  const networkCode = networkErrorCode(error, message);
   if (networkCode !== undefined) return `could not reach Secrets Manager (${networkCode})`;
-  const { name, message } = failure;
+  const name = errorName(error) ?? 'Error';
   switch (name) {
     case 'TimeoutError':
     case 'AbortError':
@@ -139,7 +141,8 @@ export function describeAwsFailure(error: unknown): string {
  *    GetSecretValue tells a conflict (AWSCURRENT is on another writer's version) from a real failure (still on
  *    the version read) and from a move that landed although its answer was lost (on ours).
  * 3. Either way, the AWSPENDING label is taken off our version, because Secrets Manager will not start a
- *    scheduled rotation while AWSPENDING sits on a version other than AWSCURRENT.
+ *    scheduled rotation while AWSPENDING sits on a version other than AWSCURRENT. So it is after a failed put
+ *    too: a put whose answer was lost may have stored our version.
  *
  * Four calls per uncontended edit: GetSecretValue, PutSecretValue, UpdateSecretVersionStage × 2; five when the
  * move is refused.
@@ -171,19 +174,7 @@ export class SecretsManagerStore implements KeyStore {
   }
 
   async replace(expectedVersion: string, newText: string): Promise<ReplaceOutcome> {
-    const token = this.newClientRequestToken();
-    const put = await this.guarded('could not write a new version of', (abortSignal) =>
-      this.client.send(
-        new PutSecretValueCommand({
-          SecretId: this.secretId,
-          SecretString: newText,
-          ClientRequestToken: token,
-          VersionStages: ['AWSPENDING'],
-        }),
-        { abortSignal },
-      ),
-    );
-    const ours = put.VersionId ?? token;
+    const ours = await this.putPending(this.newClientRequestToken(), newText);
 
     let status: ReplaceOutcome['status'] | KeyStoreError;
     try {
@@ -213,9 +204,53 @@ export class SecretsManagerStore implements KeyStore {
         );
       }
     }
-    const warning = await this.removePendingLabel(ours);
+    const cleanupFailure = await this.removePendingLabel(ours);
     if (status instanceof KeyStoreError) throw status;
-    return { status, warnings: warning === undefined ? [] : [warning] };
+    return {
+      status,
+      warnings:
+        cleanupFailure === undefined
+          ? []
+          : [
+              `could not remove the AWSPENDING label from version ${ours} of ${this.description} ` +
+                `(${cleanupFailure}); a scheduled rotation will fail until it is removed`,
+            ],
+    };
+  }
+
+  /**
+   * Stores `newText` as a new version labelled AWSPENDING and returns its id; AWSCURRENT does not move. A failed
+   * put may still have landed (a time-out or a dropped connection loses only the answer), which would leave
+   * AWSPENDING on a version that is not AWSCURRENT and so block the next scheduled rotation: the label is taken
+   * off our version (its id is the request token) before the failure is reported.
+   */
+  private async putPending(token: string, newText: string): Promise<string> {
+    try {
+      const output = await this.client.send(
+        new PutSecretValueCommand({
+          SecretId: this.secretId,
+          SecretString: newText,
+          ClientRequestToken: token,
+          VersionStages: ['AWSPENDING'],
+        }),
+        { abortSignal: AbortSignal.timeout(CLI_SECRETS_MANAGER_TIMEOUTS.callDeadlineMs) },
+      );
+      return output.VersionId ?? token;
+    } catch (error) {
+      // No credentials or no region: the request never left, so there is nothing to clean up.
+      const environmentProblem = describeEnvironmentProblem(error);
+      if (environmentProblem !== undefined) throw new KeyStoreError(environmentProblem);
+      const cleanupFailure = await this.removePendingLabel(token);
+      const leftover =
+        cleanupFailure === undefined
+          ? ''
+          : `; if the new version ${token} was stored after all, its AWSPENDING label could not be removed ` +
+            `(${cleanupFailure}) and a scheduled rotation will fail until it is`;
+      throw new KeyStoreError(
+        `could not write a new version of ${this.description}: ${describeAwsFailure(error)}; ` +
+          `nothing was changed (AWSCURRENT untouched)${leftover}`,
+      );
+    }
   }
 
   /** The version AWSCURRENT is on, or undefined when that cannot be learned now. */
@@ -232,8 +267,10 @@ export class SecretsManagerStore implements KeyStore {
   }
 
   /**
-   * Best effort: a concurrent writer's PutSecretValue may already have moved AWSPENDING to its own version
-   * (InvalidParameterException), which is fine; that writer removes it in turn.
+   * Best effort; returns why it failed, or undefined when the label is off our version. A concurrent writer's
+   * PutSecretValue may already have moved AWSPENDING to its own version, which is fine (that writer removes it
+   * in turn), and a put that never landed left no version at all: Secrets Manager refuses both, with
+   * InvalidParameterException (label not attached; moto also for an unknown version) or ResourceNotFoundException.
    */
   private async removePendingLabel(versionId: string): Promise<string | undefined> {
     try {
@@ -247,11 +284,9 @@ export class SecretsManagerStore implements KeyStore {
       );
       return undefined;
     } catch (error) {
-      if (asErrorLike(error)?.name === 'InvalidParameterException') return undefined;
-      return (
-        `could not remove the AWSPENDING label from version ${versionId} of ${this.description} ` +
-        `(${describeAwsFailure(error)}); a scheduled rotation will fail until it is removed`
-      );
+      const name = errorName(error);
+      if (name === 'InvalidParameterException' || name === 'ResourceNotFoundException') return undefined;
+      return describeAwsFailure(error);
     }
   }
 
@@ -259,8 +294,7 @@ export class SecretsManagerStore implements KeyStore {
     try {
       return await send(AbortSignal.timeout(CLI_SECRETS_MANAGER_TIMEOUTS.callDeadlineMs));
     } catch (error) {
-      const failure = asErrorLike(error);
-      const environmentProblem = failure === undefined ? undefined : describeEnvironmentProblem(failure);
+      const environmentProblem = describeEnvironmentProblem(error);
       throw new KeyStoreError(
         environmentProblem ?? `${whatFailed} ${this.description}: ${describeAwsFailure(error)}`,
       );

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { DEMO_APP_ID } from '../keys/app-id';
+import { errorCode } from '../shared/errors';
 import { generateKey } from '../keys/key-material';
 
 export const KEYS_DIRECTORY_MODE = 0o700;
@@ -11,10 +12,6 @@ export type KeysFileSetup =
   { readonly created: true; readonly appId: string; readonly key: string } | { readonly created: false };
 
 /** Structural, not `instanceof Error`: errors from node's fs may come from another realm (jest's sandbox). */
-function hasCode(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && (error as NodeJS.ErrnoException).code === code;
-}
-
 /**
  * Makes sure the keys file exists. When it does not, writes `{"demo": ["<new key>"]}` and returns the key
  * (the only time the caller may show it). Directories it creates get mode 0700, the file 0600.
@@ -29,7 +26,7 @@ export async function ensureKeysFile(path: string): Promise<KeysFileSetup> {
     await stat(path);
     return { created: false };
   } catch (error) {
-    if (!hasCode(error, 'ENOENT')) throw error;
+    if (errorCode(error) !== 'ENOENT') throw error;
   }
 
   const directory = dirname(path);
@@ -53,7 +50,7 @@ export async function ensureKeysFile(path: string): Promise<KeysFileSetup> {
     try {
       await link(temporary, path);
     } catch (error) {
-      if (hasCode(error, 'EEXIST')) return { created: false };
+      if (errorCode(error) === 'EEXIST') return { created: false };
       throw error;
     }
     return { created: true, appId: DEMO_APP_ID, key };

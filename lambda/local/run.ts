@@ -2,6 +2,7 @@ import { KeyCache, type SecretSource } from '../keys/key-cache';
 import { fileSource } from '../keys/file-source';
 import { secretsManagerSource } from '../keys/secrets-manager-source';
 import { createHandler, type PaymentHandler } from '../payment/create-handler';
+import { errorCode, errorMessage } from '../shared/errors';
 import { createJsonLogger } from '../shared/logger';
 import { startupLines } from './banner';
 import { ensureKeysFile, keysFilePermissionWarning } from './keys-file';
@@ -30,15 +31,11 @@ export class StartupError extends Error {
 }
 
 function messageOf(error: unknown): string {
-  if (typeof error === 'object' && error !== null && typeof (error as Error).message === 'string') {
-    return (error as Error).message;
-  }
-  return 'unknown error';
+  return errorMessage(error) ?? 'unknown error';
 }
 
 function listenErrorMessage(error: unknown, settings: LocalSettings): string {
-  const code =
-    typeof error === 'object' && error !== null ? (error as NodeJS.ErrnoException).code : undefined;
+  const code = errorCode(error);
   const where = `${settings.host}:${settings.port}`;
   if (code === 'EADDRINUSE')
     return `port ${settings.port} on ${settings.host} is already in use; set PORT to a free port`;

@@ -1,3 +1,5 @@
+import { errorMessage, errorName } from './errors';
+
 /**
  * A minimal structured logger: one JSON object per line, so CloudWatch Logs Insights can query fields.
  * Callers pass only safe fields; nothing here inspects values, so never hand it a key or a secret string.
@@ -54,15 +56,7 @@ export function createJsonLogger(
  * and AWS SDK errors carry service messages, not secret values; stacks stay out of the response path.
  */
 export function describeError(error: unknown): string {
-  // Duck-typed rather than instanceof: errors from another realm (Node's own under jest, say) are Errors too.
-  if (
-    typeof error === 'object' &&
-    error !== null &&
-    'message' in error &&
-    typeof error.message === 'string'
-  ) {
-    const name = 'name' in error && typeof error.name === 'string' ? error.name : 'Error';
-    return `${name}: ${error.message}`;
-  }
-  return 'non-Error value thrown';
+  const message = errorMessage(error);
+  if (message === undefined) return 'non-Error value thrown';
+  return `${errorName(error) ?? 'Error'}: ${message}`;
 }

@@ -1,4 +1,4 @@
-import { freshKey, newKeyChange, removeAppChange, revokeChange } from '../../cli/commands';
+import { formatResult, freshKey, newKeyChange, removeAppChange, revokeChange } from '../../cli/commands';
 import { backoffMs, ConflictError, editKeys, type Change } from '../../cli/edit';
 import { KeyStoreError } from '../../cli/key-store';
 import {
@@ -142,9 +142,54 @@ describe('editKeys', () => {
       appId: 'demo',
       keyId: keyIdOf(DEMO_KEY),
       keyIds: [keyIdOf(DEMO_NEXT_KEY)],
-      appRemoved: false,
+      outcome: 'key-already-gone',
     });
+    expect(formatResult(outcome.result)).toBe(
+      `app demo: key ${keyIdOf(DEMO_KEY)} is already revoked; valid keys: ${keyIdOf(DEMO_NEXT_KEY)}\n`,
+    );
     expect(store.replaceCalls).toBe(1);
+  });
+
+  it('says there was nothing to revoke when a concurrent writer removed the whole app', async () => {
+    const store = new MemoryStore(text({ demo: [DEMO_KEY], partner: [PARTNER_KEY] }));
+    store.beforeReplace = (s) => {
+      s.beforeReplace = undefined;
+      s.write(text({ partner: [PARTNER_KEY] }));
+    };
+
+    const outcome = await editKeys(store, revokeChange('demo', keyIdOf(DEMO_KEY), true), {
+      sleep: () => Promise.resolve(),
+    });
+
+    expect(outcome.attempts).toBe(2);
+    expect(outcome.result).toMatchObject({ keyIds: [], outcome: 'app-already-gone' });
+    expect(formatResult(outcome.result)).toBe('app demo is already gone; nothing to revoke\n');
+    expect(store.replaceCalls).toBe(1);
+    expect(keysIn(store, 'partner')).toEqual([PARTNER_KEY]);
+  });
+
+  it.each([
+    [
+      'one of several keys',
+      { demo: [DEMO_KEY, DEMO_NEXT_KEY] },
+      false,
+      'revoked',
+      `app demo: revoked key ${keyIdOf(DEMO_KEY)}; valid keys: ${keyIdOf(DEMO_NEXT_KEY)}\n`,
+    ],
+    [
+      'the last key, with force',
+      { demo: [DEMO_KEY] },
+      true,
+      'app-removed',
+      `app demo: revoked key ${keyIdOf(DEMO_KEY)}, its last key; the app is removed\n`,
+    ],
+  ])('reports revoking %s when nobody else writes', async (_label, entries, force, expected, line) => {
+    const store = new MemoryStore(text(entries));
+
+    const outcome = await editKeys(store, revokeChange('demo', keyIdOf(DEMO_KEY), force));
+
+    expect(outcome.result).toMatchObject({ outcome: expected });
+    expect(formatResult(outcome.result)).toBe(line);
   });
 
   it('treats an app removed by a concurrent writer as done on the retry', async () => {

@@ -8,6 +8,7 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ABSENT_VERSION, FileStore } from '../../cli/file-store';
@@ -17,17 +18,30 @@ import { parseKeyring } from '../../lambda/keys/keyring';
 import { DEMO_KEY } from '../support/keys';
 import { runCli, spawnCli } from './cli-support';
 
+/** `stat` passes through unless a test plays another writer at the moment the store inspects the lock. */
+jest.mock('node:fs/promises', () => {
+  const actual = jest.requireActual<typeof import('node:fs/promises')>('node:fs/promises');
+  return { ...actual, stat: jest.fn(actual.stat) };
+});
+const { stat: realStat } = jest.requireActual<typeof import('node:fs/promises')>('node:fs/promises');
+
 let directory: string;
 let file: string;
 
 beforeEach(() => {
   directory = mkdtempSync(join(tmpdir(), 'keys-file-store-'));
   file = join(directory, 'keys.json');
+  jest.mocked(stat).mockImplementation(realStat);
 });
 
 afterEach(() => {
   rmSync(directory, { recursive: true, force: true });
 });
+
+function makeStale(path: string): void {
+  const longAgo = new Date(Date.now() - 60_000);
+  utimesSync(path, longAgo, longAgo);
+}
 
 describe('FileStore', () => {
   it('reads a missing file as absent', async () => {
@@ -87,8 +101,7 @@ describe('FileStore', () => {
   it('breaks a lock older than the stale bound and releases its own lock afterwards', async () => {
     writeFileSync(file, '{}\n');
     writeFileSync(`${file}.lock`, 'a writer that died');
-    const longAgo = new Date(Date.now() - 60_000);
-    utimesSync(`${file}.lock`, longAgo, longAgo);
+    makeStale(`${file}.lock`);
     const store = new FileStore(file, { staleLockMs: 30_000, lockWaitMs: 200 });
     const snapshot = await store.read();
 
@@ -96,6 +109,49 @@ describe('FileStore', () => {
 
     expect(outcome.status).toBe('replaced');
     expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+});
+
+describe('breaking a stale lock', () => {
+  it('leaves alone the fresh lock another writer took after this one saw the stale lock', async () => {
+    writeFileSync(file, '{}\n');
+    const lockPath = `${file}.lock`;
+    writeFileSync(lockPath, 'a writer that died');
+    makeStale(lockPath);
+    jest.mocked(stat).mockImplementationOnce(async (path) => {
+      const stale = await realStat(path);
+      // Between this writer's look at the lock and its next step, another writer breaks it and locks afresh.
+      rmSync(lockPath);
+      writeFileSync(lockPath, 'another writer');
+      return stale;
+    });
+    const store = new FileStore(file, { staleLockMs: 30_000, lockWaitMs: 200 });
+    const snapshot = await store.read();
+
+    const replace = store.replace(snapshot.version, '{"mine":1}\n');
+
+    await expect(replace).rejects.toThrow(`key file ${file} is locked by another writer`);
+    expect(readFileSync(lockPath, 'utf8')).toBe('another writer');
+    expect(readFileSync(file, 'utf8')).toBe('{}\n');
+    expect(readdirSync(directory).sort()).toEqual(['keys.json', 'keys.json.lock']);
+  });
+
+  it('with six writers racing to break it, every key lands and no lock file is left', async () => {
+    writeFileSync(file, JSON.stringify({ demo: [DEMO_KEY] }));
+    writeFileSync(`${file}.lock`, 'a writer that died');
+    makeStale(`${file}.lock`);
+
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => runCli(['rotate', 'demo', '--json', '--file', file], {})),
+    );
+
+    expect(results.map((result) => result.code)).toEqual([0, 0, 0, 0, 0, 0]);
+    const { keyring } = parseKeyring(readFileSync(file, 'utf8'));
+    const reported = results.map((result) => (JSON.parse(result.stdout) as { key: string }).key);
+    for (const key of [DEMO_KEY, ...reported]) {
+      expect(authenticate({ appId: 'demo', appKey: key }, keyring).ok).toBe(true);
+    }
+    expect(readdirSync(directory)).toEqual(['keys.json']);
   });
 });
 

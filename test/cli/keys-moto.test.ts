@@ -257,6 +257,40 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     expect(await stagesOf(secretId)).toEqual(['AWSCURRENT']);
   });
 
+  it('a put that landed although its answer was lost leaves no AWSPENDING behind and AWSCURRENT unchanged', async () => {
+    const original = JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] });
+    const secretId = await createSecret(original);
+    const before = await current(secretId);
+    const putAnswerLost = (env: Readonly<Record<string, string | undefined>>) => {
+      const client = createCliSecretsManagerClient(env);
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          const output = await next(args);
+          if (context.commandName !== 'PutSecretValueCommand') return output;
+          throw Object.assign(new Error('The operation was aborted due to timeout'), {
+            name: 'TimeoutError',
+          });
+        },
+        { step: 'initialize', name: 'losePutAnswer' },
+      );
+      return client;
+    };
+
+    const result = await runCli(['rotate', 'demo', '--secret-id', secretId], moto.awsEnv, {
+      createSecretsManagerClient: putAnswerLost,
+    });
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `error: could not write a new version of secret ${secretId}: Secrets Manager did not answer in time; ` +
+        'nothing was changed (AWSCURRENT untouched)\n',
+    });
+    expect(await current(secretId)).toEqual(before);
+    expect(await stagesOf(secretId)).toEqual(['AWSCURRENT']);
+  });
+
   it('fails cleanly when moto stops between writing the new version and moving AWSCURRENT', async () => {
     const doomed = await startMoto();
     const doomedAdmin = createCliSecretsManagerClient(doomed.awsEnv);

@@ -29,6 +29,10 @@ const serviceError = <T>(
 const awsError = (name: string, message: string): Error =>
   Object.assign(new Error(message), { name, $metadata: { httpStatusCode: 400 } });
 
+/** The ClientRequestToken of the first PutSecretValue: the id of the version it stores. */
+const putToken = (): string | undefined =>
+  secretsManager.commandCalls(PutSecretValueCommand)[0]?.args[0].input.ClientRequestToken;
+
 /** Instant retries: the back-off is the edit loop's business, tested there. */
 const noWait = { editOptions: { sleep: () => Promise.resolve() } };
 
@@ -208,16 +212,94 @@ describe('failures', () => {
     );
   });
 
-  it('a failed put fails the command before AWSCURRENT could move', async () => {
-    secretsManager.on(PutSecretValueCommand).rejects(awsError('AccessDeniedException', 'no PutSecretValue'));
+  it.each<[string, Error, string]>([
+    [
+      'a refused put',
+      awsError('AccessDeniedException', 'no PutSecretValue'),
+      'access denied: no PutSecretValue',
+    ],
+    [
+      'a put whose answer timed out',
+      Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }),
+      'Secrets Manager did not answer in time',
+    ],
+    [
+      'a put whose connection dropped',
+      Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+      'could not reach Secrets Manager (ECONNRESET)',
+    ],
+  ])(
+    '%s fails the command, says nothing changed, and takes AWSPENDING off the version it may have stored',
+    async (_label, failure, description) => {
+      secretsManager.on(PutSecretValueCommand).rejects(failure);
+      secretsManager
+        .on(UpdateSecretVersionStageCommand)
+        .rejects(serviceError(InvalidParameterException, 'Version stage AWSPENDING not found in version'));
 
-    const result = await runCli(['add-app', 'shop'], ENV);
+      const result = await runCli(['add-app', 'shop'], ENV);
+
+      expect(result).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          `error: could not write a new version of secret ${SECRET_ID}: ${description}; ` +
+          'nothing was changed (AWSCURRENT untouched)\n',
+      });
+      expect(
+        secretsManager.commandCalls(UpdateSecretVersionStageCommand).map((call) => call.args[0].input),
+      ).toEqual([{ SecretId: SECRET_ID, VersionStage: 'AWSPENDING', RemoveFromVersionId: putToken() }]);
+    },
+  );
+
+  it.each<[string, Error]>([
+    ['answers nothing to remove', serviceError(InvalidParameterException, 'Not a valid version')],
+    [
+      'finds no such version',
+      serviceError(ResourceNotFoundException, "Secrets Manager can't find the version"),
+    ],
+  ])('after a failed put, a clean-up that %s is taken as done', async (_label, answer) => {
+    secretsManager.on(PutSecretValueCommand).rejects(awsError('TimeoutError', 'timed out'));
+    secretsManager.on(UpdateSecretVersionStageCommand).rejects(answer);
+
+    const result = await runCli(['rotate', 'demo'], ENV);
+
+    expect(result.stderr).toBe(
+      `error: could not write a new version of secret ${SECRET_ID}: Secrets Manager did not answer in time; ` +
+        'nothing was changed (AWSCURRENT untouched)\n',
+    );
+  });
+
+  it('after a failed put, a failed clean-up is named in the same line with the version to fix', async () => {
+    secretsManager.on(PutSecretValueCommand).rejects(awsError('TimeoutError', 'timed out'));
+    secretsManager
+      .on(UpdateSecretVersionStageCommand)
+      .rejects(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4566'), { code: 'ECONNREFUSED' }));
+
+    const result = await runCli(['rotate', 'demo'], ENV);
 
     expect(result).toEqual({
       code: 1,
       stdout: '',
-      stderr: `error: could not write a new version of secret ${SECRET_ID}: access denied: no PutSecretValue\n`,
+      stderr:
+        `error: could not write a new version of secret ${SECRET_ID}: Secrets Manager did not answer in time; ` +
+        `nothing was changed (AWSCURRENT untouched); if the new version ${putToken()} was stored after all, its ` +
+        'AWSPENDING label could not be removed (could not reach Secrets Manager (ECONNREFUSED)) and a scheduled ' +
+        'rotation will fail until it is\n',
     });
+  });
+
+  it('a put that fails for want of credentials never reached Secrets Manager: no clean-up is tried', async () => {
+    secretsManager.on(PutSecretValueCommand).rejects(
+      Object.assign(new Error('Could not load credentials from any providers'), {
+        name: 'CredentialsProviderError',
+      }),
+    );
+
+    const result = await runCli(['rotate', 'demo'], ENV);
+
+    expect(result.stderr).toBe(
+      'error: no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or use --file for a local key file)\n',
+    );
     expect(secretsManager).not.toHaveReceivedCommand(UpdateSecretVersionStageCommand);
   });
 
