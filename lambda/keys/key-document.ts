@@ -1,5 +1,6 @@
 import { APP_ID_RULE, isValidAppId } from './app-id';
 import { DIGEST_PREFIX, keyIdFromDigest, readStoredKey } from './key-material';
+import { readSecretObject } from './secret-json';
 
 /**
  * The secret as operators edit it: App-id → stored keys (plain or `sha256:`), oldest first. Unlike
@@ -35,18 +36,10 @@ export function keyIdOf(storedKey: string): string {
 }
 
 export function parseKeyDocument(text: string): KeyDocument {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // JSON.parse's message quotes the input, which holds keys.
-    throw new KeyDocumentError('the secret is not valid JSON');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new KeyDocumentError('the secret must be a JSON object mapping App-id to keys');
-  }
+  const reading = readSecretObject(text);
+  if (!reading.ok) throw new KeyDocumentError(`the secret ${reading.problem}`);
   const document = new Map<string, string[]>();
-  for (const [appId, value] of Object.entries(parsed)) {
+  for (const [appId, value] of reading.entries) {
     if (!isValidAppId(appId)) {
       throw new KeyDocumentError(
         `the secret has an app id of ${appId.length} characters outside the allowed form`,

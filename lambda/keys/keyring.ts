@@ -1,5 +1,6 @@
 import { isValidAppId } from './app-id';
 import { keyIdFromDigest, readStoredKey } from './key-material';
+import { readSecretObject } from './secret-json';
 
 export interface StoredKey {
   /** Non-secret fingerprint, safe for logs. */
@@ -42,20 +43,12 @@ function printableAppId(appId: string): string {
  * answers 503) instead of locking every client out. `{}` is a valid, empty keyring.
  */
 export function parseKeyring(secretString: string): ParsedKeyring {
-  let document: unknown;
-  try {
-    document = JSON.parse(secretString);
-  } catch {
-    // JSON.parse's own message quotes the input, which is the secret: never pass it on.
-    throw new MalformedSecretError('secret is not valid JSON');
-  }
-  if (typeof document !== 'object' || document === null || Array.isArray(document)) {
-    throw new MalformedSecretError('secret must be a JSON object mapping App-id to keys');
-  }
+  const reading = readSecretObject(secretString);
+  if (!reading.ok) throw new MalformedSecretError(`secret ${reading.problem}`);
 
   const keyring = new Map<string, StoredKey[]>();
   const problems: KeyringProblem[] = [];
-  const entries = Object.entries(document);
+  const entries = reading.entries;
 
   for (const [appId, value] of entries) {
     if (!isValidAppId(appId)) {
