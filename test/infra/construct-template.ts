@@ -107,3 +107,11 @@ export function constructUnbundled(props: PaymentApiProps): void {
   const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
   new PaymentApi(new Stack(app, 'Test'), 'PaymentApi', props);
 }
+
+/** A bundle as Lambda loads it: CommonJS, minified, no source map (never printed whole if it fails). */
+export function expectMinifiedCommonJs(bundle: string): void {
+  expect(bundle.slice(0, 13)).toBe('"use strict";');
+  expect(/^\s*(import|export)\s/m.test(bundle)).toBe(false);
+  expect(bundle.includes('sourceMappingURL')).toBe(false);
+  expect(bundle.split('\n').length).toBeLessThan(200);
+}
