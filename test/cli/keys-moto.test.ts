@@ -354,7 +354,9 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
   ])('says "no AWS region" when AWS_REGION is %s and no profile names one', async (_label, region) => {
     const home = mkdtempSync(join(tmpdir(), 'payment-cli-home-'));
     try {
-      const { AWS_REGION: _ignored, ...withoutRegion } = moto.awsEnv;
+      const withoutRegion = Object.fromEntries(
+        Object.entries(moto.awsEnv).filter(([name]) => name !== 'AWS_REGION'),
+      );
       const result = await spawnCli(['list', '--secret-id', 'payment-api-keys'], {
         ...withoutRegion,
         ...region,

@@ -46,14 +46,14 @@ function answersAfter(delayMs: number, secretString = SECRET_STRING): void {
 
 /** Settles `promise` under fake timers, reporting when (in fake ms from now) it settled. */
 async function settleTiming<T>(promise: Promise<T>, stepMs = 10, limitMs = 10_000): Promise<number> {
-  let settled = false;
+  const state = { settled: false };
   promise.then(
-    () => (settled = true),
-    () => (settled = true),
+    () => (state.settled = true),
+    () => (state.settled = true),
   );
   let elapsed = 0;
   await jest.advanceTimersByTimeAsync(0);
-  while (!settled && elapsed < limitMs) {
+  while (!state.settled && elapsed < limitMs) {
     await jest.advanceTimersByTimeAsync(stepMs);
     elapsed += stepMs;
   }
