@@ -2,44 +2,54 @@ import { randomUUID } from 'node:crypto';
 import {
   GetSecretValueCommand,
   PutSecretValueCommand,
-  SecretsManagerClient,
   UpdateSecretVersionStageCommand,
+  type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
+import { createSecretsManagerClient, type CallBounds } from '../lambda/keys/secrets-manager-client';
 import { errorCode, errorMessage, errorName } from '../lambda/shared/errors';
 import { nonEmpty } from './args';
 import { KeyStoreError, type KeyStore, type ReplaceOutcome, type Snapshot } from './key-store';
 
 /**
- * Bounds for an operator's command, looser than the Lambda's hot-path bounds (SECRETS_MANAGER_TIMEOUTS in
- * lambda/keys/secrets-manager-source.ts): nobody is waiting on an HTTP response, but a command must still end.
- * Worst case per call: 3 attempts × (2 s connect + 5 s response) plus back-off, cut at 20 s by the deadline.
+ * Bounds on each call of an operator's command, looser than the payment Lambda's (PAYMENT_CALL_BOUNDS): it may
+ * run far from the region, and nobody waits on an HTTP answer. Worst case per call: 3 attempts of at most 3 s each
+ * plus the SDK's back-off, and never more than the 10 s deadline; a command makes at most 5 calls.
  */
-export const CLI_SECRETS_MANAGER_TIMEOUTS = {
+export const CLI_CALL_BOUNDS: CallBounds = {
   maxAttempts: 3,
   connectionTimeoutMs: 2_000,
-  requestTimeoutMs: 5_000,
-  callDeadlineMs: 20_000,
-} as const;
+  attemptTimeoutMs: 3_000,
+  callDeadlineMs: 10_000,
+};
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** The variables the SDK itself reads from the process, where an empty value must mean "not set". */
+const SDK_READ_VARIABLES = ['AWS_REGION', 'AWS_PROFILE'] as const;
+
 /**
  * A client configured from `env` rather than from the process, so the CLI can be run in-process with a given
- * environment. Region: AWS_REGION (or AWS_DEFAULT_REGION, as the AWS CLI reads it); endpoint:
- * AWS_ENDPOINT_URL_SECRETS_MANAGER or AWS_ENDPOINT_URL; credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN when set, otherwise the SDK's default
- * chain (AWS_PROFILE from `env`, shared files, SSO, instance roles).
+ * environment. Region: AWS_REGION (or AWS_DEFAULT_REGION, as the AWS CLI reads it), else the profile's; endpoint:
+ * AWS_ENDPOINT_URL_SECRETS_MANAGER or AWS_ENDPOINT_URL; credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/
+ * AWS_SESSION_TOKEN when set, otherwise the SDK's default chain (AWS_PROFILE, shared files, SSO, instance roles).
+ * An empty variable counts as unset, as the AWS CLI reads it.
  */
 export function createCliSecretsManagerClient(env: Env): SecretsManagerClient {
   // Standard error carries one-line errors only; the SDK's notice about the Node versions of its future releases
   // is not about this tool. The SDK reads this from process.env when a client is built, so here, just before.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  // The SDK falls back to these in process.env when not given a value, and takes "" as a value ("Region not
+  // accepted: region=\"\" is not a valid hostname component").
+  for (const name of SDK_READ_VARIABLES) {
+    if (process.env[name] === '') Reflect.deleteProperty(process.env, name);
+  }
   const region = nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION);
   const endpoint = nonEmpty(env.AWS_ENDPOINT_URL_SECRETS_MANAGER) ?? nonEmpty(env.AWS_ENDPOINT_URL);
   const profile = nonEmpty(env.AWS_PROFILE);
   const accessKeyId = nonEmpty(env.AWS_ACCESS_KEY_ID);
   const secretAccessKey = nonEmpty(env.AWS_SECRET_ACCESS_KEY);
   const sessionToken = nonEmpty(env.AWS_SESSION_TOKEN);
-  return new SecretsManagerClient({
+  return createSecretsManagerClient(CLI_CALL_BOUNDS, {
     ...(region === undefined ? {} : { region }),
     ...(endpoint === undefined ? {} : { endpoint }),
     ...(profile === undefined ? {} : { profile }),
@@ -52,11 +62,6 @@ export function createCliSecretsManagerClient(env: Env): SecretsManagerClient {
             ...(sessionToken === undefined ? {} : { sessionToken }),
           },
         }),
-    maxAttempts: CLI_SECRETS_MANAGER_TIMEOUTS.maxAttempts,
-    requestHandler: {
-      connectionTimeout: CLI_SECRETS_MANAGER_TIMEOUTS.connectionTimeoutMs,
-      requestTimeout: CLI_SECRETS_MANAGER_TIMEOUTS.requestTimeoutMs,
-    },
   });
 }
 
@@ -92,7 +97,7 @@ function describeEnvironmentProblem(error: unknown): string | undefined {
   if (errorName(error) === 'CredentialsProviderError' || /could not load credentials/i.test(message)) {
     return 'no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or use --file for a local key file)';
   }
-  if (/region is missing/i.test(message)) return 'no AWS region: set AWS_REGION';
+  if (/region is missing|region="" is not a valid/i.test(message)) return 'no AWS region: set AWS_REGION';
   return undefined;
 }
 
@@ -105,14 +110,14 @@ export function describeAwsFailure(error: unknown): string {
   if (message === undefined) return 'unexpected failure';
   const environmentProblem = describeEnvironmentProblem(error);
   if (environmentProblem !== undefined) return environmentProblem;
+  const name = errorName(error) ?? 'Error';
+  // Before the network codes: an attempt's time-out carries ETIMEDOUT too.
+  if (name === 'TimeoutError' || name === 'AbortError' || name === 'RequestTimeout') {
+    return 'Secrets Manager did not answer in time';
+  }
   const networkCode = networkErrorCode(error, message);
   if (networkCode !== undefined) return `could not reach Secrets Manager (${networkCode})`;
-  const name = errorName(error) ?? 'Error';
   switch (name) {
-    case 'TimeoutError':
-    case 'AbortError':
-    case 'RequestTimeout':
-      return 'Secrets Manager did not answer in time';
     case 'ResourceNotFoundException':
       return 'secret not found (or it has no AWSCURRENT version)';
     case 'AccessDeniedException':
@@ -159,10 +164,8 @@ export class SecretsManagerStore implements KeyStore {
   }
 
   async read(): Promise<Snapshot> {
-    const output = await this.guarded('could not read', (abortSignal) =>
-      this.client.send(new GetSecretValueCommand({ SecretId: this.secretId, VersionStage: 'AWSCURRENT' }), {
-        abortSignal,
-      }),
+    const output = await this.guarded('could not read', () =>
+      this.client.send(new GetSecretValueCommand({ SecretId: this.secretId, VersionStage: 'AWSCURRENT' })),
     );
     if (output.SecretString === undefined) {
       throw new KeyStoreError(`${this.description} has no SecretString (binary secrets are not supported)`);
@@ -175,8 +178,40 @@ export class SecretsManagerStore implements KeyStore {
 
   async replace(expectedVersion: string, newText: string): Promise<ReplaceOutcome> {
     const ours = await this.putPending(this.newClientRequestToken(), newText);
+    const moved = await this.moveCurrent(ours, expectedVersion);
+    const cleanupFailure = await this.removePendingLabel(ours);
+    const leftover =
+      cleanupFailure === undefined ? undefined : this.leftoverPendingLabel(ours, cleanupFailure);
+    if (moved.status === 'failed') {
+      // With the label left behind the secret is not "unchanged": say what is left and how to clear it.
+      const current = moved.currentKnown
+        ? 'AWSCURRENT was not moved'
+        : 'AWSCURRENT was most likely not moved (run "list" to check)';
+      const outcome =
+        leftover !== undefined
+          ? `${current}; ${leftover}`
+          : moved.currentKnown
+            ? `${current}, the secret is unchanged`
+            : 'AWSCURRENT was most likely not moved; run "list" to check';
+      throw new KeyStoreError(
+        `could not move AWSCURRENT of ${this.description} to the new version: ${moved.reason}; ${outcome}`,
+      );
+    }
+    return { status: moved.status, warnings: leftover === undefined ? [] : [leftover] };
+  }
 
-    let status: ReplaceOutcome['status'] | KeyStoreError;
+  /**
+   * Moves AWSCURRENT from `expectedVersion` to `ours`. After a refused move, which version holds AWSCURRENT now
+   * tells what happened, whatever the error's name: another writer's (a conflict), ours (the move landed but its
+   * answer was lost), or still the one we read (a real failure).
+   */
+  private async moveCurrent(
+    ours: string,
+    expectedVersion: string,
+  ): Promise<
+    | { readonly status: ReplaceOutcome['status'] }
+    | { readonly status: 'failed'; readonly reason: string; readonly currentKnown: boolean }
+  > {
     try {
       await this.client.send(
         new UpdateSecretVersionStageCommand({
@@ -185,37 +220,29 @@ export class SecretsManagerStore implements KeyStore {
           MoveToVersionId: ours,
           RemoveFromVersionId: expectedVersion,
         }),
-        { abortSignal: AbortSignal.timeout(CLI_SECRETS_MANAGER_TIMEOUTS.callDeadlineMs) },
       );
-      status = 'replaced';
+      return { status: 'replaced' };
     } catch (error) {
-      // Which version holds AWSCURRENT now tells what happened, whatever the error's name: another writer's
-      // (a conflict), ours (the move landed but its answer was lost), or still the one we read (a real failure).
       const holder = await this.currentVersionId();
-      if (holder === ours) status = 'replaced';
-      else if (holder !== undefined && holder !== expectedVersion) status = 'conflict';
-      else {
-        const outcome =
-          holder === undefined
-            ? 'AWSCURRENT was most likely not moved; run "list" to check'
-            : 'AWSCURRENT was not moved, the secret is unchanged';
-        status = new KeyStoreError(
-          `could not move AWSCURRENT of ${this.description} to the new version: ${describeAwsFailure(error)}; ${outcome}`,
-        );
-      }
+      if (holder === ours) return { status: 'replaced' };
+      if (holder !== undefined && holder !== expectedVersion) return { status: 'conflict' };
+      return { status: 'failed', reason: describeAwsFailure(error), currentKnown: holder !== undefined };
     }
-    const cleanupFailure = await this.removePendingLabel(ours);
-    if (status instanceof KeyStoreError) throw status;
-    return {
-      status,
-      warnings:
-        cleanupFailure === undefined
-          ? []
-          : [
-              `could not remove the AWSPENDING label from version ${ours} of ${this.description} ` +
-                `(${cleanupFailure}); a scheduled rotation will fail until it is removed`,
-            ],
-    };
+  }
+
+  /** What is left behind when AWSPENDING could not be taken off `versionId`, and the one command that clears it. */
+  private leftoverPendingLabel(versionId: string, why: string): string {
+    return (
+      `could not remove the AWSPENDING label from version ${versionId} of ${this.description} (${why}); ` +
+      `a scheduled rotation will fail until it is removed: ${this.clearPendingCommand(versionId)}`
+    );
+  }
+
+  private clearPendingCommand(versionId: string): string {
+    return (
+      `aws secretsmanager update-secret-version-stage --secret-id '${this.secretId}' ` +
+      `--version-stage AWSPENDING --remove-from-version-id ${versionId}`
+    );
   }
 
   /**
@@ -233,7 +260,6 @@ export class SecretsManagerStore implements KeyStore {
           ClientRequestToken: token,
           VersionStages: ['AWSPENDING'],
         }),
-        { abortSignal: AbortSignal.timeout(CLI_SECRETS_MANAGER_TIMEOUTS.callDeadlineMs) },
       );
       return output.VersionId ?? token;
     } catch (error) {
@@ -245,7 +271,7 @@ export class SecretsManagerStore implements KeyStore {
         cleanupFailure === undefined
           ? ''
           : `; if the new version ${token} was stored after all, its AWSPENDING label could not be removed ` +
-            `(${cleanupFailure}) and a scheduled rotation will fail until it is`;
+            `(${cleanupFailure}) and a scheduled rotation will fail until it is: ${this.clearPendingCommand(token)}`;
       throw new KeyStoreError(
         `could not write a new version of ${this.description}: ${describeAwsFailure(error)}; ` +
           `nothing was changed (AWSCURRENT untouched)${leftover}`,
@@ -258,7 +284,6 @@ export class SecretsManagerStore implements KeyStore {
     try {
       const output = await this.client.send(
         new GetSecretValueCommand({ SecretId: this.secretId, VersionStage: 'AWSCURRENT' }),
-        { abortSignal: AbortSignal.timeout(CLI_SECRETS_MANAGER_TIMEOUTS.callDeadlineMs) },
       );
       return output.VersionId;
     } catch {
@@ -280,7 +305,6 @@ export class SecretsManagerStore implements KeyStore {
           VersionStage: 'AWSPENDING',
           RemoveFromVersionId: versionId,
         }),
-        { abortSignal: AbortSignal.timeout(CLI_SECRETS_MANAGER_TIMEOUTS.callDeadlineMs) },
       );
       return undefined;
     } catch (error) {
@@ -290,9 +314,9 @@ export class SecretsManagerStore implements KeyStore {
     }
   }
 
-  private async guarded<T>(whatFailed: string, send: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+  private async guarded<T>(whatFailed: string, send: () => Promise<T>): Promise<T> {
     try {
-      return await send(AbortSignal.timeout(CLI_SECRETS_MANAGER_TIMEOUTS.callDeadlineMs));
+      return await send();
     } catch (error) {
       const environmentProblem = describeEnvironmentProblem(error);
       throw new KeyStoreError(

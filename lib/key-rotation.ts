@@ -8,7 +8,12 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { MIN_KEYS_KEPT_BY_ROTATION } from '../lambda/keys/key-document';
-import { DEFAULT_ROTATION_KEEP_KEYS, ROTATION_ENV } from '../lambda/rotation/settings';
+import {
+  DEFAULT_ROTATION_KEEP_KEYS,
+  MAX_CALLS_PER_ROTATION_STEP,
+  ROTATION_CALL_BOUNDS,
+  ROTATION_ENV,
+} from '../lambda/rotation/settings';
 import type { LogLevel } from '../lambda/shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
 import { grantKeyUseThroughSecretsManager } from './grants';
@@ -42,10 +47,14 @@ export const KEY_ROTATION_LIMITS = {
 const MILLIS_PER_HOUR = Duration.hours(1).toMilliseconds();
 
 /**
- * A step makes at most 5 Secrets Manager calls, each bounded to 2 attempts of 1 s connect + 2 s response plus
- * back-off (about 7 s): 60 s covers the worst case. Steps are idempotent, so a time-out is retried safely anyway.
+ * Every Secrets Manager call of a step ends by its deadline, and a step makes at most MAX_CALLS_PER_ROTATION_STEP
+ * calls: the time-out covers that worst case with room to spare. Steps are idempotent, so a time-out is retried
+ * safely anyway.
  */
-const ROTATION_TIMEOUT = Duration.seconds(60);
+export const ROTATION_TIMEOUT = Duration.seconds(60);
+
+/** A step's worst case: every one of its calls runs to its deadline (a test keeps it under ROTATION_TIMEOUT). */
+export const ROTATION_STEP_WORST_CASE_MS = MAX_CALLS_PER_ROTATION_STEP * ROTATION_CALL_BOUNDS.callDeadlineMs;
 const ROTATION_MEMORY_MIB = 256;
 
 /** Throws on the first invalid option. */

@@ -1,116 +1,148 @@
 /**
- * Measures what the issue asks for, on this machine, against the built artifact:
- * bundle size, cold import time of the asset, cold start to first answer, Secrets Manager calls for 1,000
- * requests, and the cost of the auth decision for a right key, a wrong key and an unknown app.
+ * Measures the payment Lambda as built, on this machine, against moto (npm run bench):
  *
- *   npm run bench
+ * - bundle size: the asset `cdk synth` builds, the same code without the slimming (lib/bundled-function.ts
+ *   SLIM_BUNDLING), and a naive peer (scripts/naive-peer.ts) bundled the way NodejsFunction bundles with minify and
+ *   the SDK inside (our options before the slimming);
+ * - cold start: time to the first 200 in a fresh Node process (require, then one invocation against moto), ours and
+ *   the peer interleaved, three runs, with the ratio;
+ * - Secrets Manager calls per execution environment per key-cache TTL, requests sent one at a time as Lambda does;
+ * - Secrets Manager faults (fault proxy): the slowest request while stale keys are usable, and the time from
+ *   recovery to the first 200 with nothing usable, in-process for every fault, and on `npm start` black-holed;
+ * - the auth decision's cost per call.
  *
- * Needs moto's server (scripts/python-tools.sh). Figures vary by machine; nothing here asserts them.
+ * Figures vary by machine; nothing here asserts them (the tests assert the bounds).
  */
 import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
+import { build } from 'esbuild';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { authenticate } from '../lambda/keys/authenticate';
+import { KeyCache } from '../lambda/keys/key-cache';
 import { parseKeyring } from '../lambda/keys/keyring';
+import { createSecretsManagerClient } from '../lambda/keys/secrets-manager-client';
+import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../lambda/keys/secrets-manager-source';
+import { createHandler } from '../lambda/payment/create-handler';
+import { createJsonLogger } from '../lambda/shared/logger';
+import { SLIM_BUNDLING } from '../lib/bundled-function';
 import { paymentEvent } from '../test/support/events';
+import { FAULTS, startFaultProxy, type Fault, type FaultProxy } from '../test/support/fault-proxy';
+import { runBrownout, runRecovery, type Probe } from '../test/support/fault-scenarios';
 import { DEMO_KEY, PARTNER_KEY, SECRET_STRING } from '../test/support/keys';
-import { motoSecretsManager, startMoto } from '../test/support/moto';
+import {
+  credentials,
+  killAllLocalServers,
+  send,
+  startLocalServer,
+  stopLocalServer,
+} from '../test/support/local-server-process';
+import { MOTO_AWS_ENV, motoSecretsManager, startMoto, type MotoServer } from '../test/support/moto';
 import { synthesizeApp } from '../test/support/synth';
 
-const COLD_RUNS = 15;
-const REQUESTS = 1_000;
-const CONCURRENCY = 50;
+const PROJECT_ROOT = join(__dirname, '..');
+const COLD_RUNS = 3;
+const COLD_SAMPLES = 15;
+const TTL_WINDOW_SECONDS = 1;
+const TTL_WINDOWS = 6;
+
+const EVENT = paymentEvent([
+  ['Content-Type', 'application/json'],
+  ['App-id', 'demo'],
+  ['App-key', DEMO_KEY],
+]);
+
+const fmt = (value: number, digits = 1): string => value.toFixed(digits);
 
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-/** A pass-through proxy to moto that counts Secrets Manager operations by their X-Amz-Target. */
-async function countingProxy(
-  targetPort: number,
-): Promise<{ server: Server; port: number; counts: Map<string, number> }> {
-  const counts = new Map<string, number>();
-  const server = createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
-    const target = String(incoming.headers['x-amz-target'] ?? 'unknown').replace('secretsmanager.', '');
-    counts.set(target, (counts.get(target) ?? 0) + 1);
-    const upstream = request(
-      {
-        host: '127.0.0.1',
-        port: targetPort,
-        method: incoming.method,
-        path: incoming.url,
-        headers: incoming.headers,
-      },
-      (response) => {
-        outgoing.writeHead(response.statusCode ?? 502, response.headers);
-        response.pipe(outgoing);
-      },
-    );
-    upstream.on('error', () => outgoing.destroy());
-    incoming.pipe(upstream);
+const median = (values: readonly number[]): number => percentile(values, 50);
+
+/** esbuild options NodejsFunction passes for our functions (lib/bundled-function.ts), before SLIM_BUNDLING. */
+const NODEJS_FUNCTION_OPTIONS = {
+  bundle: true,
+  platform: 'node',
+  target: 'node24',
+  format: 'cjs',
+  minify: true,
+  logLevel: 'error',
+} as const;
+
+async function bundle(entry: string, outfile: string, slim: boolean): Promise<string> {
+  await build({
+    ...NODEJS_FUNCTION_OPTIONS,
+    entryPoints: [join(PROJECT_ROOT, entry)],
+    outfile,
+    absWorkingDir: PROJECT_ROOT,
+    ...(slim ? { mainFields: [...SLIM_BUNDLING.mainFields], alias: { ...SLIM_BUNDLING.aliases } } : {}),
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  return { server, port: typeof address === 'object' && address !== null ? address.port : 0, counts };
+  return outfile;
 }
 
-/** In a fresh Node process: time the require of the asset, then the first answer, then a burst of requests. */
-const DRIVER = `
+function sizes(file: string): string {
+  const bytes = statSync(file).size;
+  return `${bytes.toLocaleString('en')} bytes (${gzipSync(readFileSync(file)).length.toLocaleString('en')} gzipped)`;
+}
+
+/** In a fresh Node process: require the bundle, invoke it once; time from before the require to the answer. */
+const COLD_DRIVER = `
 const started = process.hrtime.bigint();
 const { handler } = require(process.argv[1]);
-const imported = process.hrtime.bigint();
-const event = JSON.parse(process.argv[2]);
-const total = Number(process.argv[3]);
-const concurrency = Number(process.argv[4]);
-(async () => {
-  const first = await handler(event, {});
+handler(JSON.parse(process.argv[2]), { awsRequestId: 'bench', functionName: 'bench' }).then((result) => {
   const answered = process.hrtime.bigint();
-  const statuses = { [first.statusCode]: 1 };
-  const burstStart = process.hrtime.bigint();
-  for (let sent = 1; sent < total; sent += concurrency) {
-    const batch = Array.from({ length: Math.min(concurrency, total - sent) }, () => handler(event, {}));
-    for (const result of await Promise.all(batch)) statuses[result.statusCode] = (statuses[result.statusCode] || 0) + 1;
+  process.stderr.write(JSON.stringify({ status: result.statusCode, ms: Number(answered - started) / 1e6 }) + '\\n');
+});
+`;
+
+async function coldStart(bundleFile: string, env: Record<string, string>): Promise<number> {
+  const { stderr } = await promisify(execFile)(
+    process.execPath,
+    ['-e', COLD_DRIVER, bundleFile, JSON.stringify(EVENT)],
+    { env: { PATH: process.env.PATH ?? '', ...env } },
+  );
+  const result = JSON.parse(stderr.trim().split('\n').pop() ?? '{}') as { status: number; ms: number };
+  if (result.status !== 200) throw new Error(`${bundleFile} answered ${result.status}, not 200`);
+  return result.ms;
+}
+
+/** In a fresh process, one request at a time for `windows` TTLs; the caller counts the calls it makes. */
+const TTL_DRIVER = `
+const { handler } = require(process.argv[1]);
+const event = JSON.parse(process.argv[2]);
+const until = Date.now() + Number(process.argv[3]);
+(async () => {
+  let requests = 0;
+  while (Date.now() < until) {
+    const result = await handler(event, { awsRequestId: 'bench-' + requests, functionName: 'bench' });
+    if (result.statusCode !== 200) throw new Error('status ' + result.statusCode);
+    requests++;
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  const burstEnd = process.hrtime.bigint();
-  process.stderr.write(JSON.stringify({
-    importMs: Number(imported - started) / 1e6,
-    firstAnswerMs: Number(answered - started) / 1e6,
-    burstMs: Number(burstEnd - burstStart) / 1e6,
-    statuses,
-  }) + '\\n');
+  process.stderr.write(JSON.stringify({ requests }) + '\\n');
 })();
 `;
 
-interface DriverResult {
-  importMs: number;
-  firstAnswerMs: number;
-  burstMs: number;
-  statuses: Record<string, number>;
-}
-
-async function runAsset(
-  assetFile: string,
+async function callsPerTtl(
+  bundleFile: string,
   env: Record<string, string>,
-  total: number,
-): Promise<DriverResult> {
-  const event = paymentEvent([
-    ['Content-Type', 'application/json'],
-    ['App-id', 'demo'],
-    ['App-key', DEMO_KEY],
-  ]);
+  proxy: FaultProxy,
+): Promise<string> {
+  const before = proxy.calls.length;
+  const durationMs = TTL_WINDOW_SECONDS * TTL_WINDOWS * 1000;
   const { stderr } = await promisify(execFile)(
     process.execPath,
-    ['-e', DRIVER, assetFile, JSON.stringify(event), String(total), String(CONCURRENCY)],
-    { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env }, maxBuffer: 64 * 1024 * 1024 },
+    ['-e', TTL_DRIVER, bundleFile, JSON.stringify(EVENT), String(durationMs)],
+    { env: { PATH: process.env.PATH ?? '', ...env, KEY_CACHE_TTL_SECONDS: String(TTL_WINDOW_SECONDS) } },
   );
-  const line = stderr.trim().split('\n').pop() ?? '{}';
-  return JSON.parse(line) as DriverResult;
+  const { requests } = JSON.parse(stderr.trim().split('\n').pop() ?? '{}') as { requests: number };
+  const calls = proxy.calls.slice(before).filter((call) => call.operation === 'GetSecretValue').length;
+  return `${calls} GetSecretValue calls for ${requests} requests over ${TTL_WINDOWS} TTLs of ${TTL_WINDOW_SECONDS} s (one at init, then one per TTL): ${fmt(calls / TTL_WINDOWS, 2)} per TTL`;
 }
 
 /** Median ns per authenticate() call for each case, rounds interleaved so JIT warm-up and noise hit all alike. */
@@ -124,42 +156,184 @@ function timeAuthenticate(cases: ReadonlyArray<readonly [string, string]>, calls
       if (round >= 10) samples[index]?.push(Number(process.hrtime.bigint() - start) / callsPerRound);
     });
   }
-  return samples.map((values) => percentile(values, 50));
+  return samples.map(median);
+}
+
+/** The payment handler composed as lambda/payment/index.ts does, in this process, pointed at `proxy`. */
+function inProcessService(proxy: FaultProxy, secretArn: string, maxStaleMs: number): Probe {
+  const logger = createJsonLogger('error', () => undefined);
+  const keys = new KeyCache({
+    source: secretsManagerSource(
+      secretArn,
+      createSecretsManagerClient(PAYMENT_CALL_BOUNDS, {
+        region: MOTO_AWS_ENV.AWS_REGION,
+        endpoint: proxy.endpoint,
+        credentials: {
+          accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
+          secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+        },
+      }),
+    ),
+    logger,
+    ttlMs: 1_000,
+    maxStaleMs,
+  });
+  keys.warm();
+  const handler = createHandler({ keys, logger });
+  return async () => (await handler(EVENT)).statusCode;
+}
+
+async function faultTable(moto: MotoServer, secretArn: string): Promise<string[]> {
+  const rows = await Promise.all(
+    FAULTS.map(async (fault: Fault) => {
+      const stale = await startFaultProxy(moto.port);
+      const down = await startFaultProxy(moto.port);
+      try {
+        const probe = inProcessService(stale, secretArn, 5 * 60_000);
+        await probe();
+        const brownout = await runBrownout(stale, fault, probe, { ttlMs: 1_000, durationMs: 3_000 });
+        await down.setMode(fault);
+        const recovery = await runRecovery(down, fault, inProcessService(down, secretArn, 0), {
+          outageMs: 2_500,
+          limitMs: 5_000,
+        });
+        const outageSlowest = Math.max(...recovery.outage.map((request) => request.tookMs));
+        return (
+          `| ${fault} | ${fmt(brownout.slowestMs, 0)} ms (${brownout.requests.length} requests, all 200: ` +
+          `${String(brownout.requests.every((request) => request.status === 200))}) | ` +
+          `${recovery.recoveryMs === undefined ? 'none' : `${fmt(recovery.recoveryMs, 0)} ms`} | ` +
+          `${fmt(outageSlowest, 0)} ms | ${fmt(recovery.outageCallsPerSecond, 2)} |`
+        );
+      } finally {
+        await Promise.all([stale.close(), down.close()]);
+      }
+    }),
+  );
+  return [
+    '| fault | slowest request, stale keys usable | recovery to first 200, nothing usable | slowest 503 in the outage | GetSecretValue calls/s in the outage |',
+    '|---|---|---|---|---|',
+    ...rows,
+  ];
+}
+
+async function localServerFigures(moto: MotoServer, secretArn: string): Promise<string[]> {
+  const lines: string[] = [];
+  for (const scenario of ['brownout', 'recovery'] as const) {
+    const proxy = await startFaultProxy(moto.port);
+    await proxy.setMode(scenario === 'brownout' ? 'pass' : 'black-holed');
+    const server = await startLocalServer({
+      ...moto.awsEnv,
+      AWS_ENDPOINT_URL: proxy.endpoint,
+      KEYS_SECRET_ID: secretArn,
+      KEY_CACHE_TTL_SECONDS: '1',
+      KEY_MAX_STALE_SECONDS: '300',
+      LOG_LEVEL: 'error',
+      PORT: '0',
+    });
+    const probe: Probe = async () =>
+      (await send(server.baseUrl, { headers: credentials('demo', DEMO_KEY) })).status;
+    try {
+      if (scenario === 'brownout') {
+        await probe();
+        const fourAtOnce: Probe = async () => {
+          const statuses = await Promise.all([probe(), probe(), probe(), probe()]);
+          return Math.max(...statuses);
+        };
+        const report = await runBrownout(proxy, 'black-holed', fourAtOnce, {
+          ttlMs: 1_000,
+          durationMs: 5_000,
+        });
+        lines.push(
+          `| npm start, black-holed, stale keys usable: slowest request | ${fmt(report.slowestMs, 0)} ms of ${report.requests.length} |`,
+        );
+      } else {
+        const report = await runRecovery(proxy, 'black-holed', probe, { outageMs: 2_000, limitMs: 5_000 });
+        lines.push(
+          `| npm start, black-holed, nothing usable: recovery to the first 200 | ${report.recoveryMs === undefined ? 'none' : `${fmt(report.recoveryMs, 0)} ms`} |`,
+        );
+      }
+    } finally {
+      await stopLocalServer(server).catch(() => null);
+      await proxy.close();
+    }
+  }
+  return lines;
 }
 
 async function main(): Promise<void> {
-  const outdir = mkdtempSync(join(tmpdir(), 'payment-bench-'));
+  const work = mkdtempSync(join(tmpdir(), 'payment-bench-'));
   const moto = await startMoto();
   try {
-    const app = await synthesizeApp(outdir);
-    const assetFile = join(app.paymentAssetDir, 'index.js');
-    const client = motoSecretsManager(moto);
-    const created = await client.send(
+    const app = await synthesizeApp(join(work, 'cdk.out'));
+    const ours = join(app.paymentAssetDir, 'index.js');
+    const unslimmed = await bundle('lambda/payment/index.ts', join(work, 'unslimmed', 'index.js'), false);
+    const peer = await bundle('scripts/naive-peer.ts', join(work, 'peer', 'index.js'), false);
+    const slimPeer = await bundle('scripts/naive-peer.ts', join(work, 'slim-peer', 'index.js'), true);
+
+    const admin = motoSecretsManager(moto);
+    const { ARN: secretArn = '' } = await admin.send(
       new CreateSecretCommand({ Name: 'bench/keys', SecretString: SECRET_STRING }),
     );
-    client.destroy();
+    admin.destroy();
+    const countingProxy = await startFaultProxy(moto.port);
+    const env = { ...moto.awsEnv, AWS_ENDPOINT_URL: countingProxy.endpoint, KEYS_SECRET_ID: secretArn };
 
-    const proxy = await countingProxy(moto.port);
-    const env = {
-      ...moto.awsEnv,
-      AWS_ENDPOINT_URL: `http://127.0.0.1:${proxy.port}`,
-      KEYS_SECRET_ID: created.ARN ?? '',
-    };
+    console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
+    console.log('');
+    console.log('| bundle | size |');
+    console.log('|---|---|');
+    console.log(`| payment Lambda, as cdk synth builds it | ${sizes(ours)} |`);
+    console.log(`| the same code without the slimming (before) | ${sizes(unslimmed)} |`);
+    console.log(
+      `| naive peer, bundled as NodejsFunction does (minified CommonJS, SDK inside) | ${sizes(peer)} |`,
+    );
+    console.log(`| for reference: the naive peer with our slimming | ${sizes(slimPeer)} |`);
 
-    const size = statSync(assetFile).size;
-    const gzipped = gzipSync(readFileSync(assetFile)).length;
+    console.log('');
+    console.log(
+      `Time to the first 200 in a fresh Node process (require + one invocation against moto), median of ${COLD_SAMPLES} each, interleaved:`,
+    );
+    console.log('| run | ours | naive peer | ratio | peer with our slimming |');
+    console.log('|---|---|---|---|---|');
+    const ratios: number[] = [];
+    for (let run = 1; run <= COLD_RUNS; run++) {
+      const samples = { ours: [] as number[], peer: [] as number[], slimPeer: [] as number[] };
+      for (let sample = 0; sample < COLD_SAMPLES; sample++) {
+        // Alternate who goes first, so neither always meets a warmer machine.
+        const order =
+          sample % 2 === 0
+            ? (['ours', 'peer', 'slimPeer'] as const)
+            : (['peer', 'ours', 'slimPeer'] as const);
+        for (const which of order) {
+          const file = which === 'ours' ? ours : which === 'peer' ? peer : slimPeer;
+          samples[which].push(await coldStart(file, env));
+        }
+      }
+      const ratio = median(samples.ours) / median(samples.peer);
+      ratios.push(ratio);
+      console.log(
+        `| ${run} | ${fmt(median(samples.ours))} ms | ${fmt(median(samples.peer))} ms | ${fmt(ratio, 2)} | ${fmt(median(samples.slimPeer))} ms |`,
+      );
+    }
+    console.log(
+      `ratio ours / naive peer over ${COLD_RUNS} runs: min ${fmt(Math.min(...ratios), 2)}, median ${fmt(median(ratios), 2)}, max ${fmt(Math.max(...ratios), 2)} (target: at most 0.80)`,
+    );
 
-    const cold: DriverResult[] = [];
-    for (let run = 0; run < COLD_RUNS; run++) cold.push(await runAsset(assetFile, env, 1));
+    console.log('');
+    console.log(
+      `Secrets Manager calls, one execution environment: ${await callsPerTtl(ours, env, countingProxy)}`,
+    );
+    await countingProxy.close();
 
-    proxy.counts.clear();
-    const burst = await runAsset(assetFile, env, REQUESTS);
-    const callsDefaultTtl = proxy.counts.get('GetSecretValue') ?? 0;
-
-    proxy.counts.clear();
-    const shortTtl = await runAsset(assetFile, { ...env, KEY_CACHE_TTL_SECONDS: '0' }, REQUESTS);
-    const callsZeroTtl = proxy.counts.get('GetSecretValue') ?? 0;
-    proxy.server.close();
+    console.log('');
+    console.log(
+      'Secrets Manager faults, the handler as the Lambda composes it (TTL 1 s), requests one at a time:',
+    );
+    for (const line of await faultTable(moto, secretArn)) console.log(line);
+    console.log('');
+    console.log('| the local server (4 concurrent clients for the brownout) | value |');
+    console.log('|---|---|');
+    for (const line of await localServerFigures(moto, secretArn)) console.log(line);
 
     const wrongKey = 'wrong-key-0123456789abcdef';
     const [rightNs = 0, wrongOneNs = 0, wrongTwoNs = 0, unknownNs = 0] = timeAuthenticate(
@@ -171,37 +345,15 @@ async function main(): Promise<void> {
       ],
       5_000,
     );
-
-    const importMs = cold.map((result) => result.importMs);
-    const firstMs = cold.map((result) => result.firstAnswerMs);
-    const fmt = (value: number): string => value.toFixed(1);
-    console.log(`payment-api benchmark (node ${process.version}, ${COLD_RUNS} cold runs)`);
-    console.log(`| measure | value |`);
-    console.log(`|---|---|`);
-    console.log(`| bundle size (index.js) | ${size} bytes (${gzipped} gzipped) |`);
+    console.log('');
     console.log(
-      `| cold import of the asset, median / p90 | ${fmt(percentile(importMs, 50))} / ${fmt(percentile(importMs, 90))} ms |`,
-    );
-    console.log(
-      `| cold start to first 200 (import + GetSecretValue from moto), median / p90 | ${fmt(percentile(firstMs, 50))} / ${fmt(percentile(firstMs, 90))} ms |`,
-    );
-    console.log(
-      `| ${REQUESTS} requests (${CONCURRENCY} concurrent), default TTL 60 s: statuses | ${JSON.stringify(burst.statuses)} |`,
-    );
-    console.log(`| ${REQUESTS} requests, default TTL: GetSecretValue calls | ${callsDefaultTtl} |`);
-    console.log(
-      `| ${REQUESTS} requests, default TTL: wall time (warm, in-process) | ${fmt(burst.burstMs)} ms |`,
-    );
-    console.log(
-      `| ${REQUESTS} requests with TTL 0 (every batch refreshes): GetSecretValue calls | ${callsZeroTtl} (${JSON.stringify(shortTtl.statuses)}) |`,
-    );
-    console.log(
-      `| authenticate(), median per call: right key / wrong key (1-key app) / wrong key (2-key app) / unknown app | ` +
-        `${rightNs.toFixed(0)} / ${wrongOneNs.toFixed(0)} / ${wrongTwoNs.toFixed(0)} / ${unknownNs.toFixed(0)} ns |`,
+      `authenticate(), median per call: right key ${fmt(rightNs, 0)} ns / wrong key (1-key app) ${fmt(wrongOneNs, 0)} ns / ` +
+        `wrong key (2-key app) ${fmt(wrongTwoNs, 0)} ns / unknown app ${fmt(unknownNs, 0)} ns`,
     );
   } finally {
+    killAllLocalServers();
     await moto.stop();
-    rmSync(outdir, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
   }
 }
 

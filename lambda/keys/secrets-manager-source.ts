@@ -1,28 +1,26 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { MalformedSecretError } from './keyring';
 import type { SecretSource } from './key-cache';
+import { createSecretsManagerClient, type CallBounds } from './secrets-manager-client';
 
 /**
- * Bounds on one fetch. Worst case is capped by FETCH_DEADLINE_MS (5 s), well inside the Lambda's 10 s timeout
- * and API Gateway's 29 s: 2 attempts × (1 s connect + 2 s response) plus back-off would be longer, so the
- * deadline cuts it.
+ * Bounds on one fetch of the keys by the payment Lambda (and the local server, which runs the same handler).
+ * In-region GetSecretValue answers in tens of milliseconds, so an attempt that has heard nothing for 600 ms is
+ * abandoned and retried once, 50 ms later, on a fresh connection; the key cache spaces fetches itself, so a
+ * throttling answer gets the same short pause. Worst case of one fetch: 600 + 50 + 600 = 1,250 ms, and never more
+ * than the 1.5 s deadline: well inside the Lambda's 10 s time-out and API Gateway's 29 s.
  */
-export const SECRETS_MANAGER_TIMEOUTS = {
+export const PAYMENT_CALL_BOUNDS: CallBounds = {
   maxAttempts: 2,
-  connectionTimeoutMs: 1_000,
-  requestTimeoutMs: 2_000,
-  fetchDeadlineMs: 5_000,
-} as const;
+  connectionTimeoutMs: 500,
+  attemptTimeoutMs: 600,
+  retryDelayMs: 50,
+  callDeadlineMs: 1_500,
+};
 
 /** Region, credentials and AWS_ENDPOINT_URL come from the standard AWS environment. */
-export function createSecretsManagerClient(): SecretsManagerClient {
-  return new SecretsManagerClient({
-    maxAttempts: SECRETS_MANAGER_TIMEOUTS.maxAttempts,
-    requestHandler: {
-      connectionTimeout: SECRETS_MANAGER_TIMEOUTS.connectionTimeoutMs,
-      requestTimeout: SECRETS_MANAGER_TIMEOUTS.requestTimeoutMs,
-    },
-  });
+export function createPaymentSecretsManagerClient(): SecretsManagerClient {
+  return createSecretsManagerClient(PAYMENT_CALL_BOUNDS);
 }
 
 /**
@@ -32,16 +30,14 @@ export function createSecretsManagerClient(): SecretsManagerClient {
  */
 export function secretsManagerSource(
   secretId: string,
-  client: SecretsManagerClient = createSecretsManagerClient(),
+  client: SecretsManagerClient = createPaymentSecretsManagerClient(),
 ): SecretSource {
   return {
     description: secretId,
+    deadlineMs: PAYMENT_CALL_BOUNDS.callDeadlineMs,
     async fetchSecretString() {
       const output = await client.send(
         new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }),
-        {
-          abortSignal: AbortSignal.timeout(SECRETS_MANAGER_TIMEOUTS.fetchDeadlineMs),
-        },
       );
       if (output.SecretString === undefined) {
         throw new MalformedSecretError('secret has no SecretString (binary secrets are not supported)');

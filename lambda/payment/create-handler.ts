@@ -30,7 +30,7 @@ export function createHandler({ keys, logger }: HandlerDependencies): PaymentHan
         return errorResponse('unauthorized', requestId, UNAUTHORIZED_HEADERS);
       }
 
-      const keyring = await keys.getKeyring();
+      const { keyring } = await keys.getKeys();
       const decision = authenticate(credentials.credentials, keyring);
       if (!decision.ok) {
         logger.info('request refused', { requestId, status: 401, reason: decision.reason });

@@ -1,28 +1,47 @@
-import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  CreateSecretCommand,
+  DescribeSecretCommand,
+  ResourceNotFoundException,
+  RotateSecretCommand,
+} from '@aws-sdk/client-secrets-manager';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { invokeAsset } from '../support/asset-runner';
+import { invokeAsset, invokeAssetOutcomes } from '../support/asset-runner';
 import { paymentEvent } from '../support/events';
 import { DEMO_KEY, PARTNER_KEY, SECRET_STRING } from '../support/keys';
+import { parseKeyDocument } from '../../lambda/keys/key-document';
+import { secretsManagerSource } from '../../lambda/keys/secrets-manager-source';
+import { ROTATION_STEPS } from '../../lambda/rotation/rotation-rules';
 import { motoSecretsManager, startMoto, type MotoServer } from '../support/moto';
 import { synthesizeApp, type SynthesizedApp } from '../support/synth';
 
 const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
 
 /**
- * The deployable artifact, not the source: synthesize with the real CLI, take the bundled payment Lambda out
- * of cdk.out, load it in a fresh Node process and invoke it against moto's Secrets Manager API.
+ * The deployable artifacts, not the source: synthesize with the real CLI (scheduled rotation on, so both functions
+ * are built), take the bundled Lambdas out of cdk.out, load each in a fresh Node process and invoke it against
+ * moto's Secrets Manager API.
  */
+let outdir: string;
+let app: SynthesizedApp;
+
+beforeAll(async () => {
+  outdir = mkdtempSync(join(tmpdir(), 'payment-cdk-out-'));
+  app = await synthesizeApp(outdir, { rotationDays: '30' });
+}, 180_000);
+
+afterAll(() => {
+  rmSync(outdir, { recursive: true, force: true });
+});
+
 describe('the bundled payment Lambda in cdk.out', () => {
-  let outdir: string;
-  let app: SynthesizedApp;
   let moto: MotoServer;
   let secretArn: string;
 
   beforeAll(async () => {
-    outdir = mkdtempSync(join(tmpdir(), 'payment-cdk-out-'));
-    [app, moto] = await Promise.all([synthesizeApp(outdir), startMoto()]);
+    moto = await startMoto();
     const client = motoSecretsManager(moto);
     const created = await client.send(
       new CreateSecretCommand({ Name: 'payment-api/keys', SecretString: SECRET_STRING }),
@@ -33,7 +52,6 @@ describe('the bundled payment Lambda in cdk.out', () => {
 
   afterAll(async () => {
     await moto.stop();
-    rmSync(outdir, { recursive: true, force: true });
   });
 
   const runtimeEnv = (): Record<string, string> => ({
@@ -51,8 +69,26 @@ describe('the bundled payment Lambda in cdk.out', () => {
 
     expect(source.includes('module.exports')).toBe(true);
     expect(/^import\s/m.test(source)).toBe(false);
-    // The SDK's optional CRT signer is only required inside a try/catch, for SigV4a, which we never use.
-    expect(nonBuiltins).toEqual(['@aws-sdk/signature-v4-crt']);
+    expect(nonBuiltins).toEqual([]);
+  });
+
+  it('stays within its 200 KB budget', () => {
+    expect(statSync(join(app.paymentAssetDir, 'index.js')).size).toBeLessThanOrEqual(200 * 1000);
+  });
+
+  it("reads credentials from Lambda's environment only: the rest of the SDK's default chain is left out", () => {
+    const source = readFileSync(join(app.paymentAssetDir, 'index.js'), 'utf8');
+    const marks = (text: string): boolean => source.includes(text);
+
+    expect(marks('AWS_SESSION_TOKEN')).toBe(true);
+    expect(
+      [
+        'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+        'sso_start_url',
+        'web_identity_token_file',
+        'credential_process',
+      ].filter(marks),
+    ).toEqual([]);
   });
 
   it('answers 200 to a valid key and 401 to a wrong key or an unknown app, reading keys from Secrets Manager', async () => {
@@ -87,5 +123,52 @@ describe('the bundled payment Lambda in cdk.out', () => {
     expect(JSON.parse(results[0]?.body ?? '')).toMatchObject({ code: 'unavailable' });
     expect(output).toContain('"message":"keys refresh failed"');
     expect(output).not.toContain(DEMO_KEY);
+  });
+});
+
+describe('the bundled rotation Lambda in cdk.out', () => {
+  let moto: MotoServer;
+
+  beforeAll(async () => {
+    moto = await startMoto();
+  }, 60_000);
+
+  afterAll(async () => {
+    await moto.stop();
+  });
+
+  it('runs the four rotation steps with credentials from the environment, adding one key per app', async () => {
+    const client = motoSecretsManager(moto);
+    const { ARN: arn = '' } = await client.send(
+      new CreateSecretCommand({ Name: 'payment-api/rotated-keys', SecretString: SECRET_STRING }),
+    );
+    const token = randomUUID();
+    // moto turns rotation on and stages the pending version, then cannot invoke the (unhosted) function.
+    await expect(
+      client.send(
+        new RotateSecretCommand({
+          SecretId: arn,
+          ClientRequestToken: token,
+          RotationLambdaARN: 'arn:aws:lambda:us-east-1:123456789012:function:payment-api-rotation',
+          RotationRules: { AutomaticallyAfterDays: 30 },
+        }),
+      ),
+    ).rejects.toThrow(ResourceNotFoundException);
+    const rotationDir = app.rotationAssetDir ?? '';
+
+    const { results, output } = await invokeAssetOutcomes(
+      rotationDir,
+      ROTATION_STEPS.map((step) => ({ Step: step, SecretId: arn, ClientRequestToken: token })),
+      { ...moto.awsEnv, ROTATION_KEEP_KEYS: '2' },
+    );
+
+    expect(results).toEqual(ROTATION_STEPS.map(() => ({ ok: true })));
+    const rotated = parseKeyDocument(await secretsManagerSource(arn, client).fetchSecretString());
+    expect(rotated.get('demo')?.length).toBe(2);
+    expect(rotated.get('partner')?.length).toBe(2);
+    const description = await client.send(new DescribeSecretCommand({ SecretId: arn }));
+    expect(description.VersionIdsToStages?.[token]).toEqual(['AWSCURRENT']);
+    expect(output).not.toContain(DEMO_KEY);
+    client.destroy();
   });
 });

@@ -321,9 +321,16 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     expect(result).toEqual({
       code: 1,
       stdout: '',
-      stderr:
-        `error: could not move AWSCURRENT of secret ${secretId} to the new version: could not reach Secrets Manager ` +
-        '(ECONNREFUSED); AWSCURRENT was most likely not moved; run "list" to check\n',
+      stderr: expect.stringMatching(
+        new RegExp(
+          `^error: could not move AWSCURRENT of secret ${secretId} to the new version: could not reach Secrets ` +
+            'Manager \\(ECONNREFUSED\\); AWSCURRENT was most likely not moved \\(run "list" to check\\); could not ' +
+            `remove the AWSPENDING label from version ([0-9a-f-]{36}) of secret ${secretId} \\(could not reach ` +
+            'Secrets Manager \\(ECONNREFUSED\\)\\); a scheduled rotation will fail until it is removed: aws ' +
+            `secretsmanager update-secret-version-stage --secret-id '${secretId}' --version-stage AWSPENDING ` +
+            '--remove-from-version-id \\1\\n$',
+        ),
+      ) as unknown,
     });
   });
 
@@ -339,6 +346,27 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       stderr:
         'error: could not read secret payment-api-keys: could not reach Secrets Manager (ECONNREFUSED)\n',
     });
+  });
+
+  it.each([
+    ['unset', {}],
+    ['set but empty', { AWS_REGION: '' }],
+  ])('says "no AWS region" when AWS_REGION is %s and no profile names one', async (_label, region) => {
+    const home = mkdtempSync(join(tmpdir(), 'payment-cli-home-'));
+    try {
+      const withoutRegion = Object.fromEntries(
+        Object.entries(moto.awsEnv).filter(([name]) => name !== 'AWS_REGION'),
+      );
+      const result = await spawnCli(['list', '--secret-id', 'payment-api-keys'], {
+        ...withoutRegion,
+        ...region,
+        HOME: home,
+      });
+
+      expect(result).toEqual({ code: 1, stdout: '', stderr: 'error: no AWS region: set AWS_REGION\n' });
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it('says "secret not found" for a secret that does not exist', async () => {

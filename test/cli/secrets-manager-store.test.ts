@@ -196,6 +196,40 @@ describe('failures', () => {
     });
   });
 
+  it('a refused move whose AWSPENDING clean-up also fails says so and prints the command that clears it', async () => {
+    let ours = '';
+    secretsManager.on(PutSecretValueCommand).callsFake((input: { ClientRequestToken: string }) => {
+      ours = input.ClientRequestToken;
+      return { VersionId: ours };
+    });
+    secretsManager
+      .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSCURRENT' })
+      .rejects(
+        awsError(
+          'AccessDeniedException',
+          'not authorized to perform: secretsmanager:UpdateSecretVersionStage',
+        ),
+      );
+    secretsManager
+      .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSPENDING' })
+      .rejects(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+
+    const result = await runCli(['rotate', 'demo'], ENV);
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `error: could not move AWSCURRENT of secret ${SECRET_ID} to the new version: access denied: not authorized ` +
+        'to perform: secretsmanager:UpdateSecretVersionStage; AWSCURRENT was not moved; could not remove the ' +
+        `AWSPENDING label from version ${ours} of secret ${SECRET_ID} (could not reach Secrets Manager ` +
+        '(ECONNRESET)); a scheduled rotation will fail until it is removed: aws secretsmanager ' +
+        `update-secret-version-stage --secret-id '${SECRET_ID}' --version-stage AWSPENDING ` +
+        `--remove-from-version-id ${ours}\n`,
+    });
+    expect(result.stderr).not.toContain('unchanged');
+  });
+
   it('a lost AWSPENDING clean-up is a warning; the key was stored and is printed', async () => {
     secretsManager
       .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSPENDING' })
@@ -207,7 +241,9 @@ describe('failures', () => {
     expect(result.stderr).toMatch(
       new RegExp(
         `^warning: could not remove the AWSPENDING label from version ${UUID.source.slice(1, -1)} of secret ` +
-          `${SECRET_ID} \\(could not reach Secrets Manager \\(ECONNRESET\\)\\); a scheduled rotation will fail until it is removed\\n$`,
+          `${SECRET_ID} \\(could not reach Secrets Manager \\(ECONNRESET\\)\\); a scheduled rotation will fail until it is removed: ` +
+          `aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' --version-stage AWSPENDING ` +
+          `--remove-from-version-id ${UUID.source.slice(1, -1)}\\n$`,
       ),
     );
   });
@@ -284,7 +320,8 @@ describe('failures', () => {
         `error: could not write a new version of secret ${SECRET_ID}: Secrets Manager did not answer in time; ` +
         `nothing was changed (AWSCURRENT untouched); if the new version ${putToken()} was stored after all, its ` +
         'AWSPENDING label could not be removed (could not reach Secrets Manager (ECONNREFUSED)) and a scheduled ' +
-        'rotation will fail until it is\n',
+        `rotation will fail until it is: aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' ` +
+        `--version-stage AWSPENDING --remove-from-version-id ${putToken()}\n`,
     });
   });
 

@@ -3,6 +3,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { PaymentApiProps } from '../../lib/payment-api';
+import { ROTATION_STEP_WORST_CASE_MS, ROTATION_TIMEOUT } from '../../lib/key-rotation';
 import {
   constructUnbundled,
   expectMinifiedCommonJs,
@@ -119,6 +120,11 @@ describe('PaymentApi scheduled rotation', () => {
       });
     });
 
+    it('gives the function more time than a step takes when every Secrets Manager call runs to its deadline', () => {
+      expect(ROTATION_STEP_WORST_CASE_MS).toBeLessThan(ROTATION_TIMEOUT.toMilliseconds());
+      expect(resource(template, rotationId).Properties?.Timeout).toBe(ROTATION_TIMEOUT.toSeconds());
+    });
+
     it('tells the rotation function to keep 2 keys and log at info, and nothing else', () => {
       expect(resource(template, rotationId).Properties?.Environment).toEqual({
         Variables: { ROTATION_KEEP_KEYS: '2', LOG_LEVEL: 'info' },
@@ -150,7 +156,7 @@ describe('PaymentApi scheduled rotation', () => {
 
       // Assert
       expectMinifiedCommonJs(bundle);
-      expect(bundle.includes('UpdateSecretVersionStageCommand')).toBe(true);
+      expect(bundle.includes('"UpdateSecretVersionStage"')).toBe(true);
       expect(externalRequires(bundle)).toEqual([]);
     });
 

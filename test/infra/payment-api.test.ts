@@ -94,7 +94,7 @@ describe('PaymentApi with default props', () => {
 
       // Assert
       expectMinifiedCommonJs(bundle);
-      expect(bundle.includes('GetSecretValueCommand')).toBe(true);
+      expect(bundle.includes('"GetSecretValue"')).toBe(true);
       expect(externalRequires(bundle)).toEqual([]);
     });
   });

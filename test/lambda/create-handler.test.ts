@@ -12,7 +12,7 @@ const DEMO_ID: [string, string] = ['App-id', 'demo'];
 const DEMO_CREDENTIALS: Array<[string, string]> = [DEMO_ID, ['App-key', DEMO_KEY]];
 
 const keyringProvider: KeyringProvider = {
-  getKeyring: () => Promise.resolve(parseKeyring(SECRET_STRING).keyring),
+  getKeys: () => Promise.resolve({ keyring: parseKeyring(SECRET_STRING).keyring, stale: false }),
 };
 
 function handlerWith(keys: KeyringProvider = keyringProvider) {
@@ -175,7 +175,7 @@ describe('POST /payment handler', () => {
   describe('when keys cannot be known', () => {
     it('answers 503 unavailable, never 200 or 401, and logs why', async () => {
       const { handle, logs } = handlerWith({
-        getKeyring: () => Promise.reject(new KeysUnavailableError('keys have never loaded')),
+        getKeys: () => Promise.reject(new KeysUnavailableError('keys have never loaded')),
       });
 
       const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
@@ -195,7 +195,7 @@ describe('POST /payment handler', () => {
     });
 
     it('answers 500 with a generic body, and no stack, for an unexpected error', async () => {
-      const { handle } = handlerWith({ getKeyring: () => Promise.reject(new TypeError('boom at line 12')) });
+      const { handle } = handlerWith({ getKeys: () => Promise.reject(new TypeError('boom at line 12')) });
 
       const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
 
@@ -244,11 +244,11 @@ describe('POST /payment handler', () => {
   });
 
   it('does not ask for keys when no credentials were sent', async () => {
-    const getKeyring = jest.fn(() => keyringProvider.getKeyring());
-    const { handle } = handlerWith({ getKeyring });
+    const getKeys = jest.fn(() => keyringProvider.getKeys());
+    const { handle } = handlerWith({ getKeys });
 
     await handle(paymentEvent([JSON_TYPE]));
 
-    expect(getKeyring).not.toHaveBeenCalled();
+    expect(getKeys).not.toHaveBeenCalled();
   });
 });

@@ -3,36 +3,63 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 
 /**
  * Loads the bundled asset in a fresh Node process, as the Lambda runtime does (require index.js, call the
- * exported handler), invokes it once per event in order, and returns the results and everything it logged.
- * Only Node built-ins are available to the child: the asset must carry its own dependencies.
+ * exported handler with the event and a Lambda context), invokes it once per event in order, and returns each
+ * outcome and everything it logged. Only Node built-ins are available to the child: the asset must carry its own
+ * dependencies.
  */
 const DRIVER = `
 const { readFileSync, writeFileSync } = require('node:fs');
 const [assetFile, eventsFile, resultsFile] = process.argv.slice(1);
 const events = JSON.parse(readFileSync(eventsFile, 'utf8'));
+const functionName = process.env.AWS_LAMBDA_FUNCTION_NAME || 'payment-api-test';
+const context = (index) => ({
+  callbackWaitsForEmptyEventLoop: true,
+  functionName,
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:' + functionName,
+  memoryLimitInMB: '256',
+  awsRequestId: 'lambda-request-' + (index + 1),
+  logGroupName: '/aws/lambda/' + functionName,
+  logStreamName: '2026/11/22/[$LATEST]0123456789abcdef',
+  getRemainingTimeInMillis: () => 10000,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+});
 const { handler } = require(assetFile);
 (async () => {
-  const results = [];
-  for (const event of events) results.push(await handler(event, {}));
-  writeFileSync(resultsFile, JSON.stringify(results));
+  const outcomes = [];
+  for (const [index, event] of events.entries()) {
+    try {
+      outcomes.push({ ok: true, value: await handler(event, context(index)) });
+    } catch (error) {
+      outcomes.push({ ok: false, error: { name: error && error.name, message: error && error.message } });
+    }
+  }
+  writeFileSync(resultsFile, JSON.stringify(outcomes));
 })().catch((error) => { console.error('driver failed:', error && error.name); process.exit(1); });
 `;
 
-export interface AssetRun {
-  readonly results: APIGatewayProxyResult[];
+export type AssetOutcome =
+  | { readonly ok: true; readonly value?: unknown }
+  | { readonly ok: false; readonly error: { readonly name?: string; readonly message?: string } };
+
+export interface AssetRun<T> {
+  readonly results: T[];
   /** Everything the process printed: the Lambda's logs. */
   readonly output: string;
 }
 
-export async function invokeAsset(
+/** Each invocation's outcome: what the handler returned, or the error it threw. */
+export async function invokeAssetOutcomes(
   assetDir: string,
-  events: readonly APIGatewayProxyEvent[],
+  events: readonly unknown[],
   env: Readonly<Record<string, string>>,
-): Promise<AssetRun> {
+): Promise<AssetRun<AssetOutcome>> {
   const work = mkdtempSync(join(tmpdir(), 'payment-asset-'));
   try {
     const eventsFile = join(work, 'events.json');
@@ -45,10 +72,30 @@ export async function invokeAsset(
       { env: { PATH: process.env.PATH ?? '', ...env }, cwd: work, maxBuffer: 16 * 1024 * 1024 },
     );
     return {
-      results: JSON.parse(readFileSync(resultsFile, 'utf8')) as APIGatewayProxyResult[],
+      results: JSON.parse(readFileSync(resultsFile, 'utf8')) as AssetOutcome[],
       output: stdout + stderr,
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** The payment Lambda's answers; any thrown error fails the call (the handler must always answer). */
+export async function invokeAsset(
+  assetDir: string,
+  events: readonly unknown[],
+  env: Readonly<Record<string, string>>,
+): Promise<AssetRun<APIGatewayProxyResult>> {
+  const { results, output } = await invokeAssetOutcomes(assetDir, events, env);
+  return {
+    results: results.map((outcome) => {
+      if (!outcome.ok) {
+        throw new Error(
+          `the handler threw ${outcome.error.name ?? 'an error'}: ${outcome.error.message ?? ''}`,
+        );
+      }
+      return outcome.value as APIGatewayProxyResult;
+    }),
+    output,
+  };
 }

@@ -24,7 +24,13 @@ export interface SynthesizedApp {
   readonly templatePaths: readonly string[];
   /** Folder in cdk.out holding the bundled payment Lambda (index.js), as it would be uploaded. */
   readonly paymentAssetDir: string;
+  /** The same for the rotation Lambda, when the app was synthesized with scheduled rotation. */
+  readonly rotationAssetDir?: string;
 }
+
+/** Environment variables that tell the project's two functions apart in a template. */
+const PAYMENT_MARK = 'KEYS_SECRET_ID';
+const ROTATION_MARK = 'ROTATION_KEEP_KEYS';
 
 /** Runs the real CLI (`cdk synth`) offline into `outdir`, as a user's deploy would synthesize. */
 export async function synthesizeApp(
@@ -44,19 +50,24 @@ export async function synthesizeApp(
     const template = JSON.parse(readFileSync(templatePath, 'utf8')) as {
       Resources: Record<string, TemplateResource>;
     };
-    const paymentFunction = Object.values(template.Resources).find(
-      (resource) =>
-        resource.Type === 'AWS::Lambda::Function' &&
-        resource.Properties?.Environment?.Variables?.KEYS_SECRET_ID !== undefined,
-    );
-    const s3Key = paymentFunction?.Properties?.Code?.S3Key;
-    if (typeof s3Key !== 'string') continue;
-
     const assetsPath = templatePath.replace(/\.template\.json$/, '.assets.json');
     const manifest = JSON.parse(readFileSync(assetsPath, 'utf8')) as AssetManifest;
-    const asset = manifest.files[s3Key.replace(/\.zip$/, '')];
-    if (asset === undefined) throw new Error(`no asset for ${s3Key} in ${assetsPath}`);
-    return { outdir, templatePaths, paymentAssetDir: join(outdir, asset.source.path) };
+    const assetDirOf = (mark: string): string | undefined => {
+      const fn = Object.values(template.Resources).find(
+        (resource) =>
+          resource.Type === 'AWS::Lambda::Function' &&
+          resource.Properties?.Environment?.Variables?.[mark] !== undefined,
+      );
+      const s3Key = fn?.Properties?.Code?.S3Key;
+      if (typeof s3Key !== 'string') return undefined;
+      const asset = manifest.files[s3Key.replace(/\.zip$/, '')];
+      if (asset === undefined) throw new Error(`no asset for ${s3Key} in ${assetsPath}`);
+      return join(outdir, asset.source.path);
+    };
+    const paymentAssetDir = assetDirOf(PAYMENT_MARK);
+    if (paymentAssetDir === undefined) continue;
+    const rotationAssetDir = assetDirOf(ROTATION_MARK);
+    return { outdir, templatePaths, paymentAssetDir, ...(rotationAssetDir ? { rotationAssetDir } : {}) };
   }
-  throw new Error(`no payment Lambda (a function with KEYS_SECRET_ID) in ${templatePaths.join(', ')}`);
+  throw new Error(`no payment Lambda (a function with ${PAYMENT_MARK}) in ${templatePaths.join(', ')}`);
 }

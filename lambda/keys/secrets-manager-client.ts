@@ -1,0 +1,86 @@
+import { SecretsManagerClient, type SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager';
+import { ConfiguredRetryStrategy } from '@smithy/core/retry';
+
+/**
+ * How long one Secrets Manager call may take, and how it ends when the service does not answer. Every client
+ * of this project (payment Lambda, rotation Lambda, key CLI, local server) is built by createSecretsManagerClient
+ * from one of these, so no call can hang.
+ */
+export interface CallBounds {
+  /** Attempts per call, the first included (the SDK's standard retry strategy spaces them). */
+  readonly maxAttempts: number;
+  /** One attempt's TCP connect. */
+  readonly connectionTimeoutMs: number;
+  /**
+   * One attempt, from sending the request to the response's headers (connect included); also the longest
+   * silence allowed while the body arrives.
+   */
+  readonly attemptTimeoutMs: number;
+  /**
+   * A fixed pause before each retry, throttling answers included, where the caller has its own spacing of calls
+   * (the key cache) and cannot afford the SDK's back-off (up to 1 s after a throttling answer, 2026 defaults).
+   * Absent: the SDK's standard back-off.
+   */
+  readonly retryDelayMs?: number;
+  /** The whole call, every attempt and the back-off between them included: the caller never waits longer. */
+  readonly callDeadlineMs: number;
+}
+
+/** The error a call fails with at its deadline; named as the SDK names its own time-outs. */
+export class CallDeadlineError extends Error {
+  override readonly name = 'TimeoutError';
+
+  constructor(deadlineMs: number) {
+    super(`Secrets Manager did not answer within ${deadlineMs} ms`);
+  }
+}
+
+/**
+ * Settles `work` as it settles, or rejects with CallDeadlineError at `deadlineMs`, whichever comes first. The
+ * abandoned work still ends on its own attempt time-outs; its outcome is ignored.
+ */
+export function withinDeadline<T>(work: Promise<T>, deadlineMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      reject(new CallDeadlineError(deadlineMs));
+    }, deadlineMs);
+  });
+  return Promise.race([work, deadline]).finally(() => {
+    clearTimeout(timer);
+  });
+}
+
+/**
+ * A Secrets Manager client whose every call is bounded by `bounds`:
+ * - `requestTimeout` with `throwOnRequestTimeout`: without that flag the SDK's Node handler only logs a warning
+ *   when an attempt passes its time-out and keeps waiting;
+ * - `socketTimeout`: a response that stops arriving midway fails too;
+ * - a deadline on the whole call (retries and back-off included), as a middleware so that every `send` gets it,
+ *   whoever calls.
+ * Region, endpoint and credentials come from `config` or, when absent, the SDK's usual sources.
+ */
+export function createSecretsManagerClient(
+  bounds: CallBounds,
+  config: Omit<SecretsManagerClientConfig, 'maxAttempts' | 'requestHandler'> = {},
+): SecretsManagerClient {
+  const client = new SecretsManagerClient({
+    ...config,
+    maxAttempts: bounds.maxAttempts,
+    ...(bounds.retryDelayMs === undefined
+      ? {}
+      : { retryStrategy: new ConfiguredRetryStrategy(bounds.maxAttempts, bounds.retryDelayMs) }),
+    requestHandler: {
+      connectionTimeout: bounds.connectionTimeoutMs,
+      requestTimeout: bounds.attemptTimeoutMs,
+      throwOnRequestTimeout: true,
+      socketTimeout: bounds.attemptTimeoutMs,
+    },
+  });
+  client.middlewareStack.add((next) => (args) => withinDeadline(next(args), bounds.callDeadlineMs), {
+    step: 'initialize',
+    name: 'paymentApiCallDeadline',
+    priority: 'high',
+  });
+  return client;
+}

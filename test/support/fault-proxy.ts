@@ -1,0 +1,212 @@
+/**
+ * A fault-injecting HTTP proxy between an SDK client and moto, on a fixed loopback port. It passes calls through,
+ * or fails them the way Secrets Manager or the network can fail, switchable at any time, and it records every call
+ * it sees so tests can bound the call rate.
+ */
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+export type Fault =
+  /** Nothing listens: connections are refused. */
+  | 'refused'
+  /** Connections are accepted and requests read, and nothing ever answers. */
+  | 'black-holed'
+  /** Answers come, but only after SLOW_ANSWER_MS: longer than any attempt's time-out. */
+  | 'slow'
+  /** The answer starts (status, headers, half the body), then the connection is reset. */
+  | 'reset-mid-answer'
+  /** Secrets Manager's 400 ThrottlingException. */
+  | 'throttling'
+  /** Secrets Manager's 400 AccessDeniedException. */
+  | 'access-denied';
+
+export type ProxyMode = 'pass' | Fault;
+
+export const FAULTS: readonly Fault[] = [
+  'refused',
+  'black-holed',
+  'slow',
+  'reset-mid-answer',
+  'throttling',
+  'access-denied',
+];
+
+export const SLOW_ANSWER_MS = 3_000;
+
+export interface RecordedCall {
+  /** `GetSecretValue`, ... from `X-Amz-Target`. */
+  readonly operation: string;
+  readonly at: number;
+  readonly mode: ProxyMode;
+}
+
+export interface FaultProxy {
+  /** `http://127.0.0.1:<port>`, for AWS_ENDPOINT_URL. */
+  readonly endpoint: string;
+  readonly calls: readonly RecordedCall[];
+  mode(): ProxyMode;
+  /** Switches the behaviour for calls from now on; calls already held (black-holed) stay held. */
+  setMode(mode: ProxyMode): Promise<void>;
+  close(): Promise<void>;
+}
+
+function awsJsonError(res: ServerResponse, type: string, message: string): void {
+  const body = JSON.stringify({ __type: type, message });
+  res.writeHead(400, {
+    'Content-Type': 'application/x-amz-json-1.1',
+    'x-amzn-ErrorType': type,
+    'Content-Length': String(Buffer.byteLength(body)),
+  });
+  res.end(body);
+}
+
+function readAll(stream: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('end', () => {
+      resolve(Buffer.concat(chunks));
+    });
+    stream.on('error', reject);
+  });
+}
+
+interface UpstreamAnswer {
+  readonly status: number;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Buffer;
+}
+
+function forward(targetPort: number, incoming: IncomingMessage, body: Buffer): Promise<UpstreamAnswer> {
+  return new Promise((resolve, reject) => {
+    const upstream = request(
+      {
+        host: '127.0.0.1',
+        port: targetPort,
+        method: incoming.method,
+        path: incoming.url,
+        headers: incoming.headers,
+      },
+      (response) => {
+        readAll(response).then(
+          (answer) => {
+            resolve({ status: response.statusCode ?? 502, headers: response.headers, body: answer });
+          },
+          (error: unknown) => {
+            reject(error instanceof Error ? error : new Error('upstream read failed'));
+          },
+        );
+      },
+    );
+    upstream.on('error', reject);
+    upstream.end(body);
+  });
+}
+
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      const address = server.address();
+      resolve(typeof address === 'object' && address !== null ? address.port : 0);
+    });
+  });
+}
+
+function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
+  for (const socket of sockets) socket.destroy();
+  return new Promise((resolve) => {
+    if (!server.listening) {
+      resolve();
+      return;
+    }
+    server.close(() => {
+      resolve();
+    });
+  });
+}
+
+/** Starts the proxy in front of moto's port; `pass` mode until told otherwise. */
+export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
+  let mode: ProxyMode = 'pass';
+  const calls: RecordedCall[] = [];
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+
+  const handle = async (incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> => {
+    const current = mode;
+    const target = incoming.headers['x-amz-target'];
+    calls.push({
+      operation: (typeof target === 'string' ? target : 'unknown').replace(/^secretsmanager\./, ''),
+      at: Date.now(),
+      mode: current,
+    });
+    const body = await readAll(incoming);
+    switch (current) {
+      case 'black-holed':
+        return;
+      case 'throttling':
+        awsJsonError(outgoing, 'ThrottlingException', 'Rate exceeded');
+        return;
+      case 'access-denied':
+        awsJsonError(
+          outgoing,
+          'AccessDeniedException',
+          'User is not authorized to perform: secretsmanager:GetSecretValue',
+        );
+        return;
+      default:
+        break;
+    }
+    const answer = await forward(motoPort, incoming, body);
+    if (current === 'slow') {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          resolve();
+        }, SLOW_ANSWER_MS);
+        timers.add(timer);
+      });
+    }
+    if (current === 'reset-mid-answer') {
+      outgoing.writeHead(answer.status, { ...answer.headers, 'content-length': String(answer.body.length) });
+      outgoing.write(answer.body.subarray(0, Math.floor(answer.body.length / 2)), () => {
+        outgoing.socket?.resetAndDestroy();
+      });
+      return;
+    }
+    outgoing.writeHead(answer.status, answer.headers);
+    outgoing.end(answer.body);
+  };
+
+  const server = createServer((incoming, outgoing) => {
+    handle(incoming, outgoing).catch(() => {
+      outgoing.destroy();
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  const port = await listen(server, 0);
+
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    calls,
+    mode: () => mode,
+    async setMode(next) {
+      if (next === 'refused' && server.listening) {
+        // A host that went away: nothing listens, and open connections are reset.
+        server.close();
+        for (const socket of sockets) socket.resetAndDestroy();
+      }
+      if (next !== 'refused' && !server.listening) await listen(server, port);
+      mode = next;
+    },
+    async close() {
+      for (const timer of timers) clearTimeout(timer);
+      await closeServer(server, sockets);
+    },
+  };
+}
