@@ -4,6 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 
 /** The bundle's esbuild target follows the runtime. */
@@ -39,6 +40,11 @@ export interface BundledFunctionOptions {
   readonly logRetention: logs.RetentionDays;
   /** Settings only, never a secret value. */
   readonly environment: Readonly<Record<string, string>>;
+  /**
+   * X-Ray active tracing: the role may then also send trace segments.
+   * @default false
+   */
+  readonly tracing?: boolean;
 }
 
 /**
@@ -73,6 +79,7 @@ export function createBundledFunction(
     role,
     logGroup,
     environment: { ...options.environment },
+    tracing: options.tracing ? lambda.Tracing.ACTIVE : undefined,
     bundling: {
       minify: true,
       sourceMap: false,
@@ -92,7 +99,23 @@ export function createBundledFunction(
     },
   });
   dependOnPolicyOnly(fn, role);
+  if (options.tracing) acknowledgeTraceWrites(role);
   return fn;
+}
+
+/** Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords on "*" to the role's policy. */
+function acknowledgeTraceWrites(role: iam.Role): void {
+  const policy = role.node.tryFindChild('DefaultPolicy');
+  if (policy === undefined) throw new Error('The function role has no default policy to acknowledge');
+  NagSuppressions.addResourceSuppressions(policy, [
+    {
+      id: 'AwsSolutions-IAM5',
+      reason:
+        'X-Ray active tracing (the opt-in tracing prop): xray:PutTraceSegments and xray:PutTelemetryRecords ' +
+        'support no resource-level permissions, so they can only be granted on "*"; they only write traces.',
+      appliesTo: ['Resource::*'],
+    },
+  ]);
 }
 
 /**

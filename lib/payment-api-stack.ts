@@ -1,11 +1,13 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { pickMonitoringOptions } from './monitoring';
 import { PaymentApi, type PaymentApiProps } from './payment-api';
 
 /** The construct's options that the stack passes on as they are. */
-export type PaymentApiOptions = Omit<PaymentApiProps, 'keysSecret' | 'secretEncryptionKey'>;
+export type PaymentApiOptions = Omit<PaymentApiProps, 'keysSecret' | 'secretEncryptionKey' | 'alarmTopic'>;
 
 export interface PaymentApiStackProps extends StackProps, PaymentApiOptions {
   /**
@@ -20,6 +22,13 @@ export interface PaymentApiStackProps extends StackProps, PaymentApiOptions {
    * @default - the AWS managed key `aws/secretsmanager`
    */
   readonly secretKmsKeyArn?: string;
+
+  /**
+   * ARN of an existing standard SNS topic in the stack's Region for alarm and recovery notices (the construct's
+   * `alarmTopic`). Give this or `alarmEmail`, not both.
+   * @default - no topic, unless `alarmEmail` creates one
+   */
+  readonly alarmTopicArn?: string;
 }
 
 const SECRET_NAME_PATTERN = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
@@ -28,6 +37,9 @@ const SECRET_ARN_PATTERN =
 /** Secrets Manager appends "-" and 6 random characters to a secret's name in its ARN. */
 const COMPLETE_ARN_SUFFIX = /-[A-Za-z0-9]{6}$/;
 const KMS_KEY_ARN_PATTERN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
+/** A standard topic: a FIFO topic (name ending in ".fifo") needs a message group id on every publish, which
+ * CloudWatch alarms do not send. */
+const TOPIC_ARN_PATTERN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/;
 
 /** The payment API with its keys secret. Outputs the URL to call and the secret to put keys in. */
 export class PaymentApiStack extends Stack {
@@ -35,15 +47,17 @@ export class PaymentApiStack extends Stack {
 
   constructor(scope: Construct, id: string, props: PaymentApiStackProps = {}) {
     super(scope, id, props);
-    const { existingSecret, secretKmsKeyArn, ...options } = props;
+    const { existingSecret, secretKmsKeyArn, alarmTopicArn, ...options } = props;
 
     const secretEncryptionKey = secretKmsKeyArn === undefined ? undefined : this.importKey(secretKmsKeyArn);
     const keysSecret = existingSecret === undefined ? undefined : this.importSecret(existingSecret);
+    const alarmTopic = alarmTopicArn === undefined ? undefined : this.importTopic(alarmTopicArn);
 
     this.paymentApi = new PaymentApi(this, 'PaymentApi', {
       ...pickOptions(options),
       keysSecret,
       secretEncryptionKey,
+      alarmTopic,
     });
 
     new CfnOutput(this, 'PaymentUrl', {
@@ -64,6 +78,15 @@ export class PaymentApiStack extends Stack {
       );
     }
     return kms.Key.fromKeyArn(this, 'KeysSecretKey', keyArn);
+  }
+
+  private importTopic(topicArn: string): sns.ITopic {
+    if (!TOPIC_ARN_PATTERN.test(topicArn)) {
+      throw new Error(
+        `alarmTopicArn must be a standard SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), got "${topicArn}"`,
+      );
+    }
+    return sns.Topic.fromTopicArn(this, 'AlarmTopic', topicArn);
   }
 
   private importSecret(nameOrArn: string): secretsmanager.ISecret {
@@ -105,5 +128,7 @@ function pickOptions(props: PaymentApiOptions): AllOptions {
     memorySize: props.memorySize,
     logLevel: props.logLevel,
     rotation: props.rotation,
+    tracing: props.tracing,
+    ...pickMonitoringOptions(props),
   };
 }

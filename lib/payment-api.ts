@@ -7,6 +7,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { DEMO_APP_ID } from '../lambda/keys/app-id';
+import { METRICS_ENV } from '../lambda/payment/metric-names';
 import {
   COMMON_HEADERS,
   ERROR_RESPONSES,
@@ -20,9 +21,17 @@ import type { LogLevel } from '../lambda/shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
 import { grantKeyUseThroughSecretsManager } from './grants';
 import { KeyRotation, validateKeyRotationOptions, type KeyRotationOptions } from './key-rotation';
+import {
+  MONITORING_DEFAULTS,
+  PaymentApiMonitoring,
+  pickMonitoringOptions,
+  validateMonitoringOptions,
+  type PaymentApiMonitoringOptions,
+} from './monitoring';
 
 export type { LogLevel } from '../lambda/shared/logger';
 export type { KeyRotationOptions } from './key-rotation';
+export type { PaymentApiMonitoringOptions } from './monitoring';
 
 /** The defaults of {@link PaymentApiProps}, in one place for the stack, the CDK app and the README. */
 export const PAYMENT_API_DEFAULTS = {
@@ -50,7 +59,8 @@ const HANDLER_TIMEOUT = Duration.seconds(10);
 
 const STAGE_NAME_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 
-export interface PaymentApiProps {
+/** Monitoring options (namespace, alarm thresholds, alarm topic) are documented in lib/monitoring.ts. */
+export interface PaymentApiProps extends PaymentApiMonitoringOptions {
   /**
    * The secret that holds the keys: a JSON object mapping each App-id to a key or a list of keys.
    * @default - a new secret, retained when the stack is deleted, holding one generated key for app `demo`
@@ -121,6 +131,13 @@ export interface PaymentApiProps {
    * @default - no scheduled rotation
    */
   readonly rotation?: KeyRotationOptions;
+
+  /**
+   * X-Ray tracing of the stage and the Lambda: a trace per request with API Gateway's and the function's
+   * segments (the AWS SDK calls inside are not instrumented).
+   * @default false
+   */
+  readonly tracing?: boolean;
 }
 
 /** Which catalogue entry answers each API Gateway error, and whether it replaces API Gateway's status. */
@@ -211,6 +228,7 @@ function validateProps(props: PaymentApiProps): void {
     throw new Error(`stageName must be 1 to 128 letters, digits, "-" or "_", got "${stageName}"`);
   }
   if (props.rotation) validateKeyRotationOptions(props.rotation);
+  validateMonitoringOptions(props);
 }
 
 /**
@@ -227,6 +245,8 @@ export class PaymentApi extends Construct {
   public readonly paymentUrl: string;
   /** The scheduled rotation of the secret, when the `rotation` prop asks for it. */
   public readonly keyRotation?: KeyRotation;
+  /** Alarms, their topic, the dashboard and the saved queries. */
+  public readonly monitoring: PaymentApiMonitoring;
 
   constructor(scope: Construct, id: string, props: PaymentApiProps = {}) {
     super(scope, id);
@@ -251,6 +271,13 @@ export class PaymentApi extends Construct {
     this.addPaymentMethods(payment);
     this.addGatewayResponses();
     this.paymentUrl = this.api.urlForPath(payment.path);
+
+    this.monitoring = new PaymentApiMonitoring(this, 'Monitoring', {
+      ...pickMonitoringOptions(props),
+      stage: this.api.deploymentStage,
+      handler: this.handler,
+      serviceName: Stack.of(this).stackName,
+    });
   }
 
   /**
@@ -298,7 +325,10 @@ export class PaymentApi extends Construct {
         [ENV.cacheTtlSeconds]: String(ttl.toSeconds()),
         [ENV.maxStaleSeconds]: String(maxStale.toSeconds()),
         [ENV.logLevel]: props.logLevel ?? PAYMENT_API_DEFAULTS.logLevel,
+        [METRICS_ENV.namespace]: props.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace,
+        [METRICS_ENV.serviceName]: Stack.of(this).stackName,
       },
+      tracing: props.tracing,
     });
   }
 
@@ -329,6 +359,7 @@ export class PaymentApi extends Construct {
         throttlingBurstLimit: props.throttlingBurstLimit ?? PAYMENT_API_DEFAULTS.throttlingBurstLimit,
         accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
         accessLogFormat: accessLogFormat(),
+        tracingEnabled: props.tracing,
       },
     });
     // RestApi adds a stage-URL output of its own; the stack outputs the full /payment URL instead.

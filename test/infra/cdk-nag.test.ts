@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
+import { App, Aspects, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { createApp, STACK_NAME } from '../../bin/payment-api';
+import { PaymentApiStack, type PaymentApiStackProps } from '../../lib/payment-api-stack';
 
 const CDK_JSON_CONTEXT = (
   JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8')) as {
@@ -29,8 +31,35 @@ function appStack(context: Record<string, unknown> = {}): Stack {
   return stack;
 }
 
+/**
+ * The stack built from typed props, as an app of your own would build it, AwsSolutionsChecks included: for the
+ * options that have no context key yet.
+ */
+function propsStack(props: PaymentApiStackProps): Stack {
+  const app = new App({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+  const stack = new PaymentApiStack(app, STACK_NAME, props);
+  Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
+  return stack;
+}
+
 const KMS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 const ROTATION = { rotationDays: '30' };
+/** Monitoring on every option: a topic of its own for email notices, tuned thresholds, tracing. */
+const MONITORING_BY_EMAIL: PaymentApiStackProps = {
+  alarmEmail: 'oncall@example.com',
+  metricsNamespace: 'Payments/Production',
+  unauthorizedAlarmThreshold: 50,
+  latencyAlarmThreshold: Duration.millis(800),
+  serverErrorRateAlarmThreshold: 2,
+  tracing: true,
+};
+const MONITORING_TO_TOPIC: PaymentApiStackProps = {
+  alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:oncall',
+  tracing: true,
+  rotation: { every: Duration.days(30) },
+  existingSecret: 'payment-api/keys',
+  secretKmsKeyArn: KMS_KEY_ARN,
+};
 
 interface Suppression {
   readonly id: string;
@@ -49,22 +78,33 @@ function suppressionsByResource(template: Template): Record<string, Suppression[
   );
 }
 
-describe.each([
-  ['a new secret', {}],
+describe.each<[string, () => Stack]>([
+  ['a new secret', () => appStack({})],
   [
     'an existing secret by name and a customer KMS key',
-    { existingSecret: 'payment-api/keys', secretKmsKeyArn: KMS_KEY_ARN },
+    () => appStack({ existingSecret: 'payment-api/keys', secretKmsKeyArn: KMS_KEY_ARN }),
   ],
-  ['scheduled rotation of a new secret', ROTATION],
+  ['scheduled rotation of a new secret', () => appStack(ROTATION)],
   [
     'scheduled rotation of an existing secret by name with a customer KMS key',
-    { ...ROTATION, rotationKeep: '3', existingSecret: 'payment-api/keys', secretKmsKeyArn: KMS_KEY_ARN },
+    () =>
+      appStack({
+        ...ROTATION,
+        rotationKeep: '3',
+        existingSecret: 'payment-api/keys',
+        secretKmsKeyArn: KMS_KEY_ARN,
+      }),
   ],
-])('cdk-nag AwsSolutions checks on the app with %s', (_case, context) => {
+  ['email alarm notices, tuned alarms and tracing', () => propsStack(MONITORING_BY_EMAIL)],
+  [
+    'an existing alarm topic, tracing, and rotation of an existing secret with a customer KMS key',
+    () => propsStack(MONITORING_TO_TOPIC),
+  ],
+])('cdk-nag AwsSolutions checks on the app with %s', (_case, build) => {
   let stack: Stack;
 
   beforeAll(() => {
-    stack = appStack(context);
+    stack = build();
   });
 
   it('leaves no unacknowledged error', () => {
@@ -87,14 +127,31 @@ const ACKNOWLEDGED_API_FINDINGS = [
   'AWS::ApiGateway::Stage: AwsSolutions-APIG3, AwsSolutions-APIG6',
 ];
 
-describe.each<[string, Record<string, unknown>, string[]]>([
-  ['without rotation', {}, [...ACKNOWLEDGED_API_FINDINGS, 'AWS::SecretsManager::Secret: AwsSolutions-SMG4']],
-  ['with scheduled rotation, which settles the secret rotation finding', ROTATION, ACKNOWLEDGED_API_FINDINGS],
-])('cdk-nag acknowledgements %s', (_case, context, expected) => {
+describe.each<[string, () => Stack, string[]]>([
+  [
+    'without rotation',
+    () => appStack({}),
+    [...ACKNOWLEDGED_API_FINDINGS, 'AWS::SecretsManager::Secret: AwsSolutions-SMG4'],
+  ],
+  [
+    'with scheduled rotation, which settles the secret rotation finding',
+    () => appStack(ROTATION),
+    ACKNOWLEDGED_API_FINDINGS,
+  ],
+  [
+    "with tracing, whose X-Ray permission is acknowledged on the handler's policy, and email alarm notices",
+    () => propsStack(MONITORING_BY_EMAIL),
+    [
+      ...ACKNOWLEDGED_API_FINDINGS,
+      'AWS::IAM::Policy: AwsSolutions-IAM5',
+      'AWS::SecretsManager::Secret: AwsSolutions-SMG4',
+    ].sort(),
+  ],
+])('cdk-nag acknowledgements %s', (_case, build, expected) => {
   let template: Template;
 
   beforeAll(() => {
-    template = Template.fromStack(appStack(context));
+    template = Template.fromStack(build());
   });
 
   it('are made on the resources they concern, never for the whole stack', () => {

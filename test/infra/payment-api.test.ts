@@ -47,7 +47,7 @@ describe('PaymentApi with default props', () => {
       });
     });
 
-    it('receives the secret ARN and the cache settings, and nothing else, in its environment', () => {
+    it('receives the secret ARN, the cache settings and the metrics settings, and nothing else, in its environment', () => {
       template.hasResourceProperties('AWS::Lambda::Function', {
         Environment: {
           Variables: Match.objectEquals({
@@ -55,6 +55,8 @@ describe('PaymentApi with default props', () => {
             KEY_CACHE_TTL_SECONDS: '60',
             KEY_MAX_STALE_SECONDS: '900',
             LOG_LEVEL: 'info',
+            POWERTOOLS_METRICS_NAMESPACE: 'PaymentApi',
+            POWERTOOLS_SERVICE_NAME: 'Test',
           }),
         },
       });

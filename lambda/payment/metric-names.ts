@@ -1,0 +1,55 @@
+/**
+ * The metrics the payment Lambda emits (CloudWatch embedded metric format) and the stack alarms on. Shared by
+ * both sides, so a renamed metric cannot leave an alarm watching nothing. Operators build their own alarms on
+ * these names: keep them exactly.
+ *
+ * Every metric: unit Count, value 1, standard resolution, one dimension `Service` (the stack name). No app id,
+ * key id, key or secret value ever goes into a metric.
+ */
+export const METRIC = {
+  /** One of the six outcomes below per request: 200. */
+  accepted: 'Accepted',
+  /** 401: credentials missing, sent twice, unknown app or wrong key. */
+  unauthorized: 'Unauthorized',
+  /** 415: authenticated, but the Content-Type is not application/json. */
+  unsupportedMediaType: 'UnsupportedMediaType',
+  /** 400: authenticated, but the body is not JSON. */
+  badRequest: 'BadRequest',
+  /** 503: the keys cannot be read and no usable copy is cached. */
+  unavailable: 'Unavailable',
+  /** 500: an unexpected error in the handler. */
+  internalError: 'InternalError',
+  /** Per attempt to read the keys from Secrets Manager that succeeded. */
+  keyRefreshSucceeded: 'KeyRefreshSucceeded',
+  /** Per attempt to read the keys from Secrets Manager that failed (unreachable, denied, malformed secret). */
+  keyRefreshFailed: 'KeyRefreshFailed',
+  /** Per request answered with keys past their cache TTL, because refreshing them failed. */
+  staleKeysServed: 'StaleKeysServed',
+  /** Once per execution environment. */
+  coldStart: 'ColdStart',
+} as const;
+
+export type MetricName = (typeof METRIC)[keyof typeof METRIC];
+
+/** Each request adds exactly one of these. */
+export const OUTCOME_METRICS: readonly MetricName[] = [
+  METRIC.accepted,
+  METRIC.unauthorized,
+  METRIC.unsupportedMediaType,
+  METRIC.badRequest,
+  METRIC.unavailable,
+  METRIC.internalError,
+];
+
+export const DEFAULT_METRICS_NAMESPACE = 'PaymentApi';
+
+/** The one dimension of every metric; its value is the stack name, so environments stay apart. */
+export const SERVICE_DIMENSION = 'Service';
+
+/** Environment variables the stack sets for the payment Lambda (Powertools reads both). */
+export const METRICS_ENV = {
+  /** The CloudWatch namespace of the metrics. */
+  namespace: 'POWERTOOLS_METRICS_NAMESPACE',
+  /** The stack name: the `Service` dimension's value and the `service` key of every log line. */
+  serviceName: 'POWERTOOLS_SERVICE_NAME',
+} as const;
