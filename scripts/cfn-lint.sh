@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Synthesizes the app offline as deployed by default and with scheduled rotation on, and runs cfn-lint on every
-# template: any finding (error or warning) fails.
+# Synthesizes the app offline as deployed by default, with scheduled rotation on, and with everything at the edge
+# (an environment, a new WAF web ACL, a custom domain with its alias record, the default endpoint closed), and
+# runs cfn-lint on every template: any finding (error or warning) fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
@@ -19,3 +20,8 @@ lint() {
 
 lint default
 lint rotation --context rotationDays=30
+lint edge --context env=staging --context wafRateLimit=2000 \
+  --context domainName=payments.staging.example.com \
+  --context certificateArn=arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012 \
+  --context hostedZoneId=Z0123456789ABCDEFGHIJ --context hostedZoneName=example.com \
+  --context disableExecuteApiEndpoint=true

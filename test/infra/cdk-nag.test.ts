@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { createApp, STACK_NAME } from '../../bin/payment-api';
+import { readContext } from '../../bin/context';
+import { createApp } from '../../bin/payment-api';
 
 const CDK_JSON_CONTEXT = (
   JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8')) as {
@@ -23,7 +24,7 @@ function appStack(context: Record<string, unknown> = {}): Stack {
     const app = createApp(
       new App({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context } }),
     );
-    stack = Stack.of(app.node.findChild(STACK_NAME));
+    stack = Stack.of(app.node.findChild(readContext(context).stackName));
     stacks.set(key, stack);
   }
   return stack;
@@ -31,6 +32,23 @@ function appStack(context: Record<string, unknown> = {}): Stack {
 
 const KMS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 const ROTATION = { rotationDays: '30' };
+const WAF = { wafRateLimit: '2000' };
+const EXISTING_WEB_ACL = {
+  webAclArn:
+    'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/a1b2c3d4-5678-90ab-cdef-EXAMPLE11111',
+};
+const DOMAIN = {
+  domainName: 'payments.example.com',
+  certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012',
+};
+const EVERYTHING_AT_THE_EDGE = {
+  env: 'staging',
+  ...WAF,
+  ...DOMAIN,
+  hostedZoneId: 'Z0123456789ABCDEFGHIJ',
+  hostedZoneName: 'example.com',
+  disableExecuteApiEndpoint: 'true',
+};
 
 interface Suppression {
   readonly id: string;
@@ -60,6 +78,13 @@ describe.each([
     'scheduled rotation of an existing secret by name with a customer KMS key',
     { ...ROTATION, rotationKeep: '3', existingSecret: 'payment-api/keys', secretKmsKeyArn: KMS_KEY_ARN },
   ],
+  ['a new WAF web ACL', WAF],
+  ['an existing WAF web ACL', EXISTING_WEB_ACL],
+  ['a custom domain without a DNS record', DOMAIN],
+  [
+    'an environment, a new web ACL, a custom domain with its alias record and the default endpoint closed',
+    EVERYTHING_AT_THE_EDGE,
+  ],
 ])('cdk-nag AwsSolutions checks on the app with %s', (_case, context) => {
   let stack: Stack;
 
@@ -80,16 +105,40 @@ describe.each([
   });
 });
 
-const ACKNOWLEDGED_API_FINDINGS = [
+const ACKNOWLEDGED_METHOD_FINDINGS = [
   'AWS::ApiGateway::Method ANY: AwsSolutions-APIG4, AwsSolutions-COG4',
   'AWS::ApiGateway::Method POST: AwsSolutions-APIG4, AwsSolutions-COG4',
   'AWS::ApiGateway::RestApi: AwsSolutions-APIG2',
+];
+const ACKNOWLEDGED_API_FINDINGS = [
+  ...ACKNOWLEDGED_METHOD_FINDINGS,
   'AWS::ApiGateway::Stage: AwsSolutions-APIG3, AwsSolutions-APIG6',
 ];
+/** With a web ACL on the stage, the missing-WAF finding is settled, not acknowledged. */
+const ACKNOWLEDGED_API_FINDINGS_WITH_WAF = [
+  ...ACKNOWLEDGED_METHOD_FINDINGS,
+  'AWS::ApiGateway::Stage: AwsSolutions-APIG6',
+];
+const SECRET_ROTATION_FINDING = 'AWS::SecretsManager::Secret: AwsSolutions-SMG4';
 
 describe.each<[string, Record<string, unknown>, string[]]>([
-  ['without rotation', {}, [...ACKNOWLEDGED_API_FINDINGS, 'AWS::SecretsManager::Secret: AwsSolutions-SMG4']],
+  ['without rotation', {}, [...ACKNOWLEDGED_API_FINDINGS, SECRET_ROTATION_FINDING]],
   ['with scheduled rotation, which settles the secret rotation finding', ROTATION, ACKNOWLEDGED_API_FINDINGS],
+  [
+    'with a new WAF web ACL, which settles the WAF finding',
+    WAF,
+    [...ACKNOWLEDGED_API_FINDINGS_WITH_WAF, SECRET_ROTATION_FINDING],
+  ],
+  [
+    'with an existing WAF web ACL, which settles the WAF finding',
+    EXISTING_WEB_ACL,
+    [...ACKNOWLEDGED_API_FINDINGS_WITH_WAF, SECRET_ROTATION_FINDING],
+  ],
+  [
+    'with a custom domain but no web ACL, which still acknowledges the WAF finding',
+    DOMAIN,
+    [...ACKNOWLEDGED_API_FINDINGS, SECRET_ROTATION_FINDING],
+  ],
 ])('cdk-nag acknowledgements %s', (_case, context, expected) => {
   let template: Template;
 
