@@ -25,8 +25,9 @@ import {
 export const DEFAULT_STACK_NAME = 'PaymentApi';
 
 /**
- * Short enough that every name derived from the stack name (`PaymentApi-<env>`, at most 35 characters) fits
- * the tightest limit among them, and valid in all of them.
+ * Valid in a stack name and every name derived from it, and short: `PaymentApi-<env>` stays within 35
+ * characters, leaving room for the suffixes of derived names (web ACL names allow 128 characters, CloudWatch
+ * alarm and dashboard names 255).
  */
 export const ENVIRONMENT_NAME: TextFormat = {
   pattern: /^[A-Za-z](?:[A-Za-z0-9-]{0,22}[A-Za-z0-9])?$/,
