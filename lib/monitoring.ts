@@ -9,6 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import { requireFormat, type TextFormat } from './text-format';
 import {
   DEFAULT_METRICS_NAMESPACE,
   METRIC,
@@ -75,22 +76,21 @@ export const MONITORING_LIMITS = {
 } as const;
 
 /** CloudWatch's namespace characters, less the space (it would need quoting in every query and CLI call). */
-const NAMESPACE_PATTERN = /^[A-Za-z0-9._/#:-]{1,255}$/;
+export const METRICS_NAMESPACE: TextFormat = {
+  pattern: /^(?!AWS\/)[A-Za-z0-9._/#:-]{1,255}$/,
+  description: '1 to 255 letters, digits or . _ - / # : and not start with "AWS/"',
+};
+
 /** A shape check only: SNS sends a confirmation message, which is the real test of the address. */
-const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
-const MAX_EMAIL_LENGTH = 254;
+export const ALARM_EMAIL: TextFormat = {
+  pattern: /^(?=.{1,254}$)[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/,
+  description: 'one email address (name@example.com)',
+};
 
 /** Throws on the first invalid option. Values that are tokens are left to CloudFormation. */
 export function validateMonitoringOptions(options: PaymentApiMonitoringOptions): void {
-  const namespace = options.metricsNamespace;
-  if (
-    namespace !== undefined &&
-    !Token.isUnresolved(namespace) &&
-    (!NAMESPACE_PATTERN.test(namespace) || namespace.startsWith('AWS/'))
-  ) {
-    throw new Error(
-      `metricsNamespace must be 1 to 255 letters, digits or . _ - / # : and not start with "AWS/", got "${namespace}"`,
-    );
+  if (options.metricsNamespace !== undefined) {
+    requireFormat('metricsNamespace', METRICS_NAMESPACE, options.metricsNamespace);
   }
   const unauthorized = options.unauthorizedAlarmThreshold;
   const { min, max } = MONITORING_LIMITS.unauthorizedAlarmThreshold;
@@ -120,13 +120,7 @@ export function validateMonitoringOptions(options: PaymentApiMonitoringOptions):
     );
   }
   const email = options.alarmEmail;
-  if (
-    email !== undefined &&
-    !Token.isUnresolved(email) &&
-    !(email.length <= MAX_EMAIL_LENGTH && EMAIL_PATTERN.test(email))
-  ) {
-    throw new Error(`alarmEmail must be one email address (name@example.com), got "${email}"`);
-  }
+  if (email !== undefined) requireFormat('alarmEmail', ALARM_EMAIL, email);
   if (email !== undefined && options.alarmTopic !== undefined) {
     throw new Error(
       'Give alarmEmail or alarmTopic, not both: subscribe the address to your topic to get notices from both',

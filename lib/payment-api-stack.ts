@@ -1,13 +1,20 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as route53 from 'aws-cdk-lib/aws-route53';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { pickMonitoringOptions } from './monitoring';
+import { CERTIFICATE_ARN, DOMAIN_NAME, HOSTED_ZONE_ID, type CustomDomainOptions } from './domain';
 import { PaymentApi, type PaymentApiProps } from './payment-api';
+import { requireFormat, type TextFormat } from './text-format';
 
 /** The construct's options that the stack passes on as they are. */
-export type PaymentApiOptions = Omit<PaymentApiProps, 'keysSecret' | 'secretEncryptionKey' | 'alarmTopic'>;
+export type PaymentApiOptions = Omit<
+  PaymentApiProps,
+  'keysSecret' | 'secretEncryptionKey' | 'alarmTopic' | 'customDomain'
+>;
 
 export interface PaymentApiStackProps extends StackProps, PaymentApiOptions {
   /**
@@ -29,17 +36,61 @@ export interface PaymentApiStackProps extends StackProps, PaymentApiOptions {
    * @default - no topic, unless `alarmEmail` creates one
    */
   readonly alarmTopicArn?: string;
+
+  /**
+   * A custom domain for the API, such as `payments.example.com`, served at its root
+   * (`https://<domainName>/payment`). Needs `certificateArn`.
+   * @default - only the execute-api URL
+   */
+  readonly domainName?: string;
+
+  /**
+   * ARN of the ACM certificate for `domainName`, in the stack's region.
+   * @default - none; required with `domainName`
+   */
+  readonly certificateArn?: string;
+
+  /**
+   * The Route 53 public hosted zone that holds `domainName` (or a parent of it), by id, for an alias A record.
+   * Give `hostedZoneName` with it.
+   * @default - no DNS record; the `CustomDomainTarget` output says where to point the name
+   */
+  readonly hostedZoneId?: string;
+
+  /**
+   * The name of the hosted zone `hostedZoneId`, such as `example.com`.
+   * @default - none; required with `hostedZoneId`
+   */
+  readonly hostedZoneName?: string;
 }
 
-const SECRET_NAME_PATTERN = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
-const SECRET_ARN_PATTERN =
-  /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}$/;
+export const SECRET_NAME: TextFormat = {
+  pattern: /^[A-Za-z0-9/_+=.@-]{1,512}$/,
+  description: 'a secret name (1 to 512 letters, digits or /_+=.@-) or a secret ARN',
+};
+export const SECRET_ARN: TextFormat = {
+  pattern: /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}$/,
+  description: 'a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)',
+};
+export const KMS_KEY_ARN: TextFormat = {
+  pattern: /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/,
+  description: 'a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)',
+};
 /** Secrets Manager appends "-" and 6 random characters to a secret's name in its ARN. */
 const COMPLETE_ARN_SUFFIX = /-[A-Za-z0-9]{6}$/;
-const KMS_KEY_ARN_PATTERN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
-/** A standard topic: a FIFO topic (name ending in ".fifo") needs a message group id on every publish, which
- * CloudWatch alarms do not send. */
-const TOPIC_ARN_PATTERN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/;
+/**
+ * A standard topic: a FIFO topic (name ending in ".fifo") needs a message group id on every publish, which
+ * CloudWatch alarms do not send.
+ */
+export const TOPIC_ARN: TextFormat = {
+  pattern: /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/,
+  description: 'a standard SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)',
+};
+
+/** `existingSecret` is read as an ARN when it starts with "arn:", as a name otherwise. */
+export function secretReferenceFormat(nameOrArn: string): TextFormat {
+  return nameOrArn.startsWith('arn:') ? SECRET_ARN : SECRET_NAME;
+}
 
 /** The payment API with its keys secret. Outputs the URL to call and the secret to put keys in. */
 export class PaymentApiStack extends Stack {
@@ -52,12 +103,14 @@ export class PaymentApiStack extends Stack {
     const secretEncryptionKey = secretKmsKeyArn === undefined ? undefined : this.importKey(secretKmsKeyArn);
     const keysSecret = existingSecret === undefined ? undefined : this.importSecret(existingSecret);
     const alarmTopic = alarmTopicArn === undefined ? undefined : this.importTopic(alarmTopicArn);
+    const customDomain = this.importDomain(props);
 
     this.paymentApi = new PaymentApi(this, 'PaymentApi', {
       ...pickOptions(options),
       keysSecret,
       secretEncryptionKey,
       alarmTopic,
+      customDomain,
     });
 
     new CfnOutput(this, 'PaymentUrl', {
@@ -69,33 +122,34 @@ export class PaymentApiStack extends Stack {
         'The secret holding the keys: a JSON object mapping each App-id to a key or a list of keys',
       value: this.paymentApi.secret.secretArn,
     });
+    const domain = this.paymentApi.customDomain;
+    if (domain && this.paymentApi.customDomainPaymentUrl !== undefined) {
+      new CfnOutput(this, 'CustomDomainUrl', {
+        description: 'POST here with App-id and App-key headers: the custom domain, no stage in the path',
+        value: this.paymentApi.customDomainPaymentUrl,
+      });
+      if (domain.aliasRecord === undefined) {
+        new CfnOutput(this, 'CustomDomainTarget', {
+          description: `Point ${domain.domain.domainName} here in DNS (CNAME, or a Route 53 alias A record)`,
+          value: domain.domain.domainNameAliasDomainName,
+        });
+      }
+    }
   }
 
   private importKey(keyArn: string): kms.IKey {
-    if (!KMS_KEY_ARN_PATTERN.test(keyArn)) {
-      throw new Error(
-        `secretKmsKeyArn must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got "${keyArn}"`,
-      );
-    }
+    requireFormat('secretKmsKeyArn', KMS_KEY_ARN, keyArn);
     return kms.Key.fromKeyArn(this, 'KeysSecretKey', keyArn);
   }
 
   private importTopic(topicArn: string): sns.ITopic {
-    if (!TOPIC_ARN_PATTERN.test(topicArn)) {
-      throw new Error(
-        `alarmTopicArn must be a standard SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), got "${topicArn}"`,
-      );
-    }
+    requireFormat('alarmTopicArn', TOPIC_ARN, topicArn);
     return sns.Topic.fromTopicArn(this, 'AlarmTopic', topicArn);
   }
 
   private importSecret(nameOrArn: string): secretsmanager.ISecret {
+    requireFormat('existingSecret', secretReferenceFormat(nameOrArn), nameOrArn);
     if (nameOrArn.startsWith('arn:')) {
-      if (!SECRET_ARN_PATTERN.test(nameOrArn)) {
-        throw new Error(
-          `existingSecret must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>), got "${nameOrArn}"`,
-        );
-      }
       return secretsmanager.Secret.fromSecretAttributes(
         this,
         'KeysSecret',
@@ -104,12 +158,44 @@ export class PaymentApiStack extends Stack {
           : { secretPartialArn: nameOrArn },
       );
     }
-    if (!SECRET_NAME_PATTERN.test(nameOrArn)) {
+    return secretsmanager.Secret.fromSecretNameV2(this, 'KeysSecret', nameOrArn);
+  }
+
+  /** The custom domain props, imported from names and ARNs; undefined without `domainName`. */
+  private importDomain(props: PaymentApiStackProps): CustomDomainOptions | undefined {
+    const { domainName, certificateArn, hostedZoneId, hostedZoneName } = props;
+    if ((hostedZoneId === undefined) !== (hostedZoneName === undefined)) {
+      throw new Error('hostedZoneId and hostedZoneName go together: give both or neither');
+    }
+    if (domainName === undefined) {
+      if (certificateArn !== undefined) {
+        throw new Error('certificateArn needs domainName: the certificate is for the custom domain');
+      }
+      if (hostedZoneId !== undefined) {
+        throw new Error('hostedZoneId needs domainName: the alias record is for the custom domain');
+      }
+      return undefined;
+    }
+    if (certificateArn === undefined) {
       throw new Error(
-        `existingSecret must be a secret name (1 to 512 letters, digits or /_+=.@-) or a secret ARN, got "${nameOrArn}"`,
+        'domainName needs certificateArn: API Gateway serves a custom domain only with its certificate',
       );
     }
-    return secretsmanager.Secret.fromSecretNameV2(this, 'KeysSecret', nameOrArn);
+    requireFormat('domainName', DOMAIN_NAME, domainName);
+    requireFormat('certificateArn', CERTIFICATE_ARN, certificateArn);
+    if (hostedZoneId !== undefined) requireFormat('hostedZoneId', HOSTED_ZONE_ID, hostedZoneId);
+    if (hostedZoneName !== undefined) requireFormat('hostedZoneName', DOMAIN_NAME, hostedZoneName);
+    return {
+      domainName,
+      certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', certificateArn),
+      hostedZone:
+        hostedZoneId === undefined || hostedZoneName === undefined
+          ? undefined
+          : route53.HostedZone.fromHostedZoneAttributes(this, 'HostedZone', {
+              hostedZoneId,
+              zoneName: hostedZoneName,
+            }),
+    };
   }
 }
 
@@ -130,5 +216,8 @@ function pickOptions(props: PaymentApiOptions): AllOptions {
     rotation: props.rotation,
     tracing: props.tracing,
     ...pickMonitoringOptions(props),
+    waf: props.waf,
+    webAclArn: props.webAclArn,
+    disableExecuteApiEndpoint: props.disableExecuteApiEndpoint,
   };
 }

@@ -16,9 +16,16 @@ import {
   type ErrorName,
 } from '../lambda/payment/responses';
 import { PAYMENT_ROUTE } from '../lambda/payment/route';
-import { DEFAULT_CACHE_TTL_SECONDS, DEFAULT_MAX_STALE_SECONDS, ENV } from '../lambda/payment/settings';
+import {
+  DEFAULT_CACHE_TTL_SECONDS,
+  DEFAULT_MAX_STALE_SECONDS,
+  ENV,
+  KEY_CACHE_LIMITS,
+} from '../lambda/payment/settings';
 import type { LogLevel } from '../lambda/shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
+import { CustomDomain, type CustomDomainOptions } from './domain';
+import { Firewall, type WafOptions } from './firewall';
 import { grantKeyUseThroughSecretsManager } from './grants';
 import { KeyRotation, validateKeyRotationOptions, type KeyRotationOptions } from './key-rotation';
 import {
@@ -28,8 +35,11 @@ import {
   validateMonitoringOptions,
   type PaymentApiMonitoringOptions,
 } from './monitoring';
+import { requireFormat, type TextFormat } from './text-format';
 
 export type { LogLevel } from '../lambda/shared/logger';
+export type { CustomDomainOptions } from './domain';
+export type { WafOptions } from './firewall';
 export type { KeyRotationOptions } from './key-rotation';
 export type { PaymentApiMonitoringOptions } from './monitoring';
 
@@ -47,8 +57,8 @@ export const PAYMENT_API_DEFAULTS = {
 
 /** Bounds checked by the constructor. */
 export const PAYMENT_API_LIMITS = {
-  keyCacheTtlSeconds: { min: 1, max: 3600 },
-  keyMaxStaleSeconds: { min: 0, max: 86_400 },
+  keyCacheTtlSeconds: KEY_CACHE_LIMITS.ttlSeconds,
+  keyMaxStaleSeconds: KEY_CACHE_LIMITS.maxStaleSeconds,
   memorySize: { min: 128, max: 10_240 },
 } as const;
 
@@ -57,7 +67,10 @@ export const PAYMENT_API_LIMITS = {
 /** The handler's hard limit. A Secrets Manager fetch is capped at 5 s (lambda/keys/secrets-manager-source.ts). */
 const HANDLER_TIMEOUT = Duration.seconds(10);
 
-const STAGE_NAME_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+export const STAGE_NAME: TextFormat = {
+  pattern: /^[A-Za-z0-9_-]{1,128}$/,
+  description: '1 to 128 letters, digits, "-" or "_"',
+};
 
 /** Monitoring options (namespace, alarm thresholds, alarm topic) are documented in lib/monitoring.ts. */
 export interface PaymentApiProps extends PaymentApiMonitoringOptions {
@@ -138,6 +151,33 @@ export interface PaymentApiProps extends PaymentApiMonitoringOptions {
    * @default false
    */
   readonly tracing?: boolean;
+
+  /**
+   * A new regional WAFv2 web ACL in front of the stage: a rate limit per source IP, then the AWS managed rule
+   * groups for known bad inputs and common threats. Blocked requests get 403 `{"code":"forbidden",...}`.
+   * Not with `webAclArn`.
+   * @default - no web ACL
+   */
+  readonly waf?: WafOptions;
+
+  /**
+   * An existing regional WAFv2 web ACL, in the stack's region, to associate with the stage. Not with `waf`.
+   * @default - no web ACL
+   */
+  readonly webAclArn?: string;
+
+  /**
+   * A regional custom domain (TLS 1.2 or newer) serving the API at its root: `https://<domainName>/payment`.
+   * @default - only the execute-api URL, with the stage in its path
+   */
+  readonly customDomain?: CustomDomainOptions;
+
+  /**
+   * Closes the default `execute-api` endpoint, so clients can call only the custom domain; needs
+   * `customDomain`.
+   * @default false
+   */
+  readonly disableExecuteApiEndpoint?: boolean;
 }
 
 /** Which catalogue entry answers each API Gateway error, and whether it replaces API Gateway's status. */
@@ -223,12 +263,17 @@ function validateProps(props: PaymentApiProps): void {
   if (burst !== undefined && !Token.isUnresolved(burst) && !(Number.isInteger(burst) && burst > 0)) {
     throw new Error(`throttlingBurstLimit must be a positive whole number of requests, got ${burst}`);
   }
-  const stageName = props.stageName;
-  if (stageName !== undefined && !Token.isUnresolved(stageName) && !STAGE_NAME_PATTERN.test(stageName)) {
-    throw new Error(`stageName must be 1 to 128 letters, digits, "-" or "_", got "${stageName}"`);
-  }
+  if (props.stageName !== undefined) requireFormat('stageName', STAGE_NAME, props.stageName);
   if (props.rotation) validateKeyRotationOptions(props.rotation);
   validateMonitoringOptions(props);
+  if (props.waf !== undefined && props.webAclArn !== undefined) {
+    throw new Error('waf and webAclArn cannot both be set: the stage takes one web ACL, a new one or yours');
+  }
+  if (props.disableExecuteApiEndpoint === true && props.customDomain === undefined) {
+    throw new Error(
+      'disableExecuteApiEndpoint needs customDomain: with the default endpoint closed, the API has no other way in',
+    );
+  }
 }
 
 /**
@@ -241,12 +286,21 @@ export class PaymentApi extends Construct {
   public readonly handler: NodejsFunction;
   /** The keys secret, created here or the one passed in. */
   public readonly secret: secretsmanager.ISecret;
-  /** The full URL of POST /payment, stage included. */
+  /**
+   * The full URL of POST /payment that clients can call: the execute-api URL, stage included, or the custom
+   * domain's when the default endpoint is closed.
+   */
   public readonly paymentUrl: string;
   /** The scheduled rotation of the secret, when the `rotation` prop asks for it. */
   public readonly keyRotation?: KeyRotation;
   /** Alarms, their topic, the dashboard and the saved queries. */
   public readonly monitoring: PaymentApiMonitoring;
+  /** The web ACL association (and the web ACL it made), when `waf` or `webAclArn` is set. */
+  public readonly firewall?: Firewall;
+  /** The custom domain, when `customDomain` is set. */
+  public readonly customDomain?: CustomDomain;
+  /** `https://<domain>/payment`, when `customDomain` is set. */
+  public readonly customDomainPaymentUrl?: string;
 
   constructor(scope: Construct, id: string, props: PaymentApiProps = {}) {
     super(scope, id);
@@ -266,11 +320,30 @@ export class PaymentApi extends Construct {
       });
     }
 
-    this.api = this.createApi(props);
+    const hasFirewall = props.waf !== undefined || props.webAclArn !== undefined;
+    this.api = this.createApi(props, hasFirewall);
     const payment = this.api.root.addResource(PAYMENT_ROUTE.path.slice(1));
     this.addPaymentMethods(payment);
     this.addGatewayResponses();
-    this.paymentUrl = this.api.urlForPath(payment.path);
+
+    if (hasFirewall) {
+      this.firewall = new Firewall(this, 'Firewall', {
+        stage: this.api.deploymentStage,
+        waf: props.waf,
+        webAclArn: props.webAclArn,
+      });
+    }
+    if (props.customDomain) {
+      this.customDomain = new CustomDomain(this, 'CustomDomain', {
+        ...props.customDomain,
+        restApi: this.api,
+      });
+      this.customDomainPaymentUrl = this.customDomain.urlForPath(payment.path);
+    }
+    this.paymentUrl =
+      props.disableExecuteApiEndpoint === true && this.customDomainPaymentUrl !== undefined
+        ? this.customDomainPaymentUrl
+        : this.api.urlForPath(payment.path);
 
     this.monitoring = new PaymentApiMonitoring(this, 'Monitoring', {
       ...pickMonitoringOptions(props),
@@ -342,7 +415,7 @@ export class PaymentApi extends Construct {
     if (encryptionKey) grantKeyUseThroughSecretsManager(handler, encryptionKey, ['kms:Decrypt']);
   }
 
-  private createApi(props: PaymentApiProps): apigateway.RestApi {
+  private createApi(props: PaymentApiProps, hasFirewall: boolean): apigateway.RestApi {
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
       retention: props.logRetention ?? PAYMENT_API_DEFAULTS.logRetention,
     });
@@ -351,6 +424,7 @@ export class PaymentApi extends Construct {
       restApiName: Stack.of(this).stackName,
       description: 'payment-api: POST /payment, authenticated by App-id/App-key',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
+      disableExecuteApiEndpoint: props.disableExecuteApiEndpoint ?? false,
       // Execution logging would need the account-wide API Gateway CloudWatch role; access logs are enough.
       cloudWatchRole: false,
       deployOptions: {
@@ -374,12 +448,16 @@ export class PaymentApi extends Construct {
       },
     ]);
     NagSuppressions.addResourceSuppressions(api.deploymentStage, [
-      {
-        id: 'AwsSolutions-APIG3',
-        reason:
-          "A WAF web ACL is the operator's choice and account-specific; the stage has throttling and the Lambda " +
-          'authenticates every request.',
-      },
+      ...(hasFirewall
+        ? []
+        : [
+            {
+              id: 'AwsSolutions-APIG3',
+              reason:
+                'A WAF web ACL is opt-in (the `waf` or `webAclArn` prop) and costs a monthly fee; without one the ' +
+                'stage has throttling and the Lambda authenticates every request.',
+            },
+          ]),
       {
         id: 'AwsSolutions-APIG6',
         reason:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Synthesizes the app offline as deployed by default and with scheduled rotation on, and runs cfn-lint on every
-# template: any finding (error or warning) fails.
+# Synthesizes the app offline as deployed by default, with scheduled rotation on, and with everything at the edge
+# (an environment, a new WAF web ACL, a custom domain with its alias record, the default endpoint closed), and
+# runs cfn-lint on every template: any finding (error or warning) fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
@@ -19,3 +20,14 @@ lint() {
 
 lint default
 lint rotation --context rotationDays=30
+lint edge --context env=staging --context wafRateLimit=2000 \
+  --context domainName=payments.staging.example.com \
+  --context certificateArn=arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012 \
+  --context hostedZoneId=Z0123456789ABCDEFGHIJ --context hostedZoneName=example.com \
+  --context disableExecuteApiEndpoint=true
+lint monitoring --context alarmEmail=oncall@example.com --context metricsNamespace=Payments/Production \
+  --context unauthorizedAlarmThreshold=50 --context latencyAlarmThresholdMs=800 \
+  --context serverErrorRateAlarmThreshold=2 --context tracing=true
+lint monitoring-topic --context alarmTopicArn=arn:aws:sns:eu-west-1:123456789012:oncall --context tracing=true \
+  --context rotationDays=30 --context existingSecret=payment-api/keys \
+  --context secretKmsKeyArn=arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab

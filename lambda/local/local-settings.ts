@@ -55,7 +55,7 @@ export function readLocalSettings(env: Environment, cwd: string): LocalSettings 
     host: LOCAL_HOST,
     port: readPort(env),
     keys,
-    logLevel: parseLogLevel(env[ENV.logLevel]),
+    logLevel: parseLogLevel(env[ENV.logLevel], ENV.logLevel),
     ...readKeyCacheSettings(env),
   };
 }

@@ -46,5 +46,5 @@ export function readRotationSettings(env: Environment): RotationSettings {
     }
     keep = Number(raw);
   }
-  return { keep, logLevel: parseLogLevel(env[ROTATION_ENV.logLevel]) };
+  return { keep, logLevel: parseLogLevel(env[ROTATION_ENV.logLevel], ROTATION_ENV.logLevel) };
 }

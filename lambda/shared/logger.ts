@@ -16,9 +16,19 @@ export interface Logger {
 
 const LEVEL_ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-export function parseLogLevel(value: string | undefined): LogLevel {
-  const level = value?.toLowerCase();
-  return level === 'debug' || level === 'info' || level === 'warn' || level === 'error' ? level : 'info';
+export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+/**
+ * Reads a log level from the environment variable `variable`, in any case; absent or empty means `info`.
+ * Anything else is a configuration error, not a reason to log at some other level than the one asked for.
+ */
+export function parseLogLevel(value: string | undefined, variable: string): LogLevel {
+  if (value === undefined || value === '') return 'info';
+  const level = LOG_LEVELS.find((candidate) => candidate === value.toLowerCase());
+  if (level === undefined) {
+    throw new Error(`${variable} must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`);
+  }
+  return level;
 }
 
 /**

@@ -333,6 +333,43 @@ describe('npm start on a port already in use', () => {
   });
 });
 
+describe('npm start with an invalid setting in the environment', () => {
+  let directory: string;
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
+  });
+
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it.each([
+    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL must be one of debug, info, warn, error, got "verbose"'],
+    [
+      { KEY_CACHE_TTL_SECONDS: '0' },
+      'KEY_CACHE_TTL_SECONDS must be a whole number of seconds from 1 to 3600, got "0"',
+    ],
+  ])('refuses %j: exit 1, one line naming the variable, no keys file', async (settings, message) => {
+    // Arrange
+    const keysFile = join(directory, 'keys.json');
+
+    // Act
+    const run = spawnNpmStart({ ...settings, PORT: '0', KEYS_FILE: keysFile });
+    const code = await run.exited;
+
+    // Assert
+    expect(code).toBe(1);
+    const ourLines = run
+      .stderr()
+      .split('\n')
+      .filter((line) => line.startsWith('payment-api local server'));
+    expect(ourLines).toEqual([`payment-api local server: ${message}`]);
+    expect(run.stderr()).not.toMatch(/\n\s+at /);
+    expect(await exists(keysFile)).toBe(false);
+  });
+});
+
 describe('npm start with KEYS_SECRET_ID (keys from Secrets Manager, here moto)', () => {
   const secretName = 'payment-api/local-server-e2e';
   const partnerKey = generateKey();

@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { App, Aspects, Duration, Stack } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks } from 'cdk-nag';
-import { createApp, STACK_NAME } from '../../bin/payment-api';
-import { PaymentApiStack, type PaymentApiStackProps } from '../../lib/payment-api-stack';
+import { readContext } from '../../bin/context';
+import { createApp } from '../../bin/payment-api';
 
 const CDK_JSON_CONTEXT = (
   JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'cdk.json'), 'utf8')) as {
@@ -25,40 +24,46 @@ function appStack(context: Record<string, unknown> = {}): Stack {
     const app = createApp(
       new App({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context } }),
     );
-    stack = Stack.of(app.node.findChild(STACK_NAME));
+    stack = Stack.of(app.node.findChild(readContext(context).stackName));
     stacks.set(key, stack);
   }
   return stack;
 }
 
-/**
- * The stack built from typed props, as an app of your own would build it, AwsSolutionsChecks included: for the
- * options that have no context key yet.
- */
-function propsStack(props: PaymentApiStackProps): Stack {
-  const app = new App({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
-  const stack = new PaymentApiStack(app, STACK_NAME, props);
-  Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
-  return stack;
-}
-
 const KMS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 const ROTATION = { rotationDays: '30' };
+const WAF = { wafRateLimit: '2000' };
+const EXISTING_WEB_ACL = {
+  webAclArn:
+    'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/a1b2c3d4-5678-90ab-cdef-EXAMPLE11111',
+};
+const DOMAIN = {
+  domainName: 'payments.example.com',
+  certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012',
+};
 /** Monitoring on every option: a topic of its own for email notices, tuned thresholds, tracing. */
-const MONITORING_BY_EMAIL: PaymentApiStackProps = {
+const MONITORING_BY_EMAIL = {
   alarmEmail: 'oncall@example.com',
   metricsNamespace: 'Payments/Production',
-  unauthorizedAlarmThreshold: 50,
-  latencyAlarmThreshold: Duration.millis(800),
-  serverErrorRateAlarmThreshold: 2,
-  tracing: true,
+  unauthorizedAlarmThreshold: '50',
+  latencyAlarmThresholdMs: '800',
+  serverErrorRateAlarmThreshold: '2',
+  tracing: 'true',
 };
-const MONITORING_TO_TOPIC: PaymentApiStackProps = {
+const MONITORING_TO_TOPIC = {
   alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:oncall',
-  tracing: true,
-  rotation: { every: Duration.days(30) },
+  tracing: 'true',
+  ...ROTATION,
   existingSecret: 'payment-api/keys',
   secretKmsKeyArn: KMS_KEY_ARN,
+};
+const EVERYTHING_AT_THE_EDGE = {
+  env: 'staging',
+  ...WAF,
+  ...DOMAIN,
+  hostedZoneId: 'Z0123456789ABCDEFGHIJ',
+  hostedZoneName: 'example.com',
+  disableExecuteApiEndpoint: 'true',
 };
 
 interface Suppression {
@@ -78,33 +83,34 @@ function suppressionsByResource(template: Template): Record<string, Suppression[
   );
 }
 
-describe.each<[string, () => Stack]>([
-  ['a new secret', () => appStack({})],
+describe.each([
+  ['a new secret', {}],
   [
     'an existing secret by name and a customer KMS key',
-    () => appStack({ existingSecret: 'payment-api/keys', secretKmsKeyArn: KMS_KEY_ARN }),
+    { existingSecret: 'payment-api/keys', secretKmsKeyArn: KMS_KEY_ARN },
   ],
-  ['scheduled rotation of a new secret', () => appStack(ROTATION)],
+  ['scheduled rotation of a new secret', ROTATION],
   [
     'scheduled rotation of an existing secret by name with a customer KMS key',
-    () =>
-      appStack({
-        ...ROTATION,
-        rotationKeep: '3',
-        existingSecret: 'payment-api/keys',
-        secretKmsKeyArn: KMS_KEY_ARN,
-      }),
+    { ...ROTATION, rotationKeep: '3', existingSecret: 'payment-api/keys', secretKmsKeyArn: KMS_KEY_ARN },
   ],
-  ['email alarm notices, tuned alarms and tracing', () => propsStack(MONITORING_BY_EMAIL)],
+  ['a new WAF web ACL', WAF],
+  ['an existing WAF web ACL', EXISTING_WEB_ACL],
+  ['a custom domain without a DNS record', DOMAIN],
+  [
+    'an environment, a new web ACL, a custom domain with its alias record and the default endpoint closed',
+    EVERYTHING_AT_THE_EDGE,
+  ],
+  ['email alarm notices, tuned alarms and tracing', MONITORING_BY_EMAIL],
   [
     'an existing alarm topic, tracing, and rotation of an existing secret with a customer KMS key',
-    () => propsStack(MONITORING_TO_TOPIC),
+    MONITORING_TO_TOPIC,
   ],
-])('cdk-nag AwsSolutions checks on the app with %s', (_case, build) => {
+])('cdk-nag AwsSolutions checks on the app with %s', (_case, context) => {
   let stack: Stack;
 
   beforeAll(() => {
-    stack = build();
+    stack = appStack(context);
   });
 
   it('leaves no unacknowledged error', () => {
@@ -120,38 +126,50 @@ describe.each<[string, () => Stack]>([
   });
 });
 
-const ACKNOWLEDGED_API_FINDINGS = [
+const ACKNOWLEDGED_METHOD_FINDINGS = [
   'AWS::ApiGateway::Method ANY: AwsSolutions-APIG4, AwsSolutions-COG4',
   'AWS::ApiGateway::Method POST: AwsSolutions-APIG4, AwsSolutions-COG4',
   'AWS::ApiGateway::RestApi: AwsSolutions-APIG2',
+];
+const ACKNOWLEDGED_API_FINDINGS = [
+  ...ACKNOWLEDGED_METHOD_FINDINGS,
   'AWS::ApiGateway::Stage: AwsSolutions-APIG3, AwsSolutions-APIG6',
 ];
+/** With a web ACL on the stage, the missing-WAF finding is settled, not acknowledged. */
+const ACKNOWLEDGED_API_FINDINGS_WITH_WAF = [
+  ...ACKNOWLEDGED_METHOD_FINDINGS,
+  'AWS::ApiGateway::Stage: AwsSolutions-APIG6',
+];
+const SECRET_ROTATION_FINDING = 'AWS::SecretsManager::Secret: AwsSolutions-SMG4';
 
-describe.each<[string, () => Stack, string[]]>([
+describe.each<[string, Record<string, unknown>, string[]]>([
+  ['without rotation', {}, [...ACKNOWLEDGED_API_FINDINGS, SECRET_ROTATION_FINDING]],
+  ['with scheduled rotation, which settles the secret rotation finding', ROTATION, ACKNOWLEDGED_API_FINDINGS],
   [
-    'without rotation',
-    () => appStack({}),
-    [...ACKNOWLEDGED_API_FINDINGS, 'AWS::SecretsManager::Secret: AwsSolutions-SMG4'],
+    'with a new WAF web ACL, which settles the WAF finding',
+    WAF,
+    [...ACKNOWLEDGED_API_FINDINGS_WITH_WAF, SECRET_ROTATION_FINDING],
   ],
   [
-    'with scheduled rotation, which settles the secret rotation finding',
-    () => appStack(ROTATION),
-    ACKNOWLEDGED_API_FINDINGS,
+    'with an existing WAF web ACL, which settles the WAF finding',
+    EXISTING_WEB_ACL,
+    [...ACKNOWLEDGED_API_FINDINGS_WITH_WAF, SECRET_ROTATION_FINDING],
+  ],
+  [
+    'with a custom domain but no web ACL, which still acknowledges the WAF finding',
+    DOMAIN,
+    [...ACKNOWLEDGED_API_FINDINGS, SECRET_ROTATION_FINDING],
   ],
   [
     "with tracing, whose X-Ray permission is acknowledged on the handler's policy, and email alarm notices",
-    () => propsStack(MONITORING_BY_EMAIL),
-    [
-      ...ACKNOWLEDGED_API_FINDINGS,
-      'AWS::IAM::Policy: AwsSolutions-IAM5',
-      'AWS::SecretsManager::Secret: AwsSolutions-SMG4',
-    ].sort(),
+    MONITORING_BY_EMAIL,
+    [...ACKNOWLEDGED_API_FINDINGS, 'AWS::IAM::Policy: AwsSolutions-IAM5', SECRET_ROTATION_FINDING].sort(),
   ],
-])('cdk-nag acknowledgements %s', (_case, build, expected) => {
+])('cdk-nag acknowledgements %s', (_case, context, expected) => {
   let template: Template;
 
   beforeAll(() => {
-    template = Template.fromStack(build());
+    template = Template.fromStack(appStack(context));
   });
 
   it('are made on the resources they concern, never for the whole stack', () => {

@@ -223,6 +223,73 @@ describe('PaymentApiStack with scheduled rotation of an existing secret', () => 
   });
 });
 
+describe('PaymentApiStack with a custom domain', () => {
+  const domain = {
+    domainName: 'payments.example.com',
+    certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012',
+  };
+
+  it('outputs the URL on the domain, and where to point the name when it makes no DNS record', () => {
+    // Act
+    const template = synthesize(domain);
+
+    // Assert
+    template.hasResourceProperties('AWS::ApiGateway::DomainName', {
+      DomainName: 'payments.example.com',
+      RegionalCertificateArn: domain.certificateArn,
+    });
+    template.hasOutput('CustomDomainUrl', { Value: 'https://payments.example.com/payment' });
+    template.hasOutput('CustomDomainTarget', {
+      Value: { 'Fn::GetAtt': [logicalId(template, 'AWS::ApiGateway::DomainName'), 'RegionalDomainName'] },
+    });
+    expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
+      'CustomDomainTarget',
+      'CustomDomainUrl',
+      'KeysSecretArn',
+      'PaymentUrl',
+    ]);
+  });
+
+  it('makes the alias record in the hosted zone given by id and name, and then needs no target output', () => {
+    // Act
+    const template = synthesize({
+      ...domain,
+      hostedZoneId: 'Z0123456789ABCDEFGHIJ',
+      hostedZoneName: 'example.com',
+    });
+
+    // Assert
+    template.hasResourceProperties('AWS::Route53::RecordSet', {
+      Name: 'payments.example.com.',
+      Type: 'A',
+      HostedZoneId: 'Z0123456789ABCDEFGHIJ',
+    });
+    expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
+      'CustomDomainUrl',
+      'KeysSecretArn',
+      'PaymentUrl',
+    ]);
+  });
+
+  it('gives the domain as the payment URL when the default endpoint is closed', () => {
+    const template = synthesize({ ...domain, disableExecuteApiEndpoint: true });
+
+    template.hasOutput('PaymentUrl', { Value: 'https://payments.example.com/payment' });
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { DisableExecuteApiEndpoint: true });
+  });
+
+  it('passes the firewall props on to the construct', () => {
+    const template = synthesize({ waf: { rateLimit: 500 } });
+
+    template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 1);
+    template.hasResourceProperties('AWS::WAFv2::WebACL', {
+      Rules: Match.arrayWith([
+        Match.objectLike({ Statement: { RateBasedStatement: Match.objectLike({ Limit: 500 }) } }),
+      ]),
+    });
+  });
+});
+
 describe('PaymentApiStack props validation', () => {
   it.each<[string, PaymentApiStackProps, string]>([
     [
@@ -239,6 +306,48 @@ describe('PaymentApiStack props validation', () => {
       'a KMS alias instead of a key ARN',
       { secretKmsKeyArn: 'alias/payment-api' },
       'secretKmsKeyArn must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got "alias/payment-api"',
+    ],
+    [
+      'a domain without its certificate',
+      { domainName: 'payments.example.com' },
+      'domainName needs certificateArn: API Gateway serves a custom domain only with its certificate',
+    ],
+    [
+      'a certificate without a domain',
+      { certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/1234' },
+      'certificateArn needs domainName: the certificate is for the custom domain',
+    ],
+    [
+      'a hosted zone without a domain',
+      { hostedZoneId: 'Z1', hostedZoneName: 'example.com' },
+      'hostedZoneId needs domainName: the alias record is for the custom domain',
+    ],
+    [
+      'a hosted zone id without its name',
+      {
+        domainName: 'payments.example.com',
+        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/1234',
+        hostedZoneId: 'Z1',
+      },
+      'hostedZoneId and hostedZoneName go together: give both or neither',
+    ],
+    [
+      'a certificate ARN of another service',
+      {
+        domainName: 'payments.example.com',
+        certificateArn: 'arn:aws:iam::123456789012:server-certificate/x',
+      },
+      'certificateArn must be an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>), got "arn:aws:iam::123456789012:server-certificate/x"',
+    ],
+    [
+      'a hosted zone name with a trailing dot',
+      {
+        domainName: 'payments.example.com',
+        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/1234',
+        hostedZoneId: 'Z1',
+        hostedZoneName: 'example.com.',
+      },
+      'hostedZoneName must be a lower-case domain name such as payments.example.com, got "example.com."',
     ],
   ])('rejects %s', (_case, props, message) => {
     expect(() => synthesize(props)).toThrow(message);

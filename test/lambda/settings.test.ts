@@ -27,9 +27,38 @@ describe('readLambdaSettings', () => {
     expect(() => readLambdaSettings({})).toThrow('KEYS_SECRET_ID must name the keys secret');
   });
 
-  it.each(['-1', '1.5', 'ten', '60s'])('refuses a TTL of %j', (value) => {
-    expect(() => readKeyCacheSettings({ KEY_CACHE_TTL_SECONDS: value })).toThrow(
-      `KEY_CACHE_TTL_SECONDS must be a whole number of seconds, got "${value}"`,
+  it.each(['-1', '1.5', 'ten', '60s', '0', '3601', ' 60'])(
+    'refuses a TTL of %j, naming the variable',
+    (value) => {
+      expect(() => readKeyCacheSettings({ KEY_CACHE_TTL_SECONDS: value })).toThrow(
+        `KEY_CACHE_TTL_SECONDS must be a whole number of seconds from 1 to 3600, got "${value}"`,
+      );
+    },
+  );
+
+  it.each(['-5', '86401', '15m'])('refuses a staleness bound of %j, naming the variable', (value) => {
+    expect(() => readKeyCacheSettings({ KEY_MAX_STALE_SECONDS: value })).toThrow(
+      `KEY_MAX_STALE_SECONDS must be a whole number of seconds from 0 to 86400, got "${value}"`,
     );
   });
+
+  it('accepts the bounds the stack accepts', () => {
+    expect(readKeyCacheSettings({ KEY_CACHE_TTL_SECONDS: '3600', KEY_MAX_STALE_SECONDS: '86400' })).toEqual({
+      ttlMs: 3_600_000,
+      maxStaleMs: 86_400_000,
+    });
+    expect(readKeyCacheSettings({ KEY_CACHE_TTL_SECONDS: '1', KEY_MAX_STALE_SECONDS: '0' })).toEqual({
+      ttlMs: 1_000,
+      maxStaleMs: 0,
+    });
+  });
+
+  it.each(['verbose', 'trace', 'inf'])(
+    'refuses LOG_LEVEL=%j instead of logging at another level',
+    (value) => {
+      expect(() => readLambdaSettings({ KEYS_SECRET_ID: secretId, LOG_LEVEL: value })).toThrow(
+        `LOG_LEVEL must be one of debug, info, warn, error, got "${value}"`,
+      );
+    },
+  );
 });

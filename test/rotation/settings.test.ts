@@ -24,8 +24,14 @@ describe('readRotationSettings', () => {
     [undefined, 'info'],
     ['debug', 'debug'],
     ['WARN', 'warn'],
-    ['nonsense', 'info'],
+    ['', 'info'],
   ])('reads LOG_LEVEL %p as %p', (raw, expected) => {
     expect(readRotationSettings({ LOG_LEVEL: raw }).logLevel).toBe(expected);
+  });
+
+  it('refuses an unknown LOG_LEVEL, naming the variable', () => {
+    expect(() => readRotationSettings({ LOG_LEVEL: 'nonsense' })).toThrow(
+      'LOG_LEVEL must be one of debug, info, warn, error, got "nonsense"',
+    );
   });
 });

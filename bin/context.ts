@@ -1,0 +1,458 @@
+/**
+ * The context keys of the CDK app: one row each in CONTEXT_SETTINGS (README's configuration table mirrors it),
+ * and readContext, which turns the whole context into the stack's name and props or into one line per problem.
+ */
+import { Duration } from 'aws-cdk-lib';
+import { LOG_LEVELS } from '../lambda/shared/logger';
+import { DOMAIN_NAME, CERTIFICATE_ARN, HOSTED_ZONE_ID } from '../lib/domain';
+import { FIREWALL_LIMITS, WEB_ACL_ARN } from '../lib/firewall';
+import { KEY_ROTATION_DEFAULTS, KEY_ROTATION_LIMITS } from '../lib/key-rotation';
+import { ALARM_EMAIL, METRICS_NAMESPACE, MONITORING_DEFAULTS, MONITORING_LIMITS } from '../lib/monitoring';
+import { PAYMENT_API_DEFAULTS, PAYMENT_API_LIMITS, STAGE_NAME } from '../lib/payment-api';
+import {
+  KMS_KEY_ARN,
+  secretReferenceFormat,
+  TOPIC_ARN,
+  type PaymentApiStackProps,
+} from '../lib/payment-api-stack';
+import type { TextFormat } from '../lib/text-format';
+import {
+  boolean,
+  InvalidValue,
+  matching,
+  numberBetween,
+  oneOf,
+  positiveNumber,
+  retentionDays,
+  seconds,
+  wholeNumber,
+  type Parser,
+} from './context-values';
+
+export const DEFAULT_STACK_NAME = 'PaymentApi';
+
+/**
+ * Valid in a stack name and every name derived from it, and short: `PaymentApi-<env>` stays within 35
+ * characters, leaving room for the suffixes of derived names (web ACL names allow 128 characters, CloudWatch
+ * alarm and dashboard names 255).
+ */
+export const ENVIRONMENT_NAME: TextFormat = {
+  pattern: /^[A-Za-z](?:[A-Za-z0-9-]{0,22}[A-Za-z0-9])?$/,
+  description: '1 to 24 letters, digits or hyphens, starting with a letter and not ending with a hyphen',
+};
+
+export function stackNameFor(env: string | undefined): string {
+  return env === undefined ? DEFAULT_STACK_NAME : `${DEFAULT_STACK_NAME}-${env}`;
+}
+
+/** What the context asks for: which stack to make, and its props. */
+export interface AppConfig {
+  readonly stackName: string;
+  /** The environment, when `env` is set. */
+  readonly env?: string;
+  readonly props: PaymentApiStackProps;
+}
+
+/** Other keys a key only makes sense with (or without), and why, for the one-line message. */
+export interface KeyRelation {
+  readonly keys: readonly string[];
+  readonly because: string;
+}
+
+/** One context key, as README's configuration table shows it, and how it is read. */
+export interface ContextSetting {
+  readonly key: string;
+  /** The stack prop, or field of one, that the key sets (or what else it decides). */
+  readonly sets: string;
+  readonly defaultValue: string;
+  readonly meaning: string;
+  /** Keys that must be set too, whenever this one is set to anything but `false`. */
+  readonly needs?: KeyRelation;
+  /** Keys that must not be set with this one. */
+  readonly excludes?: KeyRelation;
+  /** Parses a raw value; throws InvalidValue. */
+  read(raw: unknown): ReadValue;
+}
+
+interface ReadValue {
+  /** False for the value `false`: a switch that is off needs nothing else. */
+  readonly on: boolean;
+  /** Puts the value into the configuration read so far (the rows above); throws InvalidValue. */
+  apply(config: AppConfig): AppConfig;
+}
+
+interface Row<T> extends Omit<ContextSetting, 'read'> {
+  readonly parse: Parser<T>;
+  readonly apply: (value: T, config: AppConfig) => AppConfig;
+}
+
+function setting<T>({ parse, apply, ...described }: Row<T>): ContextSetting {
+  return {
+    ...described,
+    read: (raw) => {
+      const value = parse(raw);
+      return { on: value !== false, apply: (config) => apply(value, config) };
+    },
+  };
+}
+
+function withProps(config: AppConfig, props: PaymentApiStackProps): AppConfig {
+  return { ...config, props: { ...config.props, ...props } };
+}
+
+type PropRow<P extends keyof PaymentApiStackProps> = Omit<
+  Row<NonNullable<PaymentApiStackProps[P]>>,
+  'sets' | 'apply'
+> & { readonly prop: P };
+
+/** A key that sets one stack prop to its parsed value. */
+function prop<P extends keyof PaymentApiStackProps>({ prop: name, ...row }: PropRow<P>): ContextSetting {
+  return setting({ ...row, sets: name, apply: (value, config) => withProps(config, { [name]: value }) });
+}
+
+const D = PAYMENT_API_DEFAULTS;
+const L = PAYMENT_API_LIMITS;
+const { minKeep } = KEY_ROTATION_LIMITS;
+const maxRotationDays = KEY_ROTATION_LIMITS.maxEvery.toDays();
+const rateLimit = FIREWALL_LIMITS.rateLimit;
+const M = MONITORING_DEFAULTS;
+const ML = MONITORING_LIMITS;
+
+export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
+  setting({
+    key: 'env',
+    sets: 'the stack name',
+    parse: matching(ENVIRONMENT_NAME),
+    apply: (env, config) => ({ ...config, env, stackName: stackNameFor(env) }),
+    defaultValue: `none: the stack is \`${DEFAULT_STACK_NAME}\``,
+    meaning: `The environment: the stack becomes \`${DEFAULT_STACK_NAME}-<env>\`, so environments deploy side by side (${ENVIRONMENT_NAME.description}).`,
+  }),
+  prop({
+    key: 'existingSecret',
+    prop: 'existingSecret',
+    parse: matching(secretReferenceFormat),
+    defaultValue: 'a new secret with a generated key for app `demo`',
+    meaning: 'Name or ARN of an existing keys secret to use instead of creating one.',
+  }),
+  prop({
+    key: 'secretKmsKeyArn',
+    prop: 'secretKmsKeyArn',
+    parse: matching(KMS_KEY_ARN),
+    defaultValue: '`aws/secretsmanager`',
+    meaning: 'ARN of the customer managed KMS key that encrypts the secret; the Lambda may decrypt with it.',
+  }),
+  prop({
+    key: 'keyCacheTtlSeconds',
+    prop: 'keyCacheTtl',
+    parse: seconds(L.keyCacheTtlSeconds),
+    defaultValue: String(D.keyCacheTtl.toSeconds()),
+    meaning: `Seconds the Lambda keeps the keys before reading the secret again (${L.keyCacheTtlSeconds.min} to ${L.keyCacheTtlSeconds.max}).`,
+  }),
+  prop({
+    key: 'keyMaxStaleSeconds',
+    prop: 'keyMaxStale',
+    parse: seconds(L.keyMaxStaleSeconds),
+    defaultValue: String(D.keyMaxStale.toSeconds()),
+    meaning: `Seconds past the TTL that the last good keys are served while the secret cannot be read (${L.keyMaxStaleSeconds.min} to ${L.keyMaxStaleSeconds.max}).`,
+  }),
+  prop({
+    key: 'throttlingRateLimit',
+    prop: 'throttlingRateLimit',
+    parse: positiveNumber,
+    defaultValue: String(D.throttlingRateLimit),
+    meaning: 'Stage throttling: steady requests per second.',
+  }),
+  prop({
+    key: 'throttlingBurstLimit',
+    prop: 'throttlingBurstLimit',
+    parse: wholeNumber({ min: 1, unit: 'requests' }),
+    defaultValue: String(D.throttlingBurstLimit),
+    meaning: 'Stage throttling: burst size in requests.',
+  }),
+  prop({
+    key: 'stageName',
+    prop: 'stageName',
+    parse: matching(STAGE_NAME),
+    defaultValue: D.stageName,
+    meaning: 'API Gateway stage, the first segment of the execute-api URL path.',
+  }),
+  prop({
+    key: 'logRetentionDays',
+    prop: 'logRetention',
+    parse: retentionDays,
+    defaultValue: String(D.logRetention),
+    meaning: 'Retention in days of the Lambda and access log groups (a CloudWatch Logs retention value).',
+  }),
+  prop({
+    key: 'memorySize',
+    prop: 'memorySize',
+    parse: wholeNumber({ ...L.memorySize, unit: 'MiB' }),
+    defaultValue: String(D.memorySize),
+    meaning: `Lambda memory in MiB (${L.memorySize.min} to ${L.memorySize.max}).`,
+  }),
+  prop({
+    key: 'logLevel',
+    prop: 'logLevel',
+    parse: oneOf(LOG_LEVELS),
+    defaultValue: D.logLevel,
+    meaning: `Lowest level the Lambdas log: ${LOG_LEVELS.join(', ')}.`,
+  }),
+  setting({
+    key: 'rotationDays',
+    sets: 'rotation.every',
+    parse: wholeNumber({ min: 1, max: maxRotationDays, unit: 'days' }),
+    apply: (days, config) =>
+      withProps(config, { rotation: { ...config.props.rotation, every: Duration.days(days) } }),
+    defaultValue: 'no scheduled rotation',
+    meaning: `Turns on scheduled rotation: days between two rotations of the keys secret (1 to ${maxRotationDays}).`,
+  }),
+  setting({
+    key: 'rotationKeep',
+    sets: 'rotation.keep',
+    parse: wholeNumber({ min: minKeep }),
+    apply: (keep, config) =>
+      config.props.rotation ? withProps(config, { rotation: { ...config.props.rotation, keep } }) : config,
+    needs: { keys: ['rotationDays'], because: 'without it there is no scheduled rotation' },
+    defaultValue: String(KEY_ROTATION_DEFAULTS.keep),
+    meaning: `Newest keys each app keeps after a scheduled rotation, the fresh one included (at least ${minKeep}).`,
+  }),
+  setting({
+    key: 'wafRateLimit',
+    sets: 'waf.rateLimit',
+    parse: wholeNumber({ ...rateLimit, unit: 'requests per 5 minutes' }),
+    apply: (limit, config) => withProps(config, { waf: { rateLimit: limit } }),
+    defaultValue: 'no web ACL',
+    meaning: `Turns on a new WAF web ACL: requests one IP address may make in 5 minutes (${rateLimit.min} to ${rateLimit.max}), plus AWS managed rules.`,
+  }),
+  prop({
+    key: 'webAclArn',
+    prop: 'webAclArn',
+    parse: matching(WEB_ACL_ARN),
+    excludes: { keys: ['wafRateLimit'], because: 'the stage takes one web ACL, a new one or yours' },
+    defaultValue: 'no web ACL',
+    meaning: 'ARN of an existing regional WAF web ACL to associate with the stage instead.',
+  }),
+  prop({
+    key: 'domainName',
+    prop: 'domainName',
+    parse: matching(DOMAIN_NAME),
+    needs: {
+      keys: ['certificateArn'],
+      because: 'API Gateway serves a custom domain only with its certificate',
+    },
+    defaultValue: 'no custom domain',
+    meaning: 'A custom domain serving the API at its root: `https://<domainName>/payment`.',
+  }),
+  prop({
+    key: 'certificateArn',
+    prop: 'certificateArn',
+    parse: matching(CERTIFICATE_ARN),
+    needs: { keys: ['domainName'], because: 'the certificate is for the custom domain' },
+    defaultValue: 'none',
+    meaning: "ARN of the ACM certificate for `domainName`, in the stack's region.",
+  }),
+  prop({
+    key: 'hostedZoneId',
+    prop: 'hostedZoneId',
+    parse: matching(HOSTED_ZONE_ID),
+    needs: {
+      keys: ['hostedZoneName', 'domainName'],
+      because: 'the alias record for the custom domain goes in the zone named by both',
+    },
+    defaultValue: 'no DNS record',
+    meaning: 'Route 53 hosted zone that gets an alias A record for `domainName`.',
+  }),
+  setting({
+    key: 'hostedZoneName',
+    sets: 'hostedZoneName',
+    parse: matching(DOMAIN_NAME),
+    apply: (zoneName, config) => {
+      const domainName = config.props.domainName;
+      if (domainName !== undefined && domainName !== zoneName && !domainName.endsWith(`.${zoneName}`)) {
+        throw new InvalidValue(`must be "${domainName}" or a parent domain of it, got "${zoneName}"`);
+      }
+      return withProps(config, { hostedZoneName: zoneName });
+    },
+    needs: {
+      keys: ['hostedZoneId', 'domainName'],
+      because: 'the alias record for the custom domain goes in the zone named by both',
+    },
+    defaultValue: 'none',
+    meaning: 'The name of that hosted zone, such as `example.com`.',
+  }),
+  prop({
+    key: 'disableExecuteApiEndpoint',
+    prop: 'disableExecuteApiEndpoint',
+    parse: boolean,
+    needs: {
+      keys: ['domainName'],
+      because: 'with the default endpoint closed, the custom domain is the only way in',
+    },
+    defaultValue: 'false',
+    meaning: 'With `true`, only the custom domain answers; the execute-api URL is closed.',
+  }),
+  prop({
+    key: 'metricsNamespace',
+    prop: 'metricsNamespace',
+    parse: matching(METRICS_NAMESPACE),
+    defaultValue: M.metricsNamespace,
+    meaning: "CloudWatch namespace of the Lambda's metrics (letters, digits, `. _ - / # :`; not `AWS/...`).",
+  }),
+  prop({
+    key: 'alarmEmail',
+    prop: 'alarmEmail',
+    parse: matching(ALARM_EMAIL),
+    defaultValue: 'no topic',
+    meaning: 'Creates an encrypted SNS topic for alarm and recovery notices, with this address subscribed.',
+  }),
+  prop({
+    key: 'alarmTopicArn',
+    prop: 'alarmTopicArn',
+    parse: matching(TOPIC_ARN),
+    excludes: {
+      keys: ['alarmEmail'],
+      because: 'notices go to one topic: subscribe the address to your topic instead',
+    },
+    defaultValue: 'no topic',
+    meaning: 'An existing standard SNS topic for alarm and recovery notices, instead.',
+  }),
+  prop({
+    key: 'unauthorizedAlarmThreshold',
+    prop: 'unauthorizedAlarmThreshold',
+    parse: wholeNumber({ ...ML.unauthorizedAlarmThreshold, unit: '401 answers in 5 minutes' }),
+    defaultValue: String(M.unauthorizedAlarmThreshold),
+    meaning: `401s in 5 minutes that raise \`UnauthorizedRequests\` (${ML.unauthorizedAlarmThreshold.min} to ${ML.unauthorizedAlarmThreshold.max}).`,
+  }),
+  setting({
+    key: 'latencyAlarmThresholdMs',
+    sets: 'latencyAlarmThreshold',
+    parse: wholeNumber({ ...ML.latencyAlarmThresholdMs, unit: 'milliseconds' }),
+    apply: (ms, config) => withProps(config, { latencyAlarmThreshold: Duration.millis(ms) }),
+    defaultValue: String(M.latencyAlarmThreshold.toMilliseconds()),
+    meaning: `API p99 latency in ms that, exceeded 5 minutes in a row, raises \`ApiLatencyP99\` (${ML.latencyAlarmThresholdMs.min} to ${ML.latencyAlarmThresholdMs.max}).`,
+  }),
+  prop({
+    key: 'serverErrorRateAlarmThreshold',
+    prop: 'serverErrorRateAlarmThreshold',
+    parse: numberBetween({ above: 0, below: 100 }),
+    defaultValue: String(M.serverErrorRateAlarmThreshold),
+    meaning: 'Percent of 5XX answers that, exceeded in 3 of 5 minutes, raises `ApiServerErrors`.',
+  }),
+  prop({
+    key: 'tracing',
+    prop: 'tracing',
+    parse: boolean,
+    defaultValue: 'false',
+    meaning: 'With `true`, X-Ray traces the stage and the Lambda.',
+  }),
+];
+
+/**
+ * Context keys the CDK itself sets or reads, never settings of this app: the CLI's and library's own
+ * (`aws:cdk:*`), feature flags (`@aws-cdk/*`, `@aws-cdk-containers/*`, the old `aws-cdk:*`), lookup results
+ * cached in cdk.context.json (`<provider>:account=…:region=…`), and two keys `cdk acknowledge` and
+ * `cdk cli-telemetry` store.
+ */
+const CDK_KEY_PREFIXES = ['aws:cdk:', '@aws-cdk/', '@aws-cdk-containers/', 'aws-cdk:'];
+const CDK_KEYS = ['acknowledged-issue-numbers', 'cli-telemetry'];
+const CDK_LOOKUP_KEY = /^[a-z][a-z0-9-]*:.*=/;
+
+export function isCdkContextKey(key: string): boolean {
+  return (
+    CDK_KEY_PREFIXES.some((prefix) => key.startsWith(prefix)) ||
+    CDK_KEYS.includes(key) ||
+    CDK_LOOKUP_KEY.test(key)
+  );
+}
+
+/** Levenshtein distance: the fewest single-character edits that turn `a` into `b`. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** The known key closest to `key`, ignoring case; the first in table order on a tie. */
+export function nearestKey(key: string): string {
+  const typed = key.toLowerCase();
+  let best = { key: '', distance: Infinity };
+  for (const { key: known } of CONTEXT_SETTINGS) {
+    const distance = editDistance(typed, known.toLowerCase());
+    if (distance < best.distance) best = { key: known, distance };
+  }
+  return best.key;
+}
+
+/** Every problem with the context, one line each, in the order found. */
+export class ContextError extends Error {
+  override readonly name = 'ContextError';
+
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('\n'));
+  }
+}
+
+function quoteKeys(keys: readonly string[]): string {
+  return keys.map((key) => `"${key}"`).join(' and ');
+}
+
+function isUnset(raw: unknown): boolean {
+  return raw === undefined || raw === null || raw === '';
+}
+
+/**
+ * The stack name and props the context asks for. Absent, null and empty values leave the default. Throws a
+ * ContextError listing every unknown key (with the nearest known one), every invalid value and every missing
+ * or conflicting companion key, each naming the key as the user typed it.
+ */
+export function readContext(context: Readonly<Record<string, unknown>>): AppConfig {
+  const problems: string[] = [];
+  const known = new Set(CONTEXT_SETTINGS.map((row) => row.key));
+  for (const key of Object.keys(context)) {
+    if (!known.has(key) && !isCdkContextKey(key)) {
+      problems.push(`context "${key}" is not a setting of this app; did you mean "${nearestKey(key)}"?`);
+    }
+  }
+
+  const set = new Set<string>();
+  const on = new Set<string>();
+  let config: AppConfig = { stackName: DEFAULT_STACK_NAME, props: {} };
+  for (const row of CONTEXT_SETTINGS) {
+    const raw = context[row.key];
+    if (isUnset(raw)) continue;
+    set.add(row.key);
+    on.add(row.key);
+    try {
+      const value = row.read(raw);
+      if (!value.on) on.delete(row.key);
+      config = value.apply(config);
+    } catch (error) {
+      if (!(error instanceof InvalidValue)) throw error;
+      problems.push(`context "${row.key}" ${error.message}`);
+    }
+  }
+
+  for (const row of CONTEXT_SETTINGS) {
+    if (!on.has(row.key)) continue;
+    const missing = row.needs?.keys.filter((key) => !set.has(key)) ?? [];
+    if (row.needs && missing.length > 0) {
+      problems.push(`context "${row.key}" needs ${quoteKeys(missing)}: ${row.needs.because}`);
+    }
+    const conflicting = row.excludes?.keys.filter((key) => set.has(key)) ?? [];
+    if (row.excludes && conflicting.length > 0) {
+      problems.push(
+        `context "${row.key}" cannot be used with ${quoteKeys(conflicting)}: ${row.excludes.because}`,
+      );
+    }
+  }
+
+  if (problems.length > 0) throw new ContextError(problems);
+  return config;
+}
