@@ -1,0 +1,11 @@
+// The smoke test of a deployed API: `npm run smoke -- --url <url> --app-id <id>` (key in APP_KEY) or
+// `--stack <name> --app-id <id>`. All logic is in smoke/.
+import { runSmoke } from '../smoke/main';
+
+void runSmoke(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+}).then((code) => {
+  process.exitCode = code;
+});
