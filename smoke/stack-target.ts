@@ -2,12 +2,13 @@ import { CloudFormationClient, DescribeStacksCommand, type Output } from '@aws-s
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { nonEmpty } from '../cli/args';
 import {
-  CLI_SECRETS_MANAGER_TIMEOUTS,
+  CLI_CALL_BOUNDS,
   createCliSecretsManagerClient,
   describeAwsFailure,
   SecretsManagerStore,
 } from '../cli/secrets-manager-store';
 import { KeyDocumentError, parseKeyDocument, type KeyDocument } from '../lambda/keys/key-document';
+import { addCallDeadline, boundedClientConfig } from '../lambda/keys/secrets-manager-client';
 import { errorMessage, errorName } from '../lambda/shared/errors';
 import { APP_KEY_ENV } from './args';
 import { readPaymentUrl } from './payment-url';
@@ -25,8 +26,8 @@ export interface SmokeAwsClients {
 }
 
 /**
- * The key CLI's Secrets Manager client (region, endpoint, profile or keys from `env`, bounded retries), and a
- * CloudFormation client that shares its resolved region and credentials: one identity, one region, one
+ * The key CLI's Secrets Manager client (region, endpoint, profile or keys from `env`, bounded calls), and a
+ * CloudFormation client with the same bounds that shares its resolved region and credentials: one identity, one region, one
  * resolution of a profile or SSO session. AWS_ENDPOINT_URL_CLOUDFORMATION or AWS_ENDPOINT_URL point it
  * elsewhere (an emulator), as the SDK's own settings do.
  */
@@ -37,12 +38,9 @@ export function createSmokeAwsClients(env: Env): SmokeAwsClients {
     region: secretsManager.config.region,
     credentials: secretsManager.config.credentials,
     ...(endpoint === undefined ? {} : { endpoint }),
-    maxAttempts: CLI_SECRETS_MANAGER_TIMEOUTS.maxAttempts,
-    requestHandler: {
-      connectionTimeout: CLI_SECRETS_MANAGER_TIMEOUTS.connectionTimeoutMs,
-      requestTimeout: CLI_SECRETS_MANAGER_TIMEOUTS.requestTimeoutMs,
-    },
+    ...boundedClientConfig(CLI_CALL_BOUNDS),
   });
+  addCallDeadline(cloudFormation, CLI_CALL_BOUNDS.callDeadlineMs);
   return { secretsManager, cloudFormation };
 }
 
@@ -89,9 +87,7 @@ async function readStackOutputs(
 ): Promise<{ readonly paymentUrl: string; readonly keysSecretArn: string }> {
   let stack;
   try {
-    const output = await client.send(new DescribeStacksCommand({ StackName: stackName }), {
-      abortSignal: AbortSignal.timeout(CLI_SECRETS_MANAGER_TIMEOUTS.callDeadlineMs),
-    });
+    const output = await client.send(new DescribeStacksCommand({ StackName: stackName }));
     stack = output.Stacks?.[0];
   } catch (error) {
     throw new SmokeError(describeStackFailure(error, stackName));

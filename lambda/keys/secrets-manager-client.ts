@@ -1,5 +1,6 @@
 import { SecretsManagerClient, type SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
+import type { MiddlewareStack, RetryStrategyV2 } from '@smithy/types';
 
 /**
  * How long one Secrets Manager call may take, and how it ends when the service does not answer. Every client
@@ -51,6 +52,43 @@ export function withinDeadline<T>(work: Promise<T>, deadlineMs: number): Promise
   });
 }
 
+/** What any AWS SDK client needs in its configuration to be bounded by `bounds` (see createSecretsManagerClient). */
+export function boundedClientConfig(bounds: CallBounds): {
+  readonly maxAttempts: number;
+  readonly retryStrategy?: RetryStrategyV2;
+  readonly requestHandler: {
+    readonly connectionTimeout: number;
+    readonly requestTimeout: number;
+    readonly throwOnRequestTimeout: true;
+    readonly socketTimeout: number;
+  };
+} {
+  return {
+    maxAttempts: bounds.maxAttempts,
+    ...(bounds.retryDelayMs === undefined
+      ? {}
+      : { retryStrategy: new ConfiguredRetryStrategy(bounds.maxAttempts, bounds.retryDelayMs) }),
+    requestHandler: {
+      connectionTimeout: bounds.connectionTimeoutMs,
+      requestTimeout: bounds.attemptTimeoutMs,
+      throwOnRequestTimeout: true,
+      socketTimeout: bounds.attemptTimeoutMs,
+    },
+  };
+}
+
+/** Puts a deadline on every call a client makes (retries and back-off included), whoever calls it. */
+export function addCallDeadline<I extends object, O extends object>(
+  client: { readonly middlewareStack: MiddlewareStack<I, O> },
+  deadlineMs: number,
+): void {
+  client.middlewareStack.add((next) => (args) => withinDeadline(next(args), deadlineMs), {
+    step: 'initialize',
+    name: 'paymentApiCallDeadline',
+    priority: 'high',
+  });
+}
+
 /**
  * A Secrets Manager client whose every call is bounded by `bounds`:
  * - `requestTimeout` with `throwOnRequestTimeout`: without that flag the SDK's Node handler only logs a warning
@@ -62,25 +100,9 @@ export function withinDeadline<T>(work: Promise<T>, deadlineMs: number): Promise
  */
 export function createSecretsManagerClient(
   bounds: CallBounds,
-  config: Omit<SecretsManagerClientConfig, 'maxAttempts' | 'requestHandler'> = {},
+  config: Omit<SecretsManagerClientConfig, 'maxAttempts' | 'requestHandler' | 'retryStrategy'> = {},
 ): SecretsManagerClient {
-  const client = new SecretsManagerClient({
-    ...config,
-    maxAttempts: bounds.maxAttempts,
-    ...(bounds.retryDelayMs === undefined
-      ? {}
-      : { retryStrategy: new ConfiguredRetryStrategy(bounds.maxAttempts, bounds.retryDelayMs) }),
-    requestHandler: {
-      connectionTimeout: bounds.connectionTimeoutMs,
-      requestTimeout: bounds.attemptTimeoutMs,
-      throwOnRequestTimeout: true,
-      socketTimeout: bounds.attemptTimeoutMs,
-    },
-  });
-  client.middlewareStack.add((next) => (args) => withinDeadline(next(args), bounds.callDeadlineMs), {
-    step: 'initialize',
-    name: 'paymentApiCallDeadline',
-    priority: 'high',
-  });
+  const client = new SecretsManagerClient({ ...config, ...boundedClientConfig(bounds) });
+  addCallDeadline(client, bounds.callDeadlineMs);
   return client;
 }

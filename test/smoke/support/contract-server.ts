@@ -66,7 +66,7 @@ export async function startContractServer(
 ): Promise<ContractServer> {
   const { keyring } = parseKeyring(JSON.stringify(keys));
   const handler = createHandler({
-    keys: { getKeyring: () => Promise.resolve(keyring) },
+    keys: { getKeys: () => Promise.resolve({ keyring, stale: false }) },
     logger: createJsonLogger('error', () => undefined),
   });
   const received: ReceivedRequest[] = [];
