@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { PaymentHandler } from '../payment/create-handler';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { COMMON_HEADERS, errorBody, errorResponse, type ErrorName } from '../payment/responses';
 import { describeError, type Logger } from '../shared/logger';
 import {
@@ -25,8 +25,11 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** Paths are logged for refused requests; a bound keeps a hostile one from flooding the log. */
 const MAX_LOGGED_PATH_LENGTH = 200;
 
+/** What the server invokes: it always hands over a complete REST proxy event (the payment handler takes any). */
+export type ProxyEventHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
 export interface LocalServerOptions {
-  readonly handler: PaymentHandler;
+  readonly handler: ProxyEventHandler;
   readonly logger: Logger;
   /** Default API_GATEWAY_MAX_BODY_BYTES. */
   readonly maxBodyBytes?: number;
@@ -107,7 +110,7 @@ function rawErrorResponse(statusCode: number, reason: string, name: ErrorName): 
  */
 export class LocalServer {
   private readonly server: Server;
-  private readonly handler: PaymentHandler;
+  private readonly handler: ProxyEventHandler;
   private readonly logger: Logger;
   private readonly maxBodyBytes: number;
   private readonly newRequestId: () => string;
