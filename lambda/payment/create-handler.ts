@@ -56,7 +56,12 @@ export function createHandler({ keys, logger }: HandlerDependencies): PaymentHan
       }
       const body = readJsonBody(request.body);
       if (!body.ok) {
-        logger.info('request refused', { ...context, status: 400, appId: decision.appId, reason: body.problem });
+        logger.info('request refused', {
+          ...context,
+          status: 400,
+          appId: decision.appId,
+          reason: body.problem,
+        });
         return errorResponse('badRequest', requestId);
       }
 
