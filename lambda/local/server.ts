@@ -86,6 +86,20 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyReading> 
   });
 }
 
+/**
+ * RFC 9112 §3.2: a server must answer 400 to an HTTP/1.1 request without a Host header, and to any request with
+ * more than one. Counted in rawHeaders, since req.headers keeps only the first Host.
+ */
+function hostHeaderProblem(req: IncomingMessage): 'missing_host' | 'repeated_host' | undefined {
+  let count = 0;
+  for (let index = 0; index < req.rawHeaders.length; index += 2) {
+    if (req.rawHeaders[index]?.toLowerCase() === 'host') count++;
+  }
+  if (count > 1) return 'repeated_host';
+  const http11OrLater = req.httpVersionMajor > 1 || (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1);
+  return count === 0 && http11OrLater ? 'missing_host' : undefined;
+}
+
 function remoteAddress(req: IncomingMessage): string {
   const address = req.socket.remoteAddress ?? '127.0.0.1';
   return address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
@@ -123,9 +137,17 @@ export class LocalServer {
     this.maxBodyBytes = options.maxBodyBytes ?? API_GATEWAY_MAX_BODY_BYTES;
     this.newRequestId = options.newRequestId ?? randomUUID;
     this.now = options.now ?? Date.now;
-    this.server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
-      void this.serve(req, res);
-    });
+    // requireHostHeader off: Node would answer a request without Host itself, in plain text; serve() answers it
+    // in the API's JSON shape instead.
+    this.server = createServer(
+      { requestTimeout: REQUEST_TIMEOUT_MS, requireHostHeader: false },
+      (req, res) => {
+        void this.serve(req, res);
+      },
+    );
+    // Node keeps only the first 2000 headers and drops the rest without a word, so a second App-key sent after
+    // 2000 others went unseen. No count limit: the header section stays bounded by maxHeaderSize (431).
+    this.server.maxHeadersCount = 0;
     // `Expect: 100-continue`: a body declared over the limit is refused before the client sends it.
     this.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
       if (!declaredTooLarge(req, this.maxBodyBytes)) res.writeContinue();
@@ -222,6 +244,12 @@ export class LocalServer {
       this.logger.info('request refused', { ...logFields, status: 413 });
       // The rest of the body is never read: close the connection after answering.
       return { response: toHttpResponse(errorResponse('payloadTooLarge', requestId)), closeConnection: true };
+    }
+
+    const hostProblem = hostHeaderProblem(req);
+    if (hostProblem !== undefined) {
+      this.logger.info('request refused', { ...logFields, status: 400, reason: hostProblem });
+      return { response: toHttpResponse(errorResponse('clientError', requestId)), closeConnection: true };
     }
 
     const route = routeRequest(method, path);
