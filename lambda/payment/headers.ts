@@ -25,6 +25,13 @@ function singleValues(value: unknown): string[] {
   return value === undefined || value === null ? [] : [headerValue(value)];
 }
 
+/** Appends in place: a name sent under many casings must not cost a copy per casing. */
+function appendTo(byName: Map<string, string[]>, key: string, values: readonly string[]): void {
+  const list = byName.get(key);
+  if (list === undefined) byName.set(key, [...values]);
+  else list.push(...values);
+}
+
 /**
  * Case-insensitive view of a REST proxy event's headers. API Gateway puts every value of a repeated header in
  * `multiValueHeaders` and only one of them in `headers`, each under the caller's own casing, so both are read:
@@ -40,15 +47,12 @@ export class RequestHeaders {
     const fromMultiValue = new Map<string, string[]>();
     for (const [name, values] of entriesOf(multiValueHeaders)) {
       const found = multiValues(values);
-      if (found.length === 0) continue;
-      const key = name.toLowerCase();
-      fromMultiValue.set(key, [...(fromMultiValue.get(key) ?? []), ...found]);
+      if (found.length > 0) appendTo(fromMultiValue, name.toLowerCase(), found);
     }
     const byName = new Map(fromMultiValue);
     for (const [name, value] of entriesOf(headers)) {
       const key = name.toLowerCase();
-      if (fromMultiValue.has(key)) continue;
-      byName.set(key, [...(byName.get(key) ?? []), ...singleValues(value)]);
+      if (!fromMultiValue.has(key)) appendTo(byName, key, singleValues(value));
     }
     return new RequestHeaders(byName);
   }
