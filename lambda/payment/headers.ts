@@ -29,7 +29,8 @@ function singleValues(value: unknown): string[] {
 function appendTo(byName: Map<string, string[]>, key: string, values: readonly string[]): void {
   const list = byName.get(key);
   if (list === undefined) byName.set(key, [...values]);
-  else list.push(...values);
+  // Not push(...values): spreading a list of a million values as arguments overflows the stack.
+  else for (const value of values) list.push(value);
 }
 
 /**

@@ -273,6 +273,41 @@ describe('POST /payment handler', () => {
       });
     });
 
+    /** A JSON array of `length` bytes. */
+    const jsonArrayOf = (length: number): string => `[${'0,'.repeat((length - 3) / 2)}0]`;
+
+    it.each<[string, number, () => unknown]>([
+      [
+        'a 6 MB base64 body',
+        200,
+        () => ({
+          ...credentialsOnly,
+          body: Buffer.from(jsonArrayOf(4_500_001)).toString('base64'),
+          isBase64Encoded: true,
+        }),
+      ],
+      ['a 6 MB JSON body', 200, () => ({ ...credentialsOnly, body: jsonArrayOf(6_000_001) })],
+      [
+        'JSON nested 100,000 deep',
+        200,
+        () => ({ ...credentialsOnly, body: '['.repeat(100_000) + ']'.repeat(100_000) }),
+      ],
+      [
+        'a million values for App-key',
+        401,
+        () => ({
+          ...credentialsOnly,
+          multiValueHeaders: { 'App-key': new Array<null>(1_000_000).fill(null) },
+        }),
+      ],
+    ])('answer an event with %s with %i, not 500', async (_label, status, makeEvent) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(makeEvent());
+
+      expect(result.statusCode).toBe(status);
+    });
+
     it('leaves X-Request-Id out when the event has no usable request id', async () => {
       const { handle } = handlerWith();
 
