@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { APP_ID_RULE, isValidAppId } from '../lambda/keys/app-id';
+import { appIdProblem } from '../lambda/keys/app-id';
+import { INVALID_KEY_ID_MESSAGE, isKeyId } from '../lambda/keys/key-material';
 // The variables the Lambda and the local server read: one setting points the server and the CLI alike.
 import { LOCAL_ENV } from '../lambda/local/local-settings';
 import { ENV } from '../lambda/payment/settings';
@@ -26,9 +27,6 @@ export type Invocation =
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
-
-/** What `list` prints for each key: see keyIdFromDigest in lambda/keys/key-material.ts. */
-const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
 
 export const USAGE = `Usage: npm run keys -- <command> [options]
 
@@ -68,13 +66,14 @@ function isCommandName(value: string): value is CommandName {
 
 function checkedAppId(value: string): string {
   // Never echo the value: an operator may have pasted a key where the app id belongs.
-  if (!isValidAppId(value)) throw new UsageError(`invalid app id: must be ${APP_ID_RULE}`);
+  const problem = appIdProblem(value);
+  if (problem !== undefined) throw new UsageError(`invalid app id: ${problem}`);
   return value;
 }
 
 function checkedKeyId(value: string): string {
-  if (!KEY_ID_PATTERN.test(value)) {
-    throw new UsageError('invalid key id: expected the 12 hex characters that "list" shows, not a key');
+  if (!isKeyId(value)) {
+    throw new UsageError(INVALID_KEY_ID_MESSAGE);
   }
   return value;
 }

@@ -1,3 +1,5 @@
+import { GENERATED_KEY_PREFIX } from './key-material';
+
 /**
  * App ids are names operators choose and callers send in the `App-id` header. A narrow alphabet keeps them
  * safe to print in logs and CLI output and unambiguous inside HTTP headers.
@@ -7,9 +9,28 @@ export const APP_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const APP_ID_RULE =
   '1 to 64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit';
 
+/** Why an app id is refused when it fits the alphabet but starts like a generated key. */
+export const GENERATED_KEY_LOOKALIKE_RULE = `must not start with "${GENERATED_KEY_PREFIX}" (in any case), the prefix of generated keys`;
+
 /** The app a fresh deploy (and a first local run) gets one generated key for. */
 export const DEMO_APP_ID = 'demo';
 
+/**
+ * A generated key (`payk_` + 43 base64url characters) fits the app id alphabet, so a key pasted where the app id
+ * belongs would otherwise be accepted, listed and logged as an app id. Any id starting with the prefix, in any
+ * case, is refused: no real app needs it, and a truncated or re-cased key is caught too.
+ */
+export function looksLikeGeneratedKey(value: string): boolean {
+  return value.slice(0, GENERATED_KEY_PREFIX.length).toLowerCase() === GENERATED_KEY_PREFIX;
+}
+
+/** What is wrong with an app id, phrased to follow "invalid app id: "; undefined when it is valid. */
+export function appIdProblem(value: string): string | undefined {
+  if (!APP_ID_PATTERN.test(value)) return `must be ${APP_ID_RULE}`;
+  if (looksLikeGeneratedKey(value)) return GENERATED_KEY_LOOKALIKE_RULE;
+  return undefined;
+}
+
 export function isValidAppId(value: string): boolean {
-  return APP_ID_PATTERN.test(value);
+  return appIdProblem(value) === undefined;
 }

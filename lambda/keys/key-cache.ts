@@ -235,8 +235,9 @@ export class KeyCache implements KeyringProvider {
       const { keyring, problems } = parseKeyring(await this.source.fetchSecretString());
       for (const problem of problems) {
         this.logger.error('malformed key entry ignored', {
+          entryPosition: problem.entryPosition,
           appId: problem.appId,
-          keyIndex: problem.keyIndex,
+          keyPosition: problem.keyPosition,
           reason: problem.reason,
         });
       }

@@ -1,6 +1,13 @@
-import { APP_ID_RULE, isValidAppId } from './app-id';
-import { DIGEST_PREFIX, keyIdFromDigest, readStoredKey } from './key-material';
-import { readSecretObject } from './secret-json';
+import { appIdProblem, isValidAppId } from './app-id';
+import { describeKeyringProblem, readSecretEntry } from './keyring';
+import {
+  DIGEST_PREFIX,
+  INVALID_KEY_ID_MESSAGE,
+  isKeyId,
+  keyIdFromDigest,
+  readStoredKey,
+} from './key-material';
+import { memberNamesInTextOrder, readSecretObject } from './secret-json';
 
 /**
  * The secret as operators edit it: App-id → stored keys (plain or `sha256:`), oldest first. Unlike
@@ -14,7 +21,10 @@ export interface AppKeyIds {
   readonly keyIds: readonly string[];
 }
 
-/** Bad input or a secret that cannot be edited safely. Messages name apps and key ids, never key values. */
+/**
+ * Bad input or a secret that cannot be edited safely. Messages name valid app ids and key ids only, never a key
+ * and never a string that failed those checks (it may be a pasted key); entries of the secret go by position.
+ */
 export class KeyDocumentError extends Error {
   override readonly name = 'KeyDocumentError';
 }
@@ -25,7 +35,13 @@ function byCodeUnit(a: string, b: string): number {
 }
 
 export function assertValidAppId(appId: string): void {
-  if (!isValidAppId(appId)) throw new KeyDocumentError(`invalid app id: must be ${APP_ID_RULE}`);
+  const problem = appIdProblem(appId);
+  if (problem !== undefined) throw new KeyDocumentError(`invalid app id: ${problem}`);
+}
+
+/** `app demo`, or a stand-in for an id that is not valid: such a string is never repeated. */
+function appLabel(appId: string): string {
+  return isValidAppId(appId) ? `app ${appId}` : 'an app with an invalid id';
 }
 
 /** The key id (fingerprint) of a stored key; the same for a key and its `sha256:` form. */
@@ -35,28 +51,40 @@ export function keyIdOf(storedKey: string): string {
   return keyIdFromDigest(reading.digest);
 }
 
+/**
+ * The first member name written more than once, by the position of its repeat: JSON.parse keeps only the last
+ * value, so rewriting such a secret would silently drop the earlier keys.
+ */
+function firstRepeatedMember(text: string): { readonly position: number; readonly name: string } | undefined {
+  const seen = new Set<string>();
+  const names = memberNamesInTextOrder(text);
+  for (const [index, name] of names.entries()) {
+    if (seen.has(name)) return { position: index + 1, name };
+    seen.add(name);
+  }
+  return undefined;
+}
+
 export function parseKeyDocument(text: string): KeyDocument {
   const reading = readSecretObject(text);
   if (!reading.ok) throw new KeyDocumentError(`the secret ${reading.problem}`);
+  const repeated = firstRepeatedMember(text);
+  if (repeated !== undefined) {
+    throw new KeyDocumentError(
+      `the secret's entry #${repeated.position} repeats the id of ${appLabel(repeated.name)} named earlier; ` +
+        'merge the two entries by hand',
+    );
+  }
   const document = new Map<string, string[]>();
-  for (const [appId, value] of reading.entries) {
-    if (!isValidAppId(appId)) {
-      throw new KeyDocumentError(
-        `the secret has an app id of ${appId.length} characters outside the allowed form`,
-      );
-    }
-    const values: unknown[] = Array.isArray(value) ? value : [value];
-    if (values.length === 0) throw new KeyDocumentError(`app ${appId} has an empty key list`);
-    const keys = values.map((candidate, index) => {
-      const reading = readStoredKey(candidate);
-      if (!reading.ok || typeof candidate !== 'string') {
-        throw new KeyDocumentError(
-          `app ${appId}, key #${index + 1}: ${reading.ok ? 'key is not a string' : reading.reason}`,
-        );
-      }
-      return candidate;
-    });
-    document.set(appId, keys);
+  for (const entry of reading.entries) {
+    const { appId, keys, problems } = readSecretEntry(entry);
+    const [problem] = problems;
+    if (problem !== undefined) throw new KeyDocumentError(`the secret's ${describeKeyringProblem(problem)}`);
+    if (appId === undefined) continue; // unreachable: an invalid app id is always a problem
+    document.set(
+      appId,
+      keys.map((key) => key.stored),
+    );
   }
   return document;
 }
@@ -75,7 +103,11 @@ export function listKeyIds(document: KeyDocument): AppKeyIds[] {
 
 function keysOf(document: KeyDocument, appId: string): readonly string[] {
   const keys = document.get(appId);
-  if (keys === undefined) throw new KeyDocumentError(`unknown app: ${appId}`);
+  if (keys === undefined) {
+    throw new KeyDocumentError(
+      isValidAppId(appId) ? `unknown app: ${appId}` : 'unknown app: its id is not valid',
+    );
+  }
   return keys;
 }
 
@@ -98,7 +130,7 @@ export function addKey(document: KeyDocument, appId: string, storedKey: string):
   const keys = keysOf(document, appId);
   const keyId = keyIdOf(storedKey);
   if (keys.some((key) => keyIdOf(key) === keyId))
-    throw new KeyDocumentError(`app ${appId} already has key ${keyId}`);
+    throw new KeyDocumentError(`${appLabel(appId)} already has key ${keyId}`);
   return withApp(document, appId, [...keys, storedKey]);
 }
 
@@ -108,11 +140,15 @@ export function revokeKey(
   keyId: string,
   options: { readonly force?: boolean } = {},
 ): KeyDocument {
+  // Checked first and never echoed: an operator may have pasted a key where the key id belongs.
+  if (!isKeyId(keyId)) throw new KeyDocumentError(INVALID_KEY_ID_MESSAGE);
   const keys = keysOf(document, appId);
   const remaining = keys.filter((key) => keyIdOf(key) !== keyId);
-  if (remaining.length === keys.length) throw new KeyDocumentError(`app ${appId} has no key ${keyId}`);
+  if (remaining.length === keys.length) throw new KeyDocumentError(`${appLabel(appId)} has no key ${keyId}`);
   if (remaining.length === 0 && options.force !== true) {
-    throw new KeyDocumentError(`key ${keyId} is the last key of app ${appId}; use --force to remove it`);
+    throw new KeyDocumentError(
+      `key ${keyId} is the last key of ${appLabel(appId)}; use --force to remove it`,
+    );
   }
   // With --force the app stays, keyless, only if we could express that; an empty list is invalid, so the app goes.
   return withApp(document, appId, remaining.length === 0 ? undefined : remaining);

@@ -37,6 +37,17 @@ export function keyIdFromDigest(digest: Buffer): string {
   return createHash('sha256').update('payment-api key id\0').update(digest).digest('hex').slice(0, 12);
 }
 
+/** What keyIdFromDigest makes, and what `list` shows: 12 lower-case hex characters. */
+const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
+
+export function isKeyId(value: string): boolean {
+  return KEY_ID_PATTERN.test(value);
+}
+
+/** Names the mistake without repeating the value, which may be a key pasted where its id belongs. */
+export const INVALID_KEY_ID_MESSAGE =
+  'invalid key id: expected the 12 hex characters that "list" shows, not a key';
+
 export type StoredKeyReading =
   { readonly ok: true; readonly digest: Buffer } | { readonly ok: false; readonly reason: string };
 

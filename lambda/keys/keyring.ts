@@ -1,6 +1,6 @@
-import { isValidAppId } from './app-id';
-import { keyIdFromDigest, readStoredKey } from './key-material';
-import { readSecretObject } from './secret-json';
+import { APP_ID_PATTERN, looksLikeGeneratedKey } from './app-id';
+import { GENERATED_KEY_PREFIX, keyIdFromDigest, readStoredKey } from './key-material';
+import { readSecretObject, type SecretEntry } from './secret-json';
 
 export interface StoredKey {
   /** Non-secret fingerprint, safe for logs. */
@@ -12,10 +12,17 @@ export interface StoredKey {
 /** App id → its valid keys (more than one while a rotation is under way). */
 export type Keyring = ReadonlyMap<string, readonly StoredKey[]>;
 
-/** One entry that was left out. Names the app (and key position), never the value. */
+/**
+ * One entry that was left out, located by position so that nothing of its text is repeated: an operator who
+ * pasted a key where the app id belongs must not find it in the logs.
+ */
 export interface KeyringProblem {
-  readonly appId: string;
-  readonly keyIndex?: number;
+  /** 1-based position of the entry in the secret's JSON object, in the order written. */
+  readonly entryPosition: number;
+  /** Set only when the app id itself is valid. */
+  readonly appId?: string;
+  /** 1-based position of the key in the app's list (a single key not in a list is key 1). */
+  readonly keyPosition?: number;
   readonly reason: string;
 }
 
@@ -29,9 +36,62 @@ export class MalformedSecretError extends Error {
   override readonly name = 'MalformedSecretError';
 }
 
-/** App ids are echoed into logs only when they fit the allowed alphabet; anything else is summarised. */
-function printableAppId(appId: string): string {
-  return isValidAppId(appId) ? appId : `<invalid app id of ${appId.length} characters>`;
+/** `entry #3 (app demo), key #2: key length must be ...`, for messages that are read rather than queried. */
+export function describeKeyringProblem(problem: KeyringProblem): string {
+  const app = problem.appId === undefined ? '' : ` (app ${problem.appId})`;
+  const key = problem.keyPosition === undefined ? '' : `, key #${problem.keyPosition}`;
+  return `entry #${problem.entryPosition}${app}${key}: ${problem.reason}`;
+}
+
+/** Why an app id is refused, in words that repeat nothing of it; undefined when it is valid. */
+function invalidAppIdReason(appId: string): string | undefined {
+  if (!APP_ID_PATTERN.test(appId)) return 'app id is outside the allowed alphabet or length';
+  if (looksLikeGeneratedKey(appId)) {
+    return `app id starts with ${GENERATED_KEY_PREFIX}, like a generated key (a pasted key?)`;
+  }
+  return undefined;
+}
+
+/** A stored key as written (plain or `sha256:`) and the digest presented keys are compared with. */
+export interface ReadableKey {
+  readonly stored: string;
+  readonly digest: Buffer;
+}
+
+export interface EntryReading {
+  /** Undefined when the app id is invalid (then there are no keys either). */
+  readonly appId: string | undefined;
+  /** The entry's keys that can be used, in order. */
+  readonly keys: readonly ReadableKey[];
+  readonly problems: readonly KeyringProblem[];
+}
+
+/**
+ * Reads one member of the secret: its app id and its key or key list. Shared by the lenient keyring (which
+ * serves what it can) and the strict key document (which refuses any problem), so both judge entries alike.
+ */
+export function readSecretEntry({ position: entryPosition, name, value }: SecretEntry): EntryReading {
+  const appIdReason = invalidAppIdReason(name);
+  if (appIdReason !== undefined) {
+    return { appId: undefined, keys: [], problems: [{ entryPosition, reason: appIdReason }] };
+  }
+  const appId = name;
+  const values: unknown[] = Array.isArray(value) ? value : [value];
+  if (values.length === 0) {
+    return { appId, keys: [], problems: [{ entryPosition, appId, reason: 'app has an empty key list' }] };
+  }
+  const keys: ReadableKey[] = [];
+  const problems: KeyringProblem[] = [];
+  values.forEach((candidate, index) => {
+    const reading = readStoredKey(candidate);
+    if (reading.ok && typeof candidate === 'string') {
+      keys.push({ stored: candidate, digest: reading.digest });
+    } else {
+      const reason = reading.ok ? 'key is not a string' : reading.reason;
+      problems.push({ entryPosition, appId, keyPosition: index + 1, reason });
+    }
+  });
+  return { appId, keys, problems };
 }
 
 /**
@@ -48,35 +108,19 @@ export function parseKeyring(secretString: string): ParsedKeyring {
 
   const keyring = new Map<string, StoredKey[]>();
   const problems: KeyringProblem[] = [];
-  const entries = reading.entries;
-
-  for (const [appId, value] of entries) {
-    if (!isValidAppId(appId)) {
-      problems.push({
-        appId: printableAppId(appId),
-        reason: 'app id is outside the allowed alphabet or length',
-      });
-      continue;
+  for (const entry of reading.entries) {
+    const { appId, keys, problems: entryProblems } = readSecretEntry(entry);
+    problems.push(...entryProblems);
+    if (appId !== undefined && keys.length > 0) {
+      keyring.set(
+        appId,
+        keys.map((key) => ({ id: keyIdFromDigest(key.digest), digest: key.digest })),
+      );
     }
-    const values: unknown[] = Array.isArray(value) ? value : [value];
-    if (values.length === 0) {
-      problems.push({ appId, reason: 'app has an empty key list' });
-      continue;
-    }
-    const keys: StoredKey[] = [];
-    values.forEach((candidate, keyIndex) => {
-      const reading = readStoredKey(candidate);
-      if (reading.ok) {
-        keys.push({ id: keyIdFromDigest(reading.digest), digest: reading.digest });
-      } else {
-        problems.push({ appId, keyIndex, reason: reading.reason });
-      }
-    });
-    if (keys.length > 0) keyring.set(appId, keys);
   }
 
-  if (entries.length > 0 && keyring.size === 0) {
-    throw new MalformedSecretError(`secret has ${entries.length} app entries and none is valid`);
+  if (reading.entries.length > 0 && keyring.size === 0) {
+    throw new MalformedSecretError(`secret has ${reading.entries.length} app entries and none is valid`);
   }
   return { keyring, problems };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { PaymentHandler } from '../payment/create-handler';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { COMMON_HEADERS, errorBody, errorResponse, type ErrorName } from '../payment/responses';
 import { describeError, type Logger } from '../shared/logger';
 import {
@@ -25,8 +25,11 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** Paths are logged for refused requests; a bound keeps a hostile one from flooding the log. */
 const MAX_LOGGED_PATH_LENGTH = 200;
 
+/** What the server invokes: it always hands over a complete REST proxy event (the payment handler takes any). */
+export type ProxyEventHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
 export interface LocalServerOptions {
-  readonly handler: PaymentHandler;
+  readonly handler: ProxyEventHandler;
   readonly logger: Logger;
   /** Default API_GATEWAY_MAX_BODY_BYTES. */
   readonly maxBodyBytes?: number;
@@ -83,6 +86,20 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyReading> 
   });
 }
 
+/**
+ * RFC 9112 §3.2: a server must answer 400 to an HTTP/1.1 request without a Host header, and to any request with
+ * more than one. Counted in rawHeaders, since req.headers keeps only the first Host.
+ */
+function hostHeaderProblem(req: IncomingMessage): 'missing_host' | 'repeated_host' | undefined {
+  let count = 0;
+  for (let index = 0; index < req.rawHeaders.length; index += 2) {
+    if (req.rawHeaders[index]?.toLowerCase() === 'host') count++;
+  }
+  if (count > 1) return 'repeated_host';
+  const http11OrLater = req.httpVersionMajor > 1 || (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1);
+  return count === 0 && http11OrLater ? 'missing_host' : undefined;
+}
+
 function remoteAddress(req: IncomingMessage): string {
   const address = req.socket.remoteAddress ?? '127.0.0.1';
   return address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
@@ -107,7 +124,7 @@ function rawErrorResponse(statusCode: number, reason: string, name: ErrorName): 
  */
 export class LocalServer {
   private readonly server: Server;
-  private readonly handler: PaymentHandler;
+  private readonly handler: ProxyEventHandler;
   private readonly logger: Logger;
   private readonly maxBodyBytes: number;
   private readonly newRequestId: () => string;
@@ -120,9 +137,17 @@ export class LocalServer {
     this.maxBodyBytes = options.maxBodyBytes ?? API_GATEWAY_MAX_BODY_BYTES;
     this.newRequestId = options.newRequestId ?? randomUUID;
     this.now = options.now ?? Date.now;
-    this.server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
-      void this.serve(req, res);
-    });
+    // requireHostHeader off: Node would answer a request without Host itself, in plain text; serve() answers it
+    // in the API's JSON shape instead.
+    this.server = createServer(
+      { requestTimeout: REQUEST_TIMEOUT_MS, requireHostHeader: false },
+      (req, res) => {
+        void this.serve(req, res);
+      },
+    );
+    // Node keeps only the first 2000 headers and drops the rest without a word, so a second App-key sent after
+    // 2000 others went unseen. No count limit: the header section stays bounded by maxHeaderSize (431).
+    this.server.maxHeadersCount = 0;
     // `Expect: 100-continue`: a body declared over the limit is refused before the client sends it.
     this.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
       if (!declaredTooLarge(req, this.maxBodyBytes)) res.writeContinue();
@@ -219,6 +244,12 @@ export class LocalServer {
       this.logger.info('request refused', { ...logFields, status: 413 });
       // The rest of the body is never read: close the connection after answering.
       return { response: toHttpResponse(errorResponse('payloadTooLarge', requestId)), closeConnection: true };
+    }
+
+    const hostProblem = hostHeaderProblem(req);
+    if (hostProblem !== undefined) {
+      this.logger.info('request refused', { ...logFields, status: 400, reason: hostProblem });
+      return { response: toHttpResponse(errorResponse('clientError', requestId)), closeConnection: true };
     }
 
     const route = routeRequest(method, path);

@@ -1,9 +1,10 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import { authenticate, readCredentials } from '../keys/authenticate';
 import { KeysUnavailableError, type KeyringProvider } from '../keys/key-cache';
 import { describeError, type Logger } from '../shared/logger';
-import { RequestHeaders } from './headers';
-import { isAcceptableJsonBody, isJsonContentType } from './request-body';
+import { contentTypeProblem } from './media-type';
+import { readProxyRequest } from './proxy-request';
+import { readJsonBody } from './request-body';
 import { errorResponse, jsonResponse, SUCCESS_BODY, UNAUTHORIZED_HEADERS } from './responses';
 
 export interface HandlerDependencies {
@@ -11,43 +12,61 @@ export interface HandlerDependencies {
   readonly logger: Logger;
 }
 
-export type PaymentHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+/**
+ * Takes `unknown`: that is what the Lambda runtime can hand over (any JSON), and readProxyRequest makes sense of
+ * it. An API Gateway REST proxy event is one such value.
+ */
+export type PaymentHandler = (event: unknown) => Promise<APIGatewayProxyResult>;
 
 /**
- * The POST /payment handler: authentication first, then the media type, then the body. The event is never
- * logged whole (it carries App-key); each request logs one line with its outcome.
+ * The POST /payment handler: authentication first (one 401 for every cause), then the media type (415), then
+ * the body (400). The event is never logged whole (it carries App-key); each request logs one line with its
+ * outcome. Whatever the event holds, the answer is one of those statuses, or 503 when keys cannot be read.
  */
 export function createHandler({ keys, logger }: HandlerDependencies): PaymentHandler {
   return async (event) => {
-    // Optional chaining: hand-built events (tests, other adapters) may lack a request context.
-    const requestId = (event.requestContext as Partial<APIGatewayProxyEvent['requestContext']> | undefined)
-      ?.requestId;
+    let requestId: string | undefined;
     try {
-      const headers = RequestHeaders.fromEvent(event);
-      const credentials = readCredentials(headers.all('app-id'), headers.all('app-key'));
+      const request = readProxyRequest(event);
+      requestId = request.requestId;
+      const context = { requestId, sourceIp: request.sourceIp };
+
+      const credentials = readCredentials(request.headers.all('app-id'), request.headers.all('app-key'));
       if (!credentials.ok) {
-        logger.info('request refused', { requestId, status: 401, reason: credentials.reason });
+        logger.info('request refused', { ...context, status: 401, reason: credentials.reason });
         return errorResponse('unauthorized', requestId, UNAUTHORIZED_HEADERS);
       }
 
       const { keyring } = await keys.getKeys();
       const decision = authenticate(credentials.credentials, keyring);
       if (!decision.ok) {
-        logger.info('request refused', { requestId, status: 401, reason: decision.reason });
+        logger.info('request refused', { ...context, status: 401, reason: decision.reason });
         return errorResponse('unauthorized', requestId, UNAUTHORIZED_HEADERS);
       }
 
-      if (!isJsonContentType(headers.all('content-type'))) {
-        logger.info('request refused', { requestId, status: 415, appId: decision.appId });
+      const mediaTypeProblem = contentTypeProblem(request.headers.all('content-type'));
+      if (mediaTypeProblem !== undefined) {
+        logger.info('request refused', {
+          ...context,
+          status: 415,
+          appId: decision.appId,
+          reason: mediaTypeProblem,
+        });
         return errorResponse('unsupportedMediaType', requestId);
       }
-      if (!isAcceptableJsonBody(event.body, event.isBase64Encoded)) {
-        logger.info('request refused', { requestId, status: 400, appId: decision.appId });
+      const body = readJsonBody(request.body);
+      if (!body.ok) {
+        logger.info('request refused', {
+          ...context,
+          status: 400,
+          appId: decision.appId,
+          reason: body.problem,
+        });
         return errorResponse('badRequest', requestId);
       }
 
       logger.info('request accepted', {
-        requestId,
+        ...context,
         status: 200,
         appId: decision.appId,
         keyId: decision.keyId,

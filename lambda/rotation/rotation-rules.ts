@@ -1,6 +1,6 @@
 import type { SecretsManagerRotationEvent, SecretsManagerRotationEventStep } from 'aws-lambda';
 import { holdsDigestKey, KeyDocumentError, parseKeyDocument, type KeyDocument } from '../keys/key-document';
-import { MalformedSecretError, parseKeyring } from '../keys/keyring';
+import { describeKeyringProblem, MalformedSecretError, parseKeyring } from '../keys/keyring';
 
 /**
  * The event Secrets Manager sends. `RotationToken` (newer than @types/aws-lambda's type) proves to Secrets
@@ -91,16 +91,13 @@ function parseCurrent(text: string): KeyDocument {
 /**
  * Why the pending version may not become current; empty when it may. It must read without a single problem,
  * exactly as the payment Lambda reads it, keep every app of the current version, add none, and change each app
- * only as one rotation does. Reasons name apps, never keys. Throws RotationError when the current version itself
+ * only as one rotation does. Reasons name valid app ids and entry positions, never keys. Throws RotationError when the current version itself
  * cannot be read by the strict model, as there is then nothing to check against.
  */
 export function pendingVersionProblems(currentText: string, pendingText: string): string[] {
   let problems: string[];
   try {
-    problems = parseKeyring(pendingText).problems.map(
-      (problem) =>
-        `app ${problem.appId}${problem.keyIndex === undefined ? '' : `, key #${problem.keyIndex + 1}`}: ${problem.reason}`,
-    );
+    problems = parseKeyring(pendingText).problems.map(describeKeyringProblem);
   } catch (error) {
     if (error instanceof MalformedSecretError) {
       return [`the pending version does not parse: ${error.message}`];

@@ -123,6 +123,18 @@ describe('parseInvocation', () => {
       'invalid app id: must be 1 to 64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit',
     ],
     [
+      'a generated key where the app id belongs',
+      ['add-app', 'payk_' + 'A'.repeat(43), '--secret-id', 's'],
+      {},
+      'invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
+    ],
+    [
+      'an app id that starts like a generated key, in upper case',
+      ['add-app', 'PAYK_shop', '--secret-id', 's'],
+      {},
+      'invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
+    ],
+    [
       'a key where the key id belongs',
       ['revoke', 'demo', 'payk_notAKeyId0123456789', '--secret-id', 's'],
       {},

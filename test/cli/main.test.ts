@@ -187,6 +187,18 @@ describe('errors', () => {
       'error: invalid app id: must be 1 to 64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit',
     ],
     [
+      'a generated key given as the app id',
+      ['add-app', 'payk_' + 'G'.repeat(43)],
+      2,
+      'error: invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
+    ],
+    [
+      'an app id that starts like a generated key, in another case',
+      ['add-app', 'Payk_shop'],
+      2,
+      'error: invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
+    ],
+    [
       'a key given as the key id',
       ['revoke', 'demo', DEMO_KEY],
       2,
@@ -210,7 +222,7 @@ describe('errors', () => {
     [
       'a bad key entry',
       JSON.stringify({ demo: [DEMO_KEY, 'short'] }),
-      'error: app demo, key #2: key length must be 16 to 512 characters',
+      "error: the secret's entry #1 (app demo), key #2: key length must be 16 to 512 characters",
     ],
   ])(
     'refuses a key file that is %s without quoting it, and leaves it as it was',

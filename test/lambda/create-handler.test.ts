@@ -78,6 +78,7 @@ describe('POST /payment handler', () => {
           appId: 'demo',
           keyId: expect.stringMatching(/^[0-9a-f]{12}$/) as unknown,
           requestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
+          sourceIp: '203.0.113.10',
         }),
       );
       expect(logs.lines.join('\n')).not.toContain(DEMO_KEY);
@@ -229,6 +230,141 @@ describe('POST /payment handler', () => {
         expect(Object.keys(bodyOf(result)).sort()).toEqual(['code', 'message']);
       },
     );
+  });
+
+  describe('events with fields missing or of the wrong type', () => {
+    const credentialsOnly = {
+      headers: { 'App-id': 'demo', 'App-key': DEMO_KEY, 'Content-Type': 'application/json' },
+    };
+
+    it.each<[string, unknown, number]>([
+      ['no event at all', undefined, 401],
+      ['an event that is an array', [], 401],
+      ['only headers (no multiValueHeaders, body, isBase64Encoded or requestContext)', credentialsOnly, 200],
+      ['multiValueHeaders null', { ...credentialsOnly, multiValueHeaders: null }, 200],
+      ['multiValueHeaders a string', { ...credentialsOnly, multiValueHeaders: 'App-key' }, 200],
+      ['headers an array', { headers: [['App-id', 'demo']] }, 401],
+      ['body null', { ...credentialsOnly, body: null }, 200],
+      ['body a number', { ...credentialsOnly, body: 42 }, 400],
+      ['body an object', { ...credentialsOnly, body: { amount: 1 } }, 400],
+      ['isBase64Encoded a string', { ...credentialsOnly, body: '{}', isBase64Encoded: 'true' }, 200],
+      ['requestContext null', { ...credentialsOnly, requestContext: null }, 200],
+      ['App-key a number', { headers: { 'App-id': 'demo', 'App-key': 1234567890123456 } }, 401],
+      [
+        'a null next to the key in multiValueHeaders',
+        { ...credentialsOnly, multiValueHeaders: { 'App-key': [null, DEMO_KEY] } },
+        401,
+      ],
+      [
+        'a null multiValueHeaders entry beside the key in headers',
+        { ...credentialsOnly, multiValueHeaders: { 'App-key': null } },
+        200,
+      ],
+      ['Content-Type a number', { headers: { ...credentialsOnly.headers, 'Content-Type': 1 } }, 415],
+    ])('answer %s with %i, never 500', async (_label, event, status) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(event);
+
+      expect(result.statusCode).toBe(status);
+      expect(result.headers).toMatchObject({
+        'Content-Type': 'application/json',
+        'Cache-Control': 'no-store',
+      });
+    });
+
+    /** A JSON array of `length` bytes. */
+    const jsonArrayOf = (length: number): string => `[${'0,'.repeat((length - 3) / 2)}0]`;
+
+    it.each<[string, number, () => unknown]>([
+      [
+        'a 6 MB base64 body',
+        200,
+        () => ({
+          ...credentialsOnly,
+          body: Buffer.from(jsonArrayOf(4_500_001)).toString('base64'),
+          isBase64Encoded: true,
+        }),
+      ],
+      ['a 6 MB JSON body', 200, () => ({ ...credentialsOnly, body: jsonArrayOf(6_000_001) })],
+      [
+        'JSON nested 100,000 deep',
+        200,
+        () => ({ ...credentialsOnly, body: '['.repeat(100_000) + ']'.repeat(100_000) }),
+      ],
+      [
+        'a million values for App-key',
+        401,
+        () => ({
+          ...credentialsOnly,
+          multiValueHeaders: { 'App-key': new Array<null>(1_000_000).fill(null) },
+        }),
+      ],
+    ])('answer an event with %s with %i, not 500', async (_label, status, makeEvent) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(makeEvent());
+
+      expect(result.statusCode).toBe(status);
+    });
+
+    it('leaves X-Request-Id out when the event has no usable request id', async () => {
+      const { handle } = handlerWith();
+
+      const result = await handle(credentialsOnly);
+
+      expect(result.statusCode).toBe(200);
+      expect(result.headers).not.toHaveProperty('X-Request-Id');
+    });
+  });
+
+  describe('media types and bodies read as RFC 9110 and RFC 8259 say', () => {
+    it.each([
+      ['a non-breaking space before it', '\u00a0application/json', 'malformed'],
+      ['a vertical tab after it', 'application/json\u000b', 'malformed'],
+      ['a charset other than utf-8', 'application/json; charset=iso-8859-1', 'charset_not_utf8'],
+      ['a structured-syntax suffix', 'application/problem+json', 'not_json'],
+    ])('answer 415 for a Content-Type with %s, and log why', async (_label, contentType, reason) => {
+      const { handle, logs } = handlerWith();
+
+      const result = await handle(paymentEvent([['Content-Type', contentType], ...DEMO_CREDENTIALS]));
+
+      expect(result.statusCode).toBe(415);
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'request refused', status: 415, appId: 'demo', reason }),
+      );
+    });
+
+    it.each([
+      ['a non-breaking space only', { body: '\u00a0' }, 'not_json'],
+      [
+        'base64 that is not UTF-8',
+        { body: Buffer.from([0xff]).toString('base64'), isBase64Encoded: true },
+        'not_utf8',
+      ],
+      ['text that is not base64', { body: '{}', isBase64Encoded: true }, 'not_base64'],
+    ])('answer 400 for a body of %s, and log why', async (_label, overrides, reason) => {
+      const { handle, logs } = handlerWith();
+
+      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides));
+
+      expect(result.statusCode).toBe(400);
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'request refused', status: 400, appId: 'demo', reason }),
+      );
+    });
+
+    it.each([
+      ['a leading byte-order mark', { body: '\uFEFF{"amount":1}' }],
+      ['base64 JSON', { body: Buffer.from('{"amount":1}').toString('base64'), isBase64Encoded: true }],
+      ['JSON whitespace only', { body: ' \r\n\t' }],
+    ])('answer 200 for a body with %s', async (_label, overrides) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides));
+
+      expect(result.statusCode).toBe(200);
+    });
   });
 
   it('reads a header that only multiValueHeaders carries', async () => {

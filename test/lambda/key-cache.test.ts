@@ -386,8 +386,9 @@ describe('KeyCache over Secrets Manager', () => {
       expect.objectContaining({
         level: 'error',
         message: 'malformed key entry ignored',
+        entryPosition: 1,
         appId: 'demo',
-        keyIndex: 1,
+        keyPosition: 2,
         reason: 'sha256: form needs exactly 64 hex characters',
       }),
     );

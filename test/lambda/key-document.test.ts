@@ -15,6 +15,9 @@ import { generateKey, keyIdFromDigest, sha256, toDigestForm } from '../../lambda
 import { parseKeyring } from '../../lambda/keys/keyring';
 import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY, SECRET_STRING } from '../support/keys';
 
+/** Shaped like a generated key, as an operator might paste one where the app id belongs. */
+const GENERATED_LOOKALIKE = 'payk_' + 'L'.repeat(43);
+
 const document = (entries: Record<string, string[]>): KeyDocument => new Map(Object.entries(entries));
 const id = (key: string): string => keyIdFromDigest(sha256(key));
 
@@ -44,24 +47,43 @@ describe('parseKeyDocument', () => {
     ['JSON null', 'null', 'the secret must be a JSON object mapping App-id to keys'],
     [
       'an app id outside the alphabet',
-      JSON.stringify({ 'bad app': DEMO_KEY }),
-      'the secret has an app id of 7 characters outside the allowed form',
+      JSON.stringify({ partner: PARTNER_KEY, 'bad app': DEMO_KEY }),
+      "the secret's entry #2: app id is outside the allowed alphabet or length",
     ],
-    ['an empty key list', JSON.stringify({ demo: [] }), 'app demo has an empty key list'],
+    [
+      'a generated key pasted as an app id',
+      JSON.stringify({ [GENERATED_LOOKALIKE]: [DEMO_KEY] }),
+      "the secret's entry #1: app id starts with payk_, like a generated key (a pasted key?)",
+    ],
+    [
+      'an empty key list',
+      JSON.stringify({ demo: [] }),
+      "the secret's entry #1 (app demo): app has an empty key list",
+    ],
     [
       'a short key',
-      JSON.stringify({ demo: [DEMO_KEY, 'short'] }),
-      'app demo, key #2: key length must be 16 to 512 characters',
+      JSON.stringify({ partner: PARTNER_KEY, demo: [DEMO_KEY, 'short'] }),
+      "the secret's entry #2 (app demo), key #2: key length must be 16 to 512 characters",
     ],
-    ['a key that is a number', JSON.stringify({ demo: 42 }), 'app demo, key #1: key is not a string'],
+    [
+      'a key that is a number',
+      JSON.stringify({ demo: 42 }),
+      "the secret's entry #1 (app demo), key #1: key is not a string",
+    ],
     [
       'a truncated digest',
       JSON.stringify({ demo: 'sha256:abc' }),
-      'app demo, key #1: sha256: form needs exactly 64 hex characters',
+      "the secret's entry #1 (app demo), key #1: sha256: form needs exactly 64 hex characters",
+    ],
+    [
+      'an app id written twice, which JSON.parse would quietly reduce to the last',
+      `{"demo": ["${DEMO_KEY}"], "partner": ["${PARTNER_KEY}"], "demo": ["${DEMO_NEXT_KEY}"]}`,
+      "the secret's entry #3 repeats the id of app demo named earlier; merge the two entries by hand",
     ],
   ])('refuses %s, where parseKeyring would skip it, and never quotes a key', (_label, text, message) => {
     expectDocumentError(() => parseKeyDocument(text), message);
     expect(message).not.toContain(DEMO_KEY);
+    expect(message).not.toContain(GENERATED_LOOKALIKE.slice(5));
   });
 });
 
@@ -130,6 +152,18 @@ describe('addApp', () => {
       DEMO_KEY,
       'invalid app id: must be 1 to 64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit',
     ],
+    [
+      'a generated key as the app id',
+      GENERATED_LOOKALIKE,
+      DEMO_KEY,
+      'invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
+    ],
+    [
+      'a generated-looking app id in upper case',
+      'PAYK_shop',
+      DEMO_KEY,
+      'invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
+    ],
     ['an existing app', 'partner', DEMO_KEY, 'app already exists: partner'],
     [
       'a malformed key',
@@ -179,6 +213,12 @@ describe('addKey (rotate)', () => {
 
   it.each([
     ['an unknown app', 'ghost', DEMO_NEXT_KEY, 'unknown app: ghost'],
+    [
+      'an app id that is a pasted key',
+      GENERATED_LOOKALIKE,
+      DEMO_NEXT_KEY,
+      'unknown app: its id is not valid',
+    ],
     ['a key the app already has', 'demo', DEMO_KEY, `app demo already has key ${id(DEMO_KEY)}`],
     [
       'the digest of a key the app already has',
@@ -224,6 +264,13 @@ describe('revokeKey', () => {
   it.each([
     ['an unknown app', 'ghost', id(DEMO_KEY), {}, 'unknown app: ghost'],
     ['an unknown key id', 'demo', '000000000000', {}, 'app demo has no key 000000000000'],
+    [
+      'a pasted key where the key id belongs',
+      'demo',
+      GENERATED_LOOKALIKE,
+      {},
+      'invalid key id: expected the 12 hex characters that "list" shows, not a key',
+    ],
     [
       'the last key without force',
       'partner',

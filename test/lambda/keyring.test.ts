@@ -40,28 +40,81 @@ describe('parseKeyring', () => {
     ['a key with non-ASCII', 'clé-0123456789abcdef', 'key may hold only visible ASCII characters, no spaces'],
     ['a truncated digest', 'sha256:abcd', 'sha256: form needs exactly 64 hex characters'],
     ['a digest with non-hex', 'sha256:' + 'z'.repeat(64), 'sha256: form needs exactly 64 hex characters'],
-  ])('drops %s and reports the app and key position, not the value', (_label, badKey, reason) => {
+  ])('drops %s and reports the entry, app and key position, not the value', (_label, badKey, reason) => {
     const { keyring, problems } = parseKeyring(JSON.stringify({ demo: [DEMO_KEY, badKey] }));
 
     expect(keyring.get('demo')?.map((key) => key.digest)).toEqual([sha256(DEMO_KEY)]);
-    expect(problems).toEqual([{ appId: 'demo', keyIndex: 1, reason }]);
+    expect(problems).toEqual([{ entryPosition: 1, appId: 'demo', keyPosition: 2, reason }]);
   });
 
-  it('drops an app whose key list is empty or whose id is outside the alphabet, keeping the rest', () => {
+  it('counts a single key not in a list as key 1', () => {
+    const { problems } = parseKeyring(JSON.stringify({ demo: DEMO_KEY, partner: 'short' }));
+
+    expect(problems).toEqual([
+      {
+        entryPosition: 2,
+        appId: 'partner',
+        keyPosition: 1,
+        reason: 'key length must be 16 to 512 characters',
+      },
+    ]);
+  });
+
+  it('drops an app whose key list is empty or whose id is invalid, naming the invalid ones by position only', () => {
     const { keyring, problems } = parseKeyring(
       JSON.stringify({ demo: DEMO_KEY, empty: [], 'bad app!': PARTNER_KEY, ['x'.repeat(65)]: PARTNER_KEY }),
     );
 
     expect([...keyring.keys()]).toEqual(['demo']);
     expect(problems).toEqual([
-      { appId: 'empty', reason: 'app has an empty key list' },
+      { entryPosition: 2, appId: 'empty', reason: 'app has an empty key list' },
+      { entryPosition: 3, reason: 'app id is outside the allowed alphabet or length' },
+      { entryPosition: 4, reason: 'app id is outside the allowed alphabet or length' },
+    ]);
+  });
+
+  it.each([
+    ['a generated key', 'payk_' + 'Q'.repeat(43)],
+    ['a generated key in upper case', 'PAYK_' + 'q'.repeat(43)],
+    ['the bare prefix', 'payk_'],
+  ])('refuses %s pasted as an app id, and names it by position, never by its text', (_label, pasted) => {
+    const { keyring, problems } = parseKeyring(JSON.stringify({ demo: DEMO_KEY, [pasted]: 'short' }));
+
+    expect([...keyring.keys()]).toEqual(['demo']);
+    expect(problems).toEqual([
+      { entryPosition: 2, reason: 'app id starts with payk_, like a generated key (a pasted key?)' },
+    ]);
+  });
+
+  it('counts positions in the order the entries are written, even for app ids made of digits', () => {
+    // Object.entries would list "42" first.
+    const text = `{"demo": "${DEMO_KEY}", "bad app": "${PARTNER_KEY}", "42": "short"}`;
+
+    const { problems } = parseKeyring(text);
+
+    expect(problems).toEqual([
+      { entryPosition: 2, reason: 'app id is outside the allowed alphabet or length' },
       {
-        appId: '<invalid app id of 8 characters>',
-        reason: 'app id is outside the allowed alphabet or length',
+        entryPosition: 3,
+        appId: '42',
+        keyPosition: 1,
+        reason: 'key length must be 16 to 512 characters',
       },
+    ]);
+  });
+
+  it('reads an app id written twice as JSON does (the last one wins), placed at its last position', () => {
+    const text = `{"demo": ["short"], "partner": "${PARTNER_KEY}", "demo": ["${DEMO_KEY}", "tiny"]}`;
+
+    const { keyring, problems } = parseKeyring(text);
+
+    expect(keyring.get('demo')?.map((key) => key.digest)).toEqual([sha256(DEMO_KEY)]);
+    expect(problems).toEqual([
       {
-        appId: '<invalid app id of 65 characters>',
-        reason: 'app id is outside the allowed alphabet or length',
+        entryPosition: 3,
+        appId: 'demo',
+        keyPosition: 2,
+        reason: 'key length must be 16 to 512 characters',
       },
     ]);
   });

@@ -124,8 +124,18 @@ describe('pendingVersionProblems', () => {
     const pending = JSON.stringify({ demo: [KEY_B, 'short'], hashed: [HASHED] });
 
     expect(pendingVersionProblems(current, pending)).toEqual([
-      'app demo, key #2: key length must be 16 to 512 characters',
+      'entry #1 (app demo), key #2: key length must be 16 to 512 characters',
     ]);
+  });
+
+  it('names an entry whose app id is invalid by its position only, never by its text', () => {
+    const pastedKey = 'payk_' + 'P'.repeat(43);
+    const pending = `{"demo": ["${KEY_B}", "${FRESH}"], "${pastedKey}": ["${FRESH}"], "hashed": ["${HASHED}"]}`;
+
+    const problems = pendingVersionProblems(current, pending);
+
+    expect(problems).toEqual(['entry #2: app id starts with payk_, like a generated key (a pasted key?)']);
+    expect(problems.join('\n')).not.toContain(pastedKey.slice(5));
   });
 
   it('refuses a pending version that does not parse, without quoting it', () => {
@@ -138,7 +148,9 @@ describe('pendingVersionProblems', () => {
     const badCurrent = JSON.stringify({ demo: [KEY_A, 'short'] });
 
     expect(() => pendingVersionProblems(badCurrent, JSON.stringify({ demo: [KEY_A, FRESH] }))).toThrow(
-      new RotationError('the current version: app demo, key #2: key length must be 16 to 512 characters'),
+      new RotationError(
+        "the current version: the secret's entry #1 (app demo), key #2: key length must be 16 to 512 characters",
+      ),
     );
   });
 });

@@ -1,0 +1,153 @@
+/**
+ * The HTTP contract of POST /payment, stated again as plainly as possible and independently of the code under
+ * test (nothing here imports from lambda/): property tests compare the handler and its parsers with it.
+ */
+
+/** App id → the plain keys that open it. */
+export type KeyringModel = ReadonlyMap<string, readonly string[]>;
+
+export type ExpectedStatus = 200 | 400 | 401 | 415 | 503;
+
+export const EXPECTED_CODE: Readonly<Record<ExpectedStatus, string>> = {
+  200: 'ok',
+  400: 'bad_request',
+  401: 'unauthorized',
+  415: 'unsupported_media_type',
+  503: 'unavailable',
+};
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A field of the event, or undefined when the event (or the field) is missing or not an object. */
+function fieldOf(value: unknown, name: string): unknown {
+  return isRecord(value) && Object.hasOwn(value, name) ? value[name] : undefined;
+}
+
+/**
+ * The values a header was sent with. Names match in any case. `multiValueHeaders` wins for a name when it says
+ * anything about it (a value that is not null, or a non-empty list); otherwise `headers`. Anything that is not
+ * a string counts as an empty value.
+ */
+export function headerValuesModel(event: unknown, name: string): string[] {
+  const asText = (value: unknown): string => (typeof value === 'string' ? value : '');
+  const entriesNamed = (map: unknown): unknown[] =>
+    isRecord(map)
+      ? Object.keys(map)
+          .filter((key) => key.toLowerCase() === name.toLowerCase())
+          .map((key) => map[key])
+          .filter((value) => value !== undefined && value !== null)
+      : [];
+  const fromMulti = entriesNamed(fieldOf(event, 'multiValueHeaders')).flatMap((value) =>
+    Array.isArray(value) ? value.map(asText) : [asText(value)],
+  );
+  if (fromMulti.length > 0) return fromMulti;
+  return entriesNamed(fieldOf(event, 'headers')).map(asText);
+}
+
+// RFC 9110: media-type = type "/" subtype *( OWS ";" OWS [ token "=" ( token / quoted-string ) ] ), OWS = SP / HTAB.
+const OWS = '[ \\t]*';
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const QUOTED_STRING = '"(?:[\\t \\x21\\x23-\\x5b\\x5d-\\x7e\\x80-\\xff]|\\\\[\\t \\x20-\\x7e\\x80-\\xff])*"';
+const PARAMETER = `(${TOKEN})=(${TOKEN}|${QUOTED_STRING})`;
+const MEDIA_TYPE = new RegExp(
+  `^${OWS}(${TOKEN})/(${TOKEN})((?:${OWS};${OWS}(?:${TOKEN}=(?:${TOKEN}|${QUOTED_STRING}))?)*)${OWS}$`,
+);
+
+export interface MediaTypeModel {
+  readonly type: string;
+  readonly subtype: string;
+  readonly parameters: readonly { readonly name: string; readonly value: string }[];
+}
+
+export function mediaTypeModel(value: string): MediaTypeModel | undefined {
+  const match = MEDIA_TYPE.exec(value);
+  if (match === null) return undefined;
+  const [, type = '', subtype = '', rest = ''] = match;
+  const parameters = [...rest.matchAll(new RegExp(`;${OWS}${PARAMETER}`, 'g'))].map(
+    ([, name = '', raw = '']) => ({
+      name: name.toLowerCase(),
+      value: raw.startsWith('"') ? raw.slice(1, -1).replace(/\\(.)/gs, '$1') : raw,
+    }),
+  );
+  return { type: type.toLowerCase(), subtype: subtype.toLowerCase(), parameters };
+}
+
+/** Exactly one Content-Type, `application/json` in any case, and any charset parameter says utf-8. */
+export function isJsonContentTypeModel(values: readonly string[]): boolean {
+  if (values.length !== 1) return false;
+  const mediaType = mediaTypeModel(values[0] ?? '');
+  return (
+    mediaType !== undefined &&
+    mediaType.type === 'application' &&
+    mediaType.subtype === 'json' &&
+    mediaType.parameters.every(({ name, value }) => name !== 'charset' || value.toLowerCase() === 'utf-8')
+  );
+}
+
+export type BodyModel = 'empty' | 'json' | 'refused';
+
+/**
+ * Absent or null: empty. Not a string: refused. Base64 (only when isBase64Encoded is the boolean true) must be
+ * padded standard base64 of valid UTF-8; plain text must be well-formed UTF-16. One leading BOM is dropped;
+ * then only JSON whitespace is empty, and anything else must be one JSON text.
+ */
+export function bodyModel(body: unknown, isBase64Encoded: unknown): BodyModel {
+  if (body === undefined || body === null) return 'empty';
+  if (typeof body !== 'string') return 'refused';
+  let text = body;
+  if (isBase64Encoded === true) {
+    if (body.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(body)) return 'refused';
+    const bytes = Buffer.from(body, 'base64');
+    text = bytes.toString('utf8');
+    // Invalid UTF-8 decodes to U+FFFD, which does not encode back to the same bytes.
+    if (!Buffer.from(text, 'utf8').equals(bytes)) return 'refused';
+  } else if (Buffer.from(text, 'utf8').toString('utf8') !== text) {
+    return 'refused'; // a lone surrogate: it cannot be encoded
+  }
+  if (text.startsWith('\uFEFF')) text = text.slice(1);
+  if (/^[ \t\n\r]*$/.test(text)) return 'empty';
+  try {
+    JSON.parse(text);
+    return 'json';
+  } catch {
+    return 'refused';
+  }
+}
+
+/** The request id a response echoes: a string of 1 to 128 visible ASCII characters, or none. */
+export function requestIdModel(event: unknown): string | undefined {
+  const requestId = fieldOf(fieldOf(event, 'requestContext'), 'requestId');
+  return typeof requestId === 'string' && /^[\x21-\x7e]{1,128}$/.test(requestId) ? requestId : undefined;
+}
+
+/**
+ * The status the contract gives: credentials first (exactly one non-empty App-id and App-key; the key must be
+ * one of that app's), 503 if the keys cannot be read, then the media type, then the body.
+ */
+export function expectedStatus(event: unknown, keyring: KeyringModel, keysReadable: boolean): ExpectedStatus {
+  const appIds = headerValuesModel(event, 'App-Id');
+  const appKeys = headerValuesModel(event, 'App-Key');
+  const [appId = '', appKey = ''] = [appIds[0], appKeys[0]];
+  if (appIds.length !== 1 || appKeys.length !== 1 || appId === '' || appKey === '') return 401;
+  if (!keysReadable) return 503;
+  if (!(keyring.get(appId) ?? []).includes(appKey)) return 401;
+  if (!isJsonContentTypeModel(headerValuesModel(event, 'Content-Type'))) return 415;
+  if (bodyModel(fieldOf(event, 'body'), fieldOf(event, 'isBase64Encoded')) === 'refused') return 400;
+  return 200;
+}
+
+/** Headers every response carries, plus the 401 challenge and the echoed request id. */
+export function expectedHeaders(
+  status: ExpectedStatus,
+  requestId: string | undefined,
+): Record<string, string> {
+  return {
+    'Content-Type': 'application/json',
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    ...(status === 401 ? { 'WWW-Authenticate': 'App-key realm="payment-api"' } : {}),
+    ...(requestId === undefined ? {} : { 'X-Request-Id': requestId }),
+  };
+}
