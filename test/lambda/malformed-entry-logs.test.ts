@@ -20,7 +20,7 @@ describe('malformed secret entries in the key cache logs', () => {
     });
 
     // Act
-    const keyring = await cache.getKeyring();
+    const { keyring } = await cache.getKeys();
 
     // Assert
     expect([...keyring.keys()]).toEqual(['demo']);

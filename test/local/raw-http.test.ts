@@ -56,7 +56,7 @@ describe('the local server over raw TCP', () => {
     logs = captureLogs();
     const { keyring } = parseKeyring(SECRET_STRING);
     const handler = createHandler({
-      keys: { getKeyring: () => Promise.resolve(keyring) },
+      keys: { getKeys: () => Promise.resolve({ keyring, stale: false }) },
       logger: logs.logger,
     });
     server = new LocalServer({ handler, logger: logs.logger, newRequestId: () => 'raw-1' });

@@ -31,9 +31,9 @@ function keyringModelOf(apps: readonly AppSpec[]): KeyringModel {
 function providerOf(apps: readonly AppSpec[], readable: boolean): KeyringProvider {
   const { keyring } = parseKeyring(secretOf(apps));
   return {
-    getKeyring: () =>
+    getKeys: () =>
       readable
-        ? Promise.resolve(keyring)
+        ? Promise.resolve({ keyring, stale: false })
         : Promise.reject(new KeysUnavailableError('keys have never loaded')),
   };
 }
