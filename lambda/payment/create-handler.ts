@@ -1,15 +1,19 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { authenticate, readCredentials } from '../keys/authenticate';
 import { KeysUnavailableError, type KeyringProvider } from '../keys/key-cache';
-import { describeError, type Logger } from '../shared/logger';
+import { describeError, type LogFields, type Logger } from '../shared/logger';
 import { contentTypeProblem } from './media-type';
+import { METRIC, type MetricName } from './metric-names';
+import { NO_METRICS, type MetricsRecorder } from './metrics-recorder';
 import { readProxyRequest } from './proxy-request';
 import { readJsonBody } from './request-body';
-import { errorResponse, jsonResponse, SUCCESS_BODY, UNAUTHORIZED_HEADERS } from './responses';
+import { errorResponse, jsonResponse, SUCCESS_BODY, UNAUTHORIZED_HEADERS, type ErrorName } from './responses';
 
 export interface HandlerDependencies {
   readonly keys: KeyringProvider;
   readonly logger: Logger;
+  /** Counts each request's outcome, and answers from stale keys. Default: counts nowhere. */
+  readonly metrics?: MetricsRecorder;
 }
 
 /**
@@ -18,67 +22,82 @@ export interface HandlerDependencies {
  */
 export type PaymentHandler = (event: unknown) => Promise<APIGatewayProxyResult>;
 
+/** The metric each refusal counts under. */
+const REFUSAL_METRICS: Readonly<Record<'unauthorized' | 'unsupportedMediaType' | 'badRequest', MetricName>> =
+  {
+    unauthorized: METRIC.unauthorized,
+    unsupportedMediaType: METRIC.unsupportedMediaType,
+    badRequest: METRIC.badRequest,
+  };
+
 /**
  * The POST /payment handler: authentication first (one 401 for every cause), then the media type (415), then
  * the body (400). The event is never logged whole (it carries App-key); each request logs one line with its
- * outcome. Whatever the event holds, the answer is one of those statuses, or 503 when keys cannot be read.
+ * outcome and counts one outcome metric. Whatever the event holds, the answer is one of those statuses, or 503
+ * when keys cannot be read.
  */
-export function createHandler({ keys, logger }: HandlerDependencies): PaymentHandler {
+export function createHandler({ keys, logger, metrics = NO_METRICS }: HandlerDependencies): PaymentHandler {
   return async (event) => {
-    let requestId: string | undefined;
+    // Never throws, whatever the event holds.
+    const request = readProxyRequest(event);
+    const apiRequestId = request.requestId;
+    const context: LogFields = { apiRequestId, sourceIp: request.sourceIp };
     try {
-      const request = readProxyRequest(event);
-      requestId = request.requestId;
-      const context = { requestId, sourceIp: request.sourceIp };
+      const refuse = (
+        name: keyof typeof REFUSAL_METRICS,
+        fields: LogFields,
+        headers: Readonly<Record<string, string>> = {},
+      ): APIGatewayProxyResult => {
+        const error: ErrorName = name;
+        const response = errorResponse(error, apiRequestId, headers);
+        logger.info('request refused', { ...context, status: response.statusCode, ...fields });
+        metrics.count(REFUSAL_METRICS[name]);
+        return response;
+      };
 
       const credentials = readCredentials(request.headers.all('app-id'), request.headers.all('app-key'));
-      if (!credentials.ok) {
-        logger.info('request refused', { ...context, status: 401, reason: credentials.reason });
-        return errorResponse('unauthorized', requestId, UNAUTHORIZED_HEADERS);
-      }
+      if (!credentials.ok)
+        return refuse('unauthorized', { reason: credentials.reason }, UNAUTHORIZED_HEADERS);
 
-      const { keyring } = await keys.getKeys();
+      const { keyring, stale } = await keys.getKeys();
+      if (stale) metrics.count(METRIC.staleKeysServed);
+      const keysUsed: LogFields = stale ? { staleKeys: true } : {};
       const decision = authenticate(credentials.credentials, keyring);
       if (!decision.ok) {
-        logger.info('request refused', { ...context, status: 401, reason: decision.reason });
-        return errorResponse('unauthorized', requestId, UNAUTHORIZED_HEADERS);
+        // The app id only when it names a real app: an unknown one is whatever the caller sent (a key, even).
+        const appId = decision.reason === 'wrong_key' ? credentials.credentials.appId : undefined;
+        return refuse('unauthorized', { ...keysUsed, reason: decision.reason, appId }, UNAUTHORIZED_HEADERS);
       }
 
       const mediaTypeProblem = contentTypeProblem(request.headers.all('content-type'));
       if (mediaTypeProblem !== undefined) {
-        logger.info('request refused', {
-          ...context,
-          status: 415,
+        return refuse('unsupportedMediaType', {
+          ...keysUsed,
           appId: decision.appId,
           reason: mediaTypeProblem,
         });
-        return errorResponse('unsupportedMediaType', requestId);
       }
       const body = readJsonBody(request.body);
-      if (!body.ok) {
-        logger.info('request refused', {
-          ...context,
-          status: 400,
-          appId: decision.appId,
-          reason: body.problem,
-        });
-        return errorResponse('badRequest', requestId);
-      }
+      if (!body.ok) return refuse('badRequest', { ...keysUsed, appId: decision.appId, reason: body.problem });
 
       logger.info('request accepted', {
         ...context,
+        ...keysUsed,
         status: 200,
         appId: decision.appId,
         keyId: decision.keyId,
       });
-      return jsonResponse(200, JSON.stringify(SUCCESS_BODY), requestId);
+      metrics.count(METRIC.accepted);
+      return jsonResponse(200, JSON.stringify(SUCCESS_BODY), apiRequestId);
     } catch (error) {
       if (error instanceof KeysUnavailableError) {
-        logger.error('keys unavailable', { requestId, status: 503, error: describeError(error) });
-        return errorResponse('unavailable', requestId);
+        logger.error('keys unavailable', { ...context, status: 503, error: describeError(error) });
+        metrics.count(METRIC.unavailable);
+        return errorResponse('unavailable', apiRequestId);
       }
-      logger.error('unexpected error', { requestId, status: 500, error: describeError(error) });
-      return errorResponse('internalError', requestId);
+      logger.error('unexpected error', { ...context, status: 500, error: describeError(error) });
+      metrics.count(METRIC.internalError);
+      return errorResponse('internalError', apiRequestId);
     }
   };
 }

@@ -46,10 +46,10 @@ export const DEFAULT_METRICS_NAMESPACE = 'PaymentApi';
 /** The one dimension of every metric; its value is the stack name, so environments stay apart. */
 export const SERVICE_DIMENSION = 'Service';
 
-/** Environment variables the stack sets for the payment Lambda (Powertools reads both). */
+/** Environment variables the stack sets for the payment Lambda. */
 export const METRICS_ENV = {
   /** The CloudWatch namespace of the metrics. */
-  namespace: 'POWERTOOLS_METRICS_NAMESPACE',
+  namespace: 'METRICS_NAMESPACE',
   /** The stack name: the `Service` dimension's value and the `service` key of every log line. */
-  serviceName: 'POWERTOOLS_SERVICE_NAME',
+  serviceName: 'SERVICE_NAME',
 } as const;

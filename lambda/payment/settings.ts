@@ -1,4 +1,5 @@
 import { parseLogLevel, type LogLevel } from '../shared/logger';
+import { DEFAULT_METRICS_NAMESPACE, METRICS_ENV } from './metric-names';
 
 /** Environment variable names, shared with the stack that sets them. */
 export const ENV = {
@@ -6,7 +7,12 @@ export const ENV = {
   cacheTtlSeconds: 'KEY_CACHE_TTL_SECONDS',
   maxStaleSeconds: 'KEY_MAX_STALE_SECONDS',
   logLevel: 'LOG_LEVEL',
+  /** Set by Lambda when the function's advanced logging controls name an application log level. */
+  lambdaLogLevel: 'AWS_LAMBDA_LOG_LEVEL',
 } as const;
+
+/** The service name and namespace a Lambda started without them (a local run of the bundle) reports. */
+export const DEFAULT_SERVICE_NAME = 'PaymentApi';
 
 export const DEFAULT_CACHE_TTL_SECONDS = 60;
 export const DEFAULT_MAX_STALE_SECONDS = 15 * 60;
@@ -25,6 +31,9 @@ export interface KeyCacheSettings {
 export interface LambdaSettings extends KeyCacheSettings {
   readonly secretId: string;
   readonly logLevel: LogLevel;
+  /** The stack name: the `Service` dimension of every metric and the `service` field of every log line. */
+  readonly serviceName: string;
+  readonly metricsNamespace: string;
 }
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -55,13 +64,44 @@ export function readKeyCacheSettings(env: Environment): KeyCacheSettings {
   };
 }
 
+/** Lambda's application log levels (advanced logging controls), in the handler's four. */
+const LAMBDA_LOG_LEVELS: Readonly<Record<string, LogLevel>> = {
+  TRACE: 'debug',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+  FATAL: 'error',
+};
+
+/** The level Lambda's own logging controls ask for, when they do; else LOG_LEVEL (set by the stack). */
+function readLogLevel(env: Environment): LogLevel {
+  const lambdaLevel = env[ENV.lambdaLogLevel];
+  if (lambdaLevel !== undefined && Object.hasOwn(LAMBDA_LOG_LEVELS, lambdaLevel)) {
+    return LAMBDA_LOG_LEVELS[lambdaLevel] ?? 'info';
+  }
+  return parseLogLevel(env[ENV.logLevel], ENV.logLevel);
+}
+
+/** A dimension value CloudWatch accepts: 1 to 255 visible ASCII characters; absent or empty: the default. */
+function readName(env: Environment, name: string, defaultValue: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return defaultValue;
+  if (!/^[\x21-\x7e]{1,255}$/.test(raw)) {
+    throw new Error(`${name} must be 1 to 255 visible ASCII characters, got "${raw}"`);
+  }
+  return raw;
+}
+
 /** Throws on a missing or invalid setting, so a bad environment fails the Lambda's init instead of serving. */
 export function readLambdaSettings(env: Environment): LambdaSettings {
   const secretId = env[ENV.secretId];
   if (secretId === undefined || secretId === '') throw new Error(`${ENV.secretId} must name the keys secret`);
   return {
     secretId,
-    logLevel: parseLogLevel(env[ENV.logLevel], ENV.logLevel),
+    logLevel: readLogLevel(env),
+    serviceName: readName(env, METRICS_ENV.serviceName, DEFAULT_SERVICE_NAME),
+    metricsNamespace: readName(env, METRICS_ENV.namespace, DEFAULT_METRICS_NAMESPACE),
     ...readKeyCacheSettings(env),
   };
 }

@@ -31,19 +31,30 @@ export function parseLogLevel(value: string | undefined, variable: string): LogL
   return level;
 }
 
+/** A logger that can add fields to every line it writes: the Lambda's request context. */
+export interface ContextualLogger extends Logger {
+  /** Fields for every line from now on, replacing the previous context; `{}` clears it. */
+  setContext(fields: LogFields): void;
+}
+
 /**
- * Writes JSON lines through `write`. The default goes straight to stdout: Lambda ships it to CloudWatch as is,
- * so Logs Insights sees a JSON line (console.log would prefix it with a timestamp, request id and level).
+ * Writes JSON lines through `write`: `level`, `timestamp` and `message` first, then the fixed `base` fields, the
+ * current context, and the line's own fields. The default goes straight to stdout: Lambda ships it to CloudWatch
+ * as is, so Logs Insights sees a JSON line (console.log would prefix it with a timestamp, request id and level).
  */
 export function createJsonLogger(
   minimumLevel: LogLevel = 'info',
   write: (line: string) => void = (line) => {
     process.stdout.write(line + '\n');
   },
-): Logger {
+  base: LogFields = {},
+): ContextualLogger {
+  let context: LogFields = {};
   const emit = (level: LogLevel, message: string, fields?: LogFields): void => {
     if (LEVEL_ORDER[level] < LEVEL_ORDER[minimumLevel]) return;
-    write(JSON.stringify({ level, time: new Date().toISOString(), message, ...fields }));
+    write(
+      JSON.stringify({ level, timestamp: new Date().toISOString(), message, ...base, ...context, ...fields }),
+    );
   };
   return {
     debug: (message, fields) => {
@@ -57,6 +68,9 @@ export function createJsonLogger(
     },
     error: (message, fields) => {
       emit('error', message, fields);
+    },
+    setContext: (fields) => {
+      context = { ...fields };
     },
   };
 }

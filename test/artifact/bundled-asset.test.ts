@@ -8,7 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { invokeAsset, invokeAssetOutcomes } from '../support/asset-runner';
+import { invokeAsset, invokeAssetOutcomes, pause } from '../support/asset-runner';
+import { emfProblems, readEmfLines, totalCounts } from '../support/emf';
+import { startFaultProxy } from '../support/fault-proxy';
 import { paymentEvent } from '../support/events';
 import { DEMO_KEY, PARTNER_KEY, SECRET_STRING } from '../support/keys';
 import { parseKeyDocument } from '../../lambda/keys/key-document';
@@ -107,6 +109,98 @@ describe('the bundled payment Lambda in cdk.out', () => {
     expect(output).toContain('"message":"keys loaded"');
     expect(output).not.toContain(DEMO_KEY);
     expect(output).not.toContain(PARTNER_KEY);
+  });
+
+  it('writes EMF metrics that follow the specification, with exactly the counts of a scripted sequence', async () => {
+    // Secrets Manager answers the first fetch (at init), then stops: connections are refused.
+    const proxy = await startFaultProxy(moto.port);
+    await proxy.setMode('refused', { afterCalls: 1 });
+    const valid = paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]]);
+    const steps = [
+      valid,
+      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', PARTNER_KEY]]),
+      paymentEvent([JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]]),
+      paymentEvent([
+        ['Content-Type', 'text/plain'],
+        ['App-id', 'demo'],
+        ['App-key', DEMO_KEY],
+      ]),
+      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]], { body: '{not json' }),
+      // Past the 1 s TTL, within TTL + 1 s of staleness: the refresh fails, the stale keys answer.
+      pause(1_100),
+      valid,
+      // Past the staleness bound: nothing usable, the fetch fails, 503.
+      pause(1_000),
+      valid,
+    ];
+
+    try {
+      const { results, output } = await invokeAsset(app.paymentAssetDir, steps, {
+        ...runtimeEnv(),
+        AWS_ENDPOINT_URL: proxy.endpoint,
+        KEY_CACHE_TTL_SECONDS: '1',
+        KEY_MAX_STALE_SECONDS: '1',
+        SERVICE_NAME: 'PaymentApi-artifact',
+      });
+
+      expect(results.map((result) => result.statusCode)).toEqual([200, 401, 401, 415, 400, 200, 503]);
+      const { raw, lines } = readEmfLines(output);
+      expect(raw.map(emfProblems)).toEqual(raw.map(() => []));
+      // One line per invocation, each in the default namespace with the one Service dimension.
+      expect(lines).toHaveLength(7);
+      for (const line of lines) {
+        expect([line.namespace, line.dimensionSets, line.dimensions]).toEqual([
+          'PaymentApi',
+          [['Service']],
+          { Service: 'PaymentApi-artifact' },
+        ]);
+        expect(new Set(Object.values(line.units))).toEqual(new Set(['Count']));
+      }
+      expect(totalCounts(lines)).toEqual({
+        ColdStart: 1,
+        KeyRefreshSucceeded: 1,
+        Accepted: 2,
+        Unauthorized: 2,
+        UnsupportedMediaType: 1,
+        BadRequest: 1,
+        StaleKeysServed: 1,
+        KeyRefreshFailed: 2,
+        Unavailable: 1,
+      });
+      expect(output).not.toContain(DEMO_KEY);
+      expect(output).not.toContain(PARTNER_KEY);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('logs every request with the Lambda request id, the API Gateway request id and the cold start', async () => {
+    const { output } = await invokeAsset(
+      app.paymentAssetDir,
+      [
+        paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]]),
+        paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', PARTNER_KEY]]),
+      ],
+      { ...runtimeEnv(), SERVICE_NAME: 'PaymentApi-artifact' },
+    );
+
+    const requestLines = output
+      .split('\n')
+      .filter((line) => line.startsWith('{') && !line.includes('"_aws"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => entry.message === 'request accepted' || entry.message === 'request refused');
+    expect(
+      requestLines.map((entry) => [
+        entry.function_request_id,
+        entry.apiRequestId,
+        entry.cold_start,
+        entry.service,
+        entry.status,
+      ]),
+    ).toEqual([
+      ['lambda-request-1', 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef', true, 'PaymentApi-artifact', 200],
+      ['lambda-request-2', 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef', false, 'PaymentApi-artifact', 401],
+    ]);
   });
 
   it('answers 503 when Secrets Manager cannot be reached, and logs no key', async () => {

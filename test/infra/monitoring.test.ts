@@ -174,8 +174,8 @@ describe('the metric names shared with the Lambda', () => {
       ].sort(),
     );
     expect(METRICS_ENV).toEqual({
-      namespace: 'POWERTOOLS_METRICS_NAMESPACE',
-      serviceName: 'POWERTOOLS_SERVICE_NAME',
+      namespace: 'METRICS_NAMESPACE',
+      serviceName: 'SERVICE_NAME',
     });
   });
 });
@@ -331,8 +331,8 @@ describe('PaymentApi monitoring with default props', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
         Variables: Match.objectLike({
-          POWERTOOLS_METRICS_NAMESPACE: 'PaymentApi',
-          POWERTOOLS_SERVICE_NAME: 'Test',
+          METRICS_NAMESPACE: 'PaymentApi',
+          SERVICE_NAME: 'Test',
         }),
       },
     });
@@ -493,7 +493,7 @@ describe('PaymentApi monitoring with tuned options', () => {
     }
     expect(dashboardBody(template)).toContain('["Payments/Staging","Accepted","Service","Test"');
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ POWERTOOLS_METRICS_NAMESPACE: 'Payments/Staging' }) },
+      Environment: { Variables: Match.objectLike({ METRICS_NAMESPACE: 'Payments/Staging' }) },
     });
   });
 });
@@ -660,7 +660,7 @@ describe('two environments in one account', () => {
     expect(serviceOf(production)).toEqual(Array(3).fill([{ Name: 'Service', Value: 'PaymentApi' }]));
     expect(serviceOf(staging)).toEqual(Array(3).fill([{ Name: 'Service', Value: 'PaymentApi-staging' }]));
     staging.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'PaymentApi-staging' }) },
+      Environment: { Variables: Match.objectLike({ SERVICE_NAME: 'PaymentApi-staging' }) },
     });
   });
 });

@@ -55,8 +55,8 @@ describe('PaymentApi with default props', () => {
             KEY_CACHE_TTL_SECONDS: '60',
             KEY_MAX_STALE_SECONDS: '900',
             LOG_LEVEL: 'info',
-            POWERTOOLS_METRICS_NAMESPACE: 'PaymentApi',
-            POWERTOOLS_SERVICE_NAME: 'Test',
+            METRICS_NAMESPACE: 'PaymentApi',
+            SERVICE_NAME: 'Test',
           }),
         },
       });

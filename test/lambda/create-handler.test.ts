@@ -77,7 +77,7 @@ describe('POST /payment handler', () => {
           status: 200,
           appId: 'demo',
           keyId: expect.stringMatching(/^[0-9a-f]{12}$/) as unknown,
-          requestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
+          apiRequestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
           sourceIp: '203.0.113.10',
         }),
       );
@@ -386,5 +386,80 @@ describe('POST /payment handler', () => {
     await handle(paymentEvent([JSON_TYPE]));
 
     expect(getKeys).not.toHaveBeenCalled();
+  });
+});
+
+describe('the outcome metrics', () => {
+  function counting(keys: KeyringProvider = keyringProvider) {
+    const counted: string[] = [];
+    const handle = createHandler({
+      keys,
+      logger: captureLogs().logger,
+      metrics: { count: (name) => counted.push(name) },
+    });
+    return { handle, counted };
+  }
+
+  it.each<[string, Array<[string, string]>, string]>([
+    ['a valid key', [JSON_TYPE, ...DEMO_CREDENTIALS], 'Accepted'],
+    ['a wrong key', [JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]], 'Unauthorized'],
+    ['an unknown app', [JSON_TYPE, ['App-id', 'ghost'], ['App-key', DEMO_KEY]], 'Unauthorized'],
+    ['no credentials', [JSON_TYPE], 'Unauthorized'],
+    ['a text/plain body', [['Content-Type', 'text/plain'], ...DEMO_CREDENTIALS], 'UnsupportedMediaType'],
+  ])('count exactly one outcome for %s', async (_label, headers, metric) => {
+    const { handle, counted } = counting();
+
+    await handle(paymentEvent(headers));
+
+    expect(counted).toEqual([metric]);
+  });
+
+  it('count BadRequest for a body that is not JSON', async () => {
+    const { handle, counted } = counting();
+
+    await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body: '{not json' }));
+
+    expect(counted).toEqual(['BadRequest']);
+  });
+
+  it('count Unavailable when keys cannot be read, and InternalError for anything unexpected', async () => {
+    const unavailable = counting({
+      getKeys: () => Promise.reject(new KeysUnavailableError('keys have never loaded')),
+    });
+    const broken = counting({ getKeys: () => Promise.reject(new TypeError('boom')) });
+
+    await unavailable.handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+    await broken.handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+
+    expect([unavailable.counted, broken.counted]).toEqual([['Unavailable'], ['InternalError']]);
+  });
+
+  it('count StaleKeysServed for each request answered from keys past their TTL, and log it', async () => {
+    const logs = captureLogs();
+    const counted: string[] = [];
+    const handle = createHandler({
+      keys: { getKeys: () => Promise.resolve({ keyring: parseKeyring(SECRET_STRING).keyring, stale: true }) },
+      logger: logs.logger,
+      metrics: { count: (name) => counted.push(name) },
+    });
+
+    await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+    await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]]));
+
+    expect(counted).toEqual(['StaleKeysServed', 'Accepted', 'StaleKeysServed', 'Unauthorized']);
+    expect(logs.entries().map((entry) => entry.staleKeys)).toEqual([true, true]);
+  });
+
+  it('log the app id of a refused request only when it names a real app', async () => {
+    const { handle, logs } = handlerWith();
+
+    await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]]));
+    await handle(paymentEvent([JSON_TYPE, ['App-id', PARTNER_KEY], ['App-key', DEMO_KEY]]));
+
+    expect(logs.entries().map((entry) => [entry.reason, entry.appId])).toEqual([
+      ['wrong_key', 'demo'],
+      ['unknown_app', undefined],
+    ]);
+    expect(logs.lines.join('\n')).not.toContain(PARTNER_KEY);
   });
 });

@@ -9,6 +9,8 @@ describe('readLambdaSettings', () => {
       ttlMs: 60_000,
       maxStaleMs: 900_000,
       logLevel: 'info',
+      serviceName: 'PaymentApi',
+      metricsNamespace: 'PaymentApi',
     });
   });
 
@@ -18,9 +20,39 @@ describe('readLambdaSettings', () => {
       KEY_CACHE_TTL_SECONDS: '5',
       KEY_MAX_STALE_SECONDS: '0',
       LOG_LEVEL: 'DEBUG',
+      SERVICE_NAME: 'PaymentApi-staging',
+      METRICS_NAMESPACE: 'Payments/Staging',
     });
 
-    expect(settings).toEqual({ secretId, ttlMs: 5_000, maxStaleMs: 0, logLevel: 'debug' });
+    expect(settings).toEqual({
+      secretId,
+      ttlMs: 5_000,
+      maxStaleMs: 0,
+      logLevel: 'debug',
+      serviceName: 'PaymentApi-staging',
+      metricsNamespace: 'Payments/Staging',
+    });
+  });
+
+  it.each([
+    ['DEBUG', 'warn', 'debug'],
+    ['TRACE', 'info', 'debug'],
+    ['WARN', 'debug', 'warn'],
+    ['FATAL', 'info', 'error'],
+  ])("follows Lambda's application log level %s over LOG_LEVEL=%s", (lambdaLevel, logLevel, expected) => {
+    const settings = readLambdaSettings({
+      KEYS_SECRET_ID: secretId,
+      LOG_LEVEL: logLevel,
+      AWS_LAMBDA_LOG_LEVEL: lambdaLevel,
+    });
+
+    expect(settings.logLevel).toBe(expected);
+  });
+
+  it('refuses a service name that cannot be a metric dimension value', () => {
+    expect(() => readLambdaSettings({ KEYS_SECRET_ID: secretId, SERVICE_NAME: 'a b' })).toThrow(
+      'SERVICE_NAME must be 1 to 255 visible ASCII characters, got "a b"',
+    );
   });
 
   it('refuses to start without a secret id', () => {

@@ -33,7 +33,13 @@ const context = (index) => ({
 const { handler } = require(assetFile);
 (async () => {
   const outcomes = [];
-  for (const [index, event] of events.entries()) {
+  let invocation = 0;
+  for (const event of events) {
+    if (event && typeof event === 'object' && typeof event.__pauseMs === 'number') {
+      await new Promise((resolve) => setTimeout(resolve, event.__pauseMs));
+      continue;
+    }
+    const index = invocation++;
     try {
       outcomes.push({ ok: true, value: await handler(event, context(index)) });
     } catch (error) {
@@ -54,7 +60,12 @@ export interface AssetRun<T> {
   readonly output: string;
 }
 
-/** Each invocation's outcome: what the handler returned, or the error it threw. */
+/** A step of the driver that invokes nothing: the time between two invocations. */
+export function pause(ms: number): { readonly __pauseMs: number } {
+  return { __pauseMs: ms };
+}
+
+/** Each invocation's outcome: what the handler returned, or the error it threw. `pause` steps give none. */
 export async function invokeAssetOutcomes(
   assetDir: string,
   events: readonly unknown[],

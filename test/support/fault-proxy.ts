@@ -45,8 +45,11 @@ export interface FaultProxy {
   readonly endpoint: string;
   readonly calls: readonly RecordedCall[];
   mode(): ProxyMode;
-  /** Switches the behaviour for calls from now on; calls already held (black-holed) stay held. */
-  setMode(mode: ProxyMode): Promise<void>;
+  /**
+   * Switches the behaviour for calls from now on; calls already held (black-holed) stay held. With `afterCalls`,
+   * that many more calls pass first and the switch happens once the last of them is answered.
+   */
+  setMode(mode: ProxyMode, options?: { readonly afterCalls?: number }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -130,12 +133,22 @@ function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
 /** Starts the proxy in front of moto's port; `pass` mode until told otherwise. */
 export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
   let mode: ProxyMode = 'pass';
+  let scheduled: { mode: ProxyMode; passesLeft: number } | undefined;
   const calls: RecordedCall[] = [];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
 
   const handle = async (incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> => {
-    const current = mode;
+    let current = mode;
+    let switchAfter: ProxyMode | undefined;
+    if (scheduled !== undefined) {
+      current = 'pass';
+      scheduled.passesLeft--;
+      if (scheduled.passesLeft <= 0) {
+        switchAfter = scheduled.mode;
+        scheduled = undefined;
+      }
+    }
     const target = incoming.headers['x-amz-target'];
     calls.push({
       operation: (typeof target === 'string' ? target : 'unknown').replace(/^secretsmanager\./, ''),
@@ -177,7 +190,9 @@ export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
       return;
     }
     outgoing.writeHead(answer.status, answer.headers);
-    outgoing.end(answer.body);
+    outgoing.end(answer.body, () => {
+      if (switchAfter !== undefined) void switchTo(switchAfter);
+    });
   };
 
   const server = createServer((incoming, outgoing) => {
@@ -191,18 +206,27 @@ export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
   });
   const port = await listen(server, 0);
 
+  const switchTo = async (next: ProxyMode): Promise<void> => {
+    if (next === 'refused' && server.listening) {
+      // A host that went away: nothing listens, and open connections are reset.
+      server.close();
+      for (const socket of sockets) socket.resetAndDestroy();
+    }
+    if (next !== 'refused' && !server.listening) await listen(server, port);
+    mode = next;
+  };
+
   return {
     endpoint: `http://127.0.0.1:${port}`,
     calls,
     mode: () => mode,
-    async setMode(next) {
-      if (next === 'refused' && server.listening) {
-        // A host that went away: nothing listens, and open connections are reset.
-        server.close();
-        for (const socket of sockets) socket.resetAndDestroy();
+    async setMode(next, options = {}) {
+      if (options.afterCalls !== undefined && options.afterCalls > 0) {
+        scheduled = { mode: next, passesLeft: options.afterCalls };
+        return;
       }
-      if (next !== 'refused' && !server.listening) await listen(server, port);
-      mode = next;
+      scheduled = undefined;
+      await switchTo(next);
     },
     async close() {
       for (const timer of timers) clearTimeout(timer);
