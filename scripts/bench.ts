@@ -13,7 +13,6 @@
  *
  * Figures vary by machine; nothing here asserts them (the tests assert the bounds).
  */
-import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { build } from 'esbuild';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -22,16 +21,16 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { authenticate } from '../lambda/keys/authenticate';
-import { KeyCache } from '../lambda/keys/key-cache';
 import { parseKeyring } from '../lambda/keys/keyring';
-import { createSecretsManagerClient } from '../lambda/keys/secrets-manager-client';
-import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../lambda/keys/secrets-manager-source';
-import { createHandler } from '../lambda/payment/create-handler';
-import { createJsonLogger } from '../lambda/shared/logger';
 import { SLIM_BUNDLING } from '../lib/bundled-function';
 import { paymentEvent } from '../test/support/events';
 import { FAULTS, startFaultProxy, type Fault, type FaultProxy } from '../test/support/fault-proxy';
-import { runBrownout, runRecovery, type Probe } from '../test/support/fault-scenarios';
+import {
+  inProcessPaymentService,
+  runBrownout,
+  runRecovery,
+  type Probe,
+} from '../test/support/fault-scenarios';
 import { DEMO_KEY, PARTNER_KEY, SECRET_STRING } from '../test/support/keys';
 import {
   credentials,
@@ -40,7 +39,7 @@ import {
   startLocalServer,
   stopLocalServer,
 } from '../test/support/local-server-process';
-import { MOTO_AWS_ENV, motoSecretsManager, startMoto, type MotoServer } from '../test/support/moto';
+import { createMotoSecret, startMoto, type MotoServer } from '../test/support/moto';
 import { synthesizeApp } from '../test/support/synth';
 
 const PROJECT_ROOT = join(__dirname, '..');
@@ -159,28 +158,9 @@ function timeAuthenticate(cases: ReadonlyArray<readonly [string, string]>, calls
   return samples.map(median);
 }
 
-/** The payment handler composed as lambda/payment/index.ts does, in this process, pointed at `proxy`. */
+/** The handler as the Lambda composes it, in this process, pointed at `proxy`, with a 1 s TTL. */
 function inProcessService(proxy: FaultProxy, secretArn: string, maxStaleMs: number): Probe {
-  const logger = createJsonLogger('error', () => undefined);
-  const keys = new KeyCache({
-    source: secretsManagerSource(
-      secretArn,
-      createSecretsManagerClient(PAYMENT_CALL_BOUNDS, {
-        region: MOTO_AWS_ENV.AWS_REGION,
-        endpoint: proxy.endpoint,
-        credentials: {
-          accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
-          secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-        },
-      }),
-    ),
-    logger,
-    ttlMs: 1_000,
-    maxStaleMs,
-  });
-  keys.warm();
-  const handler = createHandler({ keys, logger });
-  return async () => (await handler(EVENT)).statusCode;
+  return inProcessPaymentService(proxy.endpoint, secretArn, { ttlMs: 1_000, maxStaleMs }, EVENT);
 }
 
 async function faultTable(moto: MotoServer, secretArn: string): Promise<string[]> {
@@ -270,11 +250,7 @@ async function main(): Promise<void> {
     const peer = await bundle('scripts/naive-peer.ts', join(work, 'peer', 'index.js'), false);
     const slimPeer = await bundle('scripts/naive-peer.ts', join(work, 'slim-peer', 'index.js'), true);
 
-    const admin = motoSecretsManager(moto);
-    const { ARN: secretArn = '' } = await admin.send(
-      new CreateSecretCommand({ Name: 'bench/keys', SecretString: SECRET_STRING }),
-    );
-    admin.destroy();
+    const secretArn = await createMotoSecret(moto, 'bench/keys', SECRET_STRING);
     const countingProxy = await startFaultProxy(moto.port);
     const env = { ...moto.awsEnv, AWS_ENDPOINT_URL: countingProxy.endpoint, KEYS_SECRET_ID: secretArn };
 

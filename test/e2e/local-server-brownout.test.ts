@@ -3,7 +3,6 @@
  * moto behind a fault proxy that black-holes Secrets Manager: with usable stale keys no request takes 1 s, and with
  * nothing usable the first 200 comes within 1 s of Secrets Manager answering again.
  */
-import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import { runBrownout, runRecovery, type Probe } from '../support/fault-scenarios';
 import { DEMO_KEY, SECRET_STRING } from '../support/keys';
@@ -16,7 +15,7 @@ import {
   stopLocalServer,
   type LocalServerProcess,
 } from '../support/local-server-process';
-import { motoSecretsManager, startMoto, type MotoServer } from '../support/moto';
+import { createMotoSecret, startMoto, type MotoServer } from '../support/moto';
 
 const TTL_SECONDS = 1;
 /** Requests in flight at once: the local server, unlike one Lambda environment, serves them concurrently. */
@@ -30,12 +29,7 @@ describe('npm start while Secrets Manager is black-holed', () => {
 
   beforeAll(async () => {
     moto = await startMoto();
-    const client = motoSecretsManager(moto);
-    const created = await client.send(
-      new CreateSecretCommand({ Name: 'payment-api/brownout-keys', SecretString: SECRET_STRING }),
-    );
-    client.destroy();
-    secretArn = created.ARN ?? '';
+    secretArn = await createMotoSecret(moto, 'payment-api/brownout-keys', SECRET_STRING);
   }, SETUP_TIMEOUT_MS);
 
   afterAll(async () => {

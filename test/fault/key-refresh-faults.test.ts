@@ -3,17 +3,12 @@
  * against moto behind a fault-injecting proxy, for every way Secrets Manager can fail. Requests go one at a time,
  * as one execution environment serves them.
  */
-import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
-import { KeyCache } from '../../lambda/keys/key-cache';
-import { createSecretsManagerClient } from '../../lambda/keys/secrets-manager-client';
-import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../lambda/keys/secrets-manager-source';
-import { createHandler } from '../../lambda/payment/create-handler';
-import { captureLogs } from '../support/capture-logger';
+import { PAYMENT_CALL_BOUNDS } from '../../lambda/keys/secrets-manager-source';
 import { paymentEvent } from '../support/events';
 import { FAULTS, startFaultProxy, type Fault, type FaultProxy } from '../support/fault-proxy';
-import { runBrownout, runRecovery, type Probe } from '../support/fault-scenarios';
+import { inProcessPaymentService, runBrownout, runRecovery, type Probe } from '../support/fault-scenarios';
 import { DEMO_KEY, SECRET_STRING } from '../support/keys';
-import { MOTO_AWS_ENV, motoSecretsManager, startMoto, type MotoServer } from '../support/moto';
+import { createMotoSecret, startMoto, type MotoServer } from '../support/moto';
 
 const TTL_MS = 1_000;
 /** The stated bounds (issue: no stall over 1 s with usable keys; the first 200 within 1 s of recovery). */
@@ -36,12 +31,7 @@ describe('the payment handler while Secrets Manager fails', () => {
 
   beforeAll(async () => {
     moto = await startMoto();
-    const client = motoSecretsManager(moto);
-    const created = await client.send(
-      new CreateSecretCommand({ Name: 'payment-api/fault-keys', SecretString: SECRET_STRING }),
-    );
-    client.destroy();
-    secretArn = created.ARN ?? '';
+    secretArn = await createMotoSecret(moto, 'payment-api/fault-keys', SECRET_STRING);
   }, 60_000);
 
   afterAll(async () => {
@@ -56,26 +46,9 @@ describe('the payment handler while Secrets Manager fails', () => {
     return proxy;
   }
 
-  /** What lambda/payment/index.ts builds at init, pointed at the proxy, with the given cache settings. */
+  /** The Lambda's composition of handler, cache and client, pointed at the proxy. */
   function paymentService(proxy: FaultProxy, maxStaleMs: number): Probe {
-    const client = createSecretsManagerClient(PAYMENT_CALL_BOUNDS, {
-      region: MOTO_AWS_ENV.AWS_REGION,
-      endpoint: proxy.endpoint,
-      credentials: {
-        accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
-        secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-      },
-    });
-    const { logger } = captureLogs();
-    const keys = new KeyCache({
-      source: secretsManagerSource(secretArn, client),
-      logger,
-      ttlMs: TTL_MS,
-      maxStaleMs,
-    });
-    keys.warm();
-    const handler = createHandler({ keys, logger });
-    return async () => (await handler(event)).statusCode;
+    return inProcessPaymentService(proxy.endpoint, secretArn, { ttlMs: TTL_MS, maxStaleMs }, event);
   }
 
   it.concurrent.each(FAULTS)(

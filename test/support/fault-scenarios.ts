@@ -3,7 +3,13 @@
  * them (one at a time), against Secrets Manager behind a fault proxy. Shared by the fault tests, which assert the
  * bounds, and by the benchmark, which prints the figures.
  */
+import { KeyCache } from '../../lambda/keys/key-cache';
+import { createSecretsManagerClient } from '../../lambda/keys/secrets-manager-client';
+import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../lambda/keys/secrets-manager-source';
+import { createHandler } from '../../lambda/payment/create-handler';
+import { createJsonLogger } from '../../lambda/shared/logger';
 import type { Fault, FaultProxy } from './fault-proxy';
+import { MOTO_AWS_ENV } from './moto';
 
 /** Sends one request to the service under test and returns its HTTP status. */
 export type Probe = () => Promise<number>;
@@ -132,4 +138,30 @@ export async function runRecovery(
     outageCallsPerSecond: callsDuringOutage / (outageMs / 1000),
     recoveryMs,
   };
+}
+
+/**
+ * The payment handler composed as lambda/payment/index.ts composes it (the Lambda's bounded SDK client, the key
+ * cache, warmed at once, the handler), in this process, pointed at `endpoint` (a fault proxy) with moto's test
+ * credentials. A probe sends it one valid request as `event`.
+ */
+export function inProcessPaymentService(
+  endpoint: string,
+  secretArn: string,
+  cache: { readonly ttlMs: number; readonly maxStaleMs: number },
+  event: unknown,
+): Probe {
+  const logger = createJsonLogger('error', () => undefined);
+  const client = createSecretsManagerClient(PAYMENT_CALL_BOUNDS, {
+    region: MOTO_AWS_ENV.AWS_REGION,
+    endpoint,
+    credentials: {
+      accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
+      secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+    },
+  });
+  const keys = new KeyCache({ source: secretsManagerSource(secretArn, client), logger, ...cache });
+  keys.warm();
+  const handler = createHandler({ keys, logger });
+  return async () => (await handler(event)).statusCode;
 }

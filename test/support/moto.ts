@@ -1,4 +1,4 @@
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
@@ -122,4 +122,20 @@ export function motoSecretsManager(moto: MotoServer): SecretsManagerClient {
       secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
     },
   });
+}
+
+/** Creates a secret holding `secretString` in moto; returns its ARN. */
+export async function createMotoSecret(
+  moto: MotoServer,
+  name: string,
+  secretString: string,
+): Promise<string> {
+  const client = motoSecretsManager(moto);
+  try {
+    const created = await client.send(new CreateSecretCommand({ Name: name, SecretString: secretString }));
+    if (created.ARN === undefined) throw new Error(`moto returned no ARN for the secret ${name}`);
+    return created.ARN;
+  } finally {
+    client.destroy();
+  }
 }

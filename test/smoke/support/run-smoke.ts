@@ -1,73 +1,37 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { runSmoke, type SmokeIo } from '../../../smoke/main';
+import { runInProcess, spawnTool, TSX, type ToolRun } from '../../support/tool-process';
 
 export const PROJECT_ROOT = join(__dirname, '..', '..', '..');
 
-export interface SmokeRun {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type SmokeRun = ToolRun;
 
 /** Runs the smoke test in-process with the given environment and captures both streams. */
-export async function runSmokeInProcess(
+export function runSmokeInProcess(
   argv: readonly string[],
   env: SmokeIo['env'],
   extra: Omit<SmokeIo, 'stdout' | 'stderr' | 'env'> = {},
 ): Promise<SmokeRun> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runSmoke(argv, {
-    ...extra,
-    env,
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-  });
-  return { code, stdout, stderr };
+  return runInProcess<SmokeIo>(runSmoke, argv, { ...extra, env });
 }
 
-/**
- * Runs the smoke test as a user does: `npm run -s smoke -- …`, or `tsx bin/smoke.ts …` (what npm runs, without
- * npm's start-up time). `PATH` and `HOME` are kept so node and npm are found; nothing else of this process's
- * environment leaks in.
- */
+/** Runs the smoke test as a user does: `npm run -s smoke -- …`, or `tsx bin/smoke.ts …` (what npm runs). */
 export function spawnSmoke(
   argv: readonly string[],
   env: Readonly<Record<string, string>>,
   via: 'npm' | 'tsx' = 'tsx',
 ): Promise<SmokeRun> {
-  const [file, prefix] =
-    via === 'npm'
-      ? ['npm', ['run', '-s', 'smoke', '--']]
-      : [join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ['bin/smoke.ts']];
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, [...prefix, ...argv], {
-      cwd: PROJECT_ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        npm_config_update_notifier: 'false',
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
+  const quiet = {
+    npm_config_update_notifier: 'false',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...env,
+  };
+  return via === 'npm'
+    ? spawnTool('npm', ['run', '-s', 'smoke', '--', ...argv], quiet)
+    : spawnTool(TSX, ['bin/smoke.ts', ...argv], quiet);
 }
 
-/** npm may warn about the machine's own npmrc on stderr; those lines are npm's, not the smoke test's. */
-export function ownStderrLines(stderr: string): string[] {
-  return stderr.split('\n').filter((line) => line !== '' && !line.startsWith('npm warn'));
-}
+export { ownStderrLines } from '../../support/tool-process';
 
 /** The JSON report's shape, as far as the tests read it. */
 export interface JsonReport {
