@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import type { CheckResult } from '../../../smoke/evaluate';
 import { runSmoke, type SmokeIo } from '../../../smoke/main';
+import type { SmokeReport } from '../../../smoke/report';
 import { runInProcess, spawnTool, TSX, type ToolRun } from '../../support/tool-process';
 
 export const PROJECT_ROOT = join(__dirname, '..', '..', '..');
@@ -33,22 +35,10 @@ export function spawnSmoke(
 
 export { ownStderrLines } from '../../support/tool-process';
 
-/** The JSON report's shape, as far as the tests read it. */
-export interface JsonReport {
-  readonly url: string;
-  readonly appId: string;
-  readonly stack?: string;
+/** The JSON report (smoke/report.ts formatJson), as the tests read it. */
+export interface JsonReport extends Omit<SmokeReport, 'results'> {
   readonly passed: boolean;
-  readonly requestsSent: number;
-  readonly checks: readonly {
-    readonly id: string;
-    readonly title: string;
-    readonly expected: string;
-    readonly got: string;
-    readonly status?: number;
-    readonly passed: boolean;
-    readonly problems: readonly string[];
-  }[];
+  readonly checks: readonly CheckResult[];
 }
 
 export function parseReport(stdout: string): JsonReport {
