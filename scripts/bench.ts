@@ -44,7 +44,7 @@ import { synthesizeApp } from '../test/support/synth';
 
 const PROJECT_ROOT = join(__dirname, '..');
 const COLD_RUNS = 3;
-const COLD_SAMPLES = 15;
+const COLD_SAMPLES = 21;
 const TTL_WINDOW_SECONDS = 1;
 const TTL_WINDOWS = 6;
 
@@ -252,7 +252,9 @@ async function main(): Promise<void> {
 
     const secretArn = await createMotoSecret(moto, 'bench/keys', SECRET_STRING);
     const countingProxy = await startFaultProxy(moto.port);
-    const env = { ...moto.awsEnv, AWS_ENDPOINT_URL: countingProxy.endpoint, KEYS_SECRET_ID: secretArn };
+    // Cold starts talk to moto directly; the counting proxy (a hop in this process) is for the calls per TTL.
+    const env = { ...moto.awsEnv, KEYS_SECRET_ID: secretArn };
+    const countedEnv = { ...env, AWS_ENDPOINT_URL: countingProxy.endpoint };
 
     console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
     console.log('');
@@ -297,7 +299,7 @@ async function main(): Promise<void> {
 
     console.log('');
     console.log(
-      `Secrets Manager calls, one execution environment: ${await callsPerTtl(ours, env, countingProxy)}`,
+      `Secrets Manager calls, one execution environment: ${await callsPerTtl(ours, countedEnv, countingProxy)}`,
     );
     await countingProxy.close();
 
