@@ -7,7 +7,7 @@ import { METRIC, type MetricName } from './metric-names';
 import { NO_METRICS, type MetricsRecorder } from './metrics-recorder';
 import { readProxyRequest } from './proxy-request';
 import { readJsonBody } from './request-body';
-import { errorResponse, jsonResponse, SUCCESS_BODY, UNAUTHORIZED_HEADERS, type ErrorName } from './responses';
+import { errorResponse, jsonResponse, SUCCESS_BODY, UNAUTHORIZED_HEADERS } from './responses';
 
 export interface HandlerDependencies {
   readonly keys: KeyringProvider;
@@ -48,8 +48,7 @@ export function createHandler({ keys, logger, metrics = NO_METRICS }: HandlerDep
         fields: LogFields,
         headers: Readonly<Record<string, string>> = {},
       ): APIGatewayProxyResult => {
-        const error: ErrorName = name;
-        const response = errorResponse(error, apiRequestId, headers);
+        const response = errorResponse(name, apiRequestId, headers);
         logger.info('request refused', { ...context, status: response.statusCode, ...fields });
         metrics.count(REFUSAL_METRICS[name]);
         return response;

@@ -9,7 +9,7 @@ import { createJsonLogger } from '../shared/logger';
 import { createHandler } from './create-handler';
 import { createEmfMetrics } from './emf-metrics';
 import { METRIC } from './metric-names';
-import { readProxyRequest } from './proxy-request';
+import { readRequestId } from './proxy-request';
 import { readLambdaSettings } from './settings';
 
 const settings = readLambdaSettings(process.env);
@@ -45,7 +45,7 @@ export async function handler(
 ): Promise<APIGatewayProxyResult> {
   logger.setContext({
     function_request_id: context?.awsRequestId,
-    apiRequestId: readProxyRequest(event).requestId,
+    apiRequestId: readRequestId(event),
     cold_start: coldStart,
   });
   if (coldStart) metrics.count(METRIC.coldStart);

@@ -36,13 +36,17 @@ function readBody(event: unknown): RequestBody {
   return { kind: 'text', text: body, isBase64Encoded: field(event, 'isBase64Encoded') === true };
 }
 
+/** API Gateway's request id alone, without reading the rest of the event. Never throws. */
+export function readRequestId(event: unknown): string | undefined {
+  return visibleAscii(field(field(event, 'requestContext'), 'requestId'), 128);
+}
+
 /** Never throws, whatever `event` is. */
 export function readProxyRequest(event: unknown): ProxyRequest {
-  const requestContext = field(event, 'requestContext');
   return {
     headers: RequestHeaders.fromMaps(field(event, 'headers'), field(event, 'multiValueHeaders')),
     body: readBody(event),
-    requestId: visibleAscii(field(requestContext, 'requestId'), 128),
-    sourceIp: visibleAscii(field(field(requestContext, 'identity'), 'sourceIp'), 64),
+    requestId: readRequestId(event),
+    sourceIp: visibleAscii(field(field(field(event, 'requestContext'), 'identity'), 'sourceIp'), 64),
   };
 }

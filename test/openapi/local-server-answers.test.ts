@@ -2,52 +2,36 @@
  * The local server's real answers (npm start, as a user runs it) checked against openapi.yaml: each status
  * documented for its operation, each body valid for its schema, each required header present and valid.
  */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { generateKey } from '../../lambda/keys/key-material';
 import {
   credentials,
-  killAllLocalServers,
   send,
   SETUP_TIMEOUT_MS,
-  startLocalServer,
-  stopLocalServer,
+  startLocalServerWithKeys,
   type Call,
+  type KeyFileServer,
   type LocalServerProcess,
 } from '../support/local-server-process';
-import { freeLoopbackPort } from '../support/moto';
 import { AnswerValidator, loadOpenApiDocument, type ReceivedAnswer } from './support/openapi-document';
 
 const APP_KEY = generateKey();
 const validator = new AnswerValidator(loadOpenApiDocument());
-let directory: string;
 let keysFile: string;
 let server: LocalServerProcess;
+let local: KeyFileServer;
 
 beforeAll(async () => {
-  directory = await mkdtemp(join(tmpdir(), 'payment-api-openapi-'));
-  keysFile = join(directory, 'keys.json');
-  await writeFile(keysFile, JSON.stringify({ demo: [APP_KEY] }));
-  await chmod(keysFile, 0o600);
-  server = await startLocalServer({
-    PORT: String(await freeLoopbackPort()),
-    KEYS_FILE: keysFile,
+  local = await startLocalServerWithKeys(
+    { demo: [APP_KEY] },
     // Short, so the 503 case below sees a broken key file within a second.
-    KEY_CACHE_TTL_SECONDS: '1',
-    KEY_MAX_STALE_SECONDS: '0',
-  });
+    { KEY_CACHE_TTL_SECONDS: '1', KEY_MAX_STALE_SECONDS: '0' },
+  );
+  ({ server, keysFile } = local);
 }, SETUP_TIMEOUT_MS);
 
-afterAll(async () => {
-  try {
-    await stopLocalServer(server);
-  } finally {
-    killAllLocalServers();
-    await rm(directory, { recursive: true, force: true });
-  }
-});
+afterAll(() => local.stop());
 
 const json = ['Content-Type', 'application/json'];
 

@@ -2,40 +2,25 @@
  * The smoke test against the real local server, both as users run them: `npm start` in its own process and
  * `npm run smoke` in another, with the key in APP_KEY.
  */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { generateKey } from '../../lambda/keys/key-material';
 import {
-  killAllLocalServers,
   SETUP_TIMEOUT_MS,
-  startLocalServer,
-  stopLocalServer,
+  startLocalServerWithKeys,
+  type KeyFileServer,
   type LocalServerProcess,
 } from '../support/local-server-process';
-import { freeLoopbackPort } from '../support/moto';
 import { ownStderrLines, parseReport, runSmokeInProcess, spawnSmoke } from './support/run-smoke';
 
 const APP_KEY = generateKey();
-let directory: string;
 let server: LocalServerProcess;
+let local: KeyFileServer;
 
 beforeAll(async () => {
-  directory = await mkdtemp(join(tmpdir(), 'payment-api-smoke-'));
-  const keysFile = join(directory, 'keys.json');
-  await writeFile(keysFile, JSON.stringify({ demo: [generateKey(), APP_KEY] }));
-  await chmod(keysFile, 0o600);
-  server = await startLocalServer({ PORT: String(await freeLoopbackPort()), KEYS_FILE: keysFile });
+  local = await startLocalServerWithKeys({ demo: [generateKey(), APP_KEY] });
+  ({ server } = local);
 }, SETUP_TIMEOUT_MS);
 
-afterAll(async () => {
-  try {
-    await stopLocalServer(server);
-  } finally {
-    killAllLocalServers();
-    await rm(directory, { recursive: true, force: true });
-  }
-});
+afterAll(() => local.stop());
 
 const TITLES = [
   'POST with the key',

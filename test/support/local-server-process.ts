@@ -5,8 +5,11 @@
  * code does travel back up through tsx and npm.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freeLoopbackPort } from './moto';
 
 const PROJECT_ROOT = join(__dirname, '..', '..');
 const LISTENING = /payment-api local server listening on (http:\/\/127\.0\.0\.1:\d+) \(pid (\d+)\)/;
@@ -175,4 +178,40 @@ export function send(baseUrl: string, call: Call): Promise<Reply> {
 
 export function credentials(appId: string, appKey: string): string[] {
   return ['Content-Type', 'application/json', 'App-id', appId, 'App-key', appKey];
+}
+
+export interface KeyFileServer {
+  readonly server: LocalServerProcess;
+  /** The server's key file (mode 0600), in a folder of its own. */
+  readonly keysFile: string;
+  /** Stops the server and removes the folder. */
+  stop(): Promise<void>;
+}
+
+/** `npm start` on a free port, with a key file of its own holding `keys` (the secret's format). */
+export async function startLocalServerWithKeys(
+  keys: Readonly<Record<string, readonly string[]>>,
+  env: Readonly<Record<string, string>> = {},
+): Promise<KeyFileServer> {
+  const directory = await mkdtemp(join(tmpdir(), 'payment-api-local-'));
+  const keysFile = join(directory, 'keys.json');
+  await writeFile(keysFile, JSON.stringify(keys));
+  await chmod(keysFile, 0o600);
+  const server = await startLocalServer({
+    PORT: String(await freeLoopbackPort()),
+    KEYS_FILE: keysFile,
+    ...env,
+  });
+  return {
+    server,
+    keysFile,
+    async stop() {
+      try {
+        await stopLocalServer(server);
+      } finally {
+        killAllLocalServers();
+        await rm(directory, { recursive: true, force: true });
+      }
+    },
+  };
 }
