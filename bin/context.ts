@@ -3,7 +3,7 @@
  * and readContext, which turns the whole context into the stack's name and props or into one line per problem.
  */
 import { Duration } from 'aws-cdk-lib';
-import { LOG_LEVELS } from '../lambda/shared/logger';
+import { LOG_LEVELS } from '../shared/logger';
 import { DOMAIN_NAME, CERTIFICATE_ARN, HOSTED_ZONE_ID } from '../lib/domain';
 import { FIREWALL_LIMITS, WEB_ACL_ARN } from '../lib/firewall';
 import { KEY_ROTATION_DEFAULTS, KEY_ROTATION_LIMITS } from '../lib/key-rotation';

@@ -1,9 +1,9 @@
 /**
- * `npm start`: the payment handler behind a local HTTP server on 127.0.0.1 (see lambda/local/).
+ * `npm start`: the payment handler behind a local HTTP server on 127.0.0.1 (see tools/local-server/).
  * Exit codes: 0 after SIGINT/SIGTERM, 1 when it cannot start (one line on stderr says why).
  */
-import { describeError } from '../lambda/shared/logger';
-import { startLocalServer, StartupError, type RunningLocalServer } from '../lambda/local/run';
+import { describeError } from '../shared/logger';
+import { startLocalServer, StartupError, type RunningLocalServer } from '../tools/local-server/run';
 
 /** How long in-flight requests get to finish after a stop signal. */
 const SHUTDOWN_GRACE_MS = 5_000;

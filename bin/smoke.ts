@@ -1,6 +1,6 @@
 // The smoke test of a deployed API: `npm run smoke -- --url <url> --app-id <id>` (key in APP_KEY) or
-// `--stack <name> --app-id <id>`. All logic is in smoke/.
-import { runSmoke } from '../smoke/main';
+// `--stack <name> --app-id <id>`. All logic is in tools/smoke/.
+import { runSmoke } from '../tools/smoke/main';
 
 void runSmoke(process.argv.slice(2), {
   stdout: process.stdout,

@@ -17,11 +17,11 @@ const PROJECT_ROOT = path.join(__dirname, '..');
  * What makes the Lambda bundles small and quick to load, with the same SDK: packages resolved module-first, so
  * esbuild tree-shakes their ESM builds (the CommonJS builds are single files it must keep whole), and the SDK's
  * default credential chain replaced by the environment provider, all a Lambda ever uses
- * (lambda/shared/lambda-credentials.ts).
+ * (lambda/lambda-credentials.ts).
  */
 export const SLIM_BUNDLING = {
   mainFields: ['module', 'main'],
-  aliases: { '@aws-sdk/credential-provider-node': './lambda/shared/lambda-credentials.ts' },
+  aliases: { '@aws-sdk/credential-provider-node': './lambda/lambda-credentials.ts' },
 } as const;
 
 /** A Lambda entry point of this project, by its path under `lambda/`. */

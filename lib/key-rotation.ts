@@ -7,14 +7,14 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { MIN_KEYS_KEPT_BY_ROTATION } from '../lambda/keys/key-document';
+import { MIN_KEYS_KEPT_BY_ROTATION } from '../shared/keys/key-document';
 import {
   DEFAULT_ROTATION_KEEP_KEYS,
   MAX_CALLS_PER_ROTATION_STEP,
   ROTATION_CALL_BOUNDS,
   ROTATION_ENV,
 } from '../lambda/rotation/settings';
-import type { LogLevel } from '../lambda/shared/logger';
+import type { LogLevel } from '../shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
 import { grantKeyUseThroughSecretsManager } from './grants';
 

@@ -6,7 +6,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
-import { DEMO_APP_ID } from '../lambda/keys/app-id';
+import { DEMO_APP_ID } from '../shared/keys/app-id';
 import { METRICS_ENV } from '../lambda/payment/metric-names';
 import {
   COMMON_HEADERS,
@@ -22,7 +22,7 @@ import {
   ENV,
   KEY_CACHE_LIMITS,
 } from '../lambda/payment/settings';
-import type { LogLevel } from '../lambda/shared/logger';
+import type { LogLevel } from '../shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
 import { CustomDomain, type CustomDomainOptions } from './domain';
 import { Firewall, type WafOptions } from './firewall';
@@ -37,7 +37,7 @@ import {
 } from './monitoring';
 import { requireFormat, type TextFormat } from './text-format';
 
-export type { LogLevel } from '../lambda/shared/logger';
+export type { LogLevel } from '../shared/logger';
 export type { CustomDomainOptions } from './domain';
 export type { WafOptions } from './firewall';
 export type { KeyRotationOptions } from './key-rotation';
@@ -64,7 +64,7 @@ export const PAYMENT_API_LIMITS = {
 
 /** Payment path served by the API. */
 
-/** The handler's hard limit. A Secrets Manager fetch is capped at 5 s (lambda/keys/secrets-manager-source.ts). */
+/** The handler's hard limit. A Secrets Manager fetch is capped at 1.5 s (lambda/payment/secrets-manager-source.ts). */
 const HANDLER_TIMEOUT = Duration.seconds(10);
 
 export const STAGE_NAME: TextFormat = {

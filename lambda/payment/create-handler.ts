@@ -1,7 +1,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { authenticate, readCredentials } from '../keys/authenticate';
-import { KeysUnavailableError, type KeyringProvider } from '../keys/key-cache';
-import { describeError, type LogFields, type Logger } from '../shared/logger';
+import { authenticate, readCredentials } from '../../shared/keys/authenticate';
+import { KeysUnavailableError, type KeyringProvider } from './key-cache';
+import { describeError, type LogFields, type Logger } from '../../shared/logger';
 import { contentTypeProblem } from './media-type';
 import { METRIC, type MetricName } from './metric-names';
 import { NO_METRICS, type MetricsRecorder } from './metrics-recorder';

@@ -3,9 +3,9 @@
  * cache, and the first fetch of the keys, started here so it overlaps the rest of the cold start.
  */
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
-import { KeyCache } from '../keys/key-cache';
-import { secretsManagerSource } from '../keys/secrets-manager-source';
-import { createJsonLogger } from '../shared/logger';
+import { KeyCache } from './key-cache';
+import { secretsManagerSource } from './secrets-manager-source';
+import { createJsonLogger } from '../../shared/logger';
 import { createHandler } from './create-handler';
 import { createEmfMetrics } from './emf-metrics';
 import { METRIC } from './metric-names';

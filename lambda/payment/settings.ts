@@ -1,4 +1,4 @@
-import { parseLogLevel, type LogLevel } from '../shared/logger';
+import { parseLogLevel, type LogLevel } from '../../shared/logger';
 import { DEFAULT_METRICS_NAMESPACE, METRICS_ENV } from './metric-names';
 
 /** Environment variable names, shared with the stack that sets them. */

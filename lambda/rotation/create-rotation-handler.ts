@@ -11,9 +11,9 @@ import {
   parseKeyDocument,
   rotateAllApps,
   serializeKeyDocument,
-} from '../keys/key-document';
-import { generateKey } from '../keys/key-material';
-import { describeError, type Logger } from '../shared/logger';
+} from '../../shared/keys/key-document';
+import { generateKey } from '../../shared/keys/key-material';
+import { describeError, type Logger } from '../../shared/logger';
 import {
   decideStep,
   isRotationStep,

@@ -3,8 +3,8 @@
  * SDK client lives at module scope so the four invocations of a rotation, often on one warm environment,
  * share it. Region and credentials come from the Lambda environment; the secret comes from each event.
  */
-import { createSecretsManagerClient } from '../keys/secrets-manager-client';
-import { createJsonLogger } from '../shared/logger';
+import { createSecretsManagerClient } from '../../shared/aws/bounded-client';
+import { createJsonLogger } from '../../shared/logger';
 import { createRotationHandler } from './create-rotation-handler';
 import { readRotationSettings, ROTATION_CALL_BOUNDS } from './settings';
 

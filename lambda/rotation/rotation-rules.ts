@@ -1,6 +1,11 @@
 import type { SecretsManagerRotationEvent, SecretsManagerRotationEventStep } from 'aws-lambda';
-import { holdsDigestKey, KeyDocumentError, parseKeyDocument, type KeyDocument } from '../keys/key-document';
-import { describeKeyringProblem, MalformedSecretError, parseKeyring } from '../keys/keyring';
+import {
+  holdsDigestKey,
+  KeyDocumentError,
+  parseKeyDocument,
+  type KeyDocument,
+} from '../../shared/keys/key-document';
+import { describeKeyringProblem, MalformedSecretError, parseKeyring } from '../../shared/keys/keyring';
 
 /**
  * The event Secrets Manager sends. `RotationToken` (newer than @types/aws-lambda's type) proves to Secrets

@@ -1,6 +1,6 @@
-import { MIN_KEYS_KEPT_BY_ROTATION } from '../keys/key-document';
-import type { CallBounds } from '../keys/secrets-manager-client';
-import { parseLogLevel, type LogLevel } from '../shared/logger';
+import { MIN_KEYS_KEPT_BY_ROTATION } from '../../shared/keys/key-document';
+import type { CallBounds } from '../../shared/aws/bounded-client';
+import { parseLogLevel, type LogLevel } from '../../shared/logger';
 
 /** Environment variable names, shared with the stack that sets them. The secret comes from each event. */
 export const ROTATION_ENV = {

@@ -1,4 +1,4 @@
-import { createJsonLogger, type Logger } from '../../lambda/shared/logger';
+import { createJsonLogger, type Logger } from '../../shared/logger';
 
 export interface CapturedLogs {
   readonly logger: Logger;

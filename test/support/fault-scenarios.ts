@@ -3,11 +3,11 @@
  * them (one at a time), against Secrets Manager behind a fault proxy. Shared by the fault tests, which assert the
  * bounds, and by the benchmark, which prints the figures.
  */
-import { KeyCache } from '../../lambda/keys/key-cache';
-import { createSecretsManagerClient } from '../../lambda/keys/secrets-manager-client';
-import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../lambda/keys/secrets-manager-source';
+import { KeyCache } from '../../lambda/payment/key-cache';
+import { createSecretsManagerClient } from '../../shared/aws/bounded-client';
+import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../lambda/payment/secrets-manager-source';
 import { createHandler } from '../../lambda/payment/create-handler';
-import { createJsonLogger } from '../../lambda/shared/logger';
+import { createJsonLogger } from '../../shared/logger';
 import type { Fault, FaultProxy } from './fault-proxy';
 import { MOTO_AWS_ENV } from './moto';
 

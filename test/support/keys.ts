@@ -1,4 +1,4 @@
-import { toDigestForm } from '../../lambda/keys/key-material';
+import { toDigestForm } from '../../shared/keys/key-material';
 
 /** Fixture keys: long enough to be valid, obviously fake. */
 export const DEMO_KEY = 'test-demo-key-0123456789abcdef';

@@ -1,0 +1,264 @@
+import { describeError, type Logger } from '../../shared/logger';
+import { parseKeyring, type Keyring } from '../../shared/keys/keyring';
+
+/** Where the secret's text comes from: Secrets Manager in AWS, a JSON file for the local server. */
+export interface SecretSource {
+  /** Names the source in logs (an ARN or a path), never its content. */
+  readonly description: string;
+  /** The longest one fetch can take before it settles (its client's deadline), when the source knows it. */
+  readonly deadlineMs?: number;
+  fetchSecretString(): Promise<string>;
+}
+
+/** The keyring a request is checked against. */
+export interface CurrentKeys {
+  readonly keyring: Keyring;
+  /** Past its TTL: served because a refresh has not succeeded (yet), within the staleness bound. */
+  readonly stale: boolean;
+}
+
+/** What the handler needs: the keys to check against, or KeysUnavailableError. */
+export interface KeyringProvider {
+  getKeys(): Promise<CurrentKeys>;
+}
+
+/** Told of every refresh attempt's outcome (metrics); must not throw. */
+export interface RefreshObserver {
+  refreshSucceeded(): void;
+  refreshFailed(): void;
+}
+
+/** No keyring can be used: never loaded, or the last good one is older than the staleness bound. */
+export class KeysUnavailableError extends Error {
+  override readonly name = 'KeysUnavailableError';
+}
+
+export interface KeyCacheOptions {
+  readonly source: SecretSource;
+  readonly logger: Logger;
+  /** How long a loaded keyring is used before the source is asked again. */
+  readonly ttlMs: number;
+  /** How long past its TTL a keyring may still be served while refreshes fail. */
+  readonly maxStaleMs: number;
+  /** While stale keys are usable, how long a request waits for a due refresh before it is served them. */
+  readonly refreshWaitMs?: number;
+  /** While stale keys are usable, the least time between the starts of two refresh attempts after a failure. */
+  readonly staleRetryMs?: number;
+  /** With nothing usable, the least time between the starts of two fetches after a failure. */
+  readonly unavailableRetryMs?: number;
+  readonly observer?: RefreshObserver;
+  /** Injectable for tests. Default Date.now. */
+  readonly now?: () => number;
+}
+
+export const KEY_CACHE_DEFAULTS = {
+  refreshWaitMs: 250,
+  staleRetryMs: 5_000,
+  unavailableRetryMs: 500,
+  /** For a source that states no deadline (the key file). */
+  fetchDeadlineMs: 10_000,
+} as const;
+
+/**
+ * A fetch that outlives its source's deadline by this much never settled in real time: the execution environment
+ * was frozen between invocations (Lambda) while it ran. It is abandoned rather than waited on.
+ */
+const FROZEN_FETCH_GRACE_MS = 1_000;
+
+interface Loaded {
+  readonly keyring: Keyring;
+  readonly loadedAt: number;
+}
+
+interface Fetch {
+  readonly startedAt: number;
+  /** The new keyring, or undefined when the fetch failed. Never rejects. */
+  readonly result: Promise<Keyring | undefined>;
+}
+
+const NEVER_LOADED = 'keys have never loaded';
+const TOO_STALE = 'keys are older than the staleness bound and cannot be refreshed';
+
+const NO_OBSERVER: RefreshObserver = {
+  refreshSucceeded: () => undefined,
+  refreshFailed: () => undefined,
+};
+
+/** Resolves with `promise`'s value, or undefined once `ms` have passed. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(undefined);
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Caches the parsed keyring at module scope of the Lambda (or the local server's process).
+ *
+ * - Fresh (younger than the TTL): served from memory.
+ * - Due, with the last good keyring still within TTL + maxStale: a refresh starts (one in flight at a time) and
+ *   the request waits for it at most `refreshWaitMs` from the refresh's start, then is served the stale keyring.
+ *   A slow or failing Secrets Manager never stalls requests while usable keys exist; a healthy one answers well
+ *   within the wait, so a change to the secret still takes effect at the TTL.
+ * - Nothing usable (never loaded, or past the staleness bound): the request waits for a fetch, the one in flight
+ *   or a new one, and gets 503 (KeysUnavailableError) only if that fetch fails.
+ * - After a failed fetch the next one starts no sooner than `unavailableRetryMs` (nothing usable: recover fast)
+ *   or `staleRetryMs` (stale keys are being served: no hurry) after the failed one started, so the call rate in
+ *   an outage stays bounded: one fetch in flight, at most 1000 / unavailableRetryMs fetches a second.
+ *
+ * A malformed secret counts as a failed fetch, so a bad edit never opens the door and never locks clients out while
+ * a good copy is still within bounds.
+ */
+export class KeyCache implements KeyringProvider {
+  private readonly source: SecretSource;
+  private readonly logger: Logger;
+  private readonly observer: RefreshObserver;
+  private readonly ttlMs: number;
+  private readonly maxStaleMs: number;
+  private readonly refreshWaitMs: number;
+  private readonly staleRetryMs: number;
+  private readonly unavailableRetryMs: number;
+  private readonly abandonAfterMs: number;
+  private readonly now: () => number;
+
+  private loaded: Loaded | undefined;
+  private inFlight: Fetch | undefined;
+  /** When the last fetch that failed had started; cleared by a success. */
+  private lastFailedStart: number | undefined;
+
+  constructor(options: KeyCacheOptions) {
+    this.source = options.source;
+    this.logger = options.logger;
+    this.observer = options.observer ?? NO_OBSERVER;
+    this.ttlMs = options.ttlMs;
+    this.maxStaleMs = options.maxStaleMs;
+    this.refreshWaitMs = options.refreshWaitMs ?? KEY_CACHE_DEFAULTS.refreshWaitMs;
+    this.staleRetryMs = options.staleRetryMs ?? KEY_CACHE_DEFAULTS.staleRetryMs;
+    this.unavailableRetryMs = options.unavailableRetryMs ?? KEY_CACHE_DEFAULTS.unavailableRetryMs;
+    this.abandonAfterMs =
+      (options.source.deadlineMs ?? KEY_CACHE_DEFAULTS.fetchDeadlineMs) + FROZEN_FETCH_GRACE_MS;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Starts loading without waiting (Lambda init). A failure is logged; the first request sees its outcome. */
+  warm(): void {
+    this.fetchNowIfAllowed();
+  }
+
+  async getKeys(): Promise<CurrentKeys> {
+    const fresh = this.freshKeyring();
+    if (fresh) return { keyring: fresh, stale: false };
+
+    const fetch = this.fetchNowIfAllowed();
+    if (this.staleKeyring() !== undefined) return this.preferFresh(fetch);
+    return this.awaitFetch(fetch);
+  }
+
+  /** Stale keys are usable: wait for the refresh only within its budget. */
+  private async preferFresh(fetch: Fetch | undefined): Promise<CurrentKeys> {
+    if (fetch) {
+      const waitMs = fetch.startedAt + this.refreshWaitMs - this.now();
+      const refreshed = waitMs > 0 ? await within(fetch.result, waitMs) : undefined;
+      if (refreshed) return { keyring: refreshed, stale: false };
+    }
+    const fresh = this.freshKeyring();
+    if (fresh) return { keyring: fresh, stale: false };
+    const stale = this.staleKeyring();
+    if (stale) return { keyring: stale, stale: true };
+    // The staleness bound passed while this request waited.
+    return this.awaitFetch(this.fetchNowIfAllowed());
+  }
+
+  /** Nothing usable: the outcome of a fetch decides. */
+  private async awaitFetch(fetch: Fetch | undefined): Promise<CurrentKeys> {
+    const keyring = fetch ? await fetch.result : undefined;
+    if (keyring) return { keyring, stale: false };
+    throw new KeysUnavailableError(this.loaded ? TOO_STALE : NEVER_LOADED);
+  }
+
+  private freshKeyring(): Keyring | undefined {
+    const loaded = this.loaded;
+    return loaded && this.now() - loaded.loadedAt < this.ttlMs ? loaded.keyring : undefined;
+  }
+
+  private staleKeyring(): Keyring | undefined {
+    const loaded = this.loaded;
+    if (loaded === undefined) return undefined;
+    return this.now() - loaded.loadedAt < this.ttlMs + this.maxStaleMs ? loaded.keyring : undefined;
+  }
+
+  /** The fetch in flight, else a new one unless a recent failure says wait; undefined while waiting. */
+  private fetchNowIfAllowed(): Fetch | undefined {
+    const now = this.now();
+    if (this.inFlight && now - this.inFlight.startedAt <= this.abandonAfterMs) return this.inFlight;
+    if (this.lastFailedStart !== undefined) {
+      const spacing = this.staleKeyring() === undefined ? this.unavailableRetryMs : this.staleRetryMs;
+      if (now - this.lastFailedStart < spacing) return undefined;
+    }
+    return this.startFetch(now);
+  }
+
+  private startFetch(startedAt: number): Fetch {
+    const fetch: Fetch = {
+      startedAt,
+      result: this.load(startedAt).then(
+        (keyring) => {
+          // A fetch abandoned for a newer one must not install older keys over the newer fetch's.
+          if (this.inFlight !== fetch) return undefined;
+          this.loaded = { keyring, loadedAt: this.now() };
+          this.lastFailedStart = undefined;
+          this.inFlight = undefined;
+          return keyring;
+        },
+        () => {
+          if (this.inFlight !== fetch) return undefined;
+          this.lastFailedStart = startedAt;
+          this.inFlight = undefined;
+          return undefined;
+        },
+      ),
+    };
+    this.inFlight = fetch;
+    return fetch;
+  }
+
+  /** One fetch and parse, logged and reported to the observer. Rejects on any failure. */
+  private async load(startedAt: number): Promise<Keyring> {
+    try {
+      const { keyring, problems } = parseKeyring(await this.source.fetchSecretString());
+      for (const problem of problems) {
+        this.logger.error('malformed key entry ignored', {
+          entryPosition: problem.entryPosition,
+          appId: problem.appId,
+          keyPosition: problem.keyPosition,
+          reason: problem.reason,
+        });
+      }
+      this.observer.refreshSucceeded();
+      this.logger.info('keys loaded', {
+        source: this.source.description,
+        apps: keyring.size,
+        durationMs: this.now() - startedAt,
+      });
+      return keyring;
+    } catch (error) {
+      this.observer.refreshFailed();
+      const loaded = this.loaded;
+      this.logger.error('keys refresh failed', {
+        source: this.source.description,
+        error: describeError(error),
+        durationMs: this.now() - startedAt,
+        servingStaleKeys: this.staleKeyring() !== undefined,
+        staleKeysAgeSeconds: loaded ? Math.round((this.now() - loaded.loadedAt) / 1000) : undefined,
+      });
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,268 @@
+import {
+  CreateSecretCommand,
+  DescribeSecretCommand,
+  ResourceNotFoundException,
+  RotateSecretCommand,
+} from '@aws-sdk/client-secrets-manager';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { invokeAsset, invokeAssetOutcomes, pause } from '../../support/asset-runner';
+import { emfProblems, readEmfLines, totalCounts } from '../../support/emf';
+import { startFaultProxy } from '../../support/fault-proxy';
+import { paymentEvent } from '../../support/events';
+import { DEMO_KEY, PARTNER_KEY, SECRET_STRING } from '../../support/keys';
+import { parseKeyDocument } from '../../../shared/keys/key-document';
+import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
+import { ROTATION_STEPS } from '../../../lambda/rotation/rotation-rules';
+import { motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
+import { synthesizeApp, type SynthesizedApp } from '../../support/synth';
+
+const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
+
+/**
+ * The deployable artifacts, not the source: synthesize with the real CLI (scheduled rotation on, so both functions
+ * are built), take the bundled Lambdas out of cdk.out, load each in a fresh Node process and invoke it against
+ * moto's Secrets Manager API.
+ */
+let outdir: string;
+let app: SynthesizedApp;
+
+beforeAll(async () => {
+  outdir = mkdtempSync(join(tmpdir(), 'payment-cdk-out-'));
+  app = await synthesizeApp(outdir, { rotationDays: '30' });
+}, 180_000);
+
+afterAll(() => {
+  rmSync(outdir, { recursive: true, force: true });
+});
+
+describe('the bundled payment Lambda in cdk.out', () => {
+  let moto: MotoServer;
+  let secretArn: string;
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    const client = motoSecretsManager(moto);
+    const created = await client.send(
+      new CreateSecretCommand({ Name: 'payment-api/keys', SecretString: SECRET_STRING }),
+    );
+    secretArn = created.ARN ?? '';
+    client.destroy();
+  }, 180_000);
+
+  afterAll(async () => {
+    await moto.stop();
+  });
+
+  const runtimeEnv = (): Record<string, string> => ({
+    ...moto.awsEnv,
+    KEYS_SECRET_ID: secretArn,
+    KEY_CACHE_TTL_SECONDS: '60',
+    KEY_MAX_STALE_SECONDS: '900',
+  });
+
+  it('is a self-contained CommonJS bundle that needs nothing but Node built-ins', () => {
+    // Never hand the minified source to a matcher: a failure would print all of it.
+    const source = readFileSync(join(app.paymentAssetDir, 'index.js'), 'utf8');
+    const required = new Set([...source.matchAll(/require\("([^"]+)"\)/g)].map((match) => match[1]));
+    const nonBuiltins = [...required].filter((name) => name !== undefined && !name.startsWith('node:'));
+
+    expect(source.includes('module.exports')).toBe(true);
+    expect(/^import\s/m.test(source)).toBe(false);
+    expect(nonBuiltins).toEqual([]);
+  });
+
+  it('stays within its 200 KB budget', () => {
+    expect(statSync(join(app.paymentAssetDir, 'index.js')).size).toBeLessThanOrEqual(200 * 1000);
+  });
+
+  it("reads credentials from Lambda's environment only: the rest of the SDK's default chain is left out", () => {
+    const source = readFileSync(join(app.paymentAssetDir, 'index.js'), 'utf8');
+    const marks = (text: string): boolean => source.includes(text);
+
+    expect(marks('AWS_SESSION_TOKEN')).toBe(true);
+    expect(
+      [
+        'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+        'sso_start_url',
+        'web_identity_token_file',
+        'credential_process',
+      ].filter(marks),
+    ).toEqual([]);
+  });
+
+  it('answers 200 to a valid key and 401 to a wrong key or an unknown app, reading keys from Secrets Manager', async () => {
+    const events = [
+      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]]),
+      paymentEvent([JSON_TYPE, ['App-id', 'partner'], ['App-key', PARTNER_KEY]]),
+      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', PARTNER_KEY]]),
+      paymentEvent([JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]]),
+    ];
+
+    const { results, output } = await invokeAsset(app.paymentAssetDir, events, runtimeEnv());
+
+    expect(results.map((result) => result.statusCode)).toEqual([200, 200, 401, 401]);
+    expect(JSON.parse(results[0]?.body ?? '')).toEqual({ code: 'ok', message: 'Payment request accepted.' });
+    expect(results[2]?.body).toBe(results[3]?.body);
+    expect(output).toContain('"message":"keys loaded"');
+    expect(output).not.toContain(DEMO_KEY);
+    expect(output).not.toContain(PARTNER_KEY);
+  });
+
+  it('writes EMF metrics that follow the specification, with exactly the counts of a scripted sequence', async () => {
+    // Secrets Manager answers the first fetch (at init), then stops: connections are refused.
+    const proxy = await startFaultProxy(moto.port);
+    await proxy.setMode('refused', { afterCalls: 1 });
+    const valid = paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]]);
+    const steps = [
+      valid,
+      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', PARTNER_KEY]]),
+      paymentEvent([JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]]),
+      paymentEvent([
+        ['Content-Type', 'text/plain'],
+        ['App-id', 'demo'],
+        ['App-key', DEMO_KEY],
+      ]),
+      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]], { body: '{not json' }),
+      // Past the 1 s TTL, within TTL + 1 s of staleness: the refresh fails, the stale keys answer.
+      pause(1_100),
+      valid,
+      // Past the staleness bound: nothing usable, the fetch fails, 503.
+      pause(1_000),
+      valid,
+    ];
+
+    try {
+      const { results, output } = await invokeAsset(app.paymentAssetDir, steps, {
+        ...runtimeEnv(),
+        AWS_ENDPOINT_URL: proxy.endpoint,
+        KEY_CACHE_TTL_SECONDS: '1',
+        KEY_MAX_STALE_SECONDS: '1',
+        SERVICE_NAME: 'PaymentApi-artifact',
+      });
+
+      expect(results.map((result) => result.statusCode)).toEqual([200, 401, 401, 415, 400, 200, 503]);
+      const { raw, lines } = readEmfLines(output);
+      expect(raw.map(emfProblems)).toEqual(raw.map(() => []));
+      // One line per invocation, each in the default namespace with the one Service dimension.
+      expect(lines).toHaveLength(7);
+      for (const line of lines) {
+        expect([line.namespace, line.dimensionSets, line.dimensions]).toEqual([
+          'PaymentApi',
+          [['Service']],
+          { Service: 'PaymentApi-artifact' },
+        ]);
+        expect(new Set(Object.values(line.units))).toEqual(new Set(['Count']));
+      }
+      expect(totalCounts(lines)).toEqual({
+        ColdStart: 1,
+        KeyRefreshSucceeded: 1,
+        Accepted: 2,
+        Unauthorized: 2,
+        UnsupportedMediaType: 1,
+        BadRequest: 1,
+        StaleKeysServed: 1,
+        KeyRefreshFailed: 2,
+        Unavailable: 1,
+      });
+      expect(output).not.toContain(DEMO_KEY);
+      expect(output).not.toContain(PARTNER_KEY);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('logs every request with the Lambda request id, the API Gateway request id and the cold start', async () => {
+    const { output } = await invokeAsset(
+      app.paymentAssetDir,
+      [
+        paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]]),
+        paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', PARTNER_KEY]]),
+      ],
+      { ...runtimeEnv(), SERVICE_NAME: 'PaymentApi-artifact' },
+    );
+
+    const requestLines = output
+      .split('\n')
+      .filter((line) => line.startsWith('{') && !line.includes('"_aws"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => entry.message === 'request accepted' || entry.message === 'request refused');
+    expect(
+      requestLines.map((entry) => [
+        entry.function_request_id,
+        entry.apiRequestId,
+        entry.cold_start,
+        entry.service,
+        entry.status,
+      ]),
+    ).toEqual([
+      ['lambda-request-1', 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef', true, 'PaymentApi-artifact', 200],
+      ['lambda-request-2', 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef', false, 'PaymentApi-artifact', 401],
+    ]);
+  });
+
+  it('answers 503 when Secrets Manager cannot be reached, and logs no key', async () => {
+    const unreachable = { ...runtimeEnv(), AWS_ENDPOINT_URL: `http://127.0.0.1:${moto.port}` };
+    await moto.stop();
+
+    const { results, output } = await invokeAsset(
+      app.paymentAssetDir,
+      [paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]])],
+      unreachable,
+    );
+
+    expect(results.map((result) => result.statusCode)).toEqual([503]);
+    expect(JSON.parse(results[0]?.body ?? '')).toMatchObject({ code: 'unavailable' });
+    expect(output).toContain('"message":"keys refresh failed"');
+    expect(output).not.toContain(DEMO_KEY);
+  });
+});
+
+describe('the bundled rotation Lambda in cdk.out', () => {
+  let moto: MotoServer;
+
+  beforeAll(async () => {
+    moto = await startMoto();
+  }, 60_000);
+
+  afterAll(async () => {
+    await moto.stop();
+  });
+
+  it('runs the four rotation steps with credentials from the environment, adding one key per app', async () => {
+    const client = motoSecretsManager(moto);
+    const { ARN: arn = '' } = await client.send(
+      new CreateSecretCommand({ Name: 'payment-api/rotated-keys', SecretString: SECRET_STRING }),
+    );
+    const token = randomUUID();
+    // moto turns rotation on and stages the pending version, then cannot invoke the (unhosted) function.
+    await expect(
+      client.send(
+        new RotateSecretCommand({
+          SecretId: arn,
+          ClientRequestToken: token,
+          RotationLambdaARN: 'arn:aws:lambda:us-east-1:123456789012:function:payment-api-rotation',
+          RotationRules: { AutomaticallyAfterDays: 30 },
+        }),
+      ),
+    ).rejects.toThrow(ResourceNotFoundException);
+    const rotationDir = app.rotationAssetDir ?? '';
+
+    const { results, output } = await invokeAssetOutcomes(
+      rotationDir,
+      ROTATION_STEPS.map((step) => ({ Step: step, SecretId: arn, ClientRequestToken: token })),
+      { ...moto.awsEnv, ROTATION_KEEP_KEYS: '2' },
+    );
+
+    expect(results).toEqual(ROTATION_STEPS.map(() => ({ ok: true })));
+    const rotated = parseKeyDocument(await secretsManagerSource(arn, client).fetchSecretString());
+    expect(rotated.get('demo')?.length).toBe(2);
+    expect(rotated.get('partner')?.length).toBe(2);
+    const description = await client.send(new DescribeSecretCommand({ SecretId: arn }));
+    expect(description.VersionIdsToStages?.[token]).toEqual(['AWSCURRENT']);
+    expect(output).not.toContain(DEMO_KEY);
+    client.destroy();
+  });
+});

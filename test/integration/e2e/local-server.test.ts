@@ -1,0 +1,440 @@
+/**
+ * The local server end to end: started exactly as `npm start` starts it, spoken to over real HTTP.
+ *
+ * Each server runs in its own process group (npm → sh → tsx → node), killed whole in afterAll, so nothing
+ * outlives the suite even when a test fails. Stop signals go to the server process itself (its pid is in the
+ * listening line): npm does not forward a SIGTERM sent to npm, while the server's exit code does travel back
+ * up through tsx and npm, so npm's exit code is the server's.
+ */
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { access, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateKey } from '../../../shared/keys/key-material';
+import { errorBody, SUCCESS_BODY } from '../../../lambda/payment/responses';
+import {
+  credentials,
+  killAllLocalServers,
+  send,
+  SETUP_TIMEOUT_MS,
+  spawnNpmStart,
+  startLocalServer,
+  stopLocalServer,
+  type LocalServerProcess,
+  type Reply,
+} from '../../support/local-server-process';
+import { freeLoopbackPort, MOTO_AWS_ENV, startMoto, type MotoServer } from '../../support/moto';
+
+afterAll(() => {
+  killAllLocalServers();
+});
+
+function occurrences(text: string, fragment: string): number {
+  return text.split(fragment).length - 1;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function expectJsonNoStore(reply: Reply): void {
+  expect(reply.headers['content-type']).toBe('application/json');
+  expect(reply.headers['cache-control']).toBe('no-store');
+}
+
+describe('npm start on a first run (no keys file yet)', () => {
+  let directory: string;
+  let keysFile: string;
+  let server: LocalServerProcess;
+  let demoKey: string;
+  const addedKey = generateKey();
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
+    keysFile = join(directory, 'private', 'keys.json');
+    server = await startLocalServer({
+      PORT: String(await freeLoopbackPort()),
+      KEYS_FILE: keysFile,
+      KEY_CACHE_TTL_SECONDS: '1',
+    });
+    const curlLine = server.output().match(/curl -i -X POST \S+ .*-H 'App-key: (payk_[A-Za-z0-9_-]{43})'/);
+    demoKey = curlLine?.[1] ?? '';
+  }, SETUP_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('prints a ready curl command with the generated demo key', () => {
+    // Assert
+    expect(demoKey).toMatch(/^payk_/);
+    expect(server.output()).toContain(
+      `curl -i -X POST ${server.baseUrl}/payment -H 'Content-Type: application/json' -H 'App-id: demo' -H 'App-key: ${demoKey}'`,
+    );
+    expect(server.output()).toContain(`keys: file ${keysFile}, just created with a new key for app "demo"`);
+  });
+
+  it('creates the keys file in the secret format, mode 0600 in a new directory of mode 0700', async () => {
+    // Act
+    const fileStat = await stat(keysFile);
+    const directoryStat = await stat(join(directory, 'private'));
+
+    // Assert
+    expect(fileStat.mode & 0o777).toBe(0o600);
+    expect(directoryStat.mode & 0o777).toBe(0o700);
+    expect(JSON.parse(await readFile(keysFile, 'utf8'))).toEqual({ demo: [demoKey] });
+  });
+
+  it('answers 200 {code: ok, message} as JSON with no-store for the demo key', async () => {
+    // Act
+    const reply = await send(server.baseUrl, { headers: credentials('demo', demoKey) });
+
+    // Assert
+    expect(reply.status).toBe(200);
+    expectJsonNoStore(reply);
+    const body = JSON.parse(reply.body) as { code: unknown; message: unknown };
+    expect(body.code).toBe('ok');
+    expect(typeof body.message).toBe('string');
+    expect(body).toEqual(SUCCESS_BODY);
+  });
+
+  it.each([
+    { cause: 'a wrong key', headers: (): string[] => credentials('demo', generateKey()) },
+    { cause: 'an unknown app', headers: (key: string): string[] => credentials('nobody', key) },
+    {
+      cause: 'a missing App-id',
+      headers: (key: string): string[] => ['Content-Type', 'application/json', 'App-key', key],
+    },
+    {
+      cause: 'a missing App-key',
+      headers: (): string[] => ['Content-Type', 'application/json', 'App-id', 'demo'],
+    },
+    { cause: 'an empty App-key', headers: (): string[] => credentials('demo', '') },
+    {
+      cause: 'a duplicated App-key header',
+      headers: (key: string): string[] => [...credentials('demo', key), 'App-key', key],
+    },
+    {
+      cause: 'a duplicated App-id header in another casing',
+      headers: (key: string): string[] => [...credentials('demo', key), 'app-id', 'demo'],
+    },
+  ])('answers 401 with the one unauthorized body for $cause', async ({ headers }) => {
+    // Act
+    const reply = await send(server.baseUrl, { headers: headers(demoKey) });
+
+    // Assert
+    expect(reply.status).toBe(401);
+    expectJsonNoStore(reply);
+    expect(reply.body).toBe(errorBody('unauthorized'));
+  });
+
+  it('answers 415 to an authenticated request without Content-Type', async () => {
+    // Act
+    const reply = await send(server.baseUrl, { headers: ['App-id', 'demo', 'App-key', demoKey] });
+
+    // Assert
+    expect(reply.status).toBe(415);
+    expectJsonNoStore(reply);
+    expect(reply.body).toBe(errorBody('unsupportedMediaType'));
+  });
+
+  it('accepts application/json with a charset parameter', async () => {
+    // Act
+    const reply = await send(server.baseUrl, {
+      headers: ['Content-Type', 'application/json; charset=UTF-8', 'App-id', 'demo', 'App-key', demoKey],
+      body: '{"amount": 12.5}',
+    });
+
+    // Assert
+    expect(reply.status).toBe(200);
+  });
+
+  it('answers 400 to an authenticated request whose body is not JSON', async () => {
+    // Act
+    const reply = await send(server.baseUrl, { headers: credentials('demo', demoKey), body: '{not json' });
+
+    // Assert
+    expect(reply.status).toBe(400);
+    expectJsonNoStore(reply);
+    expect(reply.body).toBe(errorBody('badRequest'));
+  });
+
+  it('answers 405 with Allow: POST to GET /payment', async () => {
+    // Act
+    const reply = await send(server.baseUrl, { method: 'GET', headers: credentials('demo', demoKey) });
+
+    // Assert
+    expect(reply.status).toBe(405);
+    expect(reply.headers.allow).toBe('POST');
+    expectJsonNoStore(reply);
+    expect(reply.body).toBe(errorBody('methodNotAllowed'));
+  });
+
+  it('answers 404 to any other path', async () => {
+    // Act
+    const reply = await send(server.baseUrl, { path: '/other', headers: credentials('demo', demoKey) });
+
+    // Assert
+    expect(reply.status).toBe(404);
+    expectJsonNoStore(reply);
+    expect(reply.body).toBe(errorBody('notFound'));
+  });
+
+  it('serves /payment/ (one trailing slash) as /payment', async () => {
+    // Act
+    const reply = await send(server.baseUrl, { path: '/payment/', headers: credentials('demo', demoKey) });
+
+    // Assert
+    expect(reply.status).toBe(200);
+  });
+
+  it('answers 413 to a body declared larger than API Gateway accepts (10 MiB)', async () => {
+    // Act
+    const reply = await send(server.baseUrl, {
+      headers: [...credentials('demo', demoKey), 'Content-Length', String(10 * 1024 * 1024 + 1)],
+    });
+
+    // Assert
+    expect(reply.status).toBe(413);
+    expectJsonNoStore(reply);
+    expect(reply.body).toBe(errorBody('payloadTooLarge'));
+  });
+
+  it('accepts a key added to the file while it runs, within the cache TTL', async () => {
+    // Arrange
+    const before = await send(server.baseUrl, { headers: credentials('second-app', addedKey) });
+    const next = join(directory, 'private', 'keys.json.next');
+    await writeFile(next, JSON.stringify({ demo: [demoKey], 'second-app': [addedKey] }), { mode: 0o600 });
+
+    // Act
+    await rename(next, keysFile);
+    let after = before;
+    const deadline = Date.now() + 20_000;
+    while (after.status !== 200 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      after = await send(server.baseUrl, { headers: credentials('second-app', addedKey) });
+    }
+
+    // Assert
+    expect(before.status).toBe(401);
+    expect(after.status).toBe(200);
+  });
+
+  it('never prints a key except the generated one, once, in the curl line', () => {
+    // Act
+    const output = server.output();
+
+    // Assert
+    const linesWithKey = output.split('\n').filter((line) => line.includes(demoKey));
+    expect(occurrences(output, demoKey)).toBe(1);
+    expect(linesWithKey).toHaveLength(1);
+    expect(linesWithKey[0]).toMatch(/^\s*curl -i -X POST /);
+    expect(occurrences(output, addedKey)).toBe(0);
+  });
+
+  it('stops on SIGTERM with exit code 0', async () => {
+    // Act
+    const code = await stopLocalServer(server, 'SIGTERM');
+
+    // Assert
+    expect(code).toBe(0);
+    expect(server.output()).toContain('payment-api local server: stopped');
+    expect(occurrences(server.output(), demoKey)).toBe(1);
+  });
+});
+
+describe('npm start with an existing keys file', () => {
+  let directory: string;
+  let keysFile: string;
+  let server: LocalServerProcess;
+  const existingKey = generateKey();
+  const fileContent = `${JSON.stringify({ demo: [existingKey] })}\n`;
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
+    keysFile = join(directory, 'keys.json');
+    await writeFile(keysFile, fileContent, { mode: 0o600 });
+    server = await startLocalServer({ PORT: String(await freeLoopbackPort()), KEYS_FILE: keysFile });
+  }, SETUP_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('prints no key, and a curl command that says where the key is', () => {
+    // Assert
+    expect(occurrences(server.output(), existingKey)).toBe(0);
+    expect(server.output()).toContain(
+      `-H 'App-id: demo' -H 'App-key: <a key of app demo, from ${keysFile}>'`,
+    );
+  });
+
+  it('serves the keys of the file and leaves the file as it was', async () => {
+    // Act
+    const reply = await send(server.baseUrl, { headers: credentials('demo', existingKey) });
+
+    // Assert
+    expect(reply.status).toBe(200);
+    expect(await readFile(keysFile, 'utf8')).toBe(fileContent);
+  });
+
+  it('stops on SIGINT with exit code 0, having printed no key', async () => {
+    // Act
+    const code = await stopLocalServer(server, 'SIGINT');
+
+    // Assert
+    expect(code).toBe(0);
+    expect(occurrences(server.output(), existingKey)).toBe(0);
+  });
+});
+
+describe('npm start on a port already in use', () => {
+  let directory: string;
+  let blocker: Server;
+  let port: number;
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
+    port = await freeLoopbackPort();
+    blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));
+  }, SETUP_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await new Promise((resolve) => blocker.close(resolve));
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('exits 1 with one clear line and creates no keys file', async () => {
+    // Arrange
+    const keysFile = join(directory, 'keys.json');
+
+    // Act
+    const run = spawnNpmStart({ PORT: String(port), KEYS_FILE: keysFile });
+    const code = await run.exited;
+
+    // Assert
+    expect(code).toBe(1);
+    const ourLines = run
+      .stderr()
+      .split('\n')
+      .filter((line) => line.startsWith('payment-api local server'));
+    expect(ourLines).toEqual([
+      `payment-api local server: port ${port} on 127.0.0.1 is already in use; set PORT to a free port`,
+    ]);
+    expect(run.stderr()).not.toMatch(/\n\s+at /);
+    expect(await exists(keysFile)).toBe(false);
+  });
+});
+
+describe('npm start with an invalid setting in the environment', () => {
+  let directory: string;
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
+  });
+
+  afterAll(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it.each([
+    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL must be one of debug, info, warn, error, got "verbose"'],
+    [
+      { KEY_CACHE_TTL_SECONDS: '0' },
+      'KEY_CACHE_TTL_SECONDS must be a whole number of seconds from 1 to 3600, got "0"',
+    ],
+  ])('refuses %j: exit 1, one line naming the variable, no keys file', async (settings, message) => {
+    // Arrange
+    const keysFile = join(directory, 'keys.json');
+
+    // Act
+    const run = spawnNpmStart({ ...settings, PORT: '0', KEYS_FILE: keysFile });
+    const code = await run.exited;
+
+    // Assert
+    expect(code).toBe(1);
+    const ourLines = run
+      .stderr()
+      .split('\n')
+      .filter((line) => line.startsWith('payment-api local server'));
+    expect(ourLines).toEqual([`payment-api local server: ${message}`]);
+    expect(run.stderr()).not.toMatch(/\n\s+at /);
+    expect(await exists(keysFile)).toBe(false);
+  });
+});
+
+describe('npm start with KEYS_SECRET_ID (keys from Secrets Manager, here moto)', () => {
+  const secretName = 'payment-api/local-server-e2e';
+  const partnerKey = generateKey();
+  let moto: MotoServer;
+  let directory: string;
+  let keysFile: string;
+  let server: LocalServerProcess;
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    const client = new SecretsManagerClient({
+      region: MOTO_AWS_ENV.AWS_REGION,
+      endpoint: moto.endpoint,
+      credentials: {
+        accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
+        secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+      },
+    });
+    await client.send(
+      new CreateSecretCommand({ Name: secretName, SecretString: JSON.stringify({ partner: [partnerKey] }) }),
+    );
+    client.destroy();
+    directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
+    keysFile = join(directory, 'keys.json');
+    server = await startLocalServer({
+      ...moto.awsEnv,
+      PORT: String(await freeLoopbackPort()),
+      KEYS_SECRET_ID: secretName,
+      KEYS_FILE: keysFile,
+    });
+  }, SETUP_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await moto.stop();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('says the keys come from the secret, through the configured endpoint', () => {
+    // Assert
+    expect(server.output()).toContain(
+      `keys: Secrets Manager secret ${secretName} (region ${MOTO_AWS_ENV.AWS_REGION}, endpoint ${moto.endpoint})`,
+    );
+  });
+
+  it.each([
+    { name: 'the key in the secret', appKey: (): string => partnerKey, status: 200 },
+    { name: 'another key', appKey: (): string => generateKey(), status: 401 },
+  ])('answers $status for $name', async ({ appKey, status }) => {
+    // Act
+    const reply = await send(server.baseUrl, { headers: credentials('partner', appKey()) });
+
+    // Assert
+    expect(reply.status).toBe(status);
+    expectJsonNoStore(reply);
+  });
+
+  it('creates no keys file and prints no key', async () => {
+    // Assert
+    expect(await exists(keysFile)).toBe(false);
+    expect(occurrences(server.output(), partnerKey)).toBe(0);
+    expect(server.output()).not.toMatch(/payk_[A-Za-z0-9_-]{43}/);
+  });
+
+  it('stops on SIGTERM with exit code 0', async () => {
+    // Act / Assert
+    expect(await stopLocalServer(server)).toBe(0);
+  });
+});

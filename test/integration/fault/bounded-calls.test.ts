@@ -1,0 +1,138 @@
+/**
+ * Every Secrets Manager client of the project ends its calls within the bounds stated in code, against a server
+ * that accepts connections and never answers (and one that answers at a trickle): the payment Lambda's fetch, the
+ * rotation Lambda's calls, and the key CLI, whose error stays one line.
+ */
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
+import { createSecretsManagerClient, type CallBounds } from '../../../shared/aws/bounded-client';
+import { ROTATION_CALL_BOUNDS } from '../../../lambda/rotation/settings';
+import { CLI_CALL_BOUNDS } from '../../../tools/keys/secrets-manager-store';
+import { run } from '../../../tools/keys/main';
+import { startStallingServer, type StallingServer } from '../../support/stalling-server';
+import { MOTO_AWS_ENV } from '../../support/moto';
+
+/** Timers, event loop and a busy 2-core machine: the slack allowed past a stated worst case. */
+const SLACK_MS = 500;
+const SECRET_ID = 'payment-api/keys';
+
+function clientConfig(endpoint: string) {
+  return {
+    region: MOTO_AWS_ENV.AWS_REGION,
+    endpoint,
+    credentials: {
+      accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
+      secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+    },
+  };
+}
+
+/** The least time a call takes when every attempt runs to its time-out. */
+function allAttemptsMs(bounds: CallBounds): number {
+  return bounds.maxAttempts * bounds.attemptTimeoutMs;
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ outcome: PromiseSettledResult<T>; ms: number }> {
+  const started = performance.now();
+  const [outcome] = await Promise.allSettled([work()]);
+  return { outcome, ms: performance.now() - started };
+}
+
+function rejectionName(outcome: PromiseSettledResult<unknown>): string | undefined {
+  if (outcome.status === 'fulfilled') return undefined;
+  const reason: unknown = outcome.reason;
+  return reason instanceof Error ? reason.name : typeof reason;
+}
+
+describe('Secrets Manager calls are bounded', () => {
+  const servers: StallingServer[] = [];
+  let warn: jest.SpyInstance;
+  let emitWarning: jest.SpyInstance;
+
+  beforeEach(() => {
+    warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    emitWarning = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+  });
+
+  afterEach(async () => {
+    warn.mockRestore();
+    emitWarning.mockRestore();
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+
+  async function stalling(stall: 'silent' | 'trickle'): Promise<StallingServer> {
+    const server = await startStallingServer(stall);
+    servers.push(server);
+    return server;
+  }
+
+  it('the payment Lambda: one fetch from a silent server fails after 2 attempts of 600 ms, within 1.5 s', async () => {
+    const server = await stalling('silent');
+    const source = secretsManagerSource(
+      SECRET_ID,
+      createSecretsManagerClient(PAYMENT_CALL_BOUNDS, clientConfig(server.endpoint)),
+    );
+
+    const { outcome, ms } = await timed(() => source.fetchSecretString());
+
+    expect(rejectionName(outcome)).toBe('TimeoutError');
+    expect(server.connections()).toBe(PAYMENT_CALL_BOUNDS.maxAttempts);
+    expect(ms).toBeGreaterThanOrEqual(allAttemptsMs(PAYMENT_CALL_BOUNDS) - 50);
+    expect(ms).toBeLessThan(PAYMENT_CALL_BOUNDS.callDeadlineMs + SLACK_MS);
+    // The SDK only warns about a passed request time-out unless told to throw: nothing may be left to warn.
+    expect(warn).not.toHaveBeenCalled();
+  });
+
+  it('the payment Lambda: an answer that trickles in ends at the call deadline', async () => {
+    const server = await stalling('trickle');
+    const client = createSecretsManagerClient(PAYMENT_CALL_BOUNDS, clientConfig(server.endpoint));
+
+    const { outcome, ms } = await timed(() =>
+      client.send(new GetSecretValueCommand({ SecretId: SECRET_ID, VersionStage: 'AWSCURRENT' })),
+    );
+
+    expect(rejectionName(outcome)).toBe('TimeoutError');
+    expect(ms).toBeGreaterThanOrEqual(PAYMENT_CALL_BOUNDS.callDeadlineMs - 50);
+    expect(ms).toBeLessThan(PAYMENT_CALL_BOUNDS.callDeadlineMs + SLACK_MS);
+  });
+
+  it('the rotation Lambda: a call to a silent server fails after 3 attempts of 2 s, within 8 s', async () => {
+    const server = await stalling('silent');
+    const client = createSecretsManagerClient(ROTATION_CALL_BOUNDS, clientConfig(server.endpoint));
+
+    const { outcome, ms } = await timed(() =>
+      client.send(new GetSecretValueCommand({ SecretId: SECRET_ID, VersionStage: 'AWSCURRENT' })),
+    );
+
+    expect(rejectionName(outcome)).toBe('TimeoutError');
+    expect(server.connections()).toBe(ROTATION_CALL_BOUNDS.maxAttempts);
+    expect(ms).toBeGreaterThanOrEqual(allAttemptsMs(ROTATION_CALL_BOUNDS) - 50);
+    expect(ms).toBeLessThan(ROTATION_CALL_BOUNDS.callDeadlineMs + SLACK_MS);
+    expect(warn).not.toHaveBeenCalled();
+  });
+
+  it('the key CLI: a silent Secrets Manager fails the command within 10 s, with one line on stderr', async () => {
+    const server = await stalling('silent');
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+
+    const { outcome, ms } = await timed(() =>
+      run(['list', '--secret-id', SECRET_ID], {
+        stdout: { write: (text: string) => stdout.push(text) },
+        stderr: { write: (text: string) => stderr.push(text) },
+        env: { ...MOTO_AWS_ENV, AWS_ENDPOINT_URL: server.endpoint },
+      }),
+    );
+
+    expect(outcome).toEqual({ status: 'fulfilled', value: 1 });
+    expect(stderr.join('')).toBe(
+      `error: could not read secret ${SECRET_ID}: Secrets Manager did not answer in time\n`,
+    );
+    expect(stdout).toEqual([]);
+    expect(server.connections()).toBe(CLI_CALL_BOUNDS.maxAttempts);
+    expect(ms).toBeGreaterThanOrEqual(allAttemptsMs(CLI_CALL_BOUNDS) - 50);
+    expect(ms).toBeLessThan(CLI_CALL_BOUNDS.callDeadlineMs + SLACK_MS);
+    expect(warn).not.toHaveBeenCalled();
+    expect(emitWarning).not.toHaveBeenCalled();
+  });
+});

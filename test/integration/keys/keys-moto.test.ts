@@ -1,0 +1,415 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CreateSecretCommand,
+  DescribeSecretCommand,
+  GetSecretValueCommand,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
+import { createCliSecretsManagerClient } from '../../../tools/keys/secrets-manager-store';
+import { authenticate } from '../../../shared/keys/authenticate';
+import { keyIdOf } from '../../../shared/keys/key-document';
+import { parseKeyring } from '../../../shared/keys/keyring';
+import { startMoto, type MotoServer } from '../../support/moto';
+import {
+  cliStderrLines,
+  GENERATED_KEY_PATTERN,
+  runCli,
+  spawnCli,
+  type CliResult,
+} from '../../support/keys-cli';
+
+let moto: MotoServer;
+let admin: SecretsManagerClient;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  admin = createCliSecretsManagerClient(moto.awsEnv);
+});
+
+afterAll(async () => {
+  admin.destroy();
+  await moto.stop();
+});
+
+async function createSecret(value: string): Promise<string> {
+  const name = `payment-api-keys-${randomUUID()}`;
+  await admin.send(new CreateSecretCommand({ Name: name, SecretString: value }));
+  return name;
+}
+
+async function current(secretId: string): Promise<{ text: string; versionId: string }> {
+  const output = await admin.send(
+    new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }),
+  );
+  return { text: output.SecretString ?? '', versionId: output.VersionId ?? '' };
+}
+
+async function accepts(secretId: string, appId: string, appKey: string): Promise<boolean> {
+  const { keyring } = parseKeyring((await current(secretId)).text);
+  return authenticate({ appId, appKey }, keyring).ok;
+}
+
+async function stagesOf(secretId: string): Promise<string[]> {
+  const { VersionIdsToStages = {} } = await admin.send(new DescribeSecretCommand({ SecretId: secretId }));
+  return Object.values(VersionIdsToStages).flat().sort();
+}
+
+const keyOf = (result: CliResult): string => (JSON.parse(result.stdout) as { key: string }).key;
+
+describe('the key CLI against the Secrets Manager API (moto)', () => {
+  it('add-app, rotate, list and revoke round trip through AWSCURRENT, leaving no AWSPENDING behind', async () => {
+    const secretId = await createSecret('{}');
+    const keys = (...argv: string[]) => runCli([...argv, '--secret-id', secretId], moto.awsEnv);
+
+    const added = await keys('add-app', 'demo', '--json');
+    const rotated = await keys('rotate', 'demo', '--json');
+    const [first, second] = [keyOf(added), keyOf(rotated)];
+
+    expect([added.code, rotated.code]).toEqual([0, 0]);
+    expect([await accepts(secretId, 'demo', first), await accepts(secretId, 'demo', second)]).toEqual([
+      true,
+      true,
+    ]);
+    expect(parseKeyring((await current(secretId)).text).problems).toEqual([]);
+    expect(await stagesOf(secretId)).toEqual(['AWSCURRENT', 'AWSPREVIOUS']);
+
+    const listed = await keys('list', '--json');
+    expect(listed.stdout).toBe(
+      JSON.stringify([{ appId: 'demo', keyIds: [keyIdOf(first), keyIdOf(second)] }]) + '\n',
+    );
+
+    const revoked = await keys('revoke', 'demo', keyIdOf(first));
+    expect(revoked.stdout).toBe(`app demo: revoked key ${keyIdOf(first)}; valid keys: ${keyIdOf(second)}\n`);
+    expect([await accepts(secretId, 'demo', first), await accepts(secretId, 'demo', second)]).toEqual([
+      false,
+      true,
+    ]);
+
+    const failures = [await keys('revoke', 'demo', keyIdOf(first)), await keys('rotate', 'ghost')];
+    expect(
+      failures.map((result) => [result.code, result.stdout, cliStderrLines(result.stderr).length]),
+    ).toEqual([
+      [1, '', 1],
+      [1, '', 1],
+    ]);
+    for (const result of [listed, revoked, ...failures, await keys('list')]) {
+      expect(result.stdout + result.stderr).not.toContain(first);
+      expect(result.stdout + result.stderr).not.toContain(second);
+    }
+    for (const result of [added, rotated]) expect(result.stderr).toBe('');
+  });
+
+  it('one rotate makes exactly 4 Secrets Manager calls', async () => {
+    const secretId = await createSecret(JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }));
+    const calls: string[] = [];
+    const countingClient = (env: Readonly<Record<string, string | undefined>>) => {
+      const client = createCliSecretsManagerClient(env);
+      client.middlewareStack.add(
+        (next, context) => (args) => {
+          calls.push(context.commandName ?? 'unknown');
+          return next(args);
+        },
+        { step: 'initialize', name: 'countCalls' },
+      );
+      return client;
+    };
+
+    const result = await runCli(['rotate', 'demo', '--secret-id', secretId], moto.awsEnv, {
+      createSecretsManagerClient: countingClient,
+    });
+
+    expect(result.code).toBe(0);
+    expect(calls).toEqual([
+      'GetSecretValueCommand',
+      'PutSecretValueCommand',
+      'UpdateSecretVersionStageCommand',
+      'UpdateSecretVersionStageCommand',
+    ]);
+  });
+
+  it('runs as a real process with `npx tsx bin/keys.ts`', async () => {
+    const secretId = await createSecret(JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }));
+
+    const result = await spawnCli(['rotate', 'demo', '--json', '--secret-id', secretId], moto.awsEnv, 'npx');
+
+    expect(result.code).toBe(0);
+    expect(cliStderrLines(result.stderr)).toEqual([]);
+    expect(keyOf(result)).toMatch(GENERATED_KEY_PATTERN);
+    expect(await accepts(secretId, 'demo', keyOf(result))).toBe(true);
+  });
+
+  it('keeps every key that concurrent rotate processes reported as created', async () => {
+    const original = 'test-demo-key-0123456789abcdef';
+    const secretId = await createSecret(JSON.stringify({ demo: [original] }));
+    const processes = 8;
+
+    const results = await Promise.all(
+      Array.from({ length: processes }, () =>
+        spawnCli(['rotate', 'demo', '--json', '--secret-id', secretId], moto.awsEnv),
+      ),
+    );
+
+    const succeeded = results.filter((result) => result.code === 0);
+    const failed = results.filter((result) => result.code !== 0);
+    const { keyring, problems } = parseKeyring((await current(secretId)).text);
+    expect(problems).toEqual([]);
+    for (const result of succeeded) {
+      expect(authenticate({ appId: 'demo', appKey: keyOf(result) }, keyring).ok).toBe(true);
+    }
+    for (const result of failed) {
+      expect(result.stdout).toBe('');
+      expect(cliStderrLines(result.stderr)).toEqual([expect.stringMatching(/^error: /) as unknown]);
+    }
+    expect(authenticate({ appId: 'demo', appKey: original }, keyring).ok).toBe(true);
+    expect(keyring.get('demo')).toHaveLength(1 + succeeded.length);
+    expect(await stagesOf(secretId)).not.toContain('AWSPENDING');
+
+    const attempts = succeeded.map((result) =>
+      Number(/applied on attempt (\d+)/.exec(result.stderr)?.[1] ?? 1),
+    );
+    if (process.env.KEYS_CLI_REPORT) {
+      console.log(
+        JSON.stringify({ processes, succeeded: succeeded.length, failed: failed.length, attempts }),
+      );
+    }
+    expect(succeeded.length).toBeGreaterThan(0);
+  });
+
+  it("tells the losers of a race, given no retries, that nothing was stored, and keeps the winner's key", async () => {
+    const original = 'test-demo-key-0123456789abcdef';
+    const secretId = await createSecret(JSON.stringify({ demo: [original] }));
+    const writers = 6;
+    // Every writer's PutSecretValue waits until all have read, so all edits start from the same version.
+    let reads = 0;
+    let allRead: () => void = () => undefined;
+    const barrier = new Promise<void>((resolve) => (allRead = resolve));
+    const readThenWait = (env: Readonly<Record<string, string | undefined>>) => {
+      const client = createCliSecretsManagerClient(env);
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName === 'PutSecretValueCommand') await barrier;
+          const output = await next(args);
+          if (context.commandName === 'GetSecretValueCommand' && ++reads === writers) allRead();
+          return output;
+        },
+        { step: 'initialize', name: 'allReadBeforeAnyWrite' },
+      );
+      return client;
+    };
+
+    const results = await Promise.all(
+      Array.from({ length: writers }, () =>
+        runCli(['rotate', 'demo', '--json', '--secret-id', secretId], moto.awsEnv, {
+          createSecretsManagerClient: readThenWait,
+          editOptions: { maxAttempts: 1 },
+        }),
+      ),
+    );
+
+    const [winner = { code: -1, stdout: '', stderr: '' }, ...losers] = [...results].sort(
+      (a, b) => a.code - b.code,
+    );
+    expect(winner.code).toBe(0);
+    expect(losers).toEqual(
+      Array.from({ length: writers - 1 }, () => ({
+        code: 1,
+        stdout: '',
+        stderr: 'error: the keys changed under us 1 time; nothing was lost, re-run the command\n',
+      })),
+    );
+    const { keyring } = parseKeyring((await current(secretId)).text);
+    expect(keyring.get('demo')?.map((key) => key.id)).toEqual([keyIdOf(original), keyIdOf(keyOf(winner))]);
+    expect(await stagesOf(secretId)).not.toContain('AWSPENDING');
+  });
+
+  it('a move that fails after the new version was written leaves AWSCURRENT unchanged and readable', async () => {
+    const original = JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] });
+    const secretId = await createSecret(original);
+    const before = await current(secretId);
+    const failingMove = (env: Readonly<Record<string, string | undefined>>) => {
+      const client = createCliSecretsManagerClient(env);
+      client.middlewareStack.add(
+        (next, context) => (args) => {
+          const input = args.input as { VersionStage?: string };
+          if (
+            context.commandName === 'UpdateSecretVersionStageCommand' &&
+            input.VersionStage === 'AWSCURRENT'
+          ) {
+            return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'failTheMove' },
+      );
+      return client;
+    };
+
+    const result = await runCli(['rotate', 'demo', '--secret-id', secretId], moto.awsEnv, {
+      createSecretsManagerClient: failingMove,
+    });
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `error: could not move AWSCURRENT of secret ${secretId} to the new version: could not reach Secrets Manager ` +
+        '(ECONNREFUSED); AWSCURRENT was not moved, the secret is unchanged\n',
+    });
+    expect(await current(secretId)).toEqual(before);
+    expect(before.text).toBe(original);
+    expect(await stagesOf(secretId)).toEqual(['AWSCURRENT']);
+  });
+
+  it('a put that landed although its answer was lost leaves no AWSPENDING behind and AWSCURRENT unchanged', async () => {
+    const original = JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] });
+    const secretId = await createSecret(original);
+    const before = await current(secretId);
+    const putAnswerLost = (env: Readonly<Record<string, string | undefined>>) => {
+      const client = createCliSecretsManagerClient(env);
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          const output = await next(args);
+          if (context.commandName !== 'PutSecretValueCommand') return output;
+          throw Object.assign(new Error('The operation was aborted due to timeout'), {
+            name: 'TimeoutError',
+          });
+        },
+        { step: 'initialize', name: 'losePutAnswer' },
+      );
+      return client;
+    };
+
+    const result = await runCli(['rotate', 'demo', '--secret-id', secretId], moto.awsEnv, {
+      createSecretsManagerClient: putAnswerLost,
+    });
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `error: could not write a new version of secret ${secretId}: Secrets Manager did not answer in time; ` +
+        'nothing was changed (AWSCURRENT untouched)\n',
+    });
+    expect(await current(secretId)).toEqual(before);
+    expect(await stagesOf(secretId)).toEqual(['AWSCURRENT']);
+  });
+
+  it('fails cleanly when moto stops between writing the new version and moving AWSCURRENT', async () => {
+    const doomed = await startMoto();
+    const doomedAdmin = createCliSecretsManagerClient(doomed.awsEnv);
+    const secretId = `payment-api-keys-${randomUUID()}`;
+    await doomedAdmin.send(
+      new CreateSecretCommand({
+        Name: secretId,
+        SecretString: JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }),
+      }),
+    );
+    doomedAdmin.destroy();
+    const stopBeforeMove = (env: Readonly<Record<string, string | undefined>>) => {
+      const client = createCliSecretsManagerClient(env);
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName === 'UpdateSecretVersionStageCommand') await doomed.stop();
+          return next(args);
+        },
+        { step: 'initialize', name: 'stopMotoBeforeMove' },
+      );
+      return client;
+    };
+
+    const result = await runCli(['rotate', 'demo', '--secret-id', secretId], doomed.awsEnv, {
+      createSecretsManagerClient: stopBeforeMove,
+    });
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: expect.stringMatching(
+        new RegExp(
+          `^error: could not move AWSCURRENT of secret ${secretId} to the new version: could not reach Secrets ` +
+            'Manager \\(ECONNREFUSED\\); AWSCURRENT was most likely not moved \\(run "list" to check\\); could not ' +
+            `remove the AWSPENDING label from version ([0-9a-f-]{36}) of secret ${secretId} \\(could not reach ` +
+            'Secrets Manager \\(ECONNREFUSED\\)\\); a scheduled rotation will fail until it is removed: aws ' +
+            `secretsmanager update-secret-version-stage --secret-id '${secretId}' --version-stage AWSPENDING ` +
+            '--remove-from-version-id \\1\\n$',
+        ),
+      ) as unknown,
+    });
+  });
+
+  it('fails cleanly as a process when Secrets Manager cannot be reached', async () => {
+    const stopped = await startMoto();
+    await stopped.stop();
+
+    const result = await spawnCli(['rotate', 'demo', '--secret-id', 'payment-api-keys'], stopped.awsEnv);
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'error: could not read secret payment-api-keys: could not reach Secrets Manager (ECONNREFUSED)\n',
+    });
+  });
+
+  it.each([
+    ['unset', {}],
+    ['set but empty', { AWS_REGION: '' }],
+  ])('says "no AWS region" when AWS_REGION is %s and no profile names one', async (_label, region) => {
+    const home = mkdtempSync(join(tmpdir(), 'payment-cli-home-'));
+    try {
+      const withoutRegion = Object.fromEntries(
+        Object.entries(moto.awsEnv).filter(([name]) => name !== 'AWS_REGION'),
+      );
+      const result = await spawnCli(['list', '--secret-id', 'payment-api-keys'], {
+        ...withoutRegion,
+        ...region,
+        HOME: home,
+      });
+
+      expect(result).toEqual({ code: 1, stdout: '', stderr: 'error: no AWS region: set AWS_REGION\n' });
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('says "secret not found" for a secret that does not exist', async () => {
+    const result = await runCli(['list', '--secret-id', 'no-such-secret'], moto.awsEnv);
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'error: could not read secret no-such-secret: secret not found (or it has no AWSCURRENT version)\n',
+    });
+  });
+
+  it('reports missing credentials in one line', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'keys-no-credentials-'));
+    try {
+      writeFileSync(join(home, 'credentials'), '');
+      writeFileSync(join(home, 'config'), '');
+
+      const result = await spawnCli(['list', '--secret-id', 'payment-api-keys'], {
+        HOME: home,
+        AWS_REGION: 'us-east-1',
+        AWS_ENDPOINT_URL: moto.endpoint,
+        AWS_SHARED_CREDENTIALS_FILE: join(home, 'credentials'),
+        AWS_CONFIG_FILE: join(home, 'config'),
+        AWS_EC2_METADATA_DISABLED: 'true',
+      });
+
+      expect(result).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'error: no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY ' +
+          '(or use --file for a local key file)\n',
+      });
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

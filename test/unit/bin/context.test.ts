@@ -1,0 +1,511 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import {
+  CONTEXT_SETTINGS,
+  ContextError,
+  isCdkContextKey,
+  nearestKey,
+  readContext,
+  type AppConfig,
+} from '../../../bin/context';
+import { createApp } from '../../../bin/payment-api';
+
+const README = readFileSync(path.join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+
+const KMS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+const WEB_ACL_ARN =
+  'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared-acl/a1b2c3d4-5678-90ab-cdef-EXAMPLE11111';
+const CERTIFICATE_ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012';
+const DOMAIN = {
+  domainName: 'payments.example.com',
+  certificateArn: CERTIFICATE_ARN,
+};
+
+/** Durations compared by their value, the rest as they are. */
+function comparable({ stackName, env, props }: AppConfig): Record<string, unknown> {
+  return {
+    stackName,
+    env,
+    ...props,
+    keyCacheTtl: props.keyCacheTtl?.toSeconds(),
+    keyMaxStale: props.keyMaxStale?.toSeconds(),
+    rotation: props.rotation && { everyDays: props.rotation.every.toDays(), keep: props.rotation.keep },
+    latencyAlarmThreshold: props.latencyAlarmThreshold?.toMilliseconds(),
+  };
+}
+
+/** The problems readContext reports, one line each; [] when it accepts the context. */
+function problemsWith(context: Record<string, unknown>): readonly string[] {
+  try {
+    readContext(context);
+    return [];
+  } catch (error) {
+    if (error instanceof ContextError) return error.problems;
+    throw error;
+  }
+}
+
+describe('readContext', () => {
+  it('reads every key from `-c key=value` strings', () => {
+    // Arrange
+    const context = {
+      env: 'staging',
+      existingSecret: 'payment-api/keys',
+      secretKmsKeyArn: KMS_KEY_ARN,
+      keyCacheTtlSeconds: '30',
+      keyMaxStaleSeconds: '600',
+      throttlingRateLimit: '12.5',
+      throttlingBurstLimit: '25',
+      stageName: 'v1',
+      logRetentionDays: '90',
+      memorySize: '512',
+      logLevel: 'debug',
+      rotationDays: '30',
+      rotationKeep: '3',
+      wafRateLimit: '1000',
+      ...DOMAIN,
+      hostedZoneId: 'Z0123456789ABCDEFGHIJ',
+      hostedZoneName: 'example.com',
+      disableExecuteApiEndpoint: 'true',
+      metricsNamespace: 'Payments/Staging',
+      alarmEmail: 'oncall@example.com',
+      unauthorizedAlarmThreshold: '50',
+      latencyAlarmThresholdMs: '800',
+      serverErrorRateAlarmThreshold: '2.5',
+      tracing: 'true',
+    };
+
+    // Act
+    const config = readContext(context);
+
+    // Assert
+    expect(comparable(config)).toEqual({
+      stackName: 'PaymentApi-staging',
+      env: 'staging',
+      existingSecret: 'payment-api/keys',
+      secretKmsKeyArn: KMS_KEY_ARN,
+      keyCacheTtl: 30,
+      keyMaxStale: 600,
+      throttlingRateLimit: 12.5,
+      throttlingBurstLimit: 25,
+      stageName: 'v1',
+      logRetention: RetentionDays.THREE_MONTHS,
+      memorySize: 512,
+      logLevel: 'debug',
+      rotation: { everyDays: 30, keep: 3 },
+      waf: { rateLimit: 1000 },
+      domainName: 'payments.example.com',
+      certificateArn: CERTIFICATE_ARN,
+      hostedZoneId: 'Z0123456789ABCDEFGHIJ',
+      hostedZoneName: 'example.com',
+      disableExecuteApiEndpoint: true,
+      metricsNamespace: 'Payments/Staging',
+      alarmEmail: 'oncall@example.com',
+      unauthorizedAlarmThreshold: 50,
+      latencyAlarmThreshold: 800,
+      serverErrorRateAlarmThreshold: 2.5,
+      tracing: true,
+    });
+    // webAclArn and alarmTopicArn exclude wafRateLimit and alarmEmail: their own tests read them.
+    expect([...Object.keys(context), 'webAclArn', 'alarmTopicArn'].sort()).toEqual(
+      CONTEXT_SETTINGS.map((row) => row.key).sort(),
+    );
+  });
+
+  it('takes numbers and booleans as cdk.json gives them', () => {
+    const config = readContext({
+      keyCacheTtlSeconds: 45,
+      memorySize: 1024,
+      throttlingRateLimit: 0.5,
+      logRetentionDays: 7,
+      rotationDays: 7,
+      rotationKeep: 4,
+      wafRateLimit: 100,
+      ...DOMAIN,
+      disableExecuteApiEndpoint: true,
+    });
+
+    expect(comparable(config)).toEqual({
+      stackName: 'PaymentApi',
+      env: undefined,
+      keyCacheTtl: 45,
+      keyMaxStale: undefined,
+      memorySize: 1024,
+      throttlingRateLimit: 0.5,
+      logRetention: RetentionDays.ONE_WEEK,
+      rotation: { everyDays: 7, keep: 4 },
+      waf: { rateLimit: 100 },
+      ...DOMAIN,
+      disableExecuteApiEndpoint: true,
+    });
+  });
+
+  it('leaves absent, null and empty keys to the defaults, and the stack named PaymentApi', () => {
+    expect(readContext({ existingSecret: '', stageName: null, env: '' })).toEqual({
+      stackName: 'PaymentApi',
+      props: {},
+    });
+  });
+
+  it('names the stack after the environment, so environments deploy side by side', () => {
+    expect(readContext({ env: 'production' }).stackName).toBe('PaymentApi-production');
+    expect(readContext({ env: 'a'.repeat(24) }).stackName).toBe(`PaymentApi-${'a'.repeat(24)}`);
+  });
+
+  it('turns scheduled rotation on with rotationDays alone, leaving keep to its default', () => {
+    const config = readContext({ rotationDays: '90', rotationKeep: '' });
+
+    expect(comparable(config).rotation).toEqual({ everyDays: 90, keep: undefined });
+  });
+
+  it('associates an existing web ACL with webAclArn alone', () => {
+    expect(readContext({ webAclArn: WEB_ACL_ARN }).props).toEqual({ webAclArn: WEB_ACL_ARN });
+  });
+
+  it('accepts disableExecuteApiEndpoint=false without a custom domain: a switch that is off needs nothing', () => {
+    expect(readContext({ disableExecuteApiEndpoint: 'false' }).props).toEqual({
+      disableExecuteApiEndpoint: false,
+    });
+  });
+
+  it('accepts a hosted zone for the domain itself as well as for a parent domain', () => {
+    const zone = { hostedZoneId: 'Z1', ...DOMAIN };
+
+    expect(readContext({ ...zone, hostedZoneName: 'payments.example.com' }).props.hostedZoneName).toBe(
+      'payments.example.com',
+    );
+    expect(readContext({ ...zone, hostedZoneName: 'example.com' }).props.hostedZoneName).toBe('example.com');
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    [
+      'a word as seconds',
+      { keyCacheTtlSeconds: 'soon' },
+      'context "keyCacheTtlSeconds" must be a whole number of seconds from 1 to 3600, got "soon"',
+    ],
+    [
+      'a zero TTL',
+      { keyCacheTtlSeconds: '0' },
+      'context "keyCacheTtlSeconds" must be a whole number of seconds from 1 to 3600, got "0"',
+    ],
+    [
+      'fractional seconds',
+      { keyMaxStaleSeconds: '1.5' },
+      'context "keyMaxStaleSeconds" must be a whole number of seconds from 0 to 86400, got "1.5"',
+    ],
+    [
+      'a staleness bound over a day',
+      { keyMaxStaleSeconds: 86_401 },
+      'context "keyMaxStaleSeconds" must be a whole number of seconds from 0 to 86400, got 86401',
+    ],
+    [
+      'a negative memory size',
+      { memorySize: -1 },
+      'context "memorySize" must be a whole number of MiB from 128 to 10240, got -1',
+    ],
+    [
+      'too little memory',
+      { memorySize: '64' },
+      'context "memorySize" must be a whole number of MiB from 128 to 10240, got "64"',
+    ],
+    [
+      'a zero rate limit',
+      { throttlingRateLimit: '0' },
+      'context "throttlingRateLimit" must be a positive number, got "0"',
+    ],
+    [
+      'a burst limit with a unit',
+      { throttlingBurstLimit: '10rps' },
+      'context "throttlingBurstLimit" must be a whole number of requests of at least 1, got "10rps"',
+    ],
+    [
+      'a stage name with a space',
+      { stageName: 'my stage' },
+      'context "stageName" must be 1 to 128 letters, digits, "-" or "_", got "my stage"',
+    ],
+    [
+      'a retention CloudWatch Logs does not offer',
+      { logRetentionDays: '2' },
+      'context "logRetentionDays" must be one of 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653, 9999 (days), got "2"',
+    ],
+    [
+      'an unknown log level',
+      { logLevel: 'verbose' },
+      'context "logLevel" must be one of debug, info, warn, error, got "verbose"',
+    ],
+    ['a number as the secret', { existingSecret: 42 }, 'context "existingSecret" must be a string, got 42'],
+    [
+      'a secret name with a space',
+      { existingSecret: 'payment keys' },
+      'context "existingSecret" must be a secret name (1 to 512 letters, digits or /_+=.@-) or a secret ARN, got "payment keys"',
+    ],
+    [
+      'an ARN of another service as the secret',
+      { existingSecret: 'arn:aws:s3:::my-bucket' },
+      'context "existingSecret" must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>), got "arn:aws:s3:::my-bucket"',
+    ],
+    [
+      'a KMS alias instead of a key ARN',
+      { secretKmsKeyArn: 'alias/payment-api' },
+      'context "secretKmsKeyArn" must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got "alias/payment-api"',
+    ],
+    [
+      'a rotation period of zero days',
+      { rotationDays: '0' },
+      'context "rotationDays" must be a whole number of days from 1 to 1000, got "0"',
+    ],
+    [
+      'a rotation period over 1000 days',
+      { rotationDays: 1001 },
+      'context "rotationDays" must be a whole number of days from 1 to 1000, got 1001',
+    ],
+    [
+      'keeping a single key',
+      { rotationDays: '30', rotationKeep: '1' },
+      'context "rotationKeep" must be a whole number of at least 2, got "1"',
+    ],
+    [
+      'an environment name with an underscore',
+      { env: 'staging_eu' },
+      'context "env" must be 1 to 24 letters, digits or hyphens, starting with a letter and not ending with a hyphen, got "staging_eu"',
+    ],
+    [
+      'an environment name starting with a digit',
+      { env: '2024' },
+      'context "env" must be 1 to 24 letters, digits or hyphens, starting with a letter and not ending with a hyphen, got "2024"',
+    ],
+    [
+      'an environment name of 25 characters',
+      { env: 'a'.repeat(25) },
+      `context "env" must be 1 to 24 letters, digits or hyphens, starting with a letter and not ending with a hyphen, got "${'a'.repeat(25)}"`,
+    ],
+    [
+      'a WAF rate limit under WAF’s minimum',
+      { wafRateLimit: '9' },
+      'context "wafRateLimit" must be a whole number of requests per 5 minutes from 10 to 2000000000, got "9"',
+    ],
+    [
+      'a WAF rate limit per second',
+      { wafRateLimit: '100/s' },
+      'context "wafRateLimit" must be a whole number of requests per 5 minutes from 10 to 2000000000, got "100/s"',
+    ],
+    [
+      'a CloudFront (global) web ACL',
+      { webAclArn: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/edge/a1b2c3d4' },
+      'context "webAclArn" must be a regional WAFv2 web ACL ARN (arn:aws:wafv2:<region>:<account>:regional/webacl/<name>/<id>), got "arn:aws:wafv2:us-east-1:123456789012:global/webacl/edge/a1b2c3d4"',
+    ],
+    [
+      'an upper-case domain name',
+      { ...DOMAIN, domainName: 'Payments.Example.com' },
+      'context "domainName" must be a lower-case domain name such as payments.example.com, got "Payments.Example.com"',
+    ],
+    [
+      'a wildcard domain name',
+      { ...DOMAIN, domainName: '*.example.com' },
+      'context "domainName" must be a lower-case domain name such as payments.example.com, got "*.example.com"',
+    ],
+    [
+      'a certificate ARN of another service',
+      { ...DOMAIN, certificateArn: KMS_KEY_ARN },
+      `context "certificateArn" must be an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>), got "${KMS_KEY_ARN}"`,
+    ],
+    [
+      'a hosted zone id in lower case',
+      { ...DOMAIN, hostedZoneId: 'z0123', hostedZoneName: 'example.com' },
+      'context "hostedZoneId" must be a Route 53 hosted zone id such as Z0123456789ABCDEFGHIJ, got "z0123"',
+    ],
+    [
+      'a hosted zone that cannot hold the domain',
+      { ...DOMAIN, hostedZoneId: 'Z1', hostedZoneName: 'example.org' },
+      'context "hostedZoneName" must be "payments.example.com" or a parent domain of it, got "example.org"',
+    ],
+    [
+      'a hosted zone that only ends like the domain',
+      { ...DOMAIN, hostedZoneId: 'Z1', hostedZoneName: 'ample.com' },
+      'context "hostedZoneName" must be "payments.example.com" or a parent domain of it, got "ample.com"',
+    ],
+    [
+      'a switch set to "yes"',
+      { ...DOMAIN, disableExecuteApiEndpoint: 'yes' },
+      'context "disableExecuteApiEndpoint" must be true or false, got "yes"',
+    ],
+  ])('rejects %s with one line naming the key', (_case, context, problem) => {
+    expect(problemsWith(context)).toEqual([problem]);
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    [
+      'a number of keys to keep without a rotation period',
+      { rotationKeep: '3' },
+      'context "rotationKeep" needs "rotationDays": without it there is no scheduled rotation',
+    ],
+    [
+      'a new web ACL and an existing one',
+      { wafRateLimit: '1000', webAclArn: WEB_ACL_ARN },
+      'context "webAclArn" cannot be used with "wafRateLimit": the stage takes one web ACL, a new one or yours',
+    ],
+    [
+      'a domain without its certificate',
+      { domainName: 'payments.example.com' },
+      'context "domainName" needs "certificateArn": API Gateway serves a custom domain only with its certificate',
+    ],
+    [
+      'a certificate without a domain',
+      { certificateArn: CERTIFICATE_ARN },
+      'context "certificateArn" needs "domainName": the certificate is for the custom domain',
+    ],
+    [
+      'a hosted zone id without its name',
+      { ...DOMAIN, hostedZoneId: 'Z1' },
+      'context "hostedZoneId" needs "hostedZoneName": the alias record for the custom domain goes in the zone named by both',
+    ],
+    [
+      'the default endpoint closed without a custom domain',
+      { disableExecuteApiEndpoint: 'true' },
+      'context "disableExecuteApiEndpoint" needs "domainName": with the default endpoint closed, the custom domain is the only way in',
+    ],
+  ])('rejects %s, naming both keys', (_case, context, problem) => {
+    expect(problemsWith(context)).toEqual([problem]);
+  });
+
+  it('lists a hosted zone name without an id or a domain as two missing keys on one line', () => {
+    expect(problemsWith({ hostedZoneName: 'example.com' })).toEqual([
+      'context "hostedZoneName" needs "hostedZoneId" and "domainName": the alias record for the custom domain goes in the zone named by both',
+    ]);
+  });
+
+  it('reports every problem, one line each: unknown keys first, then values and companions in table order', () => {
+    // Act
+    const problems = problemsWith({
+      memorysize: '512',
+      keyCacheTtlSeconds: 'soon',
+      rotationKeep: '3',
+      logLevel: 'loud',
+    });
+
+    // Assert
+    expect(problems).toEqual([
+      'context "memorysize" is not a setting of this app; did you mean "memorySize"?',
+      'context "keyCacheTtlSeconds" must be a whole number of seconds from 1 to 3600, got "soon"',
+      'context "logLevel" must be one of debug, info, warn, error, got "loud"',
+      'context "rotationKeep" needs "rotationDays": without it there is no scheduled rotation',
+    ]);
+  });
+});
+
+describe('unknown context keys', () => {
+  it.each([
+    ['keyCacheTTL', 'keyCacheTtlSeconds'],
+    ['keyCacheTtl', 'keyCacheTtlSeconds'],
+    ['cacheTtlSeconds', 'keyCacheTtlSeconds'],
+    ['LOGLEVEL', 'logLevel'],
+    ['memory', 'memorySize'],
+    ['rotationday', 'rotationDays'],
+    ['wafRatelimit', 'wafRateLimit'],
+    ['hostedZone', 'hostedZoneId'],
+    ['certificate', 'certificateArn'],
+    ['environment', 'env'],
+    ['domain', 'domainName'],
+  ])('answers %j with the nearest known key, %j', (typed, suggestion) => {
+    expect(nearestKey(typed)).toBe(suggestion);
+    expect(problemsWith({ [typed]: '30' })).toEqual([
+      `context "${typed}" is not a setting of this app; did you mean "${suggestion}"?`,
+    ]);
+  });
+
+  it.each([
+    // What the CDK CLI 2.1148 puts in the context of every synth, besides cdk.json's.
+    'aws:cdk:enable-path-metadata',
+    'aws:cdk:enable-asset-metadata',
+    'aws:cdk:version-reporting',
+    'aws:cdk:bundling-stacks',
+    // Feature flags, today's and the older forms.
+    '@aws-cdk/core:failSynthOnValidationErrors',
+    '@aws-cdk/aws-lambda:recognizeLayerVersion',
+    '@aws-cdk-containers/ecs-service-extensions:enableDefaultLogDriver',
+    'aws-cdk:enableDiffNoFail',
+    // Lookups cached in cdk.context.json, and what `cdk acknowledge` and `cdk cli-telemetry` store.
+    'availability-zones:account=123456789012:region=eu-west-1',
+    'hosted-zone:account=123456789012:domainName=example.com:region=eu-west-1',
+    'acknowledged-issue-numbers',
+    'cli-telemetry',
+  ])('accepts %j, a key of the CDK itself', (key) => {
+    expect(isCdkContextKey(key)).toBe(true);
+    expect(problemsWith({ [key]: 'x' })).toEqual([]);
+  });
+
+  it.each(['aws', 'keyCacheTtlSeconds:', 'aws-cdk', 'myFlag', 'cli_telemetry'])(
+    'does not take %j for a key of the CDK',
+    (key) => {
+      expect(isCdkContextKey(key)).toBe(false);
+    },
+  );
+
+  it("accepts every key of this project's cdk.json", () => {
+    const cdkJson = JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'cdk.json'), 'utf8')) as {
+      context: Record<string, unknown>;
+    };
+
+    expect(problemsWith(cdkJson.context)).toEqual([]);
+  });
+});
+
+describe('createApp', () => {
+  it('adds no stack and throws every context problem when the context has any', () => {
+    // Arrange
+    const app = new App({ context: { keyCacheTTL: '30', stageName: 'my stage' } });
+
+    // Act
+    const attempt = (): App => createApp(app);
+
+    // Assert
+    expect(attempt).toThrow(ContextError);
+    expect(attempt).toThrow(
+      'context "keyCacheTTL" is not a setting of this app; did you mean "keyCacheTtlSeconds"?\n' +
+        'context "stageName" must be 1 to 128 letters, digits, "-" or "_", got "my stage"',
+    );
+    expect(app.node.children).toHaveLength(0);
+  });
+});
+
+describe('the table of context keys', () => {
+  it('lists each key once, with what it sets, its default and its meaning', () => {
+    const keys = CONTEXT_SETTINGS.map((row) => row.key);
+
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const row of CONTEXT_SETTINGS) {
+      expect({
+        key: row.key,
+        hasSets: row.sets !== '',
+        hasDefault: row.defaultValue !== '',
+        hasMeaning: row.meaning.length > 10,
+      }).toEqual({ key: row.key, hasSets: true, hasDefault: true, hasMeaning: true });
+    }
+  });
+
+  it('relates keys only to keys it lists', () => {
+    const keys = new Set(CONTEXT_SETTINGS.map((row) => row.key));
+    const related = CONTEXT_SETTINGS.flatMap((row) => [
+      ...(row.needs?.keys ?? []),
+      ...(row.excludes?.keys ?? []),
+    ]);
+
+    expect(related.filter((key) => !keys.has(key))).toEqual([]);
+  });
+
+  it("is mirrored by README's configuration table: the same keys, in the same order", () => {
+    // Arrange
+    const section = README.split('\n## Configuration\n')[1]?.split('\n## ')[0] ?? '';
+
+    // Act: the context key is the second column of each table row.
+    const documented = section
+      .split('\n')
+      .filter((line) => line.startsWith('|') && !line.startsWith('| -') && !line.includes('Context key'))
+      .map((line) => /`([^`]+)`/.exec(line.split('|')[2] ?? '')?.[1]);
+
+    // Assert
+    expect(documented).toEqual(CONTEXT_SETTINGS.map((row) => row.key));
+  });
+});

@@ -1,0 +1,465 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { KeysUnavailableError, type KeyringProvider } from '../../../../lambda/payment/key-cache';
+import { parseKeyring } from '../../../../shared/keys/keyring';
+import { toDigestForm } from '../../../../shared/keys/key-material';
+import { createHandler } from '../../../../lambda/payment/create-handler';
+import { captureLogs } from '../../../support/capture-logger';
+import { paymentEvent } from '../../../support/events';
+import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
+
+const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
+const DEMO_ID: [string, string] = ['App-id', 'demo'];
+const DEMO_CREDENTIALS: Array<[string, string]> = [DEMO_ID, ['App-key', DEMO_KEY]];
+
+const keyringProvider: KeyringProvider = {
+  getKeys: () => Promise.resolve({ keyring: parseKeyring(SECRET_STRING).keyring, stale: false }),
+};
+
+function handlerWith(keys: KeyringProvider = keyringProvider) {
+  const logs = captureLogs();
+  return { handle: createHandler({ keys, logger: logs.logger }), logs };
+}
+
+function bodyOf(result: APIGatewayProxyResult): Record<string, unknown> {
+  return JSON.parse(result.body) as Record<string, unknown>;
+}
+
+describe('POST /payment handler', () => {
+  describe('authenticated requests', () => {
+    it.each([
+      ['the first key of an app', [JSON_TYPE, DEMO_ID, ['App-key', DEMO_KEY]]],
+      ['the second key of an app during rotation', [JSON_TYPE, DEMO_ID, ['App-key', DEMO_NEXT_KEY]]],
+      ['a key stored as a digest', [JSON_TYPE, ['App-id', 'hashed'], ['App-key', HASHED_APP_KEY]]],
+      [
+        'lower-case header names',
+        [
+          ['content-type', 'application/json'],
+          ['app-id', 'demo'],
+          ['app-key', DEMO_KEY],
+        ],
+      ],
+      [
+        'upper-case header names',
+        [
+          ['CONTENT-TYPE', 'application/json'],
+          ['APP-ID', 'demo'],
+          ['APP-KEY', DEMO_KEY],
+        ],
+      ],
+      ['a charset parameter', [['Content-Type', 'application/json; charset=utf-8'], ...DEMO_CREDENTIALS]],
+      ['an upper-case media type', [['Content-Type', 'APPLICATION/JSON'], ...DEMO_CREDENTIALS]],
+    ] as Array<[string, Array<[string, string]>]>)('answer 200 ok with %s', async (_label, headers) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(paymentEvent(headers));
+
+      expect(result.statusCode).toBe(200);
+      expect(bodyOf(result)).toEqual({ code: 'ok', message: 'Payment request accepted.' });
+    });
+
+    it('accept an empty body and a JSON body', async () => {
+      const { handle } = handlerWith();
+
+      const empty = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body: '' }));
+      const json = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body: '{"amount":1}' }));
+
+      expect([empty.statusCode, json.statusCode]).toEqual([200, 200]);
+    });
+
+    it('log the app and key id that matched, never the key', async () => {
+      const { handle, logs } = handlerWith();
+
+      await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          message: 'request accepted',
+          status: 200,
+          appId: 'demo',
+          keyId: expect.stringMatching(/^[0-9a-f]{12}$/) as unknown,
+          apiRequestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
+          sourceIp: '203.0.113.10',
+        }),
+      );
+      expect(logs.lines.join('\n')).not.toContain(DEMO_KEY);
+    });
+  });
+
+  describe('refused credentials', () => {
+    const cases: Array<[string, Array<[string, string]>, string]> = [
+      ['no headers at all', [], 'missing_app_id'],
+      ['no App-id', [JSON_TYPE, ['App-key', DEMO_KEY]], 'missing_app_id'],
+      ['an empty App-id', [JSON_TYPE, ['App-id', ''], ['App-key', DEMO_KEY]], 'missing_app_id'],
+      ['no App-key', [JSON_TYPE, DEMO_ID], 'missing_app_key'],
+      ['an empty App-key', [JSON_TYPE, DEMO_ID, ['App-key', '']], 'missing_app_key'],
+      ['App-key sent twice', [JSON_TYPE, ...DEMO_CREDENTIALS, ['App-key', DEMO_KEY]], 'duplicate_header'],
+      ['App-id sent twice', [JSON_TYPE, ...DEMO_CREDENTIALS, ['App-id', 'demo']], 'duplicate_header'],
+      [
+        'App-key twice under two casings',
+        [JSON_TYPE, ...DEMO_CREDENTIALS, ['app-key', DEMO_KEY]],
+        'duplicate_header',
+      ],
+      ['a wrong key', [JSON_TYPE, DEMO_ID, ['App-key', DEMO_KEY + 'x']], 'wrong_key'],
+      ['another app’s key', [JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]], 'wrong_key'],
+      [
+        'the stored digest as the key',
+        [JSON_TYPE, ['App-id', 'hashed'], ['App-key', toDigestForm(HASHED_APP_KEY)]],
+        'wrong_key',
+      ],
+      ['an unknown app', [JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]], 'unknown_app'],
+      [
+        'bad credentials and no Content-Type',
+        [
+          ['App-id', 'nobody'],
+          ['App-key', DEMO_KEY],
+        ],
+        'unknown_app',
+      ],
+      [
+        'bad credentials and a body that is not JSON',
+        [JSON_TYPE, DEMO_ID, ['App-key', 'wrong-key-0123456789']],
+        'wrong_key',
+      ],
+    ];
+
+    it.each(cases)('answer 401 with the same body for %s', async (_label, headers, reason) => {
+      const { handle, logs } = handlerWith();
+
+      const result = await handle(paymentEvent(headers, { body: 'not json' }));
+
+      expect(result.statusCode).toBe(401);
+      expect(result.body).toBe('{"code":"unauthorized","message":"Missing or invalid App-id or App-key."}');
+      expect(result.headers).toMatchObject({ 'WWW-Authenticate': 'App-key realm="payment-api"' });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'request refused', status: 401, reason }),
+      );
+    });
+
+    it('never logs the presented key', async () => {
+      const { handle, logs } = handlerWith();
+      const presented = 'a-wrong-but-secret-looking-key-123';
+
+      await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', presented]]));
+
+      expect(logs.lines.join('\n')).not.toContain(presented);
+    });
+  });
+
+  describe('authenticated requests with a bad media type or body', () => {
+    it.each([
+      ['no Content-Type', [...DEMO_CREDENTIALS]],
+      ['text/plain', [['Content-Type', 'text/plain'], ...DEMO_CREDENTIALS]],
+      ['an empty Content-Type', [['Content-Type', ''], ...DEMO_CREDENTIALS]],
+      ['Content-Type sent twice', [JSON_TYPE, JSON_TYPE, ...DEMO_CREDENTIALS]],
+    ] as Array<[string, Array<[string, string]>]>)('answer 415 for %s', async (_label, headers) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(paymentEvent(headers));
+
+      expect(result.statusCode).toBe(415);
+      expect(bodyOf(result)).toEqual({
+        code: 'unsupported_media_type',
+        message: 'Content-Type must be application/json.',
+      });
+    });
+
+    it.each(['not json', '{"amount":', '{amount: 1}'])('answer 400 for the body %j', async (body) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body }));
+
+      expect(result.statusCode).toBe(400);
+      expect(bodyOf(result)).toEqual({ code: 'bad_request', message: 'The request body is not valid JSON.' });
+    });
+  });
+
+  describe('when keys cannot be known', () => {
+    it('answers 503 unavailable, never 200 or 401, and logs why', async () => {
+      const { handle, logs } = handlerWith({
+        getKeys: () => Promise.reject(new KeysUnavailableError('keys have never loaded')),
+      });
+
+      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+
+      expect(result.statusCode).toBe(503);
+      expect(bodyOf(result)).toEqual({
+        code: 'unavailable',
+        message: 'The service cannot check credentials right now. Retry later.',
+      });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          level: 'error',
+          status: 503,
+          error: 'KeysUnavailableError: keys have never loaded',
+        }),
+      );
+    });
+
+    it('answers 500 with a generic body, and no stack, for an unexpected error', async () => {
+      const { handle } = handlerWith({ getKeys: () => Promise.reject(new TypeError('boom at line 12')) });
+
+      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+
+      expect(result.statusCode).toBe(500);
+      expect(bodyOf(result)).toEqual({ code: 'internal_error', message: 'An internal error occurred.' });
+      expect(result.body).not.toContain('boom');
+    });
+  });
+
+  describe('every response', () => {
+    const requests: Array<[number, Array<[string, string]>, string | null]> = [
+      [200, [JSON_TYPE, ...DEMO_CREDENTIALS], null],
+      [401, [JSON_TYPE], null],
+      [415, DEMO_CREDENTIALS, null],
+      [400, [JSON_TYPE, ...DEMO_CREDENTIALS], '{'],
+    ];
+
+    it.each(requests)(
+      '(%i) is JSON, not cacheable, and carries the request id',
+      async (status, headers, body) => {
+        const { handle } = handlerWith();
+
+        const result = await handle(paymentEvent(headers, { body }));
+
+        expect(result.statusCode).toBe(status);
+        expect(result.headers).toMatchObject({
+          'Content-Type': 'application/json',
+          'Cache-Control': 'no-store',
+          'X-Request-Id': 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
+        });
+        expect(Object.keys(bodyOf(result)).sort()).toEqual(['code', 'message']);
+      },
+    );
+  });
+
+  describe('events with fields missing or of the wrong type', () => {
+    const credentialsOnly = {
+      headers: { 'App-id': 'demo', 'App-key': DEMO_KEY, 'Content-Type': 'application/json' },
+    };
+
+    it.each<[string, unknown, number]>([
+      ['no event at all', undefined, 401],
+      ['an event that is an array', [], 401],
+      ['only headers (no multiValueHeaders, body, isBase64Encoded or requestContext)', credentialsOnly, 200],
+      ['multiValueHeaders null', { ...credentialsOnly, multiValueHeaders: null }, 200],
+      ['multiValueHeaders a string', { ...credentialsOnly, multiValueHeaders: 'App-key' }, 200],
+      ['headers an array', { headers: [['App-id', 'demo']] }, 401],
+      ['body null', { ...credentialsOnly, body: null }, 200],
+      ['body a number', { ...credentialsOnly, body: 42 }, 400],
+      ['body an object', { ...credentialsOnly, body: { amount: 1 } }, 400],
+      ['isBase64Encoded a string', { ...credentialsOnly, body: '{}', isBase64Encoded: 'true' }, 200],
+      ['requestContext null', { ...credentialsOnly, requestContext: null }, 200],
+      ['App-key a number', { headers: { 'App-id': 'demo', 'App-key': 1234567890123456 } }, 401],
+      [
+        'a null next to the key in multiValueHeaders',
+        { ...credentialsOnly, multiValueHeaders: { 'App-key': [null, DEMO_KEY] } },
+        401,
+      ],
+      [
+        'a null multiValueHeaders entry beside the key in headers',
+        { ...credentialsOnly, multiValueHeaders: { 'App-key': null } },
+        200,
+      ],
+      ['Content-Type a number', { headers: { ...credentialsOnly.headers, 'Content-Type': 1 } }, 415],
+    ])('answer %s with %i, never 500', async (_label, event, status) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(event);
+
+      expect(result.statusCode).toBe(status);
+      expect(result.headers).toMatchObject({
+        'Content-Type': 'application/json',
+        'Cache-Control': 'no-store',
+      });
+    });
+
+    /** A JSON array of `length` bytes. */
+    const jsonArrayOf = (length: number): string => `[${'0,'.repeat((length - 3) / 2)}0]`;
+
+    it.each<[string, number, () => unknown]>([
+      [
+        'a 6 MB base64 body',
+        200,
+        () => ({
+          ...credentialsOnly,
+          body: Buffer.from(jsonArrayOf(4_500_001)).toString('base64'),
+          isBase64Encoded: true,
+        }),
+      ],
+      ['a 6 MB JSON body', 200, () => ({ ...credentialsOnly, body: jsonArrayOf(6_000_001) })],
+      [
+        'JSON nested 100,000 deep',
+        200,
+        () => ({ ...credentialsOnly, body: '['.repeat(100_000) + ']'.repeat(100_000) }),
+      ],
+      [
+        'a million values for App-key',
+        401,
+        () => ({
+          ...credentialsOnly,
+          multiValueHeaders: { 'App-key': new Array<null>(1_000_000).fill(null) },
+        }),
+      ],
+    ])('answer an event with %s with %i, not 500', async (_label, status, makeEvent) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(makeEvent());
+
+      expect(result.statusCode).toBe(status);
+    });
+
+    it('leaves X-Request-Id out when the event has no usable request id', async () => {
+      const { handle } = handlerWith();
+
+      const result = await handle(credentialsOnly);
+
+      expect(result.statusCode).toBe(200);
+      expect(result.headers).not.toHaveProperty('X-Request-Id');
+    });
+  });
+
+  describe('media types and bodies read as RFC 9110 and RFC 8259 say', () => {
+    it.each([
+      ['a non-breaking space before it', '\u00a0application/json', 'malformed'],
+      ['a vertical tab after it', 'application/json\u000b', 'malformed'],
+      ['a charset other than utf-8', 'application/json; charset=iso-8859-1', 'charset_not_utf8'],
+      ['a structured-syntax suffix', 'application/problem+json', 'not_json'],
+    ])('answer 415 for a Content-Type with %s, and log why', async (_label, contentType, reason) => {
+      const { handle, logs } = handlerWith();
+
+      const result = await handle(paymentEvent([['Content-Type', contentType], ...DEMO_CREDENTIALS]));
+
+      expect(result.statusCode).toBe(415);
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'request refused', status: 415, appId: 'demo', reason }),
+      );
+    });
+
+    it.each([
+      ['a non-breaking space only', { body: '\u00a0' }, 'not_json'],
+      [
+        'base64 that is not UTF-8',
+        { body: Buffer.from([0xff]).toString('base64'), isBase64Encoded: true },
+        'not_utf8',
+      ],
+      ['text that is not base64', { body: '{}', isBase64Encoded: true }, 'not_base64'],
+    ])('answer 400 for a body of %s, and log why', async (_label, overrides, reason) => {
+      const { handle, logs } = handlerWith();
+
+      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides));
+
+      expect(result.statusCode).toBe(400);
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'request refused', status: 400, appId: 'demo', reason }),
+      );
+    });
+
+    it.each([
+      ['a leading byte-order mark', { body: '\uFEFF{"amount":1}' }],
+      ['base64 JSON', { body: Buffer.from('{"amount":1}').toString('base64'), isBase64Encoded: true }],
+      ['JSON whitespace only', { body: ' \r\n\t' }],
+    ])('answer 200 for a body with %s', async (_label, overrides) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides));
+
+      expect(result.statusCode).toBe(200);
+    });
+  });
+
+  it('reads a header that only multiValueHeaders carries', async () => {
+    const { handle } = handlerWith();
+    const event = paymentEvent([JSON_TYPE, DEMO_ID]);
+
+    const result = await handle({
+      ...event,
+      multiValueHeaders: { ...event.multiValueHeaders, 'App-Key': [DEMO_KEY] },
+    });
+
+    expect(result.statusCode).toBe(200);
+  });
+
+  it('does not ask for keys when no credentials were sent', async () => {
+    const getKeys = jest.fn(() => keyringProvider.getKeys());
+    const { handle } = handlerWith({ getKeys });
+
+    await handle(paymentEvent([JSON_TYPE]));
+
+    expect(getKeys).not.toHaveBeenCalled();
+  });
+});
+
+describe('the outcome metrics', () => {
+  function counting(keys: KeyringProvider = keyringProvider) {
+    const counted: string[] = [];
+    const handle = createHandler({
+      keys,
+      logger: captureLogs().logger,
+      metrics: { count: (name) => counted.push(name) },
+    });
+    return { handle, counted };
+  }
+
+  it.each<[string, Array<[string, string]>, string]>([
+    ['a valid key', [JSON_TYPE, ...DEMO_CREDENTIALS], 'Accepted'],
+    ['a wrong key', [JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]], 'Unauthorized'],
+    ['an unknown app', [JSON_TYPE, ['App-id', 'ghost'], ['App-key', DEMO_KEY]], 'Unauthorized'],
+    ['no credentials', [JSON_TYPE], 'Unauthorized'],
+    ['a text/plain body', [['Content-Type', 'text/plain'], ...DEMO_CREDENTIALS], 'UnsupportedMediaType'],
+  ])('count exactly one outcome for %s', async (_label, headers, metric) => {
+    const { handle, counted } = counting();
+
+    await handle(paymentEvent(headers));
+
+    expect(counted).toEqual([metric]);
+  });
+
+  it('count BadRequest for a body that is not JSON', async () => {
+    const { handle, counted } = counting();
+
+    await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body: '{not json' }));
+
+    expect(counted).toEqual(['BadRequest']);
+  });
+
+  it('count Unavailable when keys cannot be read, and InternalError for anything unexpected', async () => {
+    const unavailable = counting({
+      getKeys: () => Promise.reject(new KeysUnavailableError('keys have never loaded')),
+    });
+    const broken = counting({ getKeys: () => Promise.reject(new TypeError('boom')) });
+
+    await unavailable.handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+    await broken.handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+
+    expect([unavailable.counted, broken.counted]).toEqual([['Unavailable'], ['InternalError']]);
+  });
+
+  it('count StaleKeysServed for each request answered from keys past their TTL, and log it', async () => {
+    const logs = captureLogs();
+    const counted: string[] = [];
+    const handle = createHandler({
+      keys: { getKeys: () => Promise.resolve({ keyring: parseKeyring(SECRET_STRING).keyring, stale: true }) },
+      logger: logs.logger,
+      metrics: { count: (name) => counted.push(name) },
+    });
+
+    await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+    await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]]));
+
+    expect(counted).toEqual(['StaleKeysServed', 'Accepted', 'StaleKeysServed', 'Unauthorized']);
+    expect(logs.entries().map((entry) => entry.staleKeys)).toEqual([true, true]);
+  });
+
+  it('log the app id of a refused request only when it names a real app', async () => {
+    const { handle, logs } = handlerWith();
+
+    await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]]));
+    await handle(paymentEvent([JSON_TYPE, ['App-id', PARTNER_KEY], ['App-key', DEMO_KEY]]));
+
+    expect(logs.entries().map((entry) => [entry.reason, entry.appId])).toEqual([
+      ['wrong_key', 'demo'],
+      ['unknown_app', undefined],
+    ]);
+    expect(logs.lines.join('\n')).not.toContain(PARTNER_KEY);
+  });
+});

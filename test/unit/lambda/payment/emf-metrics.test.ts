@@ -1,0 +1,117 @@
+import { createEmfMetrics } from '../../../../lambda/payment/emf-metrics';
+import { emfProblems } from '../../../support/emf';
+
+function recording(now = 1_795_000_000_000) {
+  const lines: string[] = [];
+  const metrics = createEmfMetrics({
+    namespace: 'Payments/Test',
+    serviceName: 'PaymentApi-test',
+    write: (line) => lines.push(line),
+    now: () => now,
+  });
+  return { metrics, entries: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>) };
+}
+
+describe('metrics in CloudWatch embedded metric format', () => {
+  it('writes one line per flush with the namespace, the one Service dimension and a count per metric', () => {
+    const { metrics, entries } = recording();
+
+    metrics.count('KeyRefreshSucceeded');
+    metrics.count('Accepted');
+    metrics.flush();
+
+    expect(entries()).toEqual([
+      {
+        _aws: {
+          Timestamp: 1_795_000_000_000,
+          CloudWatchMetrics: [
+            {
+              Namespace: 'Payments/Test',
+              Dimensions: [['Service']],
+              Metrics: [
+                { Name: 'KeyRefreshSucceeded', Unit: 'Count' },
+                { Name: 'Accepted', Unit: 'Count' },
+              ],
+            },
+          ],
+        },
+        Service: 'PaymentApi-test',
+        KeyRefreshSucceeded: 1,
+        Accepted: 1,
+      },
+    ]);
+    expect(entries().map(emfProblems)).toEqual([[]]);
+  });
+
+  it('writes a metric counted twice once, with the sum', () => {
+    const { metrics, entries } = recording();
+
+    metrics.count('KeyRefreshFailed');
+    metrics.count('KeyRefreshFailed');
+    metrics.flush();
+
+    expect(entries()[0]?.KeyRefreshFailed).toBe(2);
+  });
+
+  it('writes nothing when nothing was counted', () => {
+    const { metrics, entries } = recording();
+
+    metrics.flush();
+
+    expect(entries()).toEqual([]);
+  });
+
+  it('starts afresh after a flush', () => {
+    const { metrics, entries } = recording();
+
+    metrics.count('ColdStart');
+    metrics.count('Accepted');
+    metrics.flush();
+    metrics.count('Unauthorized');
+    metrics.flush();
+
+    expect(
+      entries().map((line) => Object.keys(line).filter((key) => key !== '_aws' && key !== 'Service')),
+    ).toEqual([['ColdStart', 'Accepted'], ['Unauthorized']]);
+  });
+});
+
+describe('the EMF specification check', () => {
+  it.each<[string, unknown, string]>([
+    ['no _aws', { Accepted: 1 }, 'no _aws object'],
+    [
+      'a timestamp in seconds as text',
+      {
+        _aws: {
+          Timestamp: '1795000000',
+          CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [], Metrics: [{ Name: 'A' }] }],
+        },
+        A: 1,
+      },
+      '_aws.Timestamp is not epoch milliseconds',
+    ],
+    [
+      'a dimension without a value',
+      {
+        _aws: {
+          Timestamp: 1,
+          CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [['Service']], Metrics: [{ Name: 'A' }] }],
+        },
+        A: 1,
+      },
+      'dimension Service has no string value at the top level',
+    ],
+    [
+      'a metric without a value',
+      {
+        _aws: {
+          Timestamp: 1,
+          CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [], Metrics: [{ Name: 'A' }] }],
+        },
+      },
+      'metric A has no numeric value at the top level',
+    ],
+  ])('finds %s', (_label, line, problem) => {
+    expect(emfProblems(line)).toContain(problem);
+  });
+});

@@ -1,0 +1,118 @@
+import fc from 'fast-check';
+import { KeysUnavailableError, type KeyringProvider } from '../../../../lambda/payment/key-cache';
+import { parseKeyring } from '../../../../shared/keys/keyring';
+import { createHandler } from '../../../../lambda/payment/create-handler';
+import { captureLogs } from '../../../support/capture-logger';
+import {
+  eventArb,
+  headerPairsArb,
+  keyringArb,
+  secretOf,
+  apiGatewayHeaderMaps,
+  type AppSpec,
+} from '../../../support/properties/arbitraries';
+import {
+  EXPECTED_CODE,
+  expectedHeaders,
+  expectedStatus,
+  headerValuesModel,
+  requestIdModel,
+  type ExpectedStatus,
+  type KeyringModel,
+} from '../../../support/properties/contract-model';
+
+/** How many times each handler property runs; with the parser properties the suite makes well over 10,000. */
+const RUNS = 5_000;
+
+function keyringModelOf(apps: readonly AppSpec[]): KeyringModel {
+  return new Map(apps.map(({ appId, keys }) => [appId, keys.map(({ key }) => key)]));
+}
+
+function providerOf(apps: readonly AppSpec[], readable: boolean): KeyringProvider {
+  const { keyring } = parseKeyring(secretOf(apps));
+  return {
+    getKeys: () =>
+      readable
+        ? Promise.resolve({ keyring, stale: false })
+        : Promise.reject(new KeysUnavailableError('keys have never loaded')),
+  };
+}
+
+const scenarioArb = keyringArb.chain((apps) =>
+  fc.record({
+    apps: fc.constant(apps),
+    event: eventArb(apps),
+    keysReadable: fc.oneof(
+      { weight: 9, arbitrary: fc.constant(true) },
+      { weight: 1, arbitrary: fc.constant(false) },
+    ),
+  }),
+);
+
+describe('the handler against a model of the contract', () => {
+  it('answers every event, however malformed, with the status, body and headers the contract gives', async () => {
+    const seen = new Map<number, number>();
+
+    await fc.assert(
+      fc.asyncProperty(scenarioArb, async ({ apps, event, keysReadable }) => {
+        const logs = captureLogs();
+        const handle = createHandler({ keys: providerOf(apps, keysReadable), logger: logs.logger });
+
+        const result = await handle(event);
+
+        const status: ExpectedStatus = expectedStatus(event, keyringModelOf(apps), keysReadable);
+        seen.set(status, (seen.get(status) ?? 0) + 1);
+        expect(result.statusCode).toBe(status);
+        expect(result.headers).toEqual(expectedHeaders(status, requestIdModel(event)));
+        expect(result.multiValueHeaders).toBeUndefined();
+        expect(result.isBase64Encoded).toBeFalsy();
+        const body = JSON.parse(result.body) as { code: unknown; message: unknown };
+        expect(Object.keys(body).sort()).toEqual(['code', 'message']);
+        expect(body.code).toBe(EXPECTED_CODE[status]);
+        expect(typeof body.message === 'string' && body.message.length > 0).toBe(true);
+        if (status === 401) {
+          expect(result.body).toBe(
+            '{"code":"unauthorized","message":"Missing or invalid App-id or App-key."}',
+          );
+        }
+
+        // No presented key (of a length worth hiding) reaches the logs, whatever the outcome.
+        const logged = logs.lines.join('\n');
+        for (const presented of headerValuesModel(event, 'App-Key').filter((key) => key.length >= 16)) {
+          expect(logged).not.toContain(JSON.stringify(presented).slice(1, -1));
+        }
+      }),
+      { numRuns: RUNS },
+    );
+
+    // The generators reach every line of the contract often, not just the easy 401.
+    for (const status of [200, 400, 401, 415, 503]) {
+      expect(seen.get(status) ?? 0).toBeGreaterThan(RUNS / 100);
+    }
+  });
+
+  it('gives the same answer whether headers arrive in one map or both, as API Gateway sends them', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        keyringArb.chain((apps) => fc.tuple(fc.constant(apps), headerPairsArb(apps))),
+        async ([apps, pairs]) => {
+          // Without repeats, headers alone says what both maps say.
+          fc.pre(new Set(pairs.map(([name]) => name.toLowerCase())).size === pairs.length);
+          const handle = createHandler({ keys: providerOf(apps, true), logger: captureLogs().logger });
+          const maps = apiGatewayHeaderMaps(pairs);
+
+          const both = await handle({ ...maps, requestContext: { requestId: 'r-1' } });
+          const singleOnly = await handle({ headers: maps.headers, requestContext: { requestId: 'r-1' } });
+          const multiOnly = await handle({
+            multiValueHeaders: maps.multiValueHeaders,
+            requestContext: { requestId: 'r-1' },
+          });
+
+          expect(singleOnly).toEqual(both);
+          expect(multiOnly).toEqual(both);
+        },
+      ),
+      { numRuns: 1_000 },
+    );
+  });
+});

@@ -1,0 +1,400 @@
+import {
+  GetSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+  SecretsManagerServiceException,
+} from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
+import 'aws-sdk-client-mock-jest';
+import { KeyCache, KeysUnavailableError, type CurrentKeys } from '../../../../lambda/payment/key-cache';
+import { sha256 } from '../../../../shared/keys/key-material';
+import { secretsManagerSource } from '../../../../lambda/payment/secrets-manager-source';
+import { captureLogs, type CapturedLogs } from '../../../support/capture-logger';
+import { DEMO_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
+
+const SECRET_ID = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api-keys-AbCdEf';
+const TTL_MS = 60_000;
+const MAX_STALE_MS = 15 * 60_000;
+const REFRESH_WAIT_MS = 250;
+const STALE_RETRY_MS = 5_000;
+const UNAVAILABLE_RETRY_MS = 500;
+/** The source's deadline (PAYMENT_CALL_BOUNDS) plus the cache's grace for a fetch frozen with its environment. */
+const ABANDON_AFTER_MS = 1_500 + 1_000;
+
+const secretsManager = mockClient(SecretsManagerClient);
+
+function throttled(): SecretsManagerServiceException {
+  return new SecretsManagerServiceException({
+    name: 'ThrottlingException',
+    $fault: 'client',
+    message: 'Rate exceeded',
+    $metadata: {},
+  });
+}
+
+/** Secrets Manager answering `secretString` after `delayMs` (fake time). */
+function answersAfter(delayMs: number, secretString = SECRET_STRING): void {
+  secretsManager.on(GetSecretValueCommand).callsFake(
+    () =>
+      new Promise((resolve) => {
+        setTimeout(() => {
+          resolve({ SecretString: secretString });
+        }, delayMs);
+      }),
+  );
+}
+
+/** Settles `promise` under fake timers, reporting when (in fake ms from now) it settled. */
+async function settleTiming<T>(promise: Promise<T>, stepMs = 10, limitMs = 10_000): Promise<number> {
+  const state = { settled: false };
+  promise.then(
+    () => (state.settled = true),
+    () => (state.settled = true),
+  );
+  let elapsed = 0;
+  await jest.advanceTimersByTimeAsync(0);
+  while (!state.settled && elapsed < limitMs) {
+    await jest.advanceTimersByTimeAsync(stepMs);
+    elapsed += stepMs;
+  }
+  return elapsed;
+}
+
+describe('KeyCache over Secrets Manager', () => {
+  let logs: CapturedLogs;
+  let cache: KeyCache;
+  let refreshes: string[];
+
+  beforeEach(() => {
+    jest.useFakeTimers({ now: new Date('2026-11-21T12:00:00Z') });
+    secretsManager.reset();
+    secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING, VersionId: 'v1' });
+    logs = captureLogs();
+    refreshes = [];
+    cache = new KeyCache({
+      source: secretsManagerSource(SECRET_ID, new SecretsManagerClient({ region: 'eu-west-1' })),
+      logger: logs.logger,
+      ttlMs: TTL_MS,
+      maxStaleMs: MAX_STALE_MS,
+      refreshWaitMs: REFRESH_WAIT_MS,
+      staleRetryMs: STALE_RETRY_MS,
+      unavailableRetryMs: UNAVAILABLE_RETRY_MS,
+      observer: {
+        refreshSucceeded: () => refreshes.push('succeeded'),
+        refreshFailed: () => refreshes.push('failed'),
+      },
+    });
+  });
+
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  describe('while the keys are fresh', () => {
+    it('asks for the AWSCURRENT stage explicitly', async () => {
+      await cache.getKeys();
+
+      expect(secretsManager).toHaveReceivedCommandWith(GetSecretValueCommand, {
+        SecretId: SECRET_ID,
+        VersionStage: 'AWSCURRENT',
+      });
+    });
+
+    it('returns the cached keys until the TTL expires, then fetches once more', async () => {
+      const first = await cache.getKeys();
+
+      jest.advanceTimersByTime(TTL_MS - 1);
+      const withinTtl = await cache.getKeys();
+      jest.advanceTimersByTime(1);
+      const afterTtl = await cache.getKeys();
+
+      expect(withinTtl).toEqual({ keyring: first.keyring, stale: false });
+      expect(afterTtl.stale).toBe(false);
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+    });
+
+    it('lets concurrent callers share one fetch in flight', async () => {
+      answersAfter(100);
+
+      const pending = Array.from({ length: 25 }, () => cache.getKeys());
+      await jest.advanceTimersByTimeAsync(100);
+      const results = await Promise.all(pending);
+
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
+      expect(new Set(results.map((result) => result.keyring)).size).toBe(1);
+    });
+
+    it('shares the fetch started by warm() with the first request', async () => {
+      cache.warm();
+      await cache.getKeys();
+
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
+    });
+
+    it('picks up a change made in Secrets Manager once the TTL has passed', async () => {
+      await cache.getKeys();
+      secretsManager
+        .on(GetSecretValueCommand)
+        .resolves({ SecretString: JSON.stringify({ partner: PARTNER_KEY }) });
+
+      const beforeTtl = await cache.getKeys();
+      jest.advanceTimersByTime(TTL_MS);
+      const afterTtl = await cache.getKeys();
+
+      expect([...beforeTtl.keyring.keys()]).toEqual(['demo', 'partner', 'hashed']);
+      expect(afterTtl).toEqual({ keyring: new Map([['partner', expect.any(Array)]]), stale: false });
+    });
+
+    it('tells the observer of each refresh', async () => {
+      await cache.getKeys();
+      jest.advanceTimersByTime(TTL_MS);
+      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      await cache.getKeys();
+
+      expect(refreshes).toEqual(['succeeded', 'failed']);
+    });
+  });
+
+  describe('when a refresh is due and the last good keys are within the staleness bound', () => {
+    let good: CurrentKeys;
+
+    beforeEach(async () => {
+      good = await cache.getKeys();
+      jest.advanceTimersByTime(TTL_MS);
+    });
+
+    it('waits for a refresh that answers within the budget and serves its keys', async () => {
+      answersAfter(REFRESH_WAIT_MS - 50, JSON.stringify({ partner: PARTNER_KEY }));
+
+      const request = cache.getKeys();
+      const tookMs = await settleTiming(request);
+
+      expect(tookMs).toBeLessThan(REFRESH_WAIT_MS);
+      expect(await request).toEqual({ keyring: new Map([['partner', expect.any(Array)]]), stale: false });
+    });
+
+    it('serves the stale keys once the budget has passed, and the refresh goes on to replace them', async () => {
+      answersAfter(3_000, JSON.stringify({ partner: PARTNER_KEY }));
+
+      const request = cache.getKeys();
+      const tookMs = await settleTiming(request);
+      const later = cache.getKeys();
+      await settleTiming(later);
+      await jest.advanceTimersByTimeAsync(3_000);
+      const afterRefresh = await cache.getKeys();
+
+      expect(tookMs).toBe(REFRESH_WAIT_MS);
+      expect(await request).toEqual({ keyring: good.keyring, stale: true });
+      expect(await later).toEqual({ keyring: good.keyring, stale: true });
+      expect(afterRefresh.keyring.has('partner') && !afterRefresh.keyring.has('demo')).toBe(true);
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+    });
+
+    it('does not make a second request wait for a refresh already past its budget', async () => {
+      answersAfter(3_000);
+      const first = cache.getKeys();
+      await jest.advanceTimersByTimeAsync(400);
+      await first;
+
+      const second = cache.getKeys();
+      const tookMs = await settleTiming(second);
+
+      expect(tookMs).toBe(0);
+      expect(await second).toEqual({ keyring: good.keyring, stale: true });
+    });
+
+    it('serves the last good keys when the refresh fails, and logs it', async () => {
+      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+
+      const served = await cache.getKeys();
+
+      expect(served).toEqual({ keyring: good.keyring, stale: true });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          level: 'error',
+          message: 'keys refresh failed',
+          error: 'ThrottlingException: Rate exceeded',
+          servingStaleKeys: true,
+          staleKeysAgeSeconds: 60,
+        }),
+      );
+    });
+
+    it('starts the next refresh no sooner than the stale retry interval after a failed one started', async () => {
+      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      await cache.getKeys();
+
+      jest.advanceTimersByTime(STALE_RETRY_MS - 1);
+      await cache.getKeys();
+      await cache.getKeys();
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+
+      jest.advanceTimersByTime(1);
+      await cache.getKeys();
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 3);
+    });
+
+    it('keeps the good keys when the secret is edited into something malformed', async () => {
+      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ demo: 'short' }) });
+
+      await expect(cache.getKeys()).resolves.toEqual({ keyring: good.keyring, stale: true });
+    });
+
+    it('gives up on the stale keys at TTL + maximum staleness', async () => {
+      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+
+      jest.advanceTimersByTime(MAX_STALE_MS - 1);
+      await expect(cache.getKeys()).resolves.toEqual({ keyring: good.keyring, stale: true });
+      jest.advanceTimersByTime(STALE_RETRY_MS);
+
+      await expect(cache.getKeys()).rejects.toThrow(
+        new KeysUnavailableError('keys are older than the staleness bound and cannot be refreshed'),
+      );
+    });
+  });
+
+  describe('with nothing usable to serve', () => {
+    it('makes the request wait for the fetch in flight, however long it takes within its deadline', async () => {
+      answersAfter(1_200);
+
+      const request = cache.getKeys();
+      const tookMs = await settleTiming(request);
+
+      expect(tookMs).toBe(1_200);
+      expect((await request).stale).toBe(false);
+    });
+
+    it('answers unavailable at once until the retry interval after a failed fetch, then fetches again', async () => {
+      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      await expect(cache.getKeys()).rejects.toThrow(new KeysUnavailableError('keys have never loaded'));
+      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING });
+
+      jest.advanceTimersByTime(UNAVAILABLE_RETRY_MS - 1);
+      await expect(cache.getKeys()).rejects.toThrow(KeysUnavailableError);
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
+      jest.advanceTimersByTime(1);
+
+      await expect(cache.getKeys()).resolves.toMatchObject({ stale: false });
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+    });
+
+    it('spaces fetches from the start of the failed one, so a slow failure is retried at once', async () => {
+      secretsManager.on(GetSecretValueCommand).callsFake(
+        () =>
+          new Promise((_resolve, reject) => {
+            setTimeout(() => {
+              reject(throttled());
+            }, UNAVAILABLE_RETRY_MS + 100);
+          }),
+      );
+      const failed = cache.getKeys();
+      await settleTiming(failed);
+      await expect(failed).rejects.toThrow(KeysUnavailableError);
+      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING });
+
+      await expect(cache.getKeys()).resolves.toMatchObject({ stale: false });
+    });
+
+    it('recovers as soon as a fetch succeeds again after the staleness bound passed', async () => {
+      await cache.getKeys();
+      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      jest.advanceTimersByTime(TTL_MS + MAX_STALE_MS);
+      await expect(cache.getKeys()).rejects.toThrow(KeysUnavailableError);
+
+      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING });
+      jest.advanceTimersByTime(UNAVAILABLE_RETRY_MS);
+
+      await expect(cache.getKeys()).resolves.toMatchObject({ stale: false });
+    });
+
+    it.each([
+      ['access is denied', new Error('not authorized to perform secretsmanager:GetSecretValue')],
+      ['the secret does not exist', new ResourceNotFoundException({ message: 'not found', $metadata: {} })],
+      ['Secrets Manager throttles', throttled()],
+    ])('is unavailable when keys have never loaded and %s', async (_label, error) => {
+      secretsManager.on(GetSecretValueCommand).rejects(error);
+
+      await expect(cache.getKeys()).rejects.toThrow(new KeysUnavailableError('keys have never loaded'));
+    });
+
+    it('is unavailable when the only version of the secret is malformed', async () => {
+      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: 'not json' });
+
+      await expect(cache.getKeys()).rejects.toThrow(KeysUnavailableError);
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          message: 'keys refresh failed',
+          error: 'MalformedSecretError: secret is not valid JSON',
+        }),
+      );
+    });
+
+    it('is unavailable for a binary secret, which has no SecretString', async () => {
+      secretsManager.on(GetSecretValueCommand).resolves({ SecretBinary: new Uint8Array([1, 2, 3]) });
+
+      await expect(cache.getKeys()).rejects.toThrow(KeysUnavailableError);
+    });
+
+    it('serves no stale keys at all when the staleness bound is zero', async () => {
+      const strict = new KeyCache({
+        source: secretsManagerSource(SECRET_ID, new SecretsManagerClient({ region: 'eu-west-1' })),
+        logger: logs.logger,
+        ttlMs: TTL_MS,
+        maxStaleMs: 0,
+      });
+      await strict.getKeys();
+      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      jest.advanceTimersByTime(TTL_MS);
+
+      await expect(strict.getKeys()).rejects.toThrow(KeysUnavailableError);
+    });
+  });
+
+  describe('after the execution environment was frozen with a fetch in flight', () => {
+    it('abandons that fetch past its deadline, fetches anew, and ignores the old answer', async () => {
+      // A fetch that never settles in real time: its environment was frozen between two invocations.
+      secretsManager.on(GetSecretValueCommand).callsFake(() => new Promise(() => undefined));
+      cache.warm();
+      jest.setSystemTime(Date.now() + ABANDON_AFTER_MS + 1);
+      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING });
+
+      await expect(cache.getKeys()).resolves.toMatchObject({ stale: false });
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+    });
+
+    it('keeps waiting on a fetch that is still within its deadline', async () => {
+      answersAfter(ABANDON_AFTER_MS - 100);
+      cache.warm();
+      await jest.advanceTimersByTimeAsync(ABANDON_AFTER_MS - 200);
+
+      const request = cache.getKeys();
+      await settleTiming(request);
+
+      await expect(request).resolves.toMatchObject({ stale: false });
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
+    });
+  });
+
+  it('logs each malformed entry by app and reason, and never a key or the secret', async () => {
+    const brokenSecret = JSON.stringify({ demo: [DEMO_KEY, 'sha256:1234'], partner: PARTNER_KEY });
+    secretsManager.on(GetSecretValueCommand).resolves({ SecretString: brokenSecret });
+
+    const { keyring } = await cache.getKeys();
+
+    expect(keyring.get('demo')?.map((key) => key.digest)).toEqual([sha256(DEMO_KEY)]);
+    expect(logs.entries()).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        message: 'malformed key entry ignored',
+        entryPosition: 1,
+        appId: 'demo',
+        keyPosition: 2,
+        reason: 'sha256: form needs exactly 64 hex characters',
+      }),
+    );
+    const everything = logs.lines.join('\n');
+    expect(everything).not.toContain(DEMO_KEY);
+    expect(everything).not.toContain(PARTNER_KEY);
+    expect(everything).not.toContain('sha256:1234');
+  });
+});

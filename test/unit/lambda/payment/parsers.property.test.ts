@@ -1,0 +1,58 @@
+import fc from 'fast-check';
+import { contentTypeProblem, parseMediaType } from '../../../../lambda/payment/media-type';
+import { readJsonBody } from '../../../../lambda/payment/request-body';
+import {
+  bodyFieldsArb,
+  contentTypeArb,
+  contentTypeNearMissArb,
+  contentTypePartsArb,
+  edgyString,
+} from '../../../support/properties/arbitraries';
+import {
+  bodyModel,
+  isJsonContentTypeModel,
+  mediaTypeModel,
+} from '../../../support/properties/contract-model';
+
+describe('parseMediaType against the RFC 9110 grammar written as a regular expression', () => {
+  it('accepts exactly what the grammar accepts, and reads the same type, subtype and parameters', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(contentTypeArb, contentTypeNearMissArb, contentTypePartsArb, edgyString(24)),
+        (value) => {
+          expect(parseMediaType(value)).toEqual(mediaTypeModel(value));
+        },
+      ),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('calls a single value JSON exactly when the model does, and any repeat never', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(contentTypeArb, contentTypeNearMissArb), { maxLength: 2 }), (values) => {
+        expect(contentTypeProblem(values) === undefined).toBe(isJsonContentTypeModel(values));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});
+
+describe('readJsonBody against the RFC 8259 model of a body', () => {
+  it('finds a body empty, JSON or refused exactly when the model does', () => {
+    fc.assert(
+      fc.property(bodyFieldsArb, ({ body, isBase64Encoded }) => {
+        const request =
+          body === undefined || body === null
+            ? ({ kind: 'none' } as const)
+            : typeof body === 'string'
+              ? ({ kind: 'text', text: body, isBase64Encoded: isBase64Encoded === true } as const)
+              : ({ kind: 'notText' } as const);
+
+        const reading = readJsonBody(request);
+
+        expect(reading.ok ? reading.kind : 'refused').toBe(bodyModel(body, isBase64Encoded));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+});

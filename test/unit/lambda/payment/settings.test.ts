@@ -1,0 +1,96 @@
+import { readKeyCacheSettings, readLambdaSettings } from '../../../../lambda/payment/settings';
+
+describe('readLambdaSettings', () => {
+  const secretId = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api-keys-AbCdEf';
+
+  it('uses a 60 s TTL, 15 min staleness and info logs by default', () => {
+    expect(readLambdaSettings({ KEYS_SECRET_ID: secretId })).toEqual({
+      secretId,
+      ttlMs: 60_000,
+      maxStaleMs: 900_000,
+      logLevel: 'info',
+      serviceName: 'PaymentApi',
+      metricsNamespace: 'PaymentApi',
+    });
+  });
+
+  it('reads the TTL, staleness and log level from the environment', () => {
+    const settings = readLambdaSettings({
+      KEYS_SECRET_ID: secretId,
+      KEY_CACHE_TTL_SECONDS: '5',
+      KEY_MAX_STALE_SECONDS: '0',
+      LOG_LEVEL: 'DEBUG',
+      SERVICE_NAME: 'PaymentApi-staging',
+      METRICS_NAMESPACE: 'Payments/Staging',
+    });
+
+    expect(settings).toEqual({
+      secretId,
+      ttlMs: 5_000,
+      maxStaleMs: 0,
+      logLevel: 'debug',
+      serviceName: 'PaymentApi-staging',
+      metricsNamespace: 'Payments/Staging',
+    });
+  });
+
+  it.each([
+    ['DEBUG', 'warn', 'debug'],
+    ['TRACE', 'info', 'debug'],
+    ['WARN', 'debug', 'warn'],
+    ['FATAL', 'info', 'error'],
+  ])("follows Lambda's application log level %s over LOG_LEVEL=%s", (lambdaLevel, logLevel, expected) => {
+    const settings = readLambdaSettings({
+      KEYS_SECRET_ID: secretId,
+      LOG_LEVEL: logLevel,
+      AWS_LAMBDA_LOG_LEVEL: lambdaLevel,
+    });
+
+    expect(settings.logLevel).toBe(expected);
+  });
+
+  it('refuses a service name that cannot be a metric dimension value', () => {
+    expect(() => readLambdaSettings({ KEYS_SECRET_ID: secretId, SERVICE_NAME: 'a b' })).toThrow(
+      'SERVICE_NAME must be 1 to 255 visible ASCII characters, got "a b"',
+    );
+  });
+
+  it('refuses to start without a secret id', () => {
+    expect(() => readLambdaSettings({})).toThrow('KEYS_SECRET_ID must name the keys secret');
+  });
+
+  it.each(['-1', '1.5', 'ten', '60s', '0', '3601', ' 60'])(
+    'refuses a TTL of %j, naming the variable',
+    (value) => {
+      expect(() => readKeyCacheSettings({ KEY_CACHE_TTL_SECONDS: value })).toThrow(
+        `KEY_CACHE_TTL_SECONDS must be a whole number of seconds from 1 to 3600, got "${value}"`,
+      );
+    },
+  );
+
+  it.each(['-5', '86401', '15m'])('refuses a staleness bound of %j, naming the variable', (value) => {
+    expect(() => readKeyCacheSettings({ KEY_MAX_STALE_SECONDS: value })).toThrow(
+      `KEY_MAX_STALE_SECONDS must be a whole number of seconds from 0 to 86400, got "${value}"`,
+    );
+  });
+
+  it('accepts the bounds the stack accepts', () => {
+    expect(readKeyCacheSettings({ KEY_CACHE_TTL_SECONDS: '3600', KEY_MAX_STALE_SECONDS: '86400' })).toEqual({
+      ttlMs: 3_600_000,
+      maxStaleMs: 86_400_000,
+    });
+    expect(readKeyCacheSettings({ KEY_CACHE_TTL_SECONDS: '1', KEY_MAX_STALE_SECONDS: '0' })).toEqual({
+      ttlMs: 1_000,
+      maxStaleMs: 0,
+    });
+  });
+
+  it.each(['verbose', 'trace', 'inf'])(
+    'refuses LOG_LEVEL=%j instead of logging at another level',
+    (value) => {
+      expect(() => readLambdaSettings({ KEYS_SECRET_ID: secretId, LOG_LEVEL: value })).toThrow(
+        `LOG_LEVEL must be one of debug, info, warn, error, got "${value}"`,
+      );
+    },
+  );
+});

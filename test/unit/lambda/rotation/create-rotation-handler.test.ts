@@ -1,0 +1,443 @@
+import {
+  DescribeSecretCommand,
+  GetSecretValueCommand,
+  PutSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+  SecretsManagerServiceException,
+  UpdateSecretVersionStageCommand,
+} from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
+import 'aws-sdk-client-mock-jest';
+import { toDigestForm } from '../../../../shared/keys/key-material';
+import {
+  createRotationHandler,
+  type RotationHandler,
+} from '../../../../lambda/rotation/create-rotation-handler';
+import {
+  ROTATION_STEPS,
+  type RotationEvent,
+  type RotationStep,
+} from '../../../../lambda/rotation/rotation-rules';
+import { captureLogs, type CapturedLogs } from '../../../support/capture-logger';
+
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api-keys-AbCdEf';
+const TOKEN = '6a0f8b4e-3c1d-4f2a-9b7e-1d2c3b4a5f60';
+const CURRENT_VERSION = '0e1d2c3b-4a59-4687-9a1b-2c3d4e5f6a7b';
+const ROTATION_TOKEN = 'rotation-token-from-secrets-manager';
+
+const KEY_A = 'test-handler-key-a-0123456789';
+const KEY_P = 'test-handler-key-p-0123456789';
+const FRESH_1 = 'test-handler-fresh-1-0123456789';
+const FRESH_2 = 'test-handler-fresh-2-0123456789';
+const HASHED = toDigestForm('test-handler-hashed-0123456789');
+const ALL_KEYS = [KEY_A, KEY_P, FRESH_1, FRESH_2];
+
+const CURRENT = JSON.stringify({ demo: [KEY_A], partner: KEY_P, hashed: [HASHED] });
+/** What createSecret writes for CURRENT with keep 2 and fresh keys FRESH_1, FRESH_2 (apps in sorted order). */
+const PENDING = JSON.stringify({ demo: [KEY_A, FRESH_1], hashed: [HASHED], partner: [KEY_P, FRESH_2] });
+
+const secretsManager = mockClient(SecretsManagerClient);
+
+function event(step: RotationStep, extra: Partial<RotationEvent> = {}): RotationEvent {
+  return { Step: step, SecretId: SECRET_ARN, ClientRequestToken: TOKEN, ...extra };
+}
+
+function describes(stages: Record<string, string[]>, rotationEnabled = true): void {
+  secretsManager
+    .on(DescribeSecretCommand)
+    .resolves({ ARN: SECRET_ARN, RotationEnabled: rotationEnabled, VersionIdsToStages: stages });
+}
+
+const ROTATION_UNDER_WAY = { [CURRENT_VERSION]: ['AWSCURRENT'], [TOKEN]: ['AWSPENDING'] };
+const ROTATION_DONE = { [CURRENT_VERSION]: ['AWSPREVIOUS'], [TOKEN]: ['AWSCURRENT'] };
+
+function currentIs(secretString: string, versionId = CURRENT_VERSION): void {
+  secretsManager
+    .on(GetSecretValueCommand, { VersionStage: 'AWSCURRENT' })
+    .resolves({ ARN: SECRET_ARN, VersionId: versionId, SecretString: secretString });
+}
+
+function pendingIs(secretString: string): void {
+  secretsManager
+    .on(GetSecretValueCommand, { VersionId: TOKEN, VersionStage: 'AWSPENDING' })
+    .resolves({ ARN: SECRET_ARN, VersionId: TOKEN, SecretString: secretString });
+}
+
+/** Secrets Manager's placeholder for the pending version holds no value until createSecret writes one. */
+function pendingIsEmpty(): void {
+  secretsManager.on(GetSecretValueCommand, { VersionId: TOKEN, VersionStage: 'AWSPENDING' }).rejects(
+    new ResourceNotFoundException({
+      message: "Secrets Manager can't find the specified secret value for staging label: AWSPENDING",
+      $metadata: {},
+    }),
+  );
+}
+
+function serviceError(name: string, message: string): SecretsManagerServiceException {
+  return new SecretsManagerServiceException({ name, $fault: 'client', message, $metadata: {} });
+}
+
+describe('the rotation handler', () => {
+  let logs: CapturedLogs;
+  let handler: RotationHandler;
+
+  beforeEach(() => {
+    secretsManager.reset();
+    logs = captureLogs();
+    const fresh = [FRESH_1, FRESH_2];
+    handler = createRotationHandler({
+      client: new SecretsManagerClient({ region: 'eu-west-1' }),
+      keep: 2,
+      logger: logs.logger,
+      generateKey: () => fresh.shift() ?? 'test-handler-out-of-fresh-keys',
+    });
+  });
+
+  afterEach(() => {
+    for (const key of ALL_KEYS) expect(logs.lines.join('\n')).not.toContain(key);
+    expect(logs.lines.join('\n')).not.toContain(ROTATION_TOKEN);
+  });
+
+  describe('before any step', () => {
+    it.each(ROTATION_STEPS)('%s does nothing when the version is already current', async (step) => {
+      describes(ROTATION_DONE);
+
+      await handler(event(step));
+
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 0);
+      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
+      expect(secretsManager).toHaveReceivedCommandTimes(UpdateSecretVersionStageCommand, 0);
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'the version is already current: nothing to do', step }),
+      );
+    });
+
+    it.each(ROTATION_STEPS)('%s fails when the version is not labelled AWSPENDING', async (step) => {
+      describes({ [CURRENT_VERSION]: ['AWSCURRENT'], [TOKEN]: [] });
+
+      await expect(handler(event(step))).rejects.toThrow(
+        `version ${TOKEN} is not labelled AWSPENDING for rotation`,
+      );
+      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
+      expect(secretsManager).toHaveReceivedCommandTimes(UpdateSecretVersionStageCommand, 0);
+    });
+
+    it('fails when the token is not a version of the secret', async () => {
+      describes({ [CURRENT_VERSION]: ['AWSCURRENT'] });
+
+      await expect(handler(event('createSecret'))).rejects.toThrow(
+        `version ${TOKEN} is not a version of this secret`,
+      );
+      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
+    });
+
+    it('fails when rotation is not enabled', async () => {
+      describes(ROTATION_UNDER_WAY, false);
+
+      await expect(handler(event('createSecret'))).rejects.toThrow('rotation is not enabled for this secret');
+      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
+    });
+
+    it('fails on an unknown step without calling Secrets Manager', async () => {
+      const unknown = { ...event('createSecret'), Step: 'deleteSecret' } as unknown as RotationEvent;
+
+      await expect(handler(unknown)).rejects.toThrow('unknown rotation step');
+      expect(secretsManager).toHaveReceivedCommandTimes(DescribeSecretCommand, 0);
+    });
+
+    it('logs a failed step with its step, secret and error, then rethrows', async () => {
+      secretsManager.on(DescribeSecretCommand).rejects(serviceError('AccessDeniedException', 'not allowed'));
+
+      await expect(handler(event('testSecret'))).rejects.toThrow('not allowed');
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          level: 'error',
+          message: 'rotation step failed',
+          step: 'testSecret',
+          secretId: SECRET_ARN,
+          error: 'AccessDeniedException: not allowed',
+        }),
+      );
+    });
+
+    it('refuses to be created with keep below 2', () => {
+      expect(() =>
+        createRotationHandler({ client: new SecretsManagerClient({}), keep: 1, logger: logs.logger }),
+      ).toThrow('keep must be a whole number of at least 2');
+    });
+  });
+
+  describe('createSecret', () => {
+    it('writes every app one fresh key as the AWSPENDING version under the token, leaving digest apps alone', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      pendingIsEmpty();
+      secretsManager.on(PutSecretValueCommand).resolves({ VersionId: TOKEN, VersionStages: ['AWSPENDING'] });
+
+      await handler(event('createSecret'));
+
+      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 1);
+      expect(secretsManager).toHaveReceivedCommandWith(PutSecretValueCommand, {
+        SecretId: SECRET_ARN,
+        ClientRequestToken: TOKEN,
+        VersionStages: ['AWSPENDING'],
+      });
+      const written = secretsManager.commandCalls(PutSecretValueCommand)[0]?.args[0].input.SecretString ?? '';
+      expect(JSON.parse(written)).toEqual(JSON.parse(PENDING));
+    });
+
+    it('reads the current version by its stage, explicitly', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      pendingIsEmpty();
+
+      await handler(event('createSecret'));
+
+      expect(secretsManager).toHaveReceivedCommandWith(GetSecretValueCommand, {
+        SecretId: SECRET_ARN,
+        VersionStage: 'AWSCURRENT',
+      });
+    });
+
+    it('logs app counts and the skipped apps, never a key', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      pendingIsEmpty();
+
+      await handler(event('createSecret'));
+
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          message: 'wrote the pending version',
+          step: 'createSecret',
+          secretArn: SECRET_ARN,
+          versionId: TOKEN,
+          baseVersionId: CURRENT_VERSION,
+          apps: 3,
+          rotatedApps: 2,
+          skippedApps: 1,
+          skippedAppIds: 'hashed',
+          keep: 2,
+        }),
+      );
+    });
+
+    it.each([
+      [
+        'passes the RotationToken on when the event has one',
+        { RotationToken: ROTATION_TOKEN },
+        ROTATION_TOKEN,
+      ],
+      ['sends no RotationToken when the event has none', {}, undefined],
+    ])('%s', async (_label, extra, expected) => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      pendingIsEmpty();
+
+      await handler(event('createSecret', extra));
+
+      const input = secretsManager.commandCalls(PutSecretValueCommand)[0]?.args[0].input;
+      expect(input?.RotationToken).toBe(expected);
+    });
+
+    it('is idempotent: a pending version already written under the token is left as it is', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      pendingIs(PENDING);
+
+      await handler(event('createSecret'));
+
+      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'the pending version is already written' }),
+      );
+    });
+
+    it('fails, writing nothing, when the pending version cannot be read for another reason', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      secretsManager
+        .on(GetSecretValueCommand, { VersionId: TOKEN, VersionStage: 'AWSPENDING' })
+        .rejects(serviceError('ThrottlingException', 'Rate exceeded'));
+
+      await expect(handler(event('createSecret'))).rejects.toThrow('Rate exceeded');
+      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
+    });
+
+    it('fails, writing nothing, when the current version has an entry the strict model refuses', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(JSON.stringify({ demo: [KEY_A, 'short'] }));
+      pendingIsEmpty();
+
+      await expect(handler(event('createSecret'))).rejects.toThrow(
+        "the secret's entry #1 (app demo), key #2: key length must be 16 to 512 characters",
+      );
+      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
+    });
+
+    it('fails on a binary secret', async () => {
+      describes(ROTATION_UNDER_WAY);
+      secretsManager
+        .on(GetSecretValueCommand, { VersionStage: 'AWSCURRENT' })
+        .resolves({ VersionId: CURRENT_VERSION, SecretBinary: new Uint8Array([1, 2]) });
+      pendingIsEmpty();
+
+      await expect(handler(event('createSecret'))).rejects.toThrow('binary secrets are not supported');
+      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
+    });
+  });
+
+  describe('setSecret', () => {
+    it('has nothing to set: it only checks the labels', async () => {
+      describes(ROTATION_UNDER_WAY);
+
+      await handler(event('setSecret'));
+
+      expect(secretsManager).toHaveReceivedCommandTimes(DescribeSecretCommand, 1);
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 0);
+      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
+      expect(secretsManager).toHaveReceivedCommandTimes(UpdateSecretVersionStageCommand, 0);
+    });
+  });
+
+  describe('testSecret', () => {
+    it('accepts a pending version that is one rotation of the current one', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      pendingIs(PENDING);
+
+      await handler(event('testSecret'));
+
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'the pending version may become current', step: 'testSecret' }),
+      );
+    });
+
+    it.each([
+      [
+        'loses an app',
+        JSON.stringify({ demo: [KEY_A, FRESH_1], partner: [KEY_P, FRESH_2] }),
+        'app hashed is missing from the pending version',
+      ],
+      [
+        'holds a key the payment Lambda cannot read',
+        JSON.stringify({ demo: [KEY_A, 'short'], hashed: [HASHED], partner: [KEY_P, FRESH_2] }),
+        'entry #1 (app demo), key #2: key length must be 16 to 512 characters',
+      ],
+      ['is not JSON', '{"demo":', 'the pending version does not parse: secret is not valid JSON'],
+      [
+        "drops the app's current key",
+        JSON.stringify({ demo: [FRESH_1], hashed: [HASHED], partner: [KEY_P, FRESH_2] }),
+        'app demo: the pending keys are not one rotation of the current keys',
+      ],
+    ])('rejects a pending version that %s', async (_label, pending, problem) => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      pendingIs(pending);
+
+      await expect(handler(event('testSecret'))).rejects.toThrow(problem);
+      expect(secretsManager).toHaveReceivedCommandTimes(UpdateSecretVersionStageCommand, 0);
+    });
+
+    it('reads the pending version by token and stage', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      pendingIs(PENDING);
+
+      await handler(event('testSecret'));
+
+      expect(secretsManager).toHaveReceivedCommandWith(GetSecretValueCommand, {
+        SecretId: SECRET_ARN,
+        VersionId: TOKEN,
+        VersionStage: 'AWSPENDING',
+      });
+    });
+  });
+
+  describe('finishSecret', () => {
+    it('moves AWSCURRENT from the version it checked against to the pending one, then removes AWSPENDING', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      pendingIs(PENDING);
+
+      await handler(event('finishSecret'));
+
+      const moves = secretsManager
+        .commandCalls(UpdateSecretVersionStageCommand)
+        .map((call) => call.args[0].input);
+      expect(moves).toEqual([
+        {
+          SecretId: SECRET_ARN,
+          VersionStage: 'AWSCURRENT',
+          MoveToVersionId: TOKEN,
+          RemoveFromVersionId: CURRENT_VERSION,
+        },
+        { SecretId: SECRET_ARN, VersionStage: 'AWSPENDING', RemoveFromVersionId: TOKEN },
+      ]);
+    });
+
+    it('does not move AWSCURRENT when the current version changed since the pending one was made', async () => {
+      describes(ROTATION_UNDER_WAY);
+      const operatorAddedAKey = JSON.stringify({ demo: [KEY_A, FRESH_2], partner: KEY_P, hashed: [HASHED] });
+      currentIs(operatorAddedAKey, 'f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b');
+      pendingIs(PENDING);
+
+      await expect(handler(event('finishSecret'))).rejects.toThrow(
+        'app demo: the pending keys are not one rotation of the current keys',
+      );
+      expect(secretsManager).toHaveReceivedCommandTimes(UpdateSecretVersionStageCommand, 0);
+    });
+
+    it('fails when AWSCURRENT moved between the check and the move (the move names the checked version)', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      pendingIs(PENDING);
+      secretsManager
+        .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSCURRENT' })
+        .rejects(
+          serviceError(
+            'InvalidParameterException',
+            `Version stage AWSCURRENT not found in version ${CURRENT_VERSION}`,
+          ),
+        );
+
+      await expect(handler(event('finishSecret'))).rejects.toThrow('Version stage AWSCURRENT not found');
+      expect(secretsManager).toHaveReceivedCommandTimes(UpdateSecretVersionStageCommand, 1);
+    });
+
+    it('still succeeds when AWSPENDING cannot be removed after the move, and says so', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      pendingIs(PENDING);
+      secretsManager
+        .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSPENDING' })
+        .rejects(
+          serviceError('InvalidParameterException', `Version stage AWSPENDING not found in version ${TOKEN}`),
+        );
+
+      await handler(event('finishSecret'));
+
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          level: 'warn',
+          message: 'could not remove the AWSPENDING label from the new current version',
+        }),
+      );
+    });
+
+    it('is idempotent: when already current it only removes an AWSPENDING label left behind', async () => {
+      describes({ [CURRENT_VERSION]: ['AWSPREVIOUS'], [TOKEN]: ['AWSCURRENT', 'AWSPENDING'] });
+
+      await handler(event('finishSecret'));
+
+      const moves = secretsManager
+        .commandCalls(UpdateSecretVersionStageCommand)
+        .map((call) => call.args[0].input);
+      expect(moves).toEqual([
+        { SecretId: SECRET_ARN, VersionStage: 'AWSPENDING', RemoveFromVersionId: TOKEN },
+      ]);
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 0);
+    });
+  });
+});

@@ -1,0 +1,205 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { readContext } from '../../../bin/context';
+import { createApp } from '../../../bin/payment-api';
+
+const CDK_JSON_CONTEXT = (
+  JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'cdk.json'), 'utf8')) as {
+    context: Record<string, unknown>;
+  }
+).context;
+
+const stacks = new Map<string, Stack>();
+
+/**
+ * The CDK app as `cdk synth` builds it, AwsSolutionsChecks included; cdk-nag needs no bundled code. Built once
+ * per context and shared by the tests that read it.
+ */
+function appStack(context: Record<string, unknown> = {}): Stack {
+  const key = JSON.stringify(context);
+  let stack = stacks.get(key);
+  if (stack === undefined) {
+    const app = createApp(
+      new App({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context } }),
+    );
+    stack = Stack.of(app.node.findChild(readContext(context).stackName));
+    stacks.set(key, stack);
+  }
+  return stack;
+}
+
+const KMS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+const ROTATION = { rotationDays: '30' };
+const WAF = { wafRateLimit: '2000' };
+const EXISTING_WEB_ACL = {
+  webAclArn:
+    'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/a1b2c3d4-5678-90ab-cdef-EXAMPLE11111',
+};
+const DOMAIN = {
+  domainName: 'payments.example.com',
+  certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012',
+};
+/** Monitoring on every option: a topic of its own for email notices, tuned thresholds, tracing. */
+const MONITORING_BY_EMAIL = {
+  alarmEmail: 'oncall@example.com',
+  metricsNamespace: 'Payments/Production',
+  unauthorizedAlarmThreshold: '50',
+  latencyAlarmThresholdMs: '800',
+  serverErrorRateAlarmThreshold: '2',
+  tracing: 'true',
+};
+const MONITORING_TO_TOPIC = {
+  alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:oncall',
+  tracing: 'true',
+  ...ROTATION,
+  existingSecret: 'payment-api/keys',
+  secretKmsKeyArn: KMS_KEY_ARN,
+};
+const EVERYTHING_AT_THE_EDGE = {
+  env: 'staging',
+  ...WAF,
+  ...DOMAIN,
+  hostedZoneId: 'Z0123456789ABCDEFGHIJ',
+  hostedZoneName: 'example.com',
+  disableExecuteApiEndpoint: 'true',
+};
+
+interface Suppression {
+  readonly id: string;
+  readonly reason: string;
+  readonly applies_to?: unknown[];
+}
+
+function suppressionsByResource(template: Template): Record<string, Suppression[]> {
+  const resources = template.toJSON() as {
+    Resources: Record<string, { Metadata?: { cdk_nag?: { rules_to_suppress: Suppression[] } } }>;
+  };
+  return Object.fromEntries(
+    Object.entries(resources.Resources)
+      .filter(([, resource]) => resource.Metadata?.cdk_nag !== undefined)
+      .map(([id, resource]) => [id, resource.Metadata?.cdk_nag?.rules_to_suppress ?? []]),
+  );
+}
+
+describe.each([
+  ['a new secret', {}],
+  [
+    'an existing secret by name and a customer KMS key',
+    { existingSecret: 'payment-api/keys', secretKmsKeyArn: KMS_KEY_ARN },
+  ],
+  ['scheduled rotation of a new secret', ROTATION],
+  [
+    'scheduled rotation of an existing secret by name with a customer KMS key',
+    { ...ROTATION, rotationKeep: '3', existingSecret: 'payment-api/keys', secretKmsKeyArn: KMS_KEY_ARN },
+  ],
+  ['a new WAF web ACL', WAF],
+  ['an existing WAF web ACL', EXISTING_WEB_ACL],
+  ['a custom domain without a DNS record', DOMAIN],
+  [
+    'an environment, a new web ACL, a custom domain with its alias record and the default endpoint closed',
+    EVERYTHING_AT_THE_EDGE,
+  ],
+  ['email alarm notices, tuned alarms and tracing', MONITORING_BY_EMAIL],
+  [
+    'an existing alarm topic, tracing, and rotation of an existing secret with a customer KMS key',
+    MONITORING_TO_TOPIC,
+  ],
+])('cdk-nag AwsSolutions checks on the app with %s', (_case, context) => {
+  let stack: Stack;
+
+  beforeAll(() => {
+    stack = appStack(context);
+  });
+
+  it('leaves no unacknowledged error', () => {
+    const errors = Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'));
+
+    expect(errors.map((error) => `${error.id}: ${JSON.stringify(error.entry.data)}`)).toEqual([]);
+  });
+
+  it('leaves no unacknowledged warning', () => {
+    const warnings = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*'));
+
+    expect(warnings.map((warning) => `${warning.id}: ${JSON.stringify(warning.entry.data)}`)).toEqual([]);
+  });
+});
+
+const ACKNOWLEDGED_METHOD_FINDINGS = [
+  'AWS::ApiGateway::Method ANY: AwsSolutions-APIG4, AwsSolutions-COG4',
+  'AWS::ApiGateway::Method POST: AwsSolutions-APIG4, AwsSolutions-COG4',
+  'AWS::ApiGateway::RestApi: AwsSolutions-APIG2',
+];
+const ACKNOWLEDGED_API_FINDINGS = [
+  ...ACKNOWLEDGED_METHOD_FINDINGS,
+  'AWS::ApiGateway::Stage: AwsSolutions-APIG3, AwsSolutions-APIG6',
+];
+/** With a web ACL on the stage, the missing-WAF finding is settled, not acknowledged. */
+const ACKNOWLEDGED_API_FINDINGS_WITH_WAF = [
+  ...ACKNOWLEDGED_METHOD_FINDINGS,
+  'AWS::ApiGateway::Stage: AwsSolutions-APIG6',
+];
+const SECRET_ROTATION_FINDING = 'AWS::SecretsManager::Secret: AwsSolutions-SMG4';
+
+describe.each<[string, Record<string, unknown>, string[]]>([
+  ['without rotation', {}, [...ACKNOWLEDGED_API_FINDINGS, SECRET_ROTATION_FINDING]],
+  ['with scheduled rotation, which settles the secret rotation finding', ROTATION, ACKNOWLEDGED_API_FINDINGS],
+  [
+    'with a new WAF web ACL, which settles the WAF finding',
+    WAF,
+    [...ACKNOWLEDGED_API_FINDINGS_WITH_WAF, SECRET_ROTATION_FINDING],
+  ],
+  [
+    'with an existing WAF web ACL, which settles the WAF finding',
+    EXISTING_WEB_ACL,
+    [...ACKNOWLEDGED_API_FINDINGS_WITH_WAF, SECRET_ROTATION_FINDING],
+  ],
+  [
+    'with a custom domain but no web ACL, which still acknowledges the WAF finding',
+    DOMAIN,
+    [...ACKNOWLEDGED_API_FINDINGS, SECRET_ROTATION_FINDING],
+  ],
+  [
+    "with tracing, whose X-Ray permission is acknowledged on the handler's policy, and email alarm notices",
+    MONITORING_BY_EMAIL,
+    [...ACKNOWLEDGED_API_FINDINGS, 'AWS::IAM::Policy: AwsSolutions-IAM5', SECRET_ROTATION_FINDING].sort(),
+  ],
+])('cdk-nag acknowledgements %s', (_case, context, expected) => {
+  let template: Template;
+
+  beforeAll(() => {
+    template = Template.fromStack(appStack(context));
+  });
+
+  it('are made on the resources they concern, never for the whole stack', () => {
+    // Arrange
+    const kindOf = (logicalId: string): string => {
+      const resource = (
+        template.toJSON() as { Resources: Record<string, { Type: string; Properties?: unknown }> }
+      ).Resources[logicalId];
+      const method = (resource?.Properties as { HttpMethod?: string } | undefined)?.HttpMethod;
+      return method ? `${resource?.Type ?? ''} ${method}` : (resource?.Type ?? '');
+    };
+
+    // Act
+    const acknowledged = Object.entries(suppressionsByResource(template))
+      .map(([logicalId, rules]) => `${kindOf(logicalId)}: ${rules.map((rule) => rule.id).join(', ')}`)
+      .sort();
+
+    // Assert
+    expect(acknowledged).toEqual(expected);
+    expect((template.toJSON() as { Metadata?: { cdk_nag?: unknown } }).Metadata?.cdk_nag).toBeUndefined();
+  });
+
+  it('each carry a reason of at least 10 characters', () => {
+    const reasons = Object.values(suppressionsByResource(template))
+      .flat()
+      .map((rule) => ({ id: rule.id, reason: rule.reason }));
+
+    expect(reasons.length).toBeGreaterThan(0);
+    for (const { id, reason } of reasons) {
+      expect({ id, long: reason.trim().length >= 10 }).toEqual({ id, long: true });
+    }
+  });
+});

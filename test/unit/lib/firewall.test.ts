@@ -1,0 +1,245 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import { errorBody } from '../../../lambda/payment/responses';
+import { Firewall } from '../../../lib/firewall';
+import {
+  constructUnbundled,
+  onlyLogicalId,
+  synthesize,
+  type Synthesized,
+} from '../../support/construct-template';
+
+const EXISTING_WEB_ACL_ARN =
+  'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/a1b2c3d4-5678-90ab-cdef-EXAMPLE11111';
+
+interface Rule {
+  readonly Name: string;
+  readonly Priority: number;
+  readonly Action?: unknown;
+  readonly OverrideAction?: unknown;
+  readonly Statement: Record<string, unknown>;
+  readonly VisibilityConfig: { readonly MetricName: string };
+}
+
+interface WebAclProperties {
+  readonly Name: string;
+  readonly Rules: readonly Rule[];
+  readonly VisibilityConfig: { readonly MetricName: string };
+}
+
+function webAclProperties(template: Template): WebAclProperties {
+  const [acl] = Object.values(template.findResources('AWS::WAFv2::WebACL'));
+  return (acl as { Properties: WebAclProperties }).Properties;
+}
+
+/** The association's ResourceArn names this stack's one stage, as CloudFormation builds a stage ARN. */
+function expectAssociationWithTheStage(template: Template, webAclArn: unknown): void {
+  const apiId = onlyLogicalId(template, 'AWS::ApiGateway::RestApi');
+  const stageId = onlyLogicalId(template, 'AWS::ApiGateway::Stage');
+  template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 1);
+  template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
+    WebACLArn: webAclArn,
+    ResourceArn: {
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':apigateway:',
+          { Ref: 'AWS::Region' },
+          '::/restapis/',
+          { Ref: apiId },
+          '/stages/',
+          { Ref: stageId },
+        ],
+      ],
+    },
+  });
+}
+
+describe('PaymentApi with a new web ACL (waf)', () => {
+  let synthesized: Synthesized;
+  let template: Template;
+  let acl: WebAclProperties;
+
+  beforeAll(() => {
+    synthesized = synthesize({ waf: { rateLimit: 1500 } });
+    template = synthesized.template;
+    acl = webAclProperties(template);
+  });
+
+  it('creates one regional web ACL that allows what no rule blocks, with metrics and sampled requests on', () => {
+    template.resourceCountIs('AWS::WAFv2::WebACL', 1);
+    template.hasResourceProperties('AWS::WAFv2::WebACL', {
+      Scope: 'REGIONAL',
+      DefaultAction: { Allow: {} },
+      VisibilityConfig: {
+        CloudWatchMetricsEnabled: true,
+        SampledRequestsEnabled: true,
+        MetricName: acl.Name,
+      },
+    });
+  });
+
+  it('blocks a source IP over the limit per 5 minutes first, before any other rule', () => {
+    expect(acl.Rules[0]).toEqual({
+      Name: 'RateLimitPerIp',
+      Priority: 0,
+      Action: { Block: {} },
+      Statement: { RateBasedStatement: { AggregateKeyType: 'IP', Limit: 1500, EvaluationWindowSec: 300 } },
+      VisibilityConfig: {
+        CloudWatchMetricsEnabled: true,
+        SampledRequestsEnabled: true,
+        MetricName: `${acl.Name}-RateLimitPerIp`,
+      },
+    });
+  });
+
+  it('then applies the AWS managed rule group for known bad inputs as AWS configures it', () => {
+    expect(acl.Rules[1]).toEqual({
+      Name: 'AWSManagedRulesKnownBadInputsRuleSet',
+      Priority: 1,
+      OverrideAction: { None: {} },
+      Statement: {
+        ManagedRuleGroupStatement: { VendorName: 'AWS', Name: 'AWSManagedRulesKnownBadInputsRuleSet' },
+      },
+      VisibilityConfig: {
+        CloudWatchMetricsEnabled: true,
+        SampledRequestsEnabled: true,
+        MetricName: `${acl.Name}-KnownBadInputs`,
+      },
+    });
+  });
+
+  it('then the common rule set, only counting the body-size and missing User-Agent rules that would refuse valid payments', () => {
+    expect(acl.Rules[2]).toEqual({
+      Name: 'AWSManagedRulesCommonRuleSet',
+      Priority: 2,
+      OverrideAction: { None: {} },
+      Statement: {
+        ManagedRuleGroupStatement: {
+          VendorName: 'AWS',
+          Name: 'AWSManagedRulesCommonRuleSet',
+          RuleActionOverrides: [
+            { Name: 'SizeRestrictions_BODY', ActionToUse: { Count: {} } },
+            { Name: 'NoUserAgent_HEADER', ActionToUse: { Count: {} } },
+          ],
+        },
+      },
+      VisibilityConfig: {
+        CloudWatchMetricsEnabled: true,
+        SampledRequestsEnabled: true,
+        MetricName: `${acl.Name}-CommonRuleSet`,
+      },
+    });
+  });
+
+  it('has no other rule', () => {
+    expect(acl.Rules.map((rule) => rule.Name)).toEqual([
+      'RateLimitPerIp',
+      'AWSManagedRulesKnownBadInputsRuleSet',
+      'AWSManagedRulesCommonRuleSet',
+    ]);
+  });
+
+  it('names the web ACL and its metrics after the stack, within WAF’s limits', () => {
+    expect(acl.Name).toMatch(/^Test-PaymentApi-Firewall-[0-9A-F]{8}$/);
+    for (const metric of [
+      acl.VisibilityConfig.MetricName,
+      ...acl.Rules.map((rule) => rule.VisibilityConfig.MetricName),
+    ]) {
+      expect(metric).toMatch(/^[\w#:.\-/]{1,128}$/);
+    }
+  });
+
+  it('is associated with the stage', () => {
+    const aclId = onlyLogicalId(template, 'AWS::WAFv2::WebACL');
+
+    expectAssociationWithTheStage(template, { 'Fn::GetAtt': [aclId, 'Arn'] });
+  });
+
+  it('answers a blocked request with the JSON 403 of the contract (WAF_FILTERED), without the Lambda', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'WAF_FILTERED',
+      StatusCode: '403',
+      ResponseTemplates: { 'application/json': errorBody('forbidden') },
+    });
+  });
+});
+
+describe('PaymentApi with an existing web ACL (webAclArn)', () => {
+  it('associates that web ACL with the stage and creates none', () => {
+    // Act
+    const { template } = synthesize({ webAclArn: EXISTING_WEB_ACL_ARN });
+
+    // Assert
+    template.resourceCountIs('AWS::WAFv2::WebACL', 0);
+    expectAssociationWithTheStage(template, EXISTING_WEB_ACL_ARN);
+  });
+});
+
+describe('PaymentApi without waf or webAclArn', () => {
+  it('creates no web ACL and no association', () => {
+    const { template } = synthesize();
+
+    template.resourceCountIs('AWS::WAFv2::WebACL', 0);
+    template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 0);
+    template.hasResourceProperties('AWS::ApiGateway::Stage', Match.objectLike({ StageName: 'prod' }));
+  });
+});
+
+describe('firewall props validation', () => {
+  it.each([
+    [
+      'a rate limit under WAF’s minimum of 10',
+      { waf: { rateLimit: 9 } },
+      'waf.rateLimit must be a whole number of requests per 5 minutes from 10 to 2000000000, got 9',
+    ],
+    [
+      'a rate limit over WAF’s maximum',
+      { waf: { rateLimit: 2_000_000_001 } },
+      'waf.rateLimit must be a whole number of requests per 5 minutes from 10 to 2000000000, got 2000000001',
+    ],
+    [
+      'a fractional rate limit',
+      { waf: { rateLimit: 99.5 } },
+      'waf.rateLimit must be a whole number of requests per 5 minutes from 10 to 2000000000, got 99.5',
+    ],
+    [
+      'a web ACL for CloudFront (global scope)',
+      { webAclArn: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/edge/a1b2c3d4' },
+      'webAclArn must be a regional WAFv2 web ACL ARN (arn:aws:wafv2:<region>:<account>:regional/webacl/<name>/<id>), got "arn:aws:wafv2:us-east-1:123456789012:global/webacl/edge/a1b2c3d4"',
+    ],
+    [
+      'a new web ACL and an existing one at once',
+      { waf: { rateLimit: 100 }, webAclArn: EXISTING_WEB_ACL_ARN },
+      'waf and webAclArn cannot both be set: the stage takes one web ACL, a new one or yours',
+    ],
+  ])('rejects %s', (_case, props, message) => {
+    expect(() => {
+      constructUnbundled(props);
+    }).toThrow(message);
+  });
+
+  it('accepts the bounds WAF accepts', () => {
+    expect(() => {
+      constructUnbundled({ waf: { rateLimit: 10 } });
+    }).not.toThrow();
+    expect(() => {
+      constructUnbundled({ waf: { rateLimit: 2_000_000_000 } });
+    }).not.toThrow();
+  });
+
+  it('needs a new web ACL or an existing one when used on its own', () => {
+    // Arrange
+    const stack = new Stack(new App(), 'Test');
+    const api = new apigateway.RestApi(stack, 'Api');
+    api.root.addMethod('GET', new apigateway.MockIntegration());
+
+    // Act / Assert
+    expect(() => new Firewall(stack, 'Firewall', { stage: api.deploymentStage })).toThrow(
+      'Firewall needs exactly one of waf (a new web ACL) and webAclArn (an existing one)',
+    );
+  });
+});

@@ -1,0 +1,333 @@
+import { Duration } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { PaymentApiProps } from '../../../lib/payment-api';
+import { ROTATION_STEP_WORST_CASE_MS, ROTATION_TIMEOUT } from '../../../lib/key-rotation';
+import {
+  constructUnbundled,
+  expectMinifiedCommonJs,
+  actionsOf,
+  externalRequires,
+  functionRoleStatements,
+  onlyLogicalId,
+  policyStatements,
+  readBundle,
+  synthesize,
+  type Synthesized,
+} from '../../support/construct-template';
+
+const HANDLER_ID = /^PaymentApiHandler[0-9A-F]{8}$/;
+const ROTATION_ID = /^PaymentApiKeyRotationFunction[0-9A-F]{8}$/;
+
+interface Resource {
+  readonly Type: string;
+  readonly Properties?: Record<string, unknown>;
+  readonly DependsOn?: string[];
+  readonly Metadata?: { cdk_nag?: { rules_to_suppress: { id: string }[] } };
+}
+
+function resources(template: Template): Record<string, Resource> {
+  return (template.toJSON() as { Resources: Record<string, Resource> }).Resources;
+}
+
+function resource(template: Template, logicalId: string): Resource {
+  const found = resources(template)[logicalId];
+  if (found === undefined) throw new Error(`No resource ${logicalId} in the template`);
+  return found;
+}
+
+function countsByType(template: Template): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const { Type } of Object.values(resources(template))) counts.set(Type, (counts.get(Type) ?? 0) + 1);
+  return counts;
+}
+
+/** The acknowledged cdk-nag rules on the one secret of the template. */
+function secretAcknowledgements(template: Template): string[] {
+  const secret = resource(template, onlyLogicalId(template, 'AWS::SecretsManager::Secret'));
+  return (secret.Metadata?.cdk_nag?.rules_to_suppress ?? []).map((rule) => rule.id);
+}
+
+const VIA_SECRETS_MANAGER = {
+  StringEquals: {
+    'kms:ViaService': { 'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+  },
+};
+
+describe('PaymentApi scheduled rotation', () => {
+  let plain: Template;
+  let rotated: Synthesized;
+  let template: Template;
+  let rotationId: string;
+  let secretId: string;
+
+  beforeAll(() => {
+    plain = synthesize().template;
+    rotated = synthesize({ rotation: { every: Duration.days(30) } }, { bundle: true });
+    template = rotated.template;
+    rotationId = onlyLogicalId(template, 'AWS::Lambda::Function', {}, ROTATION_ID);
+    secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
+  });
+
+  describe('without the rotation prop', () => {
+    it('adds nothing: one function, no rotation schedule, no invoke permission for Secrets Manager', () => {
+      plain.resourceCountIs('AWS::Lambda::Function', 1);
+      plain.resourceCountIs('AWS::SecretsManager::RotationSchedule', 0);
+      expect(
+        Object.keys(
+          plain.findResources('AWS::Lambda::Permission', {
+            Properties: { Principal: 'secretsmanager.amazonaws.com' },
+          }),
+        ),
+      ).toEqual([]);
+    });
+
+    it('acknowledges that the secret has no scheduled rotation (AwsSolutions-SMG4)', () => {
+      expect(secretAcknowledgements(plain)).toEqual(['AwsSolutions-SMG4']);
+    });
+  });
+
+  describe('every 30 days with the default options', () => {
+    it('adds exactly a function with its log group, role and policy, an invoke permission and a schedule', () => {
+      // Arrange
+      const before = countsByType(plain);
+
+      // Act
+      const added = [...countsByType(template)]
+        .map(([type, count]): [string, number] => [type, count - (before.get(type) ?? 0)])
+        .filter(([, count]) => count !== 0)
+        .sort(([a], [b]) => a.localeCompare(b));
+
+      // Assert
+      expect(added).toEqual([
+        ['AWS::IAM::Policy', 1],
+        ['AWS::IAM::Role', 1],
+        ['AWS::Lambda::Function', 1],
+        ['AWS::Lambda::Permission', 1],
+        ['AWS::Logs::LogGroup', 1],
+        ['AWS::SecretsManager::RotationSchedule', 1],
+      ]);
+    });
+
+    it('runs the rotation function on Node.js 24, arm64, with 256 MiB and a 60 s timeout', () => {
+      expect(resource(template, rotationId).Properties).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        MemorySize: 256,
+        Timeout: 60,
+      });
+    });
+
+    it('gives the function more time than a step takes when every Secrets Manager call runs to its deadline', () => {
+      expect(ROTATION_STEP_WORST_CASE_MS).toBeLessThan(ROTATION_TIMEOUT.toMilliseconds());
+      expect(resource(template, rotationId).Properties?.Timeout).toBe(ROTATION_TIMEOUT.toSeconds());
+    });
+
+    it('tells the rotation function to keep 2 keys and log at info, and nothing else', () => {
+      expect(resource(template, rotationId).Properties?.Environment).toEqual({
+        Variables: { ROTATION_KEEP_KEYS: '2', LOG_LEVEL: 'info' },
+      });
+    });
+
+    it('logs the rotation function to a log group of its own, kept for one month', () => {
+      const logGroupId = onlyLogicalId(
+        template,
+        'AWS::Logs::LogGroup',
+        { Properties: { RetentionInDays: 30 } },
+        /KeyRotationFunctionLogs/,
+      );
+
+      expect(resource(template, rotationId).Properties?.LoggingConfig).toEqual({
+        LogGroup: { Ref: logGroupId },
+      });
+    });
+
+    it('creates the rotation function only once its role policy exists', () => {
+      const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /KeyRotationFunctionRole/);
+
+      expect(resource(template, rotationId).DependsOn).toEqual([policyId]);
+    });
+
+    it('bundles the rotation function as minified CommonJS with the AWS SDK inside', () => {
+      // Act (never hand the bundle itself to a matcher: a failure would print all of it)
+      const bundle = readBundle(rotated, rotationId);
+
+      // Assert
+      expectMinifiedCommonJs(bundle);
+      expect(bundle.includes('"UpdateSecretVersionStage"')).toBe(true);
+      expect(externalRequires(bundle)).toEqual([]);
+    });
+
+    it('lets the rotation function rotate only its one secret and write only its own log group', () => {
+      const logGroupId = onlyLogicalId(template, 'AWS::Logs::LogGroup', {}, /KeyRotationFunctionLogs/);
+
+      expect(functionRoleStatements(template, rotationId)).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
+        },
+        {
+          Effect: 'Allow',
+          Action: [
+            'secretsmanager:DescribeSecret',
+            'secretsmanager:GetSecretValue',
+            'secretsmanager:PutSecretValue',
+            'secretsmanager:UpdateSecretVersionStage',
+          ],
+          Resource: { Ref: secretId },
+        },
+      ]);
+    });
+
+    it('grants nothing on a wildcard resource, GetRandomPassword included', () => {
+      const statements = policyStatements(template);
+
+      expect(JSON.stringify(statements.flatMap((statement) => [statement.Resource].flat()))).not.toContain(
+        '*',
+      );
+      expect(statements.flatMap(actionsOf)).not.toContain('secretsmanager:GetRandomPassword');
+    });
+
+    it('leaves the handler with read access only', () => {
+      const handlerId = onlyLogicalId(template, 'AWS::Lambda::Function', {}, HANDLER_ID);
+      const actions = functionRoleStatements(template, handlerId).flatMap(actionsOf);
+
+      expect(actions.filter((action) => action.startsWith('secretsmanager:'))).toEqual([
+        'secretsmanager:DescribeSecret',
+        'secretsmanager:GetSecretValue',
+      ]);
+    });
+
+    it('lets Secrets Manager invoke the rotation function on behalf of this account only', () => {
+      const permissionId = onlyLogicalId(template, 'AWS::Lambda::Permission', {
+        Properties: { Principal: 'secretsmanager.amazonaws.com' },
+      });
+
+      expect(resource(template, permissionId).Properties).toEqual({
+        Action: 'lambda:InvokeFunction',
+        FunctionName: { 'Fn::GetAtt': [rotationId, 'Arn'] },
+        Principal: 'secretsmanager.amazonaws.com',
+        SourceAccount: { Ref: 'AWS::AccountId' },
+      });
+    });
+
+    it('schedules the rotation of the secret every 30 days, once Secrets Manager may invoke the function', () => {
+      // Arrange
+      const scheduleId = onlyLogicalId(template, 'AWS::SecretsManager::RotationSchedule');
+      const permissionId = onlyLogicalId(template, 'AWS::Lambda::Permission', {
+        Properties: { Principal: 'secretsmanager.amazonaws.com' },
+      });
+
+      // Act
+      const schedule = resource(template, scheduleId);
+
+      // Assert (RotateImmediatelyOnUpdate absent: the first rotation runs on deployment)
+      expect(schedule.Properties).toEqual({
+        SecretId: { Ref: secretId },
+        RotationLambdaARN: { 'Fn::GetAtt': [rotationId, 'Arn'] },
+        RotationRules: { ScheduleExpression: 'rate(30 days)' },
+      });
+      expect(schedule.DependsOn).toEqual([permissionId]);
+    });
+
+    it('drops the acknowledgement that the secret has no scheduled rotation', () => {
+      expect(secretAcknowledgements(template)).toEqual([]);
+    });
+  });
+
+  describe('every 12 hours, keeping 3 keys, with a customer key and every log option', () => {
+    let custom: Template;
+    let customRotationId: string;
+
+    beforeAll(() => {
+      ({ template: custom } = synthesize(
+        {
+          rotation: { every: Duration.hours(12), keep: 3 },
+          logLevel: 'debug',
+          logRetention: logs.RetentionDays.ONE_WEEK,
+        },
+        { extra: (stack) => ({ secretEncryptionKey: new kms.Key(stack, 'Key') }) },
+      ));
+      customRotationId = onlyLogicalId(custom, 'AWS::Lambda::Function', {}, ROTATION_ID);
+    });
+
+    it('tells the rotation function to keep 3 keys and log at debug', () => {
+      expect(resource(custom, customRotationId).Properties?.Environment).toEqual({
+        Variables: { ROTATION_KEEP_KEYS: '3', LOG_LEVEL: 'debug' },
+      });
+    });
+
+    it('rotates every 12 hours', () => {
+      custom.hasResourceProperties('AWS::SecretsManager::RotationSchedule', {
+        RotationRules: { ScheduleExpression: 'rate(12 hours)' },
+      });
+    });
+
+    it('keeps the rotation logs as long as the other log groups', () => {
+      custom.resourceCountIs('AWS::Logs::LogGroup', 3);
+      custom.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
+    });
+
+    it('lets the rotation function decrypt and generate data keys with the customer key, via Secrets Manager only', () => {
+      const keyId = onlyLogicalId(custom, 'AWS::KMS::Key');
+      const kmsStatements = functionRoleStatements(custom, customRotationId).filter((statement) =>
+        actionsOf(statement).some((action) => action.startsWith('kms:')),
+      );
+
+      expect(kmsStatements).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          Resource: { 'Fn::GetAtt': [keyId, 'Arn'] },
+          Condition: VIA_SECRETS_MANAGER,
+        },
+      ]);
+    });
+  });
+});
+
+describe('PaymentApi rotation options validation', () => {
+  it.each<[string, PaymentApiProps, string]>([
+    [
+      'a rotation more often than every 4 hours',
+      { rotation: { every: Duration.hours(3) } },
+      'rotation.every must be a whole number of hours from 4 hours to 1000 days, got 3 hours',
+    ],
+    [
+      'a rotation period that is not a whole number of hours',
+      { rotation: { every: Duration.minutes(270) } },
+      'rotation.every must be a whole number of hours from 4 hours to 1000 days, got 4 hours 30 minutes',
+    ],
+    [
+      'a rotation period over 1000 days',
+      { rotation: { every: Duration.days(1001) } },
+      'rotation.every must be a whole number of hours from 4 hours to 1000 days, got 1001 days',
+    ],
+    [
+      'keeping a single key',
+      { rotation: { every: Duration.days(30), keep: 1 } },
+      'rotation.keep must be a whole number of at least 2, got 1',
+    ],
+    [
+      'keeping a fractional number of keys',
+      { rotation: { every: Duration.days(30), keep: 2.5 } },
+      'rotation.keep must be a whole number of at least 2, got 2.5',
+    ],
+  ])('rejects %s', (_case, props, message) => {
+    expect(() => {
+      constructUnbundled(props);
+    }).toThrow(message);
+  });
+
+  it.each<[string, PaymentApiProps]>([
+    ['every 4 hours, keeping 2 keys', { rotation: { every: Duration.hours(4), keep: 2 } }],
+    ['every 1000 days, keeping 10 keys', { rotation: { every: Duration.days(1000), keep: 10 } }],
+  ])('accepts a rotation %s', (_case, props) => {
+    expect(() => {
+      constructUnbundled(props);
+    }).not.toThrow();
+  });
+});

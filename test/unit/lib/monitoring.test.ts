@@ -1,0 +1,666 @@
+import { App, Duration } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { METRIC, METRICS_ENV, OUTCOME_METRICS } from '../../../lambda/payment/metric-names';
+import type { PaymentApiMonitoringOptions } from '../../../lib/monitoring';
+import { PaymentApiStack, type PaymentApiStackProps } from '../../../lib/payment-api-stack';
+import {
+  CDK_JSON_CONTEXT,
+  SKIP_BUNDLING,
+  constructUnbundled,
+  onlyLogicalId,
+  policyStatements,
+  synthesize,
+} from '../../support/construct-template';
+
+interface Resource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+  readonly Metadata?: {
+    cdk_nag?: { rules_to_suppress: { id: string; reason: string; applies_to?: unknown[] }[] };
+  };
+}
+
+function resources(template: Template, type: string): Record<string, Resource> {
+  return template.findResources(type) as Record<string, Resource>;
+}
+
+/** Every alarm of the template by its name. */
+function alarmsByName(template: Template): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    Object.values(resources(template, 'AWS::CloudWatch::Alarm')).map((alarm) => [
+      String(alarm.Properties.AlarmName),
+      alarm.Properties,
+    ]),
+  );
+}
+
+/** The dashboard body as one string, tokens (alarm ARNs, the Region) rendered as their JSON. */
+function dashboardBody(template: Template): string {
+  const [dashboard] = Object.values(resources(template, 'AWS::CloudWatch::Dashboard'));
+  const body = dashboard?.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] };
+  return body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
+}
+
+function stackTemplate(id: string, props: PaymentApiStackProps = {}): Template {
+  const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
+  return Template.fromStack(new PaymentApiStack(app, id, props));
+}
+
+const CUSTOM = { namespace: 'PaymentApi', dimensions: [{ Name: 'Service', Value: 'Test' }] };
+
+/** What each alarm watches and how, in the construct synthesized in stack "Test" with default props. */
+const DEFAULT_ALARMS: [string, Record<string, unknown>][] = [
+  [
+    'Test-ApiServerErrors',
+    {
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5XXError',
+      Statistic: 'Average',
+      Period: 60,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 0.01,
+    },
+  ],
+  [
+    'Test-ApiLatencyP99',
+    {
+      Namespace: 'AWS/ApiGateway',
+      MetricName: 'Latency',
+      ExtendedStatistic: 'p99',
+      Period: 60,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 5,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 1000,
+    },
+  ],
+  [
+    'Test-LambdaErrors',
+    {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Statistic: 'Sum',
+      Period: 60,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+    },
+  ],
+  [
+    'Test-LambdaThrottles',
+    {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Throttles',
+      Statistic: 'Sum',
+      Period: 60,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+    },
+  ],
+  [
+    'Test-KeysUnavailable',
+    {
+      Namespace: CUSTOM.namespace,
+      Dimensions: CUSTOM.dimensions,
+      MetricName: 'Unavailable',
+      Statistic: 'Sum',
+      Period: 60,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+    },
+  ],
+  [
+    'Test-KeyRefreshFailing',
+    {
+      Namespace: CUSTOM.namespace,
+      Dimensions: CUSTOM.dimensions,
+      MetricName: 'KeyRefreshFailed',
+      Statistic: 'Sum',
+      Period: 60,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+    },
+  ],
+  [
+    'Test-UnauthorizedRequests',
+    {
+      Namespace: CUSTOM.namespace,
+      Dimensions: CUSTOM.dimensions,
+      MetricName: 'Unauthorized',
+      Statistic: 'Sum',
+      Period: 300,
+      EvaluationPeriods: 1,
+      DatapointsToAlarm: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 100,
+    },
+  ],
+];
+
+describe('the metric names shared with the Lambda', () => {
+  it('are the ten names operators alarm on, the six outcomes among them', () => {
+    expect(Object.values(METRIC).sort()).toEqual(
+      [
+        'Accepted',
+        'BadRequest',
+        'ColdStart',
+        'InternalError',
+        'KeyRefreshFailed',
+        'KeyRefreshSucceeded',
+        'StaleKeysServed',
+        'Unauthorized',
+        'Unavailable',
+        'UnsupportedMediaType',
+      ].sort(),
+    );
+    expect([...OUTCOME_METRICS].sort()).toEqual(
+      [
+        'Accepted',
+        'BadRequest',
+        'InternalError',
+        'Unauthorized',
+        'Unavailable',
+        'UnsupportedMediaType',
+      ].sort(),
+    );
+    expect(METRICS_ENV).toEqual({
+      namespace: 'METRICS_NAMESPACE',
+      serviceName: 'SERVICE_NAME',
+    });
+  });
+});
+
+describe('PaymentApi monitoring with default props', () => {
+  let template: Template;
+  let handlerId: string;
+  let stageId: string;
+
+  beforeAll(() => {
+    ({ template } = synthesize());
+    handlerId = onlyLogicalId(template, 'AWS::Lambda::Function');
+    stageId = onlyLogicalId(template, 'AWS::ApiGateway::Stage');
+  });
+
+  describe('alarms', () => {
+    it('are the seven of the runbook, each named after the stack', () => {
+      expect(Object.keys(alarmsByName(template)).sort()).toEqual(DEFAULT_ALARMS.map(([name]) => name).sort());
+    });
+
+    it.each(DEFAULT_ALARMS)(
+      '%s watches its metric with its statistic, period and threshold',
+      (name, expected) => {
+        const alarm = alarmsByName(template)[name];
+
+        expect(alarm).toMatchObject({ ...expected, TreatMissingData: 'notBreaching' });
+      },
+    );
+
+    it('watch the API stage and the payment Lambda by their own dimensions', () => {
+      const alarms = alarmsByName(template);
+      const stageDimensions = [
+        { Name: 'ApiName', Value: 'Test' },
+        { Name: 'Stage', Value: { Ref: stageId } },
+      ];
+      const functionDimensions = [{ Name: 'FunctionName', Value: { Ref: handlerId } }];
+
+      expect(alarms['Test-ApiServerErrors']?.Dimensions).toEqual(stageDimensions);
+      expect(alarms['Test-ApiLatencyP99']?.Dimensions).toEqual(stageDimensions);
+      expect(alarms['Test-LambdaErrors']?.Dimensions).toEqual(functionDimensions);
+      expect(alarms['Test-LambdaThrottles']?.Dimensions).toEqual(functionDimensions);
+    });
+
+    it('say what they mean and point to the runbook, within CloudWatch’s 1024 characters', () => {
+      const descriptions = Object.values(alarmsByName(template)).map((alarm) =>
+        String(alarm.AlarmDescription),
+      );
+
+      expect(descriptions).toHaveLength(7);
+      for (const description of descriptions) {
+        expect(description).toContain('Runbook: README, "Operating it".');
+        expect(description.length).toBeLessThanOrEqual(1024);
+      }
+    });
+
+    it('have no actions and no topic is created when neither alarmEmail nor alarmTopic is given', () => {
+      template.resourceCountIs('AWS::SNS::Topic', 0);
+      template.resourceCountIs('AWS::KMS::Key', 0);
+      template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+        AlarmActions: Match.absent(),
+        OKActions: Match.absent(),
+      });
+    });
+  });
+
+  describe('dashboard', () => {
+    it('is named after the stack and the Region, since dashboards are global to the account', () => {
+      template.hasResourceProperties('AWS::CloudWatch::Dashboard', {
+        DashboardName: { 'Fn::Join': ['', ['Test-', { Ref: 'AWS::Region' }]] },
+      });
+    });
+
+    it('shows every custom metric of the service', () => {
+      const body = dashboardBody(template);
+
+      for (const name of Object.values(METRIC)) {
+        expect(body).toContain(JSON.stringify(['PaymentApi', name, 'Service', 'Test']).slice(1, -1));
+      }
+    });
+
+    it('shows the API stage and the Lambda metrics the runbook refers to', () => {
+      const body = dashboardBody(template);
+
+      for (const metric of ['Count', '4XXError', '5XXError', 'Latency', 'IntegrationLatency']) {
+        expect(body).toContain(`"AWS/ApiGateway","${metric}","ApiName","Test","Stage"`);
+      }
+      for (const metric of ['Duration', 'ConcurrentExecutions', 'Throttles', 'Errors']) {
+        expect(body).toContain(`"AWS/Lambda","${metric}","FunctionName"`);
+      }
+      expect(body).toContain('"stat":"p50"');
+      expect(body).toContain('"stat":"p99"');
+    });
+
+    it('shows the state of every alarm', () => {
+      const body = dashboardBody(template);
+
+      for (const alarmId of Object.keys(resources(template, 'AWS::CloudWatch::Alarm'))) {
+        expect(body).toContain(JSON.stringify({ 'Fn::GetAtt': [alarmId, 'Arn'] }));
+      }
+    });
+  });
+
+  describe('saved queries', () => {
+    let handlerLogsId: string;
+
+    beforeAll(() => {
+      handlerLogsId = onlyLogicalId(template, 'AWS::Logs::LogGroup', {}, /HandlerLogs/);
+    });
+
+    it.each<[string, string[]]>([
+      [
+        'Test/Requests by app and key id',
+        ['message = "request accepted"', 'count(*)', 'by appId, keyId', 'latest(@timestamp)'],
+      ],
+      [
+        'Test/401s by reason and source IP',
+        ['message = "request refused"', 'status = 401', 'by reason, sourceIp, appId', 'count(*)'],
+      ],
+      [
+        'Test/503s and key refresh failures per minute',
+        [
+          'message = "keys unavailable"',
+          'message = "keys refresh failed"',
+          'by bin(1m), message',
+          'max(staleKeysAgeSeconds)',
+          'latest(error)',
+        ],
+      ],
+    ])('"%s" reads the Lambda log group for its fields', (name, fragments) => {
+      const [query] = Object.values(resources(template, 'AWS::Logs::QueryDefinition')).filter(
+        (resource) => resource.Properties.Name === name,
+      );
+
+      expect(query?.Properties.LogGroupNames).toEqual([{ Ref: handlerLogsId }]);
+      for (const fragment of fragments) expect(query?.Properties.QueryString).toContain(fragment);
+    });
+
+    it('are exactly those three', () => {
+      template.resourceCountIs('AWS::Logs::QueryDefinition', 3);
+    });
+  });
+
+  describe('tracing, off by default', () => {
+    it('leaves the function and the stage untraced, with no X-Ray permission to acknowledge', () => {
+      template.hasResourceProperties('AWS::Lambda::Function', { TracingConfig: Match.absent() });
+      template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: Match.absent() });
+      expect(JSON.stringify(policyStatements(template))).not.toContain('xray:');
+      template.allResources('AWS::IAM::Policy', { Metadata: Match.absent() });
+    });
+  });
+
+  it('tells the Lambda the metrics namespace and the service name', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          METRICS_NAMESPACE: 'PaymentApi',
+          SERVICE_NAME: 'Test',
+        }),
+      },
+    });
+  });
+});
+
+describe('PaymentApi monitoring with alarmEmail', () => {
+  let template: Template;
+  let topicId: string;
+  let keyId: string;
+
+  beforeAll(() => {
+    ({ template } = synthesize({ alarmEmail: 'oncall@example.com' }));
+    topicId = onlyLogicalId(template, 'AWS::SNS::Topic');
+    keyId = onlyLogicalId(template, 'AWS::KMS::Key');
+  });
+
+  it('subscribes the address by email to a topic of its own', () => {
+    template.resourceCountIs('AWS::SNS::Subscription', 1);
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+      TopicArn: { Ref: topicId },
+    });
+  });
+
+  it('sends every alarm and every recovery to that topic', () => {
+    template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+      AlarmActions: [{ Ref: topicId }],
+      OKActions: [{ Ref: topicId }],
+      InsufficientDataActions: Match.absent(),
+    });
+  });
+
+  it('encrypts the topic with a rotated customer key that CloudWatch may use to publish', () => {
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] } });
+    template.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('deletes the key with the stack after 7 days: it only protects notices in flight', () => {
+    template.hasResource('AWS::KMS::Key', {
+      DeletionPolicy: 'Delete',
+      Properties: Match.objectLike({ PendingWindowInDays: 7 }),
+    });
+  });
+
+  it('lets CloudWatch alarms of this account and Region publish, over TLS only', () => {
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [{ Ref: topicId }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 'sns:Publish',
+            Principal: '*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+          Match.objectLike({
+            Effect: 'Allow',
+            Action: 'sns:Publish',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Resource: { Ref: topicId },
+            Condition: {
+              ArnLike: {
+                'aws:SourceArn': {
+                  'Fn::Join': [
+                    '',
+                    [
+                      'arn:',
+                      { Ref: 'AWS::Partition' },
+                      ':cloudwatch:',
+                      { Ref: 'AWS::Region' },
+                      ':',
+                      { Ref: 'AWS::AccountId' },
+                      ':alarm:*',
+                    ],
+                  ],
+                },
+              },
+            },
+          }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('PaymentApi monitoring with an existing topic', () => {
+  const topicArn = 'arn:aws:sns:eu-west-1:123456789012:oncall';
+
+  it.each<[string, () => Template]>([
+    [
+      'alarmTopic on the construct',
+      () =>
+        synthesize(
+          {},
+          { extra: (stack) => ({ alarmTopic: sns.Topic.fromTopicArn(stack, 'Oncall', topicArn) }) },
+        ).template,
+    ],
+    ['alarmTopicArn on the stack', () => stackTemplate('PaymentApi', { alarmTopicArn: topicArn })],
+  ])('sends every alarm and recovery to it, given as %s, and creates no topic', (_case, build) => {
+    // Act
+    const template = build();
+
+    // Assert
+    template.resourceCountIs('AWS::SNS::Topic', 0);
+    template.resourceCountIs('AWS::SNS::TopicPolicy', 0);
+    template.resourceCountIs('AWS::KMS::Key', 0);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 7);
+    template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+      AlarmActions: [topicArn],
+      OKActions: [topicArn],
+    });
+  });
+});
+
+describe('PaymentApi monitoring with tuned options', () => {
+  let template: Template;
+
+  beforeAll(() => {
+    ({ template } = synthesize({
+      metricsNamespace: 'Payments/Staging',
+      unauthorizedAlarmThreshold: 25,
+      latencyAlarmThreshold: Duration.millis(2500),
+      serverErrorRateAlarmThreshold: 5,
+    }));
+  });
+
+  it('alarms at the given thresholds and says so in the descriptions', () => {
+    const alarms = alarmsByName(template);
+
+    expect(alarms['Test-UnauthorizedRequests']).toMatchObject({ Threshold: 25 });
+    expect(alarms['Test-UnauthorizedRequests']?.AlarmDescription).toContain(
+      'At least 25 requests in 5 minutes',
+    );
+    expect(alarms['Test-ApiLatencyP99']).toMatchObject({ Threshold: 2500 });
+    expect(alarms['Test-ApiLatencyP99']?.AlarmDescription).toContain('more than 2500 ms');
+    expect(alarms['Test-ApiServerErrors']).toMatchObject({ Threshold: 0.05 });
+    expect(alarms['Test-ApiServerErrors']?.AlarmDescription).toContain('More than 5% of requests');
+  });
+
+  it('reads and tells the Lambda the given namespace', () => {
+    const alarms = alarmsByName(template);
+
+    for (const name of ['Test-KeysUnavailable', 'Test-KeyRefreshFailing', 'Test-UnauthorizedRequests']) {
+      expect(alarms[name]).toMatchObject({ Namespace: 'Payments/Staging' });
+    }
+    expect(dashboardBody(template)).toContain('["Payments/Staging","Accepted","Service","Test"');
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ METRICS_NAMESPACE: 'Payments/Staging' }) },
+    });
+  });
+});
+
+describe('PaymentApi with tracing', () => {
+  let template: Template;
+
+  beforeAll(() => {
+    ({ template } = synthesize({ tracing: true }));
+  });
+
+  it('traces the Lambda actively and the stage', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', { TracingConfig: { Mode: 'Active' } });
+    template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
+  });
+
+  it('lets the Lambda send traces, on "*" as X-Ray requires, and acknowledges that on its policy only', () => {
+    const policies = resources(template, 'AWS::IAM::Policy');
+    const acknowledged = Object.values(policies).flatMap(
+      (policy) => policy.Metadata?.cdk_nag?.rules_to_suppress ?? [],
+    );
+
+    expect(policyStatements(template)).toContainEqual({
+      Effect: 'Allow',
+      Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+      Resource: '*',
+    });
+    expect(Object.keys(policies)).toHaveLength(1);
+    expect(acknowledged.map(({ id, applies_to }) => ({ id, applies_to }))).toEqual([
+      { id: 'AwsSolutions-IAM5', applies_to: ['Resource::*'] },
+    ]);
+  });
+});
+
+describe('PaymentApi monitoring props', () => {
+  it.each<[string, PaymentApiMonitoringOptions, string]>([
+    [
+      'a namespace with a space',
+      { metricsNamespace: 'Payment Api' },
+      'metricsNamespace must be 1 to 255 letters, digits or . _ - / # : and not start with "AWS/", got "Payment Api"',
+    ],
+    [
+      'a namespace reserved for AWS',
+      { metricsNamespace: 'AWS/Payments' },
+      'metricsNamespace must be 1 to 255 letters, digits or . _ - / # : and not start with "AWS/", got "AWS/Payments"',
+    ],
+    [
+      'an empty namespace',
+      { metricsNamespace: '' },
+      'metricsNamespace must be 1 to 255 letters, digits or . _ - / # : and not start with "AWS/", got ""',
+    ],
+    [
+      'a zero unauthorized threshold',
+      { unauthorizedAlarmThreshold: 0 },
+      'unauthorizedAlarmThreshold must be a whole number of 401s per 5 minutes from 1 to 1000000, got 0',
+    ],
+    [
+      'a fractional unauthorized threshold',
+      { unauthorizedAlarmThreshold: 2.5 },
+      'unauthorizedAlarmThreshold must be a whole number of 401s per 5 minutes from 1 to 1000000, got 2.5',
+    ],
+    [
+      'a latency threshold beyond the integration time-out',
+      { latencyAlarmThreshold: Duration.seconds(30) },
+      'latencyAlarmThreshold must be a whole number of milliseconds from 1 to 29000, got 30000 ms',
+    ],
+    [
+      'a zero latency threshold',
+      { latencyAlarmThreshold: Duration.millis(0) },
+      'latencyAlarmThreshold must be a whole number of milliseconds from 1 to 29000, got 0 ms',
+    ],
+    [
+      'a zero error rate',
+      { serverErrorRateAlarmThreshold: 0 },
+      'serverErrorRateAlarmThreshold must be a percentage greater than 0 and less than 100, got 0',
+    ],
+    [
+      'an error rate of 100%',
+      { serverErrorRateAlarmThreshold: 100 },
+      'serverErrorRateAlarmThreshold must be a percentage greater than 0 and less than 100, got 100',
+    ],
+    [
+      'an address without a domain',
+      { alarmEmail: 'oncall' },
+      'alarmEmail must be one email address (name@example.com), got "oncall"',
+    ],
+    [
+      'two addresses',
+      { alarmEmail: 'a@example.com, b@example.com' },
+      'alarmEmail must be one email address (name@example.com), got "a@example.com, b@example.com"',
+    ],
+  ])('refuses %s', (_case, props, message) => {
+    expect(() => {
+      constructUnbundled(props);
+    }).toThrow(message);
+  });
+
+  it('refuses alarmEmail and alarmTopic together', () => {
+    expect(() =>
+      synthesize(
+        { alarmEmail: 'oncall@example.com' },
+        {
+          extra: (stack) => ({
+            alarmTopic: sns.Topic.fromTopicArn(stack, 'Oncall', 'arn:aws:sns:eu-west-1:123456789012:oncall'),
+          }),
+        },
+      ),
+    ).toThrow(
+      'Give alarmEmail or alarmTopic, not both: subscribe the address to your topic to get notices from both',
+    );
+  });
+
+  it.each([
+    'arn:aws:sns:eu-west-1:123456789012:oncall.fifo',
+    'arn:aws:sqs:eu-west-1:123456789012:oncall',
+    'oncall',
+  ])('refuses alarmTopicArn "%s" on the stack', (topicArn) => {
+    expect(() => stackTemplate('PaymentApi', { alarmTopicArn: topicArn })).toThrow(
+      `alarmTopicArn must be a standard SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), got "${topicArn}"`,
+    );
+  });
+});
+
+describe('two environments in one account', () => {
+  let production: Template;
+  let staging: Template;
+
+  beforeAll(() => {
+    // Arrange: both stacks exist before either is synthesized, as in one CDK app.
+    const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
+    const props = { alarmEmail: 'oncall@example.com' };
+    const productionStack = new PaymentApiStack(app, 'PaymentApi', props);
+    const stagingStack = new PaymentApiStack(app, 'PaymentApi-staging', props);
+    production = Template.fromStack(productionStack);
+    staging = Template.fromStack(stagingStack);
+  });
+
+  function names(template: Template): string[] {
+    const of = (type: string, property: string): string[] =>
+      Object.values(resources(template, type)).map((resource) =>
+        JSON.stringify(resource.Properties[property]),
+      );
+    return [
+      ...of('AWS::CloudWatch::Alarm', 'AlarmName'),
+      ...of('AWS::CloudWatch::Dashboard', 'DashboardName'),
+      ...of('AWS::Logs::QueryDefinition', 'Name'),
+    ];
+  }
+
+  it('share no alarm, dashboard or query name', () => {
+    const productionNames = names(production);
+    const stagingNames = names(staging);
+
+    expect(productionNames).toHaveLength(11);
+    expect(new Set([...productionNames, ...stagingNames]).size).toBe(22);
+  });
+
+  it('emit and watch their metrics under their own Service dimension', () => {
+    const serviceOf = (template: Template): unknown[] =>
+      Object.values(alarmsByName(template))
+        .filter((alarm) => alarm.Namespace === 'PaymentApi')
+        .map((alarm) => alarm.Dimensions);
+
+    expect(serviceOf(production)).toEqual(Array(3).fill([{ Name: 'Service', Value: 'PaymentApi' }]));
+    expect(serviceOf(staging)).toEqual(Array(3).fill([{ Name: 'Service', Value: 'PaymentApi-staging' }]));
+    staging.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ SERVICE_NAME: 'PaymentApi-staging' }) },
+    });
+  });
+});

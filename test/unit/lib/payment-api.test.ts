@@ -1,0 +1,540 @@
+import { Duration } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { MIN_KEY_LENGTH } from '../../../shared/keys/key-material';
+import { ERROR_RESPONSES } from '../../../lambda/payment/responses';
+import type { PaymentApiProps } from '../../../lib/payment-api';
+import {
+  constructUnbundled,
+  expectMinifiedCommonJs,
+  actionsOf,
+  externalRequires,
+  onlyLogicalId,
+  policyStatements,
+  readBundle,
+  synthesize,
+  type Synthesized,
+} from '../../support/construct-template';
+
+function functionEnvironment(template: Template): Record<string, unknown> {
+  const [fn] = Object.values(template.findResources('AWS::Lambda::Function'));
+  return (fn as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties
+    .Environment.Variables;
+}
+
+describe('PaymentApi with default props', () => {
+  let synthesized: Synthesized;
+  let template: Template;
+  let secretId: string;
+
+  beforeAll(() => {
+    synthesized = synthesize({}, { bundle: true });
+    template = synthesized.template;
+    secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
+  });
+
+  describe('handler function', () => {
+    it('runs Node.js 24 on arm64 with 256 MiB and a 10 s timeout', () => {
+      template.resourceCountIs('AWS::Lambda::Function', 1);
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        MemorySize: 256,
+        Timeout: 10,
+      });
+    });
+
+    it('receives the secret ARN, the cache settings and the metrics settings, and nothing else, in its environment', () => {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Environment: {
+          Variables: Match.objectEquals({
+            KEYS_SECRET_ID: { Ref: secretId },
+            KEY_CACHE_TTL_SECONDS: '60',
+            KEY_MAX_STALE_SECONDS: '900',
+            LOG_LEVEL: 'info',
+            METRICS_NAMESPACE: 'PaymentApi',
+            SERVICE_NAME: 'Test',
+          }),
+        },
+      });
+    });
+
+    it('is created only once its role policy exists, with no redundant dependency on the role', () => {
+      const policyId = onlyLogicalId(template, 'AWS::IAM::Policy');
+
+      template.hasResource('AWS::Lambda::Function', { DependsOn: [policyId] });
+    });
+
+    it('holds no environment value long enough to be a key', () => {
+      const literals = Object.values(functionEnvironment(template)).filter(
+        (value) => typeof value === 'string',
+      );
+
+      expect(literals.length).toBeGreaterThan(0);
+      for (const value of literals) expect(value.length).toBeLessThan(MIN_KEY_LENGTH);
+    });
+
+    it('logs to a log group of its own, kept for one month', () => {
+      const logGroupId = onlyLogicalId(
+        template,
+        'AWS::Logs::LogGroup',
+        { Properties: { RetentionInDays: 30 } },
+        /HandlerLogs/,
+      );
+
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        LoggingConfig: { LogGroup: { Ref: logGroupId } },
+      });
+    });
+
+    it('is bundled as minified CommonJS with the AWS SDK inside and no source map', () => {
+      // Act (never hand the bundle itself to a matcher: a failure would print all of it)
+      const bundle = readBundle(synthesized, onlyLogicalId(template, 'AWS::Lambda::Function'));
+
+      // Assert
+      expectMinifiedCommonJs(bundle);
+      expect(bundle.includes('"GetSecretValue"')).toBe(true);
+      expect(externalRequires(bundle)).toEqual([]);
+    });
+  });
+
+  describe('permissions', () => {
+    it('lets the handler read only its one secret and write only its own log group', () => {
+      const logGroupId = onlyLogicalId(template, 'AWS::Logs::LogGroup', {}, /HandlerLogs/);
+
+      expect(policyStatements(template)).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
+        },
+        {
+          Effect: 'Allow',
+          Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
+          Resource: { Ref: secretId },
+        },
+      ]);
+    });
+
+    it('uses no wildcard resource and no managed policy', () => {
+      const resources = policyStatements(template).flatMap((statement) => [statement.Resource].flat());
+
+      expect(JSON.stringify(resources)).not.toContain('*');
+      template.resourceCountIs('AWS::IAM::Role', 1);
+      template.hasResourceProperties('AWS::IAM::Role', { ManagedPolicyArns: Match.absent() });
+    });
+
+    it('grants no KMS permission when no customer key is given', () => {
+      const actions = policyStatements(template).flatMap(actionsOf);
+
+      expect(actions.filter((action) => action.startsWith('kms:'))).toEqual([]);
+    });
+  });
+
+  describe('keys secret', () => {
+    it('is created with one 48-character key for app "demo", generated by Secrets Manager', () => {
+      template.hasResourceProperties('AWS::SecretsManager::Secret', {
+        GenerateSecretString: Match.objectEquals({
+          SecretStringTemplate: '{}',
+          GenerateStringKey: 'demo',
+          ExcludePunctuation: true,
+          PasswordLength: 48,
+        }),
+        SecretString: Match.absent(),
+        KmsKeyId: Match.absent(),
+      });
+    });
+
+    it('is retained when the stack is deleted or the secret replaced', () => {
+      template.hasResource('AWS::SecretsManager::Secret', {
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+      });
+    });
+  });
+
+  describe('REST API', () => {
+    it('serves POST /payment through a Lambda proxy integration', () => {
+      const handlerId = onlyLogicalId(template, 'AWS::Lambda::Function');
+      const resourceId = onlyLogicalId(template, 'AWS::ApiGateway::Resource', {
+        Properties: { PathPart: 'payment' },
+      });
+
+      template.hasResourceProperties('AWS::ApiGateway::Method', {
+        HttpMethod: 'POST',
+        ResourceId: { Ref: resourceId },
+        AuthorizationType: 'NONE',
+        Integration: {
+          Type: 'AWS_PROXY',
+          IntegrationHttpMethod: 'POST',
+          Uri: Match.objectLike({
+            'Fn::Join': Match.arrayWith([Match.arrayWith([{ 'Fn::GetAtt': [handlerId, 'Arn'] }])]),
+          }),
+        },
+      });
+    });
+
+    it('lets API Gateway invoke the handler for POST /payment only', () => {
+      template.resourceCountIs('AWS::Lambda::Permission', 1);
+      template.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunction',
+        Principal: 'apigateway.amazonaws.com',
+        SourceArn: { 'Fn::Join': ['', Match.arrayWith(['/POST/payment'])] },
+      });
+    });
+
+    it('answers any other method on /payment with 405 from a mock, never invoking the handler', () => {
+      const resourceId = onlyLogicalId(template, 'AWS::ApiGateway::Resource', {
+        Properties: { PathPart: 'payment' },
+      });
+      const headers = {
+        'method.response.header.Content-Type': "'application/json'",
+        'method.response.header.Cache-Control': "'no-store'",
+        'method.response.header.X-Content-Type-Options': "'nosniff'",
+        'method.response.header.Allow': "'POST'",
+      };
+
+      template.hasResourceProperties('AWS::ApiGateway::Method', {
+        HttpMethod: 'ANY',
+        ResourceId: { Ref: resourceId },
+        Integration: {
+          Type: 'MOCK',
+          PassthroughBehavior: 'WHEN_NO_TEMPLATES',
+          RequestTemplates: Match.absent(),
+          IntegrationResponses: [
+            {
+              StatusCode: '405',
+              SelectionPattern: Match.absent(),
+              ResponseParameters: headers,
+              ResponseTemplates: {
+                'application/json': JSON.stringify({
+                  code: 'method_not_allowed',
+                  message: ERROR_RESPONSES.methodNotAllowed.message,
+                }),
+              },
+            },
+          ],
+        },
+        MethodResponses: [
+          {
+            StatusCode: '405',
+            ResponseParameters: Object.fromEntries(Object.keys(headers).map((name) => [name, true])),
+          },
+        ],
+      });
+    });
+
+    it('has no methods besides POST and ANY on /payment', () => {
+      template.resourceCountIs('AWS::ApiGateway::Resource', 1);
+      template.resourceCountIs('AWS::ApiGateway::Method', 2);
+    });
+
+    it('throttles the stage "prod" at 50 requests per second with bursts of 100', () => {
+      template.hasResourceProperties('AWS::ApiGateway::Stage', {
+        StageName: 'prod',
+        MethodSettings: [
+          Match.objectLike({
+            HttpMethod: '*',
+            ResourcePath: '/*',
+            ThrottlingRateLimit: 50,
+            ThrottlingBurstLimit: 100,
+          }),
+        ],
+      });
+    });
+
+    it('writes JSON access logs, without request headers, to a log group kept for one month', () => {
+      // Arrange
+      const accessLogsId = onlyLogicalId(
+        template,
+        'AWS::Logs::LogGroup',
+        { Properties: { RetentionInDays: 30 } },
+        /AccessLogs/,
+      );
+      const [stage] = Object.values(template.findResources('AWS::ApiGateway::Stage')) as {
+        Properties: { AccessLogSetting: { DestinationArn: unknown; Format: string } };
+      }[];
+
+      // Act
+      const format = JSON.parse(stage?.Properties.AccessLogSetting.Format ?? '') as Record<string, string>;
+
+      // Assert
+      expect(stage?.Properties.AccessLogSetting.DestinationArn).toEqual({
+        'Fn::GetAtt': [accessLogsId, 'Arn'],
+      });
+      expect(format).toMatchObject({
+        requestId: '$context.requestId',
+        httpMethod: '$context.httpMethod',
+        resourcePath: '$context.resourcePath',
+        status: '$context.status',
+        errorResponseType: '$context.error.responseType',
+      });
+      expect(Object.values(format).join(' ')).not.toMatch(/header|app-key|userAgent/i);
+    });
+
+    it('does not create the account-wide API Gateway CloudWatch role', () => {
+      template.resourceCountIs('AWS::ApiGateway::Account', 0);
+      template.resourceCountIs('AWS::IAM::Role', 1);
+    });
+  });
+
+  describe('gateway responses', () => {
+    const jsonHeaders = {
+      'gatewayresponse.header.Content-Type': "'application/json'",
+      'gatewayresponse.header.Cache-Control': "'no-store'",
+      'gatewayresponse.header.X-Content-Type-Options': "'nosniff'",
+    };
+
+    it.each([
+      ['MISSING_AUTHENTICATION_TOKEN', '404', 'not_found'],
+      ['RESOURCE_NOT_FOUND', '404', 'not_found'],
+      ['THROTTLED', '429', 'too_many_requests'],
+      ['QUOTA_EXCEEDED', '429', 'too_many_requests'],
+      ['REQUEST_TOO_LARGE', '413', 'payload_too_large'],
+      ['UNSUPPORTED_MEDIA_TYPE', '415', 'unsupported_media_type'],
+      ['ACCESS_DENIED', '403', 'forbidden'],
+      ['WAF_FILTERED', '403', 'forbidden'],
+      ['INTEGRATION_TIMEOUT', '504', 'gateway_timeout'],
+      ['INTEGRATION_FAILURE', '502', 'bad_gateway'],
+      ['DEFAULT_4XX', undefined, 'client_error'],
+      ['DEFAULT_5XX', undefined, 'internal_error'],
+    ])('answers %s with status %s and {"code":"%s"} as no-store JSON', (responseType, statusCode, code) => {
+      // Arrange
+      const responses = Object.values(
+        template.findResources('AWS::ApiGateway::GatewayResponse', {
+          Properties: { ResponseType: responseType },
+        }),
+      ) as {
+        Properties: {
+          StatusCode?: string;
+          ResponseParameters: unknown;
+          ResponseTemplates: Record<string, string>;
+        };
+      }[];
+      expect(responses).toHaveLength(1);
+      const properties = responses[0]?.Properties;
+
+      // Act
+      const body = JSON.parse(properties?.ResponseTemplates['application/json'] ?? '') as Record<
+        string,
+        unknown
+      >;
+
+      // Assert
+      expect(properties?.StatusCode).toBe(statusCode);
+      expect(properties?.ResponseParameters).toEqual(jsonHeaders);
+      expect(Object.keys(properties?.ResponseTemplates ?? {})).toEqual(['application/json']);
+      expect(Object.keys(body)).toEqual(['code', 'message']);
+      expect(body.code).toBe(code);
+      expect(body.message).toEqual(expect.stringMatching(/^[^$#]+$/));
+    });
+
+    it('defines no other gateway responses', () => {
+      template.resourceCountIs('AWS::ApiGateway::GatewayResponse', 12);
+    });
+  });
+});
+
+describe('PaymentApi with every prop set', () => {
+  let template: Template;
+  let keyId: string;
+
+  beforeAll(() => {
+    ({ template } = synthesize(
+      {
+        keyCacheTtl: Duration.seconds(30),
+        keyMaxStale: Duration.minutes(5),
+        throttlingRateLimit: 10,
+        throttlingBurstLimit: 20,
+        stageName: 'v1',
+        logRetention: logs.RetentionDays.ONE_WEEK,
+        memorySize: 512,
+        logLevel: 'debug',
+      },
+      { extra: (stack) => ({ secretEncryptionKey: new kms.Key(stack, 'Key') }) },
+    ));
+    keyId = onlyLogicalId(template, 'AWS::KMS::Key');
+  });
+
+  it('passes the cache settings and log level to the handler', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      MemorySize: 512,
+      Environment: {
+        Variables: Match.objectLike({
+          KEY_CACHE_TTL_SECONDS: '30',
+          KEY_MAX_STALE_SECONDS: '300',
+          LOG_LEVEL: 'debug',
+        }),
+      },
+    });
+  });
+
+  it('names and throttles the stage as given', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'v1',
+      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 })],
+    });
+  });
+
+  it('keeps both log groups for the given retention', () => {
+    template.resourceCountIs('AWS::Logs::LogGroup', 2);
+    template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
+  });
+
+  it('encrypts the new secret with the customer key', () => {
+    template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      KmsKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] },
+    });
+  });
+
+  it('lets the handler decrypt with the customer key, through Secrets Manager only', () => {
+    const kmsStatements = policyStatements(template).filter((statement) =>
+      actionsOf(statement).some((action) => action.startsWith('kms:')),
+    );
+
+    expect(kmsStatements).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'kms:Decrypt',
+        Resource: { 'Fn::GetAtt': [keyId, 'Arn'] },
+        Condition: {
+          StringEquals: {
+            'kms:ViaService': {
+              'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']],
+            },
+          },
+        },
+      },
+    ]);
+  });
+});
+
+describe('PaymentApi with an existing secret', () => {
+  it('reads the given secret and creates none', () => {
+    // Arrange
+    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
+
+    // Act
+    const { template } = synthesize(
+      {},
+      {
+        extra: (stack) => ({
+          keysSecret: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Existing', arn),
+        }),
+      },
+    );
+
+    // Assert
+    template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ KEYS_SECRET_ID: arn }) },
+    });
+    expect(policyStatements(template)).toContainEqual({
+      Effect: 'Allow',
+      Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
+      Resource: arn,
+    });
+  });
+});
+
+describe('PaymentApi props validation', () => {
+  it.each<[string, PaymentApiProps, string]>([
+    [
+      'a zero TTL',
+      { keyCacheTtl: Duration.seconds(0) },
+      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 0 s',
+    ],
+    [
+      'a TTL in fractions of a second',
+      { keyCacheTtl: Duration.millis(1500) },
+      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 1.5 s',
+    ],
+    [
+      'a TTL over an hour',
+      { keyCacheTtl: Duration.hours(2) },
+      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 7200 s',
+    ],
+    [
+      'a staleness bound in fractions of a second',
+      { keyMaxStale: Duration.millis(500) },
+      'keyMaxStale must be a whole number of seconds from 0 to 86400, got 0.5 s',
+    ],
+    [
+      'a staleness bound over a day',
+      { keyMaxStale: Duration.days(2) },
+      'keyMaxStale must be a whole number of seconds from 0 to 86400, got 172800 s',
+    ],
+    [
+      'too little memory',
+      { memorySize: 64 },
+      'memorySize must be a whole number of MiB from 128 to 10240, got 64',
+    ],
+    [
+      'too much memory',
+      { memorySize: 10241 },
+      'memorySize must be a whole number of MiB from 128 to 10240, got 10241',
+    ],
+    [
+      'fractional memory',
+      { memorySize: 200.5 },
+      'memorySize must be a whole number of MiB from 128 to 10240, got 200.5',
+    ],
+    [
+      'a zero rate limit',
+      { throttlingRateLimit: 0 },
+      'throttlingRateLimit must be a positive number of requests per second, got 0',
+    ],
+    [
+      'an infinite rate limit',
+      { throttlingRateLimit: Infinity },
+      'throttlingRateLimit must be a positive number of requests per second, got Infinity',
+    ],
+    [
+      'a zero burst limit',
+      { throttlingBurstLimit: 0 },
+      'throttlingBurstLimit must be a positive whole number of requests, got 0',
+    ],
+    [
+      'a fractional burst limit',
+      { throttlingBurstLimit: 1.5 },
+      'throttlingBurstLimit must be a positive whole number of requests, got 1.5',
+    ],
+    [
+      'an empty stage name',
+      { stageName: '' },
+      'stageName must be 1 to 128 letters, digits, "-" or "_", got ""',
+    ],
+    [
+      'a stage name with a space',
+      { stageName: 'my stage' },
+      'stageName must be 1 to 128 letters, digits, "-" or "_", got "my stage"',
+    ],
+  ])('rejects %s', (_case, props, message) => {
+    expect(() => {
+      constructUnbundled(props);
+    }).toThrow(message);
+  });
+
+  it('accepts the boundary values', () => {
+    expect(() => {
+      constructUnbundled({
+        keyCacheTtl: Duration.seconds(3600),
+        keyMaxStale: Duration.seconds(0),
+        memorySize: 10240,
+        throttlingRateLimit: 0.5,
+        throttlingBurstLimit: 1,
+        stageName: 'a'.repeat(128),
+      });
+    }).not.toThrow();
+    expect(() => {
+      constructUnbundled({
+        keyCacheTtl: Duration.seconds(1),
+        keyMaxStale: Duration.days(1),
+        memorySize: 128,
+      });
+    }).not.toThrow();
+  });
+});

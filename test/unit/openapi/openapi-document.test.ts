@@ -1,0 +1,232 @@
+/**
+ * openapi.yaml is written by hand for readability; these tests hold it to a real OpenAPI validator and to the
+ * tables the code answers from (ERROR_RESPONSES, SUCCESS_BODY, the headers, the route), so the two cannot drift.
+ */
+import { parse, stringify } from 'yaml';
+import { DEFAULT_PORT } from '../../../tools/local-server/local-settings';
+import {
+  COMMON_HEADERS,
+  ERROR_RESPONSES,
+  METHOD_NOT_ALLOWED_HEADERS,
+  SUCCESS_BODY,
+  UNAUTHORIZED_HEADERS,
+} from '../../../lambda/payment/responses';
+import { PAYMENT_ROUTE } from '../../../lambda/payment/route';
+import { PAYMENT_API_DEFAULTS } from '../../../lib/payment-api';
+import {
+  allRefs,
+  loadOpenApiDocument,
+  loadOpenApiText,
+  pointer,
+  resolve,
+  validateOpenApi,
+  type OpenApiDocument,
+  type ResponseObject,
+} from '../../support/openapi-document';
+
+const document = loadOpenApiDocument();
+const paymentPath = document.paths[PAYMENT_ROUTE.path] ?? {};
+const post = paymentPath[PAYMENT_ROUTE.method.toLowerCase()];
+
+/** The response a caller gets for this status: POST's own, or the components for 404 and 405. */
+function documentedResponse(statusCode: number): ResponseObject {
+  const { responses } = document.components;
+  const response =
+    statusCode === 404
+      ? responses.NotFound
+      : statusCode === 405
+        ? responses.MethodNotAllowed
+        : post?.responses[String(statusCode)];
+  if (response === undefined) throw new Error(`status ${statusCode} is not documented`);
+  return resolve(document, response);
+}
+
+function jsonContent(response: ResponseObject) {
+  const content = response.content?.[COMMON_HEADERS['Content-Type']];
+  if (content === undefined)
+    throw new Error(`${response.description}: no ${COMMON_HEADERS['Content-Type']} content`);
+  return content;
+}
+
+/** The codes a response's schema allows: the `const` or `enum` of `code` in its allOf. */
+function allowedCodes(response: ResponseObject): string[] {
+  const schema = resolve(document, jsonContent(response).schema ?? {}) as {
+    allOf?: { properties?: { code?: { const?: string; enum?: string[] } } }[];
+  };
+  const code = schema.allOf?.find((part) => part.properties?.code !== undefined)?.properties?.code;
+  return code?.enum ?? (code?.const === undefined ? [] : [code.const]);
+}
+
+function exampleValues(response: ResponseObject): unknown[] {
+  return Object.values(jsonContent(response).examples ?? {}).map((example) => example.value);
+}
+
+function headerOf(response: ResponseObject, name: string) {
+  const header = response.headers?.[name];
+  return header === undefined ? undefined : resolve(document, header);
+}
+
+/** Every response object of the document, resolved, with where it is used. */
+function everyResponse(doc: OpenApiDocument): [string, ResponseObject][] {
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).flatMap(([method, operation]) =>
+      Object.entries(operation.responses).map(([status, response]): [string, ResponseObject] => [
+        `${method} ${path} ${status}`,
+        resolve(doc, response),
+      ]),
+    ),
+  );
+}
+
+describe('openapi.yaml', () => {
+  it('is a valid OpenAPI 3.1 document for a real validator', async () => {
+    const verdict = await validateOpenApi(loadOpenApiText());
+
+    expect(verdict.errors).toBeUndefined();
+    expect(verdict).toMatchObject({ valid: true, version: '3.1' });
+  });
+
+  it('is held to the validator: a broken copy is refused', async () => {
+    const broken = parse(loadOpenApiText()) as {
+      components: { securitySchemes: { AppKey: { in: string } } };
+    };
+    broken.components.securitySchemes.AppKey.in = 'body';
+
+    expect((await validateOpenApi(stringify(broken))).valid).toBe(false);
+  });
+
+  it('has no $ref that names nothing', () => {
+    const refs = allRefs(document);
+
+    expect(refs.length).toBeGreaterThan(20);
+    for (const ref of refs) expect(() => pointer(document, ref)).not.toThrow();
+  });
+
+  it('describes POST /payment, the route the stack builds and the local server serves', () => {
+    expect(Object.keys(document.paths)).toEqual([PAYMENT_ROUTE.path]);
+    expect(post?.operationId).toBe('submitPayment');
+  });
+
+  it('asks for App-id and App-key as API-key headers, both in one requirement', () => {
+    expect(document.components.securitySchemes).toEqual({
+      AppId: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'App-id' }) as unknown,
+      AppKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'App-key' }) as unknown,
+    });
+    expect(document.security).toEqual([{ AppId: [], AppKey: [] }]);
+    expect(post?.security).toBeUndefined();
+  });
+
+  it('documents every other method on /payment as 405 needing no credentials', () => {
+    const others = Object.entries(paymentPath).filter(
+      ([method]) => method !== PAYMENT_ROUTE.method.toLowerCase(),
+    );
+
+    expect(others.map(([method]) => method).sort()).toEqual(['delete', 'get', 'options', 'patch', 'put']);
+    for (const [, operation] of others) {
+      expect(operation.security).toEqual([]);
+      expect(Object.keys(operation.responses)).toEqual(['405']);
+      expect(resolve(document, operation.responses['405'] ?? {})).toBe(
+        document.components.responses.MethodNotAllowed,
+      );
+    }
+  });
+
+  it('lists the servers: the deployed URL with its region and stage, a custom domain, the local server', () => {
+    const [deployed, custom, local] = document.servers;
+
+    expect(deployed?.url).toBe('https://{apiId}.execute-api.{region}.amazonaws.com/{stage}');
+    expect(deployed?.variables?.stage?.default).toBe(PAYMENT_API_DEFAULTS.stageName);
+    expect(custom?.url).toBe('https://{domain}');
+    expect(local?.url).toBe('http://127.0.0.1:{port}');
+    expect(local?.variables?.port?.default).toBe(String(DEFAULT_PORT));
+  });
+
+  it('documents 200 with the success body, its code fixed', () => {
+    const accepted = documentedResponse(200);
+
+    expect(allowedCodes(accepted)).toEqual([SUCCESS_BODY.code]);
+    expect(exampleValues(accepted)).toEqual([SUCCESS_BODY]);
+  });
+
+  it.each(Object.entries(ERROR_RESPONSES))(
+    'documents %s: its status, its code among the allowed ones, its exact message in an example',
+    (_name, { statusCode, code, message }) => {
+      const response = documentedResponse(statusCode);
+
+      expect(allowedCodes(response)).toContain(code);
+      expect(exampleValues(response)).toContainEqual({ code, message });
+    },
+  );
+
+  it('allows no code and shows no example the service does not answer with', () => {
+    const byCode = new Map<string, { message: string }>([
+      [SUCCESS_BODY.code, SUCCESS_BODY],
+      ...Object.values(ERROR_RESPONSES).map((entry) => [entry.code, entry] as const),
+    ]);
+    const statuses = new Map<string, Set<string>>();
+    for (const entry of Object.values(ERROR_RESPONSES)) {
+      statuses.set(entry.code, (statuses.get(entry.code) ?? new Set()).add(String(entry.statusCode)));
+    }
+
+    for (const [where, response] of everyResponse(document)) {
+      const status = where.split(' ').at(-1) ?? '';
+      for (const code of allowedCodes(response)) {
+        expect([where, byCode.has(code)]).toEqual([where, true]);
+        // API Gateway's catch-alls keep their own status: client_error on any 4xx, internal_error on any 5xx.
+        const catchAll =
+          (code === 'client_error' && status.startsWith('4')) ||
+          (code === 'internal_error' && status.startsWith('5'));
+        if (!catchAll && code !== SUCCESS_BODY.code)
+          expect([where, code, statuses.get(code)?.has(status)]).toEqual([where, code, true]);
+      }
+      for (const value of exampleValues(response)) {
+        const { code, message } = value as { code: string; message: string };
+        expect([where, message]).toEqual([where, byCode.get(code)?.message]);
+      }
+    }
+  });
+
+  it.each([200, 400, 401, 403, 404, 405, 413, 415, 429, 500, 502, 503, 504])(
+    'documents the headers of %i: JSON, Cache-Control: no-store and nosniff, required',
+    (statusCode) => {
+      const response = documentedResponse(statusCode);
+
+      expect(Object.keys(response.content ?? {})).toEqual([COMMON_HEADERS['Content-Type']]);
+      for (const name of ['Cache-Control', 'X-Content-Type-Options'] as const) {
+        expect([name, headerOf(response, name)]).toEqual([
+          name,
+          expect.objectContaining({
+            required: true,
+            schema: { type: 'string', const: COMMON_HEADERS[name] },
+          }) as unknown,
+        ]);
+      }
+    },
+  );
+
+  it('documents WWW-Authenticate on 401 and Allow on 405, required, with their exact values', () => {
+    expect(headerOf(documentedResponse(401), 'WWW-Authenticate')).toEqual(
+      expect.objectContaining({
+        required: true,
+        schema: { type: 'string', const: UNAUTHORIZED_HEADERS['WWW-Authenticate'] },
+      }),
+    );
+    expect(headerOf(documentedResponse(405), 'Allow')).toEqual(
+      expect.objectContaining({
+        required: true,
+        schema: { type: 'string', const: METHOD_NOT_ALLOWED_HEADERS.Allow },
+      }),
+    );
+  });
+
+  it('documents X-Request-Id: always on 200 and 401 (only the function answers them), optional elsewhere', () => {
+    expect(headerOf(documentedResponse(200), 'X-Request-Id')?.required).toBe(true);
+    expect(headerOf(documentedResponse(401), 'X-Request-Id')?.required).toBe(true);
+    for (const statusCode of [400, 404, 405, 413, 415, 500, 502, 503]) {
+      expect([statusCode, headerOf(documentedResponse(statusCode), 'X-Request-Id')?.required]).toEqual([
+        statusCode,
+        false,
+      ]);
+    }
+  });
+});

@@ -1,0 +1,153 @@
+import { keyIdFromDigest, sha256, toDigestForm } from '../../../../shared/keys/key-material';
+import { MalformedSecretError, parseKeyring } from '../../../../shared/keys/keyring';
+import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
+
+describe('parseKeyring', () => {
+  it('reads a single key, a key list and a sha256 digest into digests of the real keys', () => {
+    const { keyring, problems } = parseKeyring(SECRET_STRING);
+
+    expect(problems).toEqual([]);
+    expect([...keyring.keys()]).toEqual(['demo', 'partner', 'hashed']);
+    expect(keyring.get('demo')?.map((key) => key.digest)).toEqual([sha256(DEMO_KEY), sha256(DEMO_NEXT_KEY)]);
+    expect(keyring.get('partner')?.map((key) => key.digest)).toEqual([sha256(PARTNER_KEY)]);
+    expect(keyring.get('hashed')?.map((key) => key.digest)).toEqual([sha256(HASHED_APP_KEY)]);
+  });
+
+  it('gives a key and its sha256 form the same non-secret key id', () => {
+    const plain = parseKeyring(JSON.stringify({ a: DEMO_KEY })).keyring.get('a')?.[0];
+    const hashed = parseKeyring(JSON.stringify({ a: toDigestForm(DEMO_KEY) })).keyring.get('a')?.[0];
+
+    expect(plain?.id).toBe(hashed?.id);
+    expect(plain?.id).toBe(keyIdFromDigest(sha256(DEMO_KEY)));
+    expect(plain?.id).toMatch(/^[0-9a-f]{12}$/);
+    expect(plain?.id).not.toContain(DEMO_KEY);
+  });
+
+  it('accepts upper-case hex in the sha256 form', () => {
+    const upper = 'sha256:' + sha256(DEMO_KEY).toString('hex').toUpperCase();
+
+    const { keyring } = parseKeyring(JSON.stringify({ a: upper }));
+
+    expect(keyring.get('a')?.[0]?.digest).toEqual(sha256(DEMO_KEY));
+  });
+
+  it.each([
+    ['a number', 42, 'key is not a string'],
+    ['null', null, 'key is not a string'],
+    ['a short key', 'too-short', 'key length must be 16 to 512 characters'],
+    ['an overlong key', 'k'.repeat(513), 'key length must be 16 to 512 characters'],
+    ['a key with a space', 'has a space in it 0123', 'key may hold only visible ASCII characters, no spaces'],
+    ['a key with non-ASCII', 'clé-0123456789abcdef', 'key may hold only visible ASCII characters, no spaces'],
+    ['a truncated digest', 'sha256:abcd', 'sha256: form needs exactly 64 hex characters'],
+    ['a digest with non-hex', 'sha256:' + 'z'.repeat(64), 'sha256: form needs exactly 64 hex characters'],
+  ])('drops %s and reports the entry, app and key position, not the value', (_label, badKey, reason) => {
+    const { keyring, problems } = parseKeyring(JSON.stringify({ demo: [DEMO_KEY, badKey] }));
+
+    expect(keyring.get('demo')?.map((key) => key.digest)).toEqual([sha256(DEMO_KEY)]);
+    expect(problems).toEqual([{ entryPosition: 1, appId: 'demo', keyPosition: 2, reason }]);
+  });
+
+  it('counts a single key not in a list as key 1', () => {
+    const { problems } = parseKeyring(JSON.stringify({ demo: DEMO_KEY, partner: 'short' }));
+
+    expect(problems).toEqual([
+      {
+        entryPosition: 2,
+        appId: 'partner',
+        keyPosition: 1,
+        reason: 'key length must be 16 to 512 characters',
+      },
+    ]);
+  });
+
+  it('drops an app whose key list is empty or whose id is invalid, naming the invalid ones by position only', () => {
+    const { keyring, problems } = parseKeyring(
+      JSON.stringify({ demo: DEMO_KEY, empty: [], 'bad app!': PARTNER_KEY, ['x'.repeat(65)]: PARTNER_KEY }),
+    );
+
+    expect([...keyring.keys()]).toEqual(['demo']);
+    expect(problems).toEqual([
+      { entryPosition: 2, appId: 'empty', reason: 'app has an empty key list' },
+      { entryPosition: 3, reason: 'app id is outside the allowed alphabet or length' },
+      { entryPosition: 4, reason: 'app id is outside the allowed alphabet or length' },
+    ]);
+  });
+
+  it.each([
+    ['a generated key', 'payk_' + 'Q'.repeat(43)],
+    ['a generated key in upper case', 'PAYK_' + 'q'.repeat(43)],
+    ['the bare prefix', 'payk_'],
+  ])('refuses %s pasted as an app id, and names it by position, never by its text', (_label, pasted) => {
+    const { keyring, problems } = parseKeyring(JSON.stringify({ demo: DEMO_KEY, [pasted]: 'short' }));
+
+    expect([...keyring.keys()]).toEqual(['demo']);
+    expect(problems).toEqual([
+      { entryPosition: 2, reason: 'app id starts with payk_, like a generated key (a pasted key?)' },
+    ]);
+  });
+
+  it('counts positions in the order the entries are written, even for app ids made of digits', () => {
+    // Object.entries would list "42" first.
+    const text = `{"demo": "${DEMO_KEY}", "bad app": "${PARTNER_KEY}", "42": "short"}`;
+
+    const { problems } = parseKeyring(text);
+
+    expect(problems).toEqual([
+      { entryPosition: 2, reason: 'app id is outside the allowed alphabet or length' },
+      {
+        entryPosition: 3,
+        appId: '42',
+        keyPosition: 1,
+        reason: 'key length must be 16 to 512 characters',
+      },
+    ]);
+  });
+
+  it('reads an app id written twice as JSON does (the last one wins), placed at its last position', () => {
+    const text = `{"demo": ["short"], "partner": "${PARTNER_KEY}", "demo": ["${DEMO_KEY}", "tiny"]}`;
+
+    const { keyring, problems } = parseKeyring(text);
+
+    expect(keyring.get('demo')?.map((key) => key.digest)).toEqual([sha256(DEMO_KEY)]);
+    expect(problems).toEqual([
+      {
+        entryPosition: 3,
+        appId: 'demo',
+        keyPosition: 2,
+        reason: 'key length must be 16 to 512 characters',
+      },
+    ]);
+  });
+
+  it('treats {} as a valid keyring with no apps', () => {
+    const { keyring, problems } = parseKeyring('{}');
+
+    expect(keyring.size).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
+  it.each([
+    ['text that is not JSON', 'not json at all', 'secret is not valid JSON'],
+    ['a JSON array', JSON.stringify([DEMO_KEY]), 'secret must be a JSON object mapping App-id to keys'],
+    ['a JSON string', JSON.stringify(DEMO_KEY), 'secret must be a JSON object mapping App-id to keys'],
+    ['JSON null', 'null', 'secret must be a JSON object mapping App-id to keys'],
+    [
+      'an object whose entries are all invalid',
+      JSON.stringify({ a: 1, b: 'short' }),
+      'secret has 2 app entries and none is valid',
+    ],
+  ])('rejects %s as a whole, without quoting it', (_label, secretString, message) => {
+    const parse = (): unknown => parseKeyring(secretString);
+
+    expect(parse).toThrow(MalformedSecretError);
+    expect(parse).toThrow(message);
+  });
+
+  it('never quotes the secret in the error for invalid JSON', () => {
+    const secretString = `{"demo": "${DEMO_KEY}",}`;
+
+    expect(() => parseKeyring(secretString)).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining(DEMO_KEY) as unknown }) as Error,
+    );
+  });
+});

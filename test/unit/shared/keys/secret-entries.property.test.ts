@@ -1,0 +1,146 @@
+import fc from 'fast-check';
+import { KeyDocumentError, parseKeyDocument } from '../../../../shared/keys/key-document';
+import { MalformedSecretError, parseKeyring, type KeyringProblem } from '../../../../shared/keys/keyring';
+import { appIdArb, plainKeyArb } from '../../../support/properties/arbitraries';
+
+/** App ids as the README states the rule; nothing here calls the code under test. */
+function isValidAppIdModel(name: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name) && !/^payk_/i.test(name);
+}
+
+function isValidStoredKeyModel(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  if (value.startsWith('sha256:')) return /^sha256:[0-9a-fA-F]{64}$/.test(value);
+  return /^[\x21-\x7e]{16,512}$/.test(value);
+}
+
+/** Invalid app ids, each with something that never occurs in a problem's own words (a marker or a key's tail). */
+const invalidAppIdArb = fc.oneof(
+  fc.stringMatching(/^[A-Za-z0-9_-]{43}$/).map((tail) => `payk_${tail}`),
+  fc.tuple(appIdArb, fc.constantFrom('!', '#', ' /', '\u00e9', '\u00a0')).map(([id, marker]) => id + marker),
+  fc.constant('x'.repeat(65)),
+);
+
+const storedKeyArb = fc.oneof(
+  { weight: 4, arbitrary: plainKeyArb },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>('short', 'sha256:abc', 42, null, 'has a space in it 0123'),
+  },
+);
+
+const membersArb = fc
+  .array(
+    fc.tuple(
+      fc.oneof(
+        { weight: 3, arbitrary: appIdArb },
+        { weight: 1, arbitrary: fc.stringMatching(/^[0-9]{1,3}$/) },
+        { weight: 2, arbitrary: invalidAppIdArb },
+      ),
+      fc.oneof(storedKeyArb, fc.array(storedKeyArb, { maxLength: 3 })),
+    ),
+    { minLength: 1, maxLength: 6 },
+  )
+  .chain((members) =>
+    fc.tuple(
+      fc.constant(members),
+      fc.array(fc.constantFrom(' ', '\n', '\t', ''), {
+        minLength: members.length * 3,
+        maxLength: members.length * 3,
+      }),
+    ),
+  );
+
+/** The secret's text with the members in this order (repeats kept, integer-like names not moved first). */
+function textOf(members: readonly (readonly [string, unknown])[], spaces: readonly string[]): string {
+  const written = members.map(
+    ([name, value], index) =>
+      `${spaces[index * 3] ?? ''}${JSON.stringify(name)}${spaces[index * 3 + 1] ?? ''}:${JSON.stringify(value)}${spaces[index * 3 + 2] ?? ''}`,
+  );
+  return `{${written.join(',')}}`;
+}
+
+/** The members that count: for a name written twice, JSON keeps the last. With their 1-based positions. */
+function effectiveMembers(
+  members: readonly (readonly [string, unknown])[],
+): { readonly position: number; readonly name: string; readonly keys: readonly unknown[] }[] {
+  const lastIndex = new Map(members.map(([name], index) => [name, index]));
+  return members
+    .map(([name, value], index) => ({
+      position: index + 1,
+      name,
+      keys: Array.isArray(value) ? value : [value],
+    }))
+    .filter(({ name, position }) => lastIndex.get(name) === position - 1);
+}
+
+/** Where each problem is, without its words: entry, app (only a valid id), key. */
+function expectedLocations(
+  members: readonly (readonly [string, unknown])[],
+): Omit<KeyringProblem, 'reason'>[] {
+  return effectiveMembers(members).flatMap(({ position: entryPosition, name, keys }) => {
+    if (!isValidAppIdModel(name)) return [{ entryPosition }];
+    if (keys.length === 0) return [{ entryPosition, appId: name }];
+    return keys.flatMap((key, index) =>
+      isValidStoredKeyModel(key) ? [] : [{ entryPosition, appId: name, keyPosition: index + 1 }],
+    );
+  });
+}
+
+/** The apps that can authenticate: a valid id and at least one valid key. */
+function usableApps(members: readonly (readonly [string, unknown])[]): string[] {
+  return effectiveMembers(members)
+    .filter(({ name, keys }) => isValidAppIdModel(name) && keys.some(isValidStoredKeyModel))
+    .map(({ name }) => name);
+}
+
+describe('secret entries', () => {
+  it('are reported by their position as written, naming an app only when its id is valid, never an invalid one', () => {
+    fc.assert(
+      fc.property(membersArb, ([members, spaces]) => {
+        const text = textOf(members, spaces);
+        const invalidNames = members.map(([name]) => name).filter((name) => !isValidAppIdModel(name));
+
+        if (usableApps(members).length === 0) {
+          // Only a secret with no usable entry at all is refused whole.
+          expect(() => parseKeyring(text)).toThrow(MalformedSecretError);
+          return;
+        }
+
+        const { keyring, problems } = parseKeyring(text);
+
+        expect([...keyring.keys()].sort()).toEqual(usableApps(members).sort());
+        const locations = problems.map(({ entryPosition, appId, keyPosition }) => ({
+          entryPosition,
+          appId,
+          keyPosition,
+        }));
+        expect(locations).toEqual(expectedLocations(members));
+        const logged = JSON.stringify(problems);
+        for (const name of invalidNames) expect(logged).not.toContain(JSON.stringify(name).slice(1, -1));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it('never appear by an invalid app id in the strict key document’s error either', () => {
+    fc.assert(
+      fc.property(membersArb, ([members, spaces]) => {
+        const invalidNames = members.map(([name]) => name).filter((name) => !isValidAppIdModel(name));
+        fc.pre(invalidNames.length > 0);
+
+        const parse = (): unknown => parseKeyDocument(textOf(members, spaces));
+
+        expect(parse).toThrow(KeyDocumentError);
+        let message = '';
+        try {
+          parse();
+        } catch (error) {
+          message = error instanceof Error ? error.message : '';
+        }
+        for (const name of invalidNames) expect(message).not.toContain(name);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -1,0 +1,228 @@
+import {
+  formatResult,
+  freshKey,
+  newKeyChange,
+  removeAppChange,
+  revokeChange,
+} from '../../../../tools/keys/commands';
+import { backoffMs, ConflictError, editKeys, type Change } from '../../../../tools/keys/edit';
+import { KeyStoreError } from '../../../../tools/keys/key-store';
+import {
+  addApp,
+  addKey,
+  KeyDocumentError,
+  keyIdOf,
+  parseKeyDocument,
+  serializeKeyDocument,
+} from '../../../../shared/keys/key-document';
+import { generateKey } from '../../../../shared/keys/key-material';
+import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY } from '../../../support/keys';
+import { MemoryStore } from '../../../support/keys-cli';
+
+const text = (entries: Record<string, string[]>): string =>
+  serializeKeyDocument(new Map(Object.entries(entries)));
+const keysIn = (store: MemoryStore, appId: string): readonly string[] =>
+  parseKeyDocument(store.text ?? '{}').get(appId) ?? [];
+
+/** No real waiting in unit tests; the delays asked for are recorded. */
+function recordingSleep(): { sleep: (ms: number) => Promise<void>; delays: number[] } {
+  const delays: number[] = [];
+  return {
+    delays,
+    sleep: (ms) => {
+      delays.push(ms);
+      return Promise.resolve();
+    },
+  };
+}
+
+const rotateWith = (key: string): Change<unknown> =>
+  newKeyChange('rotate', 'demo', freshKey(key, false), false);
+
+describe('editKeys', () => {
+  it('reads, applies and replaces once when nobody else writes', async () => {
+    const store = new MemoryStore(text({ demo: [DEMO_KEY] }));
+    const key = generateKey();
+
+    const outcome = await editKeys(store, rotateWith(key));
+
+    expect(outcome.attempts).toBe(1);
+    expect(store.replaceCalls).toBe(1);
+    expect(keysIn(store, 'demo')).toEqual([DEMO_KEY, key]);
+  });
+
+  it('on a conflict re-reads and re-applies the same key to the newer document, keeping both writes', async () => {
+    const store = new MemoryStore(text({ demo: [DEMO_KEY] }));
+    store.beforeReplace = (s) => {
+      s.beforeReplace = undefined;
+      s.write(serializeKeyDocument(addKey(parseKeyDocument(s.text ?? ''), 'demo', DEMO_NEXT_KEY)));
+    };
+    const key = generateKey();
+    const { sleep, delays } = recordingSleep();
+
+    const outcome = await editKeys(store, rotateWith(key), { sleep, random: () => 0.5 });
+
+    expect(outcome.attempts).toBe(2);
+    expect(delays).toEqual([50]);
+    expect(keysIn(store, 'demo')).toEqual([DEMO_KEY, DEMO_NEXT_KEY, key]);
+  });
+
+  it('gives up after maxAttempts conflicts with a clear message, having stored nothing of its own', async () => {
+    const store = new MemoryStore(text({ demo: [DEMO_KEY] }));
+    let otherWrites = 0;
+    store.beforeReplace = (s) => {
+      otherWrites++;
+      s.write(
+        serializeKeyDocument(addApp(parseKeyDocument(s.text ?? ''), `other-${otherWrites}`, PARTNER_KEY)),
+      );
+    };
+    const key = generateKey();
+    const { sleep, delays } = recordingSleep();
+
+    const edit = editKeys(store, rotateWith(key), { sleep, random: () => 1 });
+
+    await expect(edit).rejects.toBeInstanceOf(ConflictError);
+    await expect(edit).rejects.toThrow(
+      'the keys changed under us 8 times; nothing was lost, re-run the command',
+    );
+    expect(store.replaceCalls).toBe(8);
+    expect(delays).toEqual([100, 200, 400, 800, 1600, 1600, 1600]);
+    expect(store.text).not.toContain(key);
+    expect(keysIn(store, 'other-8')).toEqual([PARTNER_KEY]);
+  });
+
+  it('sees its own write in the re-read after a lost answer, and does not write the key twice', async () => {
+    const store = new MemoryStore(text({ demo: [DEMO_KEY] }));
+    store.reportConflictAfterWriting = true;
+    const key = generateKey();
+
+    const outcome = await editKeys(store, rotateWith(key), { sleep: () => Promise.resolve() });
+
+    expect(outcome.attempts).toBe(2);
+    expect(store.replaceCalls).toBe(1);
+    expect(keysIn(store, 'demo')).toEqual([DEMO_KEY, key]);
+  });
+
+  it('starts from an empty document when the store is empty and creating is allowed', async () => {
+    const store = new MemoryStore(undefined);
+    const key = generateKey();
+
+    await editKeys(store, newKeyChange('add-app', 'demo', freshKey(key, false), false), {
+      createIfMissing: true,
+    });
+
+    expect(keysIn(store, 'demo')).toEqual([key]);
+  });
+
+  it('refuses an empty store when creating is not allowed', async () => {
+    const store = new MemoryStore(undefined);
+
+    const edit = editKeys(store, rotateWith(generateKey()));
+
+    await expect(edit).rejects.toThrow(new KeyStoreError('memory store does not exist (add-app creates it)'));
+  });
+
+  it('writes nothing when the change refuses the document', async () => {
+    const store = new MemoryStore(text({ demo: [DEMO_KEY] }));
+
+    const edit = editKeys(store, newKeyChange('rotate', 'ghost', freshKey(generateKey(), false), false));
+
+    await expect(edit).rejects.toThrow(new KeyDocumentError('unknown app: ghost'));
+    expect(store.replaceCalls).toBe(0);
+  });
+
+  it('treats a key revoked by a concurrent writer as done on the retry', async () => {
+    const store = new MemoryStore(text({ demo: [DEMO_KEY, DEMO_NEXT_KEY] }));
+    store.beforeReplace = (s) => {
+      s.beforeReplace = undefined;
+      s.write(text({ demo: [DEMO_NEXT_KEY] }));
+    };
+
+    const outcome = await editKeys(store, revokeChange('demo', keyIdOf(DEMO_KEY), false), {
+      sleep: () => Promise.resolve(),
+    });
+
+    expect(outcome.attempts).toBe(2);
+    expect(outcome.result).toEqual({
+      command: 'revoke',
+      appId: 'demo',
+      keyId: keyIdOf(DEMO_KEY),
+      keyIds: [keyIdOf(DEMO_NEXT_KEY)],
+      outcome: 'key-already-gone',
+    });
+    expect(formatResult(outcome.result)).toBe(
+      `app demo: key ${keyIdOf(DEMO_KEY)} is already revoked; valid keys: ${keyIdOf(DEMO_NEXT_KEY)}\n`,
+    );
+    expect(store.replaceCalls).toBe(1);
+  });
+
+  it('says there was nothing to revoke when a concurrent writer removed the whole app', async () => {
+    const store = new MemoryStore(text({ demo: [DEMO_KEY], partner: [PARTNER_KEY] }));
+    store.beforeReplace = (s) => {
+      s.beforeReplace = undefined;
+      s.write(text({ partner: [PARTNER_KEY] }));
+    };
+
+    const outcome = await editKeys(store, revokeChange('demo', keyIdOf(DEMO_KEY), true), {
+      sleep: () => Promise.resolve(),
+    });
+
+    expect(outcome.attempts).toBe(2);
+    expect(outcome.result).toMatchObject({ keyIds: [], outcome: 'app-already-gone' });
+    expect(formatResult(outcome.result)).toBe('app demo is already gone; nothing to revoke\n');
+    expect(store.replaceCalls).toBe(1);
+    expect(keysIn(store, 'partner')).toEqual([PARTNER_KEY]);
+  });
+
+  it.each([
+    [
+      'one of several keys',
+      { demo: [DEMO_KEY, DEMO_NEXT_KEY] },
+      false,
+      'revoked',
+      `app demo: revoked key ${keyIdOf(DEMO_KEY)}; valid keys: ${keyIdOf(DEMO_NEXT_KEY)}\n`,
+    ],
+    [
+      'the last key, with force',
+      { demo: [DEMO_KEY] },
+      true,
+      'app-removed',
+      `app demo: revoked key ${keyIdOf(DEMO_KEY)}, its last key; the app is removed\n`,
+    ],
+  ])('reports revoking %s when nobody else writes', async (_label, entries, force, expected, line) => {
+    const store = new MemoryStore(text(entries));
+
+    const outcome = await editKeys(store, revokeChange('demo', keyIdOf(DEMO_KEY), force));
+
+    expect(outcome.result).toMatchObject({ outcome: expected });
+    expect(formatResult(outcome.result)).toBe(line);
+  });
+
+  it('treats an app removed by a concurrent writer as done on the retry', async () => {
+    const store = new MemoryStore(text({ demo: [DEMO_KEY], partner: [PARTNER_KEY] }));
+    store.beforeReplace = (s) => {
+      s.beforeReplace = undefined;
+      s.write(text({ partner: [PARTNER_KEY] }));
+    };
+
+    const outcome = await editKeys(store, removeAppChange('demo'), { sleep: () => Promise.resolve() });
+
+    expect(outcome.attempts).toBe(2);
+    expect(keysIn(store, 'partner')).toEqual([PARTNER_KEY]);
+    expect(parseKeyDocument(store.text ?? '').has('demo')).toBe(false);
+  });
+});
+
+describe('backoffMs', () => {
+  it.each([
+    [1, 1, 100],
+    [2, 1, 200],
+    [3, 1, 400],
+    [5, 1, 1600],
+    [7, 1, 1600],
+    [3, 0.5, 200],
+    [4, 0, 0],
+  ])('attempt %i with random %f waits %i ms', (attempt, random, expected) => {
+    expect(backoffMs(attempt, () => random)).toBe(expected);
+  });
+});

@@ -1,0 +1,287 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { USAGE } from '../../../../tools/keys/args';
+import { errorLine } from '../../../../tools/keys/main';
+import { authenticate } from '../../../../shared/keys/authenticate';
+import { keyIdOf, serializeKeyDocument } from '../../../../shared/keys/key-document';
+import { toDigestForm } from '../../../../shared/keys/key-material';
+import { parseKeyring } from '../../../../shared/keys/keyring';
+import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY } from '../../../support/keys';
+import { GENERATED_KEY_PATTERN, runCli } from '../../../support/keys-cli';
+
+const SEED = serializeKeyDocument(
+  new Map([
+    ['demo', [DEMO_KEY, DEMO_NEXT_KEY]],
+    ['partner', [PARTNER_KEY]],
+  ]),
+);
+const SEEDED_KEYS = [DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY];
+
+let directory: string;
+let file: string;
+
+beforeEach(() => {
+  directory = mkdtempSync(join(tmpdir(), 'keys-cli-'));
+  file = join(directory, 'keys.json');
+  writeFileSync(file, SEED, { mode: 0o600 });
+});
+
+afterEach(() => {
+  rmSync(directory, { recursive: true, force: true });
+});
+
+const keys = (...argv: string[]) => runCli([...argv, '--file', file], {});
+const stored = (): string => readFileSync(file, 'utf8');
+
+function accepts(appId: string, appKey: string): boolean {
+  return authenticate({ appId, appKey }, parseKeyring(stored()).keyring).ok;
+}
+
+describe('add-app and rotate', () => {
+  it('add-app prints the fresh key once, then a line naming the app and key id, and stores the key', async () => {
+    const result = await keys('add-app', 'shop');
+
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    const [key = '', info, ...rest] = result.stdout.split('\n');
+    expect(key).toMatch(GENERATED_KEY_PATTERN);
+    expect(info).toBe(`app shop: created with key ${keyIdOf(key)}; the key above is shown only this once`);
+    expect(rest).toEqual(['']);
+    expect(result.stdout.split(key)).toHaveLength(2);
+    expect(accepts('shop', key)).toBe(true);
+  });
+
+  it('rotate --json prints exactly {appId, keyId, key} and keeps the old keys valid', async () => {
+    const result = await keys('rotate', 'demo', '--json');
+
+    expect(result.code).toBe(0);
+    const output = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(Object.keys(output)).toEqual(['appId', 'keyId', 'key']);
+    const key = String(output.key);
+    expect(output).toEqual({ appId: 'demo', keyId: keyIdOf(key), key });
+    expect(key).toMatch(GENERATED_KEY_PATTERN);
+    expect(result.stdout).toBe(JSON.stringify(output) + '\n');
+    expect([DEMO_KEY, DEMO_NEXT_KEY, key].map((k) => accepts('demo', k))).toEqual([true, true, true]);
+  });
+
+  it('rotate names the new key id and every valid key id of the app', async () => {
+    const result = await keys('rotate', 'demo');
+
+    const [key = '', info] = result.stdout.split('\n');
+    expect(info).toBe(
+      `app demo: added key ${keyIdOf(key)}; valid keys: ${keyIdOf(DEMO_KEY)} ${keyIdOf(DEMO_NEXT_KEY)} ` +
+        `${keyIdOf(key)}; the key above is shown only this once`,
+    );
+  });
+
+  it('--hash stores only the sha256 form, which authenticates the printed key', async () => {
+    const result = await keys('rotate', 'partner', '--hash', '--json');
+
+    const { key } = JSON.parse(result.stdout) as { key: string };
+    expect(stored()).not.toContain(key);
+    expect(stored()).toContain(toDigestForm(key));
+    expect(accepts('partner', key)).toBe(true);
+    expect(accepts('partner', PARTNER_KEY)).toBe(true);
+  });
+
+  it('add-app creates a missing key file (0600) and its directory (0700)', async () => {
+    const nested = join(directory, 'new', 'keys.json');
+
+    const result = await runCli(['add-app', 'demo', '--json'], { KEYS_FILE: nested });
+
+    expect(result.code).toBe(0);
+    const { key } = JSON.parse(result.stdout) as { key: string };
+    expect(
+      authenticate({ appId: 'demo', appKey: key }, parseKeyring(readFileSync(nested, 'utf8')).keyring).ok,
+    ).toBe(true);
+    expect(statSync(nested).mode & 0o777).toBe(0o600);
+    expect(statSync(join(directory, 'new')).mode & 0o777).toBe(0o700);
+  });
+});
+
+describe('list', () => {
+  it('shows every app with its key ids, never a key', async () => {
+    const result = await keys('list');
+
+    expect(result).toEqual({
+      code: 0,
+      stderr: '',
+      stdout: `demo: ${keyIdOf(DEMO_KEY)} ${keyIdOf(DEMO_NEXT_KEY)}\n` + `partner: ${keyIdOf(PARTNER_KEY)}\n`,
+    });
+  });
+
+  it('--json prints [{appId, keyIds}]', async () => {
+    const result = await keys('list', '--json');
+
+    expect(result.stdout).toBe(
+      JSON.stringify([
+        { appId: 'demo', keyIds: [keyIdOf(DEMO_KEY), keyIdOf(DEMO_NEXT_KEY)] },
+        { appId: 'partner', keyIds: [keyIdOf(PARTNER_KEY)] },
+      ]) + '\n',
+    );
+  });
+
+  it('says so when there are no apps', async () => {
+    writeFileSync(file, '{}');
+
+    expect(await keys('list')).toEqual({ code: 0, stdout: 'no apps\n', stderr: '' });
+  });
+});
+
+describe('revoke and remove-app', () => {
+  it('revoke removes one key, confirms it, and the revoked key no longer authenticates', async () => {
+    const result = await keys('revoke', 'demo', keyIdOf(DEMO_KEY));
+
+    expect(result).toEqual({
+      code: 0,
+      stderr: '',
+      stdout: `app demo: revoked key ${keyIdOf(DEMO_KEY)}; valid keys: ${keyIdOf(DEMO_NEXT_KEY)}\n`,
+    });
+    expect(accepts('demo', DEMO_KEY)).toBe(false);
+    expect(accepts('demo', DEMO_NEXT_KEY)).toBe(true);
+  });
+
+  it('revoke --force removes the last key and the app with it', async () => {
+    const result = await keys('revoke', 'partner', keyIdOf(PARTNER_KEY), '--force', '--json');
+
+    expect(result.stdout).toBe(
+      JSON.stringify({ appId: 'partner', revokedKeyId: keyIdOf(PARTNER_KEY), keyIds: [] }) + '\n',
+    );
+    expect(JSON.parse(stored())).toEqual({ demo: [DEMO_KEY, DEMO_NEXT_KEY] });
+  });
+
+  it('remove-app removes the app and names the key ids it had', async () => {
+    const result = await keys('remove-app', 'demo');
+
+    expect(result.stdout).toBe(
+      `removed app demo and its keys ${keyIdOf(DEMO_KEY)} ${keyIdOf(DEMO_NEXT_KEY)}\n`,
+    );
+    expect(JSON.parse(stored())).toEqual({ partner: [PARTNER_KEY] });
+  });
+
+  it('remove-app --json prints {appId, removedKeyIds}', async () => {
+    const result = await keys('remove-app', 'partner', '--json');
+
+    expect(result.stdout).toBe(
+      JSON.stringify({ appId: 'partner', removedKeyIds: [keyIdOf(PARTNER_KEY)] }) + '\n',
+    );
+  });
+});
+
+describe('errors', () => {
+  it.each<[string, string[], number, string]>([
+    ['an unknown app', ['rotate', 'ghost'], 1, 'error: unknown app: ghost'],
+    ['an existing app', ['add-app', 'demo'], 1, 'error: app already exists: demo'],
+    ['an unknown key id', ['revoke', 'demo', '000000000000'], 1, 'error: app demo has no key 000000000000'],
+    [
+      'the last key without --force',
+      ['revoke', 'partner', keyIdOf(PARTNER_KEY)],
+      1,
+      `error: key ${keyIdOf(PARTNER_KEY)} is the last key of app partner; use --force to remove it`,
+    ],
+    [
+      'an app id outside the alphabet',
+      ['add-app', 'no spaces'],
+      2,
+      'error: invalid app id: must be 1 to 64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit',
+    ],
+    [
+      'a generated key given as the app id',
+      ['add-app', 'payk_' + 'G'.repeat(43)],
+      2,
+      'error: invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
+    ],
+    [
+      'an app id that starts like a generated key, in another case',
+      ['add-app', 'Payk_shop'],
+      2,
+      'error: invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
+    ],
+    [
+      'a key given as the key id',
+      ['revoke', 'demo', DEMO_KEY],
+      2,
+      'error: invalid key id: expected the 12 hex characters that "list" shows, not a key',
+    ],
+    [
+      'an unknown command',
+      ['destroy'],
+      2,
+      'error: unknown command; expected list, add-app, rotate, revoke or remove-app',
+    ],
+  ])('%s: one line on stderr, exit %i, nothing printed or changed', async (_label, argv, code, line) => {
+    const result = await keys(...argv);
+
+    expect(result).toEqual({ code, stdout: '', stderr: `${line}\n` });
+    expect(stored()).toBe(SEED);
+  });
+
+  it.each([
+    ['not JSON', `{"demo": "${DEMO_KEY}"`, 'error: the secret is not valid JSON'],
+    [
+      'a bad key entry',
+      JSON.stringify({ demo: [DEMO_KEY, 'short'] }),
+      "error: the secret's entry #1 (app demo), key #2: key length must be 16 to 512 characters",
+    ],
+  ])(
+    'refuses a key file that is %s without quoting it, and leaves it as it was',
+    async (_label, content, line) => {
+      writeFileSync(file, content);
+
+      const results = [await keys('list'), await keys('rotate', 'demo')];
+
+      for (const result of results) {
+        expect(result).toEqual({ code: 1, stdout: '', stderr: `${line}\n` });
+        expect(result.stderr).not.toContain(DEMO_KEY);
+      }
+      expect(stored()).toBe(content);
+    },
+  );
+
+  it('refuses a missing key file for anything but add-app', async () => {
+    const missing = join(directory, 'missing.json');
+
+    const result = await runCli(['rotate', 'demo', '--file', missing], {});
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `error: key file ${missing} does not exist (add-app creates it)\n`,
+    });
+  });
+
+  it('no error output ever holds a stored key', async () => {
+    const attempts = [
+      await keys('rotate', 'ghost'),
+      await keys('revoke', 'demo', '000000000000'),
+      await keys('add-app', 'partner'),
+      await runCli(['list'], {}),
+    ];
+
+    for (const result of attempts) {
+      expect(result.code).not.toBe(0);
+      for (const key of SEEDED_KEYS) expect(result.stderr + result.stdout).not.toContain(key);
+    }
+  });
+});
+
+describe('errorLine', () => {
+  it('cuts an unexpected error to one line and masks anything shaped like a generated key', () => {
+    const leaked = 'payk_' + 'A'.repeat(43);
+
+    const line = errorLine(new TypeError(`cannot read ${leaked}\n    at somewhere (file.ts:1:1)`));
+
+    expect(line).toBe('error: unexpected TypeError: cannot read payk_…\n');
+  });
+
+  it('describes a thrown non-error without guessing', () => {
+    expect(errorLine('a string')).toBe('error: unexpected failure\n');
+  });
+});
+
+describe('--help', () => {
+  it('prints the usage on stdout and exits 0', async () => {
+    expect(await runCli(['--help'], {})).toEqual({ code: 0, stdout: USAGE, stderr: '' });
+  });
+});

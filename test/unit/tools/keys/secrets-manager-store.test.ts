@@ -1,0 +1,465 @@
+import {
+  GetSecretValueCommand,
+  InvalidParameterException,
+  PutSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+  UpdateSecretVersionStageCommand,
+} from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
+import 'aws-sdk-client-mock-jest';
+import {
+  createCliSecretsManagerClient,
+  describeAwsFailure,
+} from '../../../../tools/keys/secrets-manager-store';
+import { keyIdOf, parseKeyDocument, serializeKeyDocument } from '../../../../shared/keys/key-document';
+import { DEMO_KEY, PARTNER_KEY } from '../../../support/keys';
+import { runCli } from '../../../support/keys-cli';
+
+const secretsManager = mockClient(SecretsManagerClient);
+const SECRET_ID = 'payment-api-keys';
+const READ_VERSION = '11111111-1111-4111-8111-111111111111';
+const SEED = serializeKeyDocument(new Map([['demo', [DEMO_KEY]]]));
+const ENV = { AWS_REGION: 'eu-west-1', KEYS_SECRET_ID: SECRET_ID };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+const serviceError = <T>(
+  Type: new (options: { message: string; $metadata: object }) => T,
+  message: string,
+): T => new Type({ message, $metadata: { httpStatusCode: 400 } });
+
+/** An error as the SDK raises it for a service answer outside the client's model (AccessDeniedException). */
+const awsError = (name: string, message: string): Error =>
+  Object.assign(new Error(message), { name, $metadata: { httpStatusCode: 400 } });
+
+/** The ClientRequestToken of the first PutSecretValue: the id of the version it stores. */
+const putToken = (): string | undefined =>
+  secretsManager.commandCalls(PutSecretValueCommand)[0]?.args[0].input.ClientRequestToken;
+
+/** Instant retries: the back-off is the edit loop's business, tested there. */
+const noWait = { editOptions: { sleep: () => Promise.resolve() } };
+
+beforeEach(() => {
+  secretsManager.reset();
+  secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SEED, VersionId: READ_VERSION });
+  secretsManager
+    .on(PutSecretValueCommand)
+    .callsFake((input: { ClientRequestToken?: string }) => ({ VersionId: input.ClientRequestToken }));
+  secretsManager.on(UpdateSecretVersionStageCommand).resolves({});
+});
+
+describe('one rotate against Secrets Manager', () => {
+  it('makes exactly 4 calls: read AWSCURRENT, put AWSPENDING, move AWSCURRENT, drop AWSPENDING', async () => {
+    const result = await runCli(['rotate', 'demo', '--json'], ENV);
+
+    expect(result.code).toBe(0);
+    const { key } = JSON.parse(result.stdout) as { key: string };
+    const calls = secretsManager.calls().map((call) => call.args[0]);
+    expect(calls).toHaveLength(4);
+    const [read, put, move, dropPending] = calls;
+    expect(read?.input).toEqual({ SecretId: SECRET_ID, VersionStage: 'AWSCURRENT' });
+    const putInput = put?.input as { ClientRequestToken: string; SecretString: string };
+    expect(put).toBeInstanceOf(PutSecretValueCommand);
+    expect(putInput).toEqual({
+      SecretId: SECRET_ID,
+      SecretString: expect.any(String) as unknown,
+      ClientRequestToken: expect.stringMatching(UUID) as unknown,
+      VersionStages: ['AWSPENDING'],
+    });
+    expect(parseKeyDocument(putInput.SecretString).get('demo')).toEqual([DEMO_KEY, key]);
+    expect(move?.input).toEqual({
+      SecretId: SECRET_ID,
+      VersionStage: 'AWSCURRENT',
+      MoveToVersionId: putInput.ClientRequestToken,
+      RemoveFromVersionId: READ_VERSION,
+    });
+    expect(dropPending?.input).toEqual({
+      SecretId: SECRET_ID,
+      VersionStage: 'AWSPENDING',
+      RemoveFromVersionId: putInput.ClientRequestToken,
+    });
+  });
+
+  it('list makes exactly 1 call', async () => {
+    const result = await runCli(['list'], ENV);
+
+    expect(result).toEqual({ code: 0, stdout: `demo: ${keyIdOf(DEMO_KEY)}\n`, stderr: '' });
+    expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
+    expect(secretsManager.calls()).toHaveLength(1);
+  });
+});
+
+describe('a conflicting writer', () => {
+  it('makes the move fail; one read confirms it, AWSPENDING is dropped, and the retry succeeds on the newer version', async () => {
+    const newerVersion = '22222222-2222-4222-8222-222222222222';
+    const newer = serializeKeyDocument(new Map([['demo', [DEMO_KEY, PARTNER_KEY]]]));
+    secretsManager
+      .on(GetSecretValueCommand)
+      .resolvesOnce({ SecretString: SEED, VersionId: READ_VERSION })
+      .resolves({ SecretString: newer, VersionId: newerVersion });
+    secretsManager
+      .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSCURRENT' })
+      .rejectsOnce(
+        serviceError(
+          InvalidParameterException,
+          `Version stage AWSCURRENT not found in version ${READ_VERSION}`,
+        ),
+      )
+      .resolves({});
+
+    const result = await runCli(['rotate', 'demo', '--json'], ENV, noWait);
+
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('note: the keys changed while this command ran; applied on attempt 2\n');
+    const { key } = JSON.parse(result.stdout) as { key: string };
+    expect(secretsManager.calls().map((call) => call.args[0].constructor.name)).toEqual([
+      'GetSecretValueCommand',
+      'PutSecretValueCommand',
+      'UpdateSecretVersionStageCommand',
+      'GetSecretValueCommand',
+      'UpdateSecretVersionStageCommand',
+      'GetSecretValueCommand',
+      'PutSecretValueCommand',
+      'UpdateSecretVersionStageCommand',
+      'UpdateSecretVersionStageCommand',
+    ]);
+    const puts = secretsManager.commandCalls(PutSecretValueCommand).map((call) => call.args[0].input);
+    expect(parseKeyDocument(puts[1]?.SecretString ?? '').get('demo')).toEqual([DEMO_KEY, PARTNER_KEY, key]);
+    expect(puts[0]?.ClientRequestToken).not.toBe(puts[1]?.ClientRequestToken);
+    expect(secretsManager).toHaveReceivedCommandWith(UpdateSecretVersionStageCommand, {
+      VersionStage: 'AWSPENDING',
+      RemoveFromVersionId: puts[0]?.ClientRequestToken,
+    });
+    expect(secretsManager).toHaveReceivedCommandWith(UpdateSecretVersionStageCommand, {
+      VersionStage: 'AWSCURRENT',
+      MoveToVersionId: puts[1]?.ClientRequestToken,
+      RemoveFromVersionId: newerVersion,
+    });
+  });
+
+  it('takes AWSPENDING already moved to another writer in its stride, with no warning', async () => {
+    secretsManager
+      .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSPENDING' })
+      .rejects(serviceError(InvalidParameterException, 'Version stage AWSPENDING not found in version x'));
+
+    const result = await runCli(['rotate', 'demo'], ENV);
+
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+  });
+});
+
+describe('a move whose answer was lost', () => {
+  it('counts as done when AWSCURRENT turns out to be on our new version', async () => {
+    let ours = '';
+    secretsManager.on(PutSecretValueCommand).callsFake((input: { ClientRequestToken: string }) => {
+      ours = input.ClientRequestToken;
+      return { VersionId: ours };
+    });
+    secretsManager
+      .on(GetSecretValueCommand)
+      .resolvesOnce({ SecretString: SEED, VersionId: READ_VERSION })
+      .callsFake(() => ({ SecretString: 'whatever landed', VersionId: ours }));
+    secretsManager
+      .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSCURRENT' })
+      .rejects(
+        Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }),
+      );
+
+    const result = await runCli(['rotate', 'demo', '--json'], ENV);
+
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 1);
+  });
+});
+
+describe('failures', () => {
+  it('a refused move fails the command, says the secret is unchanged, and still drops AWSPENDING', async () => {
+    secretsManager
+      .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSCURRENT' })
+      .rejects(
+        awsError(
+          'AccessDeniedException',
+          'not authorized to perform: secretsmanager:UpdateSecretVersionStage',
+        ),
+      );
+
+    const result = await runCli(['rotate', 'demo'], ENV);
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `error: could not move AWSCURRENT of secret ${SECRET_ID} to the new version: access denied: not authorized ` +
+        'to perform: secretsmanager:UpdateSecretVersionStage; AWSCURRENT was not moved, the secret is unchanged\n',
+    });
+    expect(secretsManager).toHaveReceivedCommandWith(UpdateSecretVersionStageCommand, {
+      VersionStage: 'AWSPENDING',
+    });
+  });
+
+  it('a refused move whose AWSPENDING clean-up also fails says so and prints the command that clears it', async () => {
+    let ours = '';
+    secretsManager.on(PutSecretValueCommand).callsFake((input: { ClientRequestToken: string }) => {
+      ours = input.ClientRequestToken;
+      return { VersionId: ours };
+    });
+    secretsManager
+      .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSCURRENT' })
+      .rejects(
+        awsError(
+          'AccessDeniedException',
+          'not authorized to perform: secretsmanager:UpdateSecretVersionStage',
+        ),
+      );
+    secretsManager
+      .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSPENDING' })
+      .rejects(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+
+    const result = await runCli(['rotate', 'demo'], ENV);
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `error: could not move AWSCURRENT of secret ${SECRET_ID} to the new version: access denied: not authorized ` +
+        'to perform: secretsmanager:UpdateSecretVersionStage; AWSCURRENT was not moved; could not remove the ' +
+        `AWSPENDING label from version ${ours} of secret ${SECRET_ID} (could not reach Secrets Manager ` +
+        '(ECONNRESET)); a scheduled rotation will fail until it is removed: aws secretsmanager ' +
+        `update-secret-version-stage --secret-id '${SECRET_ID}' --version-stage AWSPENDING ` +
+        `--remove-from-version-id ${ours}\n`,
+    });
+    expect(result.stderr).not.toContain('unchanged');
+  });
+
+  it('a lost AWSPENDING clean-up is a warning; the key was stored and is printed', async () => {
+    secretsManager
+      .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSPENDING' })
+      .rejects(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+
+    const result = await runCli(['rotate', 'demo', '--json'], ENV);
+
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^warning: could not remove the AWSPENDING label from version ${UUID.source.slice(1, -1)} of secret ` +
+          `${SECRET_ID} \\(could not reach Secrets Manager \\(ECONNRESET\\)\\); a scheduled rotation will fail until it is removed: ` +
+          `aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' --version-stage AWSPENDING ` +
+          `--remove-from-version-id ${UUID.source.slice(1, -1)}\\n$`,
+      ),
+    );
+  });
+
+  it.each<[string, Error, string]>([
+    [
+      'a refused put',
+      awsError('AccessDeniedException', 'no PutSecretValue'),
+      'access denied: no PutSecretValue',
+    ],
+    [
+      'a put whose answer timed out',
+      Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }),
+      'Secrets Manager did not answer in time',
+    ],
+    [
+      'a put whose connection dropped',
+      Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+      'could not reach Secrets Manager (ECONNRESET)',
+    ],
+  ])(
+    '%s fails the command, says nothing changed, and takes AWSPENDING off the version it may have stored',
+    async (_label, failure, description) => {
+      secretsManager.on(PutSecretValueCommand).rejects(failure);
+      secretsManager
+        .on(UpdateSecretVersionStageCommand)
+        .rejects(serviceError(InvalidParameterException, 'Version stage AWSPENDING not found in version'));
+
+      const result = await runCli(['add-app', 'shop'], ENV);
+
+      expect(result).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          `error: could not write a new version of secret ${SECRET_ID}: ${description}; ` +
+          'nothing was changed (AWSCURRENT untouched)\n',
+      });
+      expect(
+        secretsManager.commandCalls(UpdateSecretVersionStageCommand).map((call) => call.args[0].input),
+      ).toEqual([{ SecretId: SECRET_ID, VersionStage: 'AWSPENDING', RemoveFromVersionId: putToken() }]);
+    },
+  );
+
+  it.each<[string, Error]>([
+    ['answers nothing to remove', serviceError(InvalidParameterException, 'Not a valid version')],
+    [
+      'finds no such version',
+      serviceError(ResourceNotFoundException, "Secrets Manager can't find the version"),
+    ],
+  ])('after a failed put, a clean-up that %s is taken as done', async (_label, answer) => {
+    secretsManager.on(PutSecretValueCommand).rejects(awsError('TimeoutError', 'timed out'));
+    secretsManager.on(UpdateSecretVersionStageCommand).rejects(answer);
+
+    const result = await runCli(['rotate', 'demo'], ENV);
+
+    expect(result.stderr).toBe(
+      `error: could not write a new version of secret ${SECRET_ID}: Secrets Manager did not answer in time; ` +
+        'nothing was changed (AWSCURRENT untouched)\n',
+    );
+  });
+
+  it('after a failed put, a failed clean-up is named in the same line with the version to fix', async () => {
+    secretsManager.on(PutSecretValueCommand).rejects(awsError('TimeoutError', 'timed out'));
+    secretsManager
+      .on(UpdateSecretVersionStageCommand)
+      .rejects(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4566'), { code: 'ECONNREFUSED' }));
+
+    const result = await runCli(['rotate', 'demo'], ENV);
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `error: could not write a new version of secret ${SECRET_ID}: Secrets Manager did not answer in time; ` +
+        `nothing was changed (AWSCURRENT untouched); if the new version ${putToken()} was stored after all, its ` +
+        'AWSPENDING label could not be removed (could not reach Secrets Manager (ECONNREFUSED)) and a scheduled ' +
+        `rotation will fail until it is: aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' ` +
+        `--version-stage AWSPENDING --remove-from-version-id ${putToken()}\n`,
+    });
+  });
+
+  it('a put that fails for want of credentials never reached Secrets Manager: no clean-up is tried', async () => {
+    secretsManager.on(PutSecretValueCommand).rejects(
+      Object.assign(new Error('Could not load credentials from any providers'), {
+        name: 'CredentialsProviderError',
+      }),
+    );
+
+    const result = await runCli(['rotate', 'demo'], ENV);
+
+    expect(result.stderr).toBe(
+      'error: no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or use --file for a local key file)\n',
+    );
+    expect(secretsManager).not.toHaveReceivedCommand(UpdateSecretVersionStageCommand);
+  });
+
+  it.each<[string, unknown, string]>([
+    [
+      'a missing secret',
+      serviceError(ResourceNotFoundException, "Secrets Manager can't find the specified secret."),
+      `error: could not read secret ${SECRET_ID}: secret not found (or it has no AWSCURRENT version)`,
+    ],
+    [
+      'no credentials',
+      Object.assign(new Error('Could not load credentials from any providers'), {
+        name: 'CredentialsProviderError',
+      }),
+      'error: no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or use --file for a local key file)',
+    ],
+    ['no region', new Error('Region is missing'), 'error: no AWS region: set AWS_REGION'],
+    [
+      'a refused connection',
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4566'), { code: 'ECONNREFUSED' }),
+      `error: could not read secret ${SECRET_ID}: could not reach Secrets Manager (ECONNREFUSED)`,
+    ],
+    [
+      'a time-out',
+      Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }),
+      `error: could not read secret ${SECRET_ID}: Secrets Manager did not answer in time`,
+    ],
+  ])('%s while reading: one clear line, exit 1, nothing written', async (_label, failure, line) => {
+    secretsManager.on(GetSecretValueCommand).rejects(failure as Error);
+
+    const result = await runCli(['rotate', 'demo'], ENV);
+
+    expect(result).toEqual({ code: 1, stdout: '', stderr: `${line}\n` });
+    expect(secretsManager).not.toHaveReceivedCommand(PutSecretValueCommand);
+  });
+
+  it('refuses a binary secret', async () => {
+    secretsManager
+      .on(GetSecretValueCommand)
+      .resolves({ SecretBinary: new Uint8Array([1]), VersionId: READ_VERSION });
+
+    const result = await runCli(['list'], ENV);
+
+    expect(result.stderr).toBe(
+      `error: secret ${SECRET_ID} has no SecretString (binary secrets are not supported)\n`,
+    );
+  });
+
+  it('refuses a secret that does not parse, without quoting it', async () => {
+    secretsManager
+      .on(GetSecretValueCommand)
+      .resolves({ SecretString: `{"demo":"${DEMO_KEY}"`, VersionId: READ_VERSION });
+
+    const result = await runCli(['rotate', 'demo'], ENV);
+
+    expect(result).toEqual({ code: 1, stdout: '', stderr: 'error: the secret is not valid JSON\n' });
+  });
+});
+
+describe('describeAwsFailure', () => {
+  it.each<[string, unknown, string]>([
+    [
+      'a throttle',
+      Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }),
+      'Secrets Manager is throttling requests; try again shortly',
+    ],
+    [
+      'expired credentials',
+      Object.assign(new Error('The security token included in the request is expired'), {
+        name: 'ExpiredTokenException',
+      }),
+      'AWS rejected the credentials (ExpiredTokenException)',
+    ],
+    [
+      'a host that does not resolve',
+      Object.assign(new Error('getaddrinfo'), { code: 'ENOTFOUND' }),
+      'could not reach Secrets Manager (ENOTFOUND)',
+    ],
+    [
+      'something else',
+      Object.assign(new Error('first line\nsecond line'), { name: 'OddError' }),
+      'OddError: first line',
+    ],
+    ['a thrown string', 'boom', 'unexpected failure'],
+  ])('describes %s in one line', (_label, failure, description) => {
+    expect(describeAwsFailure(failure)).toBe(description);
+  });
+});
+
+describe('createCliSecretsManagerClient', () => {
+  /** The resolved custom endpoint's port (the config's provider is async at run time). */
+  const portOf = async (client: SecretsManagerClient): Promise<number | undefined> =>
+    (await Promise.resolve(client.config.endpoint?.()))?.port;
+
+  it('takes region, endpoint and static credentials from the environment it is given', async () => {
+    const client = createCliSecretsManagerClient({
+      AWS_DEFAULT_REGION: 'eu-central-1',
+      AWS_ENDPOINT_URL: 'http://127.0.0.1:4566',
+      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'example-secret',
+    });
+
+    expect(await client.config.region()).toBe('eu-central-1');
+    expect(await client.config.credentials()).toMatchObject({
+      accessKeyId: 'AKIDEXAMPLE',
+      secretAccessKey: 'example-secret',
+    });
+    expect(await portOf(client)).toBe(4566);
+    expect(await client.config.maxAttempts()).toBe(3);
+  });
+
+  it('prefers AWS_REGION and a service-specific endpoint', async () => {
+    const client = createCliSecretsManagerClient({
+      AWS_REGION: 'us-west-2',
+      AWS_DEFAULT_REGION: 'eu-central-1',
+      AWS_ENDPOINT_URL: 'http://127.0.0.1:1',
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:2',
+    });
+
+    expect(await client.config.region()).toBe('us-west-2');
+    expect(await portOf(client)).toBe(2);
+  });
+});

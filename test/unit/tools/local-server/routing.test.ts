@@ -1,0 +1,29 @@
+import { routeRequest } from '../../../../tools/local-server/routing';
+
+describe('routeRequest', () => {
+  it.each(['/payment', '/payment/'])('sends POST %s to the handler as the /payment resource', (path) => {
+    // Act / Assert
+    expect(routeRequest('POST', path)).toEqual({ kind: 'handler', resource: '/payment' });
+  });
+
+  it.each(['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])(
+    'refuses %s /payment with 405 and Allow: POST',
+    (method) => {
+      // Act / Assert
+      expect(routeRequest(method, '/payment')).toEqual({
+        kind: 'gateway',
+        error: 'methodNotAllowed',
+        headers: { Allow: 'POST' },
+      });
+    },
+  );
+
+  it.each(['/', '/other', '/Payment', '/payment//', '/payment/x', '/paymentx', '/x/../payment', '*', ''])(
+    'answers 404 for %j whatever the method',
+    (path) => {
+      // Act / Assert
+      expect(routeRequest('POST', path)).toEqual({ kind: 'gateway', error: 'notFound', headers: {} });
+      expect(routeRequest('GET', path)).toEqual({ kind: 'gateway', error: 'notFound', headers: {} });
+    },
+  );
+});

@@ -1,0 +1,192 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { LocalServer } from '../../../../tools/local-server/server';
+import { errorBody } from '../../../../lambda/payment/responses';
+import type { Logger } from '../../../../shared/logger';
+import { send as sendRequest, type Reply } from '../../../support/local-server-process';
+
+/** One HTTP request to the server under test; raw header lists (repeats, casing) go out as written. */
+function send(
+  port: number,
+  options: { method?: string; path?: string; rawHeaders?: string[]; body?: string | Buffer },
+): Promise<Reply> {
+  return sendRequest(`http://127.0.0.1:${port}`, {
+    method: options.method,
+    path: options.path,
+    headers: options.rawHeaders,
+    body: options.body,
+  });
+}
+
+const silentLogger: Logger = { debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() };
+
+const okResult: APIGatewayProxyResult = {
+  statusCode: 200,
+  headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
+  body: '{"code":"ok","message":"fine"}',
+};
+
+describe('LocalServer', () => {
+  let server: LocalServer;
+  let port: number;
+  let handler: jest.Mock<Promise<APIGatewayProxyResult>, [APIGatewayProxyEvent]>;
+
+  async function start(maxBodyBytes?: number): Promise<void> {
+    server = new LocalServer({
+      handler,
+      logger: silentLogger,
+      newRequestId: () => 'req-1',
+      ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+    });
+    ({ port } = await server.listen(0, '127.0.0.1'));
+  }
+
+  beforeEach(() => {
+    handler = jest.fn<Promise<APIGatewayProxyResult>, [APIGatewayProxyEvent]>().mockResolvedValue(okResult);
+  });
+
+  afterEach(async () => {
+    await server.close(0);
+  });
+
+  it('hands the handler a proxy event built from the real request and sends its result back', async () => {
+    // Arrange
+    await start();
+
+    // Act
+    const reply = await send(port, {
+      path: '/payment?x=1',
+      rawHeaders: ['App-Id', 'demo', 'X-Dup', 'a', 'X-Dup', 'b', 'Content-Type', 'application/json'],
+      body: '{"a":1}',
+    });
+
+    // Assert
+    expect(reply.status).toBe(200);
+    expect(reply.body).toBe(okResult.body);
+    expect(reply.headers['cache-control']).toBe('no-store');
+    expect(handler).toHaveBeenCalledTimes(1);
+    const event = handler.mock.calls[0]?.[0];
+    expect(event).toMatchObject({
+      resource: '/payment',
+      path: '/payment',
+      httpMethod: 'POST',
+      body: '{"a":1}',
+      isBase64Encoded: false,
+      queryStringParameters: { x: '1' },
+      requestContext: { requestId: 'req-1', stage: 'local', identity: { sourceIp: '127.0.0.1' } },
+    });
+    expect(event?.headers['App-Id']).toBe('demo');
+    expect(event?.headers['X-Dup']).toBe('b');
+    expect(event?.multiValueHeaders['X-Dup']).toEqual(['a', 'b']);
+  });
+
+  it.each([
+    { method: 'GET', path: '/payment', status: 405, error: 'methodNotAllowed' as const, allow: 'POST' },
+    { method: 'POST', path: '/elsewhere', status: 404, error: 'notFound' as const, allow: undefined },
+  ])(
+    'answers $method $path with $status without invoking the handler',
+    async ({ method, path, status, error, allow }) => {
+      // Arrange
+      await start();
+
+      // Act
+      const reply = await send(port, { method, path });
+
+      // Assert
+      expect(reply.status).toBe(status);
+      expect(reply.body).toBe(errorBody(error));
+      expect(reply.headers['content-type']).toBe('application/json');
+      expect(reply.headers['cache-control']).toBe('no-store');
+      expect(reply.headers.allow).toBe(allow);
+      expect(handler).not.toHaveBeenCalled();
+    },
+  );
+
+  it.each([
+    { name: 'a declared length', rawHeaders: ['Content-Length', '101'], body: 'x'.repeat(101) },
+    { name: 'a chunked body', rawHeaders: ['Transfer-Encoding', 'chunked'], body: 'x'.repeat(101) },
+  ])('answers 413 for $name over the limit without invoking the handler', async ({ rawHeaders, body }) => {
+    // Arrange
+    await start(100);
+
+    // Act
+    const reply = await send(port, { rawHeaders, body });
+
+    // Assert
+    expect(reply.status).toBe(413);
+    expect(reply.body).toBe(errorBody('payloadTooLarge'));
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('accepts a body exactly at the limit', async () => {
+    // Arrange
+    await start(100);
+
+    // Act
+    const reply = await send(port, { body: 'x'.repeat(100) });
+
+    // Assert
+    expect(reply.status).toBe(200);
+  });
+
+  it('answers 500 internal_error JSON, without the error text, when the handler throws', async () => {
+    // Arrange
+    handler.mockRejectedValue(new Error('boom at secret place'));
+    await start();
+
+    // Act
+    const reply = await send(port, {});
+
+    // Assert
+    expect(reply.status).toBe(500);
+    expect(reply.body).toBe(errorBody('internalError'));
+    expect(reply.body).not.toContain('boom');
+    expect(reply.headers['content-type']).toBe('application/json');
+    expect(reply.headers['cache-control']).toBe('no-store');
+  });
+
+  it('answers 502 bad_gateway, as API Gateway does, when the handler returns a malformed result', async () => {
+    // Arrange
+    handler.mockResolvedValue({ statusCode: 42, body: '' });
+    await start();
+
+    // Act
+    const reply = await send(port, {});
+
+    // Assert
+    expect(reply.status).toBe(502);
+    expect(reply.body).toBe(errorBody('badGateway'));
+  });
+
+  it('lets an in-flight request finish when closing, then stops accepting connections', async () => {
+    // Arrange
+    let release: () => void = () => undefined;
+    let started: () => void = () => undefined;
+    const handlerStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    handler.mockImplementation(
+      () =>
+        new Promise((resolve) => {
+          release = () => {
+            resolve(okResult);
+          };
+          started();
+        }),
+    );
+    await start();
+    const inFlight = send(port, {});
+    await handlerStarted;
+
+    // Act
+    const closing = server.close(5_000);
+    release();
+    const reply = await inFlight;
+    const { forced } = await closing;
+
+    // Assert
+    expect(reply.status).toBe(200);
+    expect(reply.headers.connection).toBe('close');
+    expect(forced).toBe(false);
+    await expect(send(port, {})).rejects.toThrow(/ECONNREFUSED/);
+  });
+});

@@ -1,0 +1,215 @@
+/**
+ * The smoke test against servers that keep the contract but for one rule each: it must fail, naming the rows of
+ * that rule and no others. The servers are built from the project's real routing, handler and response
+ * catalogue (support/contract-server.ts), so with no breakage they pass.
+ */
+import { generateKey } from '../../../../shared/keys/key-material';
+import type { LocalHttpResponse } from '../../../../tools/local-server/proxy-event';
+import { errorBody, SUCCESS_BODY } from '../../../../lambda/payment/responses';
+import {
+  requestHeader,
+  requestHeaders,
+  startContractServer,
+  withBody,
+  withHeader,
+  withoutHeader,
+  type Breakage,
+  type ContractServer,
+  type ReceivedRequest,
+} from '../../../support/contract-server';
+import { failedIds, parseReport, runSmokeInProcess } from '../../../support/run-smoke';
+
+const APP_KEY = generateKey();
+const KEYS = { demo: [APP_KEY] };
+
+/** "A few dozen" at most: the smoke test is not a load test. */
+const MAX_REQUESTS = 36;
+
+async function smokeAgainst(breakage?: Breakage) {
+  const server: ContractServer = await startContractServer(KEYS, breakage);
+  try {
+    const run = await runSmokeInProcess(['--url', server.paymentUrl, '--app-id', 'demo', '--json'], {
+      APP_KEY,
+    });
+    return { run, report: parseReport(run.stdout), received: server.received };
+  } finally {
+    await server.close();
+  }
+}
+
+const when =
+  (
+    applies: (request: ReceivedRequest, response: LocalHttpResponse) => boolean,
+    change: (response: LocalHttpResponse) => LocalHttpResponse,
+  ): Breakage =>
+  (request, response) =>
+    applies(request, response) ? change(response) : response;
+
+const isUnknownApp = (request: ReceivedRequest): boolean => {
+  const appId = requestHeader(request, 'App-id');
+  return appId !== undefined && appId !== 'demo';
+};
+
+const status = (code: number) => (_request: ReceivedRequest, response: LocalHttpResponse) =>
+  response.statusCode === code;
+
+describe('the smoke test against a server that keeps the contract', () => {
+  it('passes every check, sending eleven requests, and prints no key', async () => {
+    const { run, report, received } = await smokeAgainst();
+
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(report.passed).toBe(true);
+    expect(failedIds(report)).toEqual([]);
+    expect(report.checks).toHaveLength(12);
+    expect(received).toHaveLength(report.requestsSent);
+    expect(received.length).toBe(11);
+    expect(received.length).toBeLessThanOrEqual(MAX_REQUESTS);
+    expect(run.stdout).not.toContain(APP_KEY);
+  });
+
+  it('sends the duplicated App-key as two header lines and the missing one not at all', async () => {
+    const { received } = await smokeAgainst();
+
+    const appKeyCounts = received.map((request) => requestHeaders(request, 'App-key').length);
+    expect(appKeyCounts).toEqual([1, 1, 1, 0, 1, 2, 1, 1, 1, 1, 1]);
+    expect(received.map((request) => `${request.method} ${request.path}`)).toEqual([
+      ...Array<string>(8).fill('POST /payment'),
+      'GET /payment',
+      'DELETE /payment',
+      'POST /smoke-test-not-a-path',
+    ]);
+  });
+});
+
+describe('the smoke test against a server that breaks one rule', () => {
+  it.each<[string, Breakage, string[]]>([
+    [
+      'a 401 body for an unknown app that differs from the others',
+      when(
+        (request, response) => response.statusCode === 401 && isUnknownApp(request),
+        (response) => withBody(response, 401, '{"code":"unauthorized","message":"Unknown App-id."}'),
+      ),
+      ['same-401'],
+    ],
+    [
+      'a 401 code of its own for an unknown app',
+      when(
+        (request, response) => response.statusCode === 401 && isUnknownApp(request),
+        (response) => withBody(response, 401, '{"code":"unknown_app","message":"Unknown App-id."}'),
+      ),
+      ['unknown-app', 'same-401'],
+    ],
+    [
+      'no Allow on 405',
+      when(status(405), (response) => withoutHeader(response, 'Allow')),
+      ['method-get', 'method-delete'],
+    ],
+    [
+      'Allow naming GET too',
+      when(status(405), (response) => withHeader(response, 'Allow', ['GET, POST'])),
+      ['method-get', 'method-delete'],
+    ],
+    [
+      'no Cache-Control on 415',
+      when(status(415), (response) => withoutHeader(response, 'Cache-Control')),
+      ['wrong-media-type'],
+    ],
+    [
+      'a cacheable 200',
+      when(status(200), (response) => withHeader(response, 'Cache-Control', ['max-age=60'])),
+      ['accepted'],
+    ],
+    [
+      '200 for a duplicated App-key',
+      when(
+        (request) => requestHeaders(request, 'App-key').length > 1,
+        (response) =>
+          withHeader(withBody(response, 200, JSON.stringify(SUCCESS_BODY)), 'WWW-Authenticate', []),
+      ),
+      ['duplicate-app-key'],
+    ],
+    [
+      '200 for text/plain',
+      when(status(415), (response) => withBody(response, 200, JSON.stringify(SUCCESS_BODY))),
+      ['wrong-media-type'],
+    ],
+    [
+      'a 404 that is not JSON',
+      when(status(404), (response) =>
+        withHeader(withBody(response, 404, 'Not Found'), 'Content-Type', ['text/plain']),
+      ),
+      ['other-path'],
+    ],
+    [
+      'no WWW-Authenticate when App-key is missing',
+      when(
+        (request, response) => response.statusCode === 401 && requestHeaders(request, 'App-key').length === 0,
+        (response) => withoutHeader(response, 'WWW-Authenticate'),
+      ),
+      ['missing-app-key', 'same-401'],
+    ],
+    [
+      '500 for a body that is not JSON',
+      when(status(400), (response) => withBody(response, 500, errorBody('internalError'))),
+      ['invalid-json'],
+    ],
+    [
+      'a wrong key accepted',
+      when(
+        (request) =>
+          requestHeader(request, 'App-key')?.startsWith('payk_') === true &&
+          requestHeader(request, 'App-key') !== APP_KEY,
+        (response) =>
+          withBody(withoutHeader(response, 'WWW-Authenticate'), 200, JSON.stringify(SUCCESS_BODY)),
+      ),
+      ['wrong-key'],
+    ],
+    [
+      'GET routed to 404 instead of 405',
+      when(
+        (request) => request.method === 'GET',
+        (response) => withBody(withoutHeader(response, 'Allow'), 404, errorBody('notFound')),
+      ),
+      ['method-get'],
+    ],
+    [
+      'every 401 sent as text/html',
+      when(status(401), (response) => withHeader(response, 'Content-Type', ['text/html'])),
+      ['wrong-key', 'unknown-app', 'missing-app-key', 'missing-app-id', 'duplicate-app-key'],
+    ],
+  ])('%s: exit 1, failing exactly the rows of that rule', async (_label, breakage, failing) => {
+    // Act
+    const { run, report, received } = await smokeAgainst(breakage);
+
+    // Assert
+    expect(run.code).toBe(1);
+    expect(failedIds(report)).toEqual(failing);
+    for (const check of report.checks.filter((row) => !row.passed))
+      expect(check.problems.length).toBeGreaterThan(0);
+    expect(received.length).toBe(report.requestsSent);
+    expect(received.length).toBeLessThanOrEqual(MAX_REQUESTS);
+  });
+
+  it('prints the failing row with its reason in the table', async () => {
+    const server = await startContractServer(
+      KEYS,
+      when(status(405), (response) => withoutHeader(response, 'Allow')),
+    );
+    try {
+      const run = await runSmokeInProcess(['--url', server.paymentUrl, '--app-id', 'demo'], { APP_KEY });
+
+      expect(run.code).toBe(1);
+      const rows = run.stdout.split('\n');
+      expect(rows.find((row) => row.startsWith('GET instead of POST'))).toMatch(
+        /^GET instead of POST +405 method_not_allowed, Allow: POST +405 method_not_allowed +FAIL: no Allow header$/,
+      );
+      expect(rows.find((row) => row.startsWith('POST with the key'))).toMatch(/ pass$/);
+      expect(run.stdout).toContain(
+        'FAILED: 2 of 12 checks (GET instead of POST, DELETE instead of POST), 11 requests sent',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});

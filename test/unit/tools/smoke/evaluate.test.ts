@@ -1,0 +1,242 @@
+import { errorBody, SUCCESS_BODY } from '../../../../lambda/payment/responses';
+import { buildChecks, type CheckId, type Expectation } from '../../../../tools/smoke/checks';
+import { evaluateAnswer, evaluateChecks, printable } from '../../../../tools/smoke/evaluate';
+import type { HttpAnswer, Outcome } from '../../../../tools/smoke/outcome';
+
+function answer(
+  status: number,
+  headers: Readonly<Record<string, string | string[]>>,
+  body: string,
+): HttpAnswer {
+  return {
+    status,
+    headers: new Map(
+      Object.entries(headers).map(([name, value]) => [
+        name.toLowerCase(),
+        Array.isArray(value) ? value : [value],
+      ]),
+    ),
+    body,
+  };
+}
+
+const JSON_NO_STORE = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
+const UNAUTHORIZED_BODY = errorBody('unauthorized');
+const CHALLENGE = { 'WWW-Authenticate': 'App-key realm="payment-api"' };
+
+const OK: Expectation = { status: 200, code: 'ok' };
+const REFUSED: Expectation = { status: 401, code: 'unauthorized', present: ['WWW-Authenticate'] };
+const NOT_ALLOWED: Expectation = { status: 405, code: 'method_not_allowed', headers: { Allow: 'POST' } };
+
+describe('evaluateAnswer', () => {
+  it('passes a conforming answer and says what it got', () => {
+    expect(evaluateAnswer(OK, answer(200, JSON_NO_STORE, JSON.stringify(SUCCESS_BODY)))).toEqual({
+      got: '200 ok',
+      problems: [],
+    });
+    expect(
+      evaluateAnswer(
+        NOT_ALLOWED,
+        answer(405, { ...JSON_NO_STORE, Allow: 'POST' }, errorBody('methodNotAllowed')),
+      ),
+    ).toEqual({ got: '405 method_not_allowed, Allow: POST', problems: [] });
+    expect(
+      evaluateAnswer(REFUSED, answer(401, { ...JSON_NO_STORE, ...CHALLENGE }, UNAUTHORIZED_BODY)),
+    ).toEqual({
+      got: '401 unauthorized, WWW-Authenticate',
+      problems: [],
+    });
+  });
+
+  it('accepts media type parameters and other Cache-Control directives beside no-store', () => {
+    const headers = {
+      'Content-Type': 'Application/JSON; charset=utf-8',
+      'Cache-Control': 'private, no-store',
+    };
+
+    expect(evaluateAnswer(OK, answer(200, headers, JSON.stringify(SUCCESS_BODY))).problems).toEqual([]);
+  });
+
+  it.each<[string, Expectation, HttpAnswer, string, string[]]>([
+    [
+      'another status and code',
+      OK,
+      answer(401, { ...JSON_NO_STORE, ...CHALLENGE }, UNAUTHORIZED_BODY),
+      '401 unauthorized',
+      ['status 401, expected 200', 'code "unauthorized", expected "ok"'],
+    ],
+    [
+      'a body that is not JSON',
+      { status: 404, code: 'not_found' },
+      answer(404, { 'Content-Type': 'text/html', 'Cache-Control': 'no-store' }, '<h1>Not Found</h1>'),
+      '404 (body not JSON)',
+      ['body is not JSON', 'Content-Type "text/html", not application/json'],
+    ],
+    [
+      'JSON of another shape',
+      OK,
+      answer(200, JSON_NO_STORE, '{"status":"ok"}'),
+      '200 (body not {code, message})',
+      ['body is not {"code", "message"}'],
+    ],
+    [
+      'an empty message',
+      OK,
+      answer(200, JSON_NO_STORE, '{"code":"ok","message":" "}'),
+      '200 ok',
+      ['empty message'],
+    ],
+    [
+      'no Cache-Control',
+      OK,
+      answer(200, { 'Content-Type': 'application/json' }, JSON.stringify(SUCCESS_BODY)),
+      '200 ok',
+      ['no Cache-Control header'],
+    ],
+    [
+      'a cacheable answer',
+      OK,
+      answer(200, { ...JSON_NO_STORE, 'Cache-Control': 'max-age=60' }, JSON.stringify(SUCCESS_BODY)),
+      '200 ok',
+      ['Cache-Control "max-age=60", not no-store'],
+    ],
+    [
+      'Content-Type twice',
+      OK,
+      answer(
+        200,
+        { ...JSON_NO_STORE, 'Content-Type': ['application/json', 'text/plain'] },
+        JSON.stringify(SUCCESS_BODY),
+      ),
+      '200 ok',
+      ['Content-Type sent 2 times'],
+    ],
+    [
+      'no Allow on 405',
+      NOT_ALLOWED,
+      answer(405, JSON_NO_STORE, errorBody('methodNotAllowed')),
+      '405 method_not_allowed',
+      ['no Allow header'],
+    ],
+    [
+      'Allow naming more than POST',
+      NOT_ALLOWED,
+      answer(405, { ...JSON_NO_STORE, Allow: 'GET, POST' }, errorBody('methodNotAllowed')),
+      '405 method_not_allowed, Allow: GET, POST',
+      ['Allow "GET, POST", expected "POST"'],
+    ],
+    [
+      'no WWW-Authenticate on 401',
+      REFUSED,
+      answer(401, JSON_NO_STORE, UNAUTHORIZED_BODY),
+      '401 unauthorized',
+      ['no WWW-Authenticate header'],
+    ],
+  ])('names %s', (_label, expect_, received, got, problems) => {
+    expect(evaluateAnswer(expect_, received)).toEqual({ got, problems });
+  });
+
+  it('prints what a server sent only as short printable text', () => {
+    expect(printable(`a\u0000b\u001b[31m${'x'.repeat(100)}`)).toBe(`a?b?[31m${'x'.repeat(52)}…`);
+  });
+});
+
+describe('evaluateChecks', () => {
+  const checks = buildChecks({
+    url: new URL('http://127.0.0.1:3000/payment'),
+    appId: 'demo',
+    appKey: 'test-smoke-key-0123456789abcdef',
+    wrongKey: 'payk_wrong',
+    unknownAppId: 'smoke-test-unknown-0',
+  });
+  const refusalIds: CheckId[] = [
+    'wrong-key',
+    'unknown-app',
+    'missing-app-key',
+    'missing-app-id',
+    'duplicate-app-key',
+  ];
+  const refusal = (body = UNAUTHORIZED_BODY, challenge = CHALLENGE): Outcome => ({
+    kind: 'answer',
+    answer: answer(401, { ...JSON_NO_STORE, ...challenge }, body),
+  });
+  const uniformRow = (outcomes: ReadonlyMap<CheckId, Outcome>) =>
+    evaluateChecks(checks, outcomes).find((result) => result.id === 'same-401');
+
+  it('passes the comparison when every 401 is the same', () => {
+    const outcomes = new Map(refusalIds.map((id) => [id, refusal()] as const));
+
+    expect(uniformRow(outcomes)).toEqual({
+      id: 'same-401',
+      title: 'every 401 identical',
+      expected: 'one body, one WWW-Authenticate',
+      got: '5 identical',
+      passed: true,
+      problems: [],
+    });
+  });
+
+  it('names the checks whose 401 bodies differ', () => {
+    const outcomes = new Map(refusalIds.map((id) => [id, refusal()] as const));
+    outcomes.set('unknown-app', refusal('{"code":"unauthorized","message":"Unknown App-id."}'));
+
+    expect(uniformRow(outcomes)).toMatchObject({
+      got: '2 bodies, 1 WWW-Authenticate',
+      passed: false,
+      problems: [
+        'bodies differ: wrong App-key, no App-key header, no App-id header, App-key sent twice | unknown App-id',
+      ],
+    });
+  });
+
+  it('names the checks whose WWW-Authenticate differs', () => {
+    const outcomes = new Map(refusalIds.map((id) => [id, refusal()] as const));
+    outcomes.set('missing-app-key', refusal(UNAUTHORIZED_BODY, { 'WWW-Authenticate': 'Basic' }));
+
+    expect(uniformRow(outcomes)?.problems).toEqual([
+      'WWW-Authenticate differs: wrong App-key, unknown App-id, no App-id header, App-key sent twice | no App-key header',
+    ]);
+  });
+
+  it('compares only the answers that were 401, and needs two of them', () => {
+    const outcomes = new Map<CheckId, Outcome>([['wrong-key', refusal()]]);
+    outcomes.set('unknown-app', {
+      kind: 'answer',
+      answer: answer(200, JSON_NO_STORE, JSON.stringify(SUCCESS_BODY)),
+    });
+
+    expect(uniformRow(outcomes)).toMatchObject({
+      got: '1 answered 401',
+      passed: false,
+      problems: ['fewer than two 401 answers to compare'],
+    });
+  });
+
+  it('fails a check that got no answer or was not sent, saying why', () => {
+    const results = evaluateChecks(
+      checks,
+      new Map<CheckId, Outcome>([
+        ['accepted', { kind: 'no-answer', reason: 'connection refused (ECONNREFUSED)', unreachable: true }],
+        [
+          'wrong-key',
+          { kind: 'not-run', reason: 'not sent: an earlier request got connection refused (ECONNREFUSED)' },
+        ],
+      ]),
+    );
+
+    expect(results[0]).toEqual({
+      id: 'accepted',
+      title: 'POST with the key',
+      expected: '200 ok',
+      got: 'no answer',
+      passed: false,
+      problems: ['connection refused (ECONNREFUSED)'],
+    });
+    expect(results[1]).toMatchObject({
+      got: 'not run',
+      passed: false,
+      problems: ['not sent: an earlier request got connection refused (ECONNREFUSED)'],
+    });
+    expect(results.map((result) => result.id)).toEqual(checks.map((check) => check.id));
+  });
+});

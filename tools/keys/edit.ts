@@ -1,0 +1,86 @@
+import { parseKeyDocument, serializeKeyDocument, type KeyDocument } from '../../shared/keys/key-document';
+import { KeyStoreError, type KeyStore } from './key-store';
+
+export interface ChangeContext {
+  /** True after a conflict: the document is someone else's newer version, or holds our own earlier write. */
+  readonly isRetry: boolean;
+}
+
+/**
+ * A pure edit of the key document. `next: undefined` means the document is already as wanted (after a
+ * conflict, our own write may have landed), so nothing is written. Throws KeyDocumentError for bad input.
+ */
+export type Change<Result> = (
+  document: KeyDocument,
+  context: ChangeContext,
+) => { readonly next: KeyDocument | undefined; readonly result: Result };
+
+export interface EditOptions {
+  /** A store with nothing in it yet (a key file not yet created) starts as an empty document if true. */
+  readonly createIfMissing?: boolean;
+  /** Default 8. */
+  readonly maxAttempts?: number;
+  /** Injectable for tests. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly random?: () => number;
+}
+
+export interface EditOutcome<Result> {
+  readonly result: Result;
+  /** How many times the change was applied to a fresh read: 1 when nobody else wrote meanwhile. */
+  readonly attempts: number;
+  readonly warnings: readonly string[];
+}
+
+export const DEFAULT_MAX_ATTEMPTS = 8;
+
+/** Every attempt lost a race with another writer. Nothing of ours was stored. */
+export class ConflictError extends Error {
+  override readonly name = 'ConflictError';
+  constructor(readonly attempts: number) {
+    super(
+      `the keys changed under us ${attempts} time${attempts === 1 ? '' : 's'}; nothing was lost, re-run the command`,
+    );
+  }
+}
+
+/** Full jitter over an exponential ceiling (100 ms, 200 ms, … up to 1.6 s) spreads competing writers apart. */
+export function backoffMs(attempt: number, random: () => number): number {
+  return Math.round(random() * Math.min(1_600, 100 * 2 ** (attempt - 1)));
+}
+
+function documentOf(store: KeyStore, text: string | undefined, createIfMissing: boolean): KeyDocument {
+  if (text === undefined) {
+    if (createIfMissing) return new Map();
+    throw new KeyStoreError(`${store.description} does not exist (add-app creates it)`);
+  }
+  return parseKeyDocument(text);
+}
+
+/**
+ * Read → apply → compare-and-swap, again on a conflict: re-read, re-apply the same change (the same fresh key,
+ * so the key a command prints is the key it stored), up to `maxAttempts` times.
+ */
+export async function editKeys<Result>(
+  store: KeyStore,
+  change: Change<Result>,
+  options: EditOptions = {},
+): Promise<EditOutcome<Result>> {
+  const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const random = options.random ?? Math.random;
+  const warnings: string[] = [];
+
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    const snapshot = await store.read();
+    const document = documentOf(store, snapshot.text, options.createIfMissing === true);
+    const { next, result } = change(document, { isRetry: attempt > 1 });
+    if (next === undefined) return { result, attempts: attempt, warnings };
+
+    const outcome = await store.replace(snapshot.version, serializeKeyDocument(next));
+    warnings.push(...outcome.warnings);
+    if (outcome.status === 'replaced') return { result, attempts: attempt, warnings };
+    if (attempt < maxAttempts) await sleep(backoffMs(attempt, random));
+  }
+  throw new ConflictError(maxAttempts);
+}

@@ -1,0 +1,33 @@
+import { METHOD_NOT_ALLOWED_HEADERS, type ErrorName } from '../../lambda/payment/responses';
+
+import { PAYMENT_ROUTE } from '../../lambda/payment/route';
+
+export const PAYMENT_RESOURCE = PAYMENT_ROUTE.path;
+export const PAYMENT_METHOD = PAYMENT_ROUTE.method;
+
+export type Route =
+  | { readonly kind: 'handler'; readonly resource: string }
+  | {
+      readonly kind: 'gateway';
+      readonly error: Extract<ErrorName, 'notFound' | 'methodNotAllowed'>;
+      readonly headers: Readonly<Record<string, string>>;
+    };
+
+/**
+ * Routes a request as the deployed REST API does: `/payment` with POST goes to the Lambda; another method on
+ * `/payment` is refused with 405 and `Allow: POST`, any other path with 404 (API Gateway's own answers there,
+ * shaped by the stack's gateway responses from the same ERROR_RESPONSES catalog).
+ *
+ * API Gateway REST routes `/payment/` to the `/payment` resource too (a resource path cannot end in `/`, and a
+ * request with one trailing slash reaches the method), so a single trailing slash is accepted. Paths are
+ * case-sensitive and compared as sent: `/Payment` and `/payment//` are 404.
+ */
+export function routeRequest(method: string, path: string): Route {
+  if (path !== PAYMENT_RESOURCE && path !== `${PAYMENT_RESOURCE}/`) {
+    return { kind: 'gateway', error: 'notFound', headers: {} };
+  }
+  if (method !== PAYMENT_METHOD) {
+    return { kind: 'gateway', error: 'methodNotAllowed', headers: METHOD_NOT_ALLOWED_HEADERS };
+  }
+  return { kind: 'handler', resource: PAYMENT_RESOURCE };
+}

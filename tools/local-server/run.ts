@@ -1,0 +1,119 @@
+import { KeyCache, type SecretSource } from '../../lambda/payment/key-cache';
+import { fileSource } from './file-source';
+import { secretsManagerSource } from '../../lambda/payment/secrets-manager-source';
+import { createHandler, type PaymentHandler } from '../../lambda/payment/create-handler';
+import { errorCode, errorMessage } from '../../shared/errors';
+import { createJsonLogger } from '../../shared/logger';
+import { startupLines } from './banner';
+import { ensureKeysFile, keysFilePermissionWarning } from './keys-file';
+import { readLocalSettings, type LocalSettings } from './local-settings';
+import { LocalServer } from './server';
+
+export interface StartOptions {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** Human-readable lines (the banner). Request logs go through the JSON logger. */
+  readonly print: (line: string) => void;
+}
+
+export interface RunningLocalServer {
+  /** `http://127.0.0.1:<port>` */
+  readonly baseUrl: string;
+  /** Graceful stop: no new connections, in-flight requests finish within `graceMs`. */
+  stop(graceMs: number): Promise<{ readonly forced: boolean }>;
+  /** Drops every open connection now. */
+  forceStop(): void;
+}
+
+/** A start-up failure whose message is already the one line to show. */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+function messageOf(error: unknown): string {
+  return errorMessage(error) ?? 'unknown error';
+}
+
+function listenErrorMessage(error: unknown, settings: LocalSettings): string {
+  const code = errorCode(error);
+  const where = `${settings.host}:${settings.port}`;
+  if (code === 'EADDRINUSE')
+    return `port ${settings.port} on ${settings.host} is already in use; set PORT to a free port`;
+  if (code === 'EACCES') return `not allowed to listen on ${where}; set PORT to a port above 1023`;
+  return `cannot listen on ${where}: ${messageOf(error)}`;
+}
+
+/**
+ * Starts the local server. It listens first, so a busy port fails before anything is written; requests that
+ * arrive while the keys are being set up wait for the handler. Then the keys file is created if missing (or
+ * Secrets Manager is used when KEYS_SECRET_ID is set), the first key fetch starts, and the banner is printed.
+ */
+export async function startLocalServer({ env, cwd, print }: StartOptions): Promise<RunningLocalServer> {
+  let settings: LocalSettings;
+  try {
+    settings = readLocalSettings(env, cwd);
+  } catch (error) {
+    throw new StartupError(messageOf(error));
+  }
+  const logger = createJsonLogger(settings.logLevel);
+
+  let provideHandler: (handler: PaymentHandler) => void = () => undefined;
+  const handlerReady = new Promise<PaymentHandler>((resolve) => {
+    provideHandler = resolve;
+  });
+  const server = new LocalServer({ handler: async (event) => (await handlerReady)(event), logger });
+
+  let port: number;
+  try {
+    ({ port } = await server.listen(settings.port, settings.host));
+  } catch (error) {
+    throw new StartupError(listenErrorMessage(error, settings));
+  }
+
+  try {
+    let source: SecretSource;
+    let generated: { appId: string; key: string } | undefined;
+    if (settings.keys.kind === 'file') {
+      const setup = await ensureKeysFile(settings.keys.path);
+      if (setup.created) {
+        generated = { appId: setup.appId, key: setup.key };
+      } else {
+        const warning = await keysFilePermissionWarning(settings.keys.path).catch(() => undefined);
+        if (warning !== undefined) print(warning);
+      }
+      source = fileSource(settings.keys.path);
+    } else {
+      source = secretsManagerSource(settings.keys.secretId);
+    }
+
+    const keys = new KeyCache({ source, logger, ttlMs: settings.ttlMs, maxStaleMs: settings.maxStaleMs });
+    keys.warm();
+    provideHandler(createHandler({ keys, logger }));
+
+    const baseUrl = `http://${settings.host}:${port}`;
+    const awsRegion = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
+    const awsEndpoint = env.AWS_ENDPOINT_URL;
+    const lines = startupLines({
+      baseUrl,
+      pid: process.pid,
+      keys: settings.keys,
+      ttlSeconds: settings.ttlMs / 1000,
+      ...(generated ? { generated } : {}),
+      ...(awsRegion ? { awsRegion } : {}),
+      ...(awsEndpoint ? { awsEndpoint } : {}),
+    });
+    for (const line of lines) print(line);
+
+    return {
+      baseUrl,
+      stop: (graceMs) => server.close(graceMs),
+      forceStop: () => {
+        server.closeAllConnections();
+      },
+    };
+  } catch (error) {
+    server.closeAllConnections();
+    await server.close(0);
+    throw new StartupError(`cannot set up the keys: ${messageOf(error)}`);
+  }
+}

@@ -1,0 +1,212 @@
+import { COMMON_HEADERS } from '../../lambda/payment/responses';
+import type { Check, CheckId, Expectation, RequestCheck, UniformityCheck } from './checks';
+import type { HttpAnswer, Outcome } from './outcome';
+
+/** One row of the report. */
+export interface CheckResult {
+  readonly id: CheckId;
+  readonly title: string;
+  /** What the contract asks for: `405 method_not_allowed, Allow: POST`. */
+  readonly expected: string;
+  /** What came back, in the same terms: `401 unauthorized`, `200 (body not JSON)`, `no answer: …`. */
+  readonly got: string;
+  /** The HTTP status received, when there was an answer. */
+  readonly status?: number;
+  readonly passed: boolean;
+  /** Why it failed, one phrase each; empty when it passed. */
+  readonly problems: readonly string[];
+}
+
+/** Every answer, whatever the check, must be JSON and uncacheable: answers depend on credentials. */
+const JSON_MEDIA_TYPE = COMMON_HEADERS['Content-Type'];
+const NO_STORE = COMMON_HEADERS['Cache-Control'];
+const WWW_AUTHENTICATE = 'www-authenticate';
+
+const MAX_QUOTED_LENGTH = 60;
+
+/** Server-sent text as it may appear in a report: printable ASCII, short. */
+export function printable(value: string): string {
+  const visible = value.replace(/[^\x20-\x7e]/g, '?');
+  return visible.length > MAX_QUOTED_LENGTH ? `${visible.slice(0, MAX_QUOTED_LENGTH)}…` : visible;
+}
+
+function quoteReceived(value: string): string {
+  return `"${printable(value)}"`;
+}
+
+export function describeExpectation(expect: Expectation): string {
+  const parts = [`${expect.status} ${expect.code}`];
+  for (const [name, value] of Object.entries(expect.headers ?? {})) parts.push(`${name}: ${value}`);
+  parts.push(...(expect.present ?? []));
+  return parts.join(', ');
+}
+
+type BodyReading =
+  | { readonly kind: 'error-shape'; readonly code: string; readonly message: string }
+  | { readonly kind: 'not-json' }
+  | { readonly kind: 'other-json' };
+
+function readBody(body: string): BodyReading {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return { kind: 'not-json' };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { kind: 'other-json' };
+  const { code, message } = parsed as { code?: unknown; message?: unknown };
+  if (typeof code !== 'string' || typeof message !== 'string') return { kind: 'other-json' };
+  return { kind: 'error-shape', code, message };
+}
+
+function single(answer: HttpAnswer, name: string): { value?: string; problem?: string } {
+  const values = answer.headers.get(name.toLowerCase()) ?? [];
+  if (values.length === 0) return { problem: `no ${name} header` };
+  if (values.length > 1) return { problem: `${name} sent ${values.length} times` };
+  return { value: (values[0] ?? '').trim() };
+}
+
+function contentTypeProblem(answer: HttpAnswer): string | undefined {
+  const { value, problem } = single(answer, 'Content-Type');
+  if (value === undefined) return problem;
+  const mediaType = value.split(';', 1)[0]?.trim().toLowerCase();
+  return mediaType === JSON_MEDIA_TYPE
+    ? undefined
+    : `Content-Type ${quoteReceived(value)}, not ${JSON_MEDIA_TYPE}`;
+}
+
+function cacheControlProblem(answer: HttpAnswer): string | undefined {
+  const { value, problem } = single(answer, 'Cache-Control');
+  if (value === undefined) return problem;
+  const directives = value.split(',').map((directive) => directive.trim().toLowerCase());
+  return directives.includes(NO_STORE) ? undefined : `Cache-Control ${quoteReceived(value)}, not ${NO_STORE}`;
+}
+
+function headerProblems(answer: HttpAnswer, expect: Expectation): string[] {
+  const problems: string[] = [];
+  for (const [name, wanted] of Object.entries(expect.headers ?? {})) {
+    const { value, problem } = single(answer, name);
+    if (value === undefined) problems.push(problem ?? `no ${name} header`);
+    else if (value !== wanted) problems.push(`${name} ${quoteReceived(value)}, expected "${wanted}"`);
+  }
+  for (const name of expect.present ?? []) {
+    const { value, problem } = single(answer, name);
+    if (value === undefined || value === '') problems.push(problem ?? `empty ${name} header`);
+  }
+  return problems;
+}
+
+/** The headers the check looks for, as received, in the terms of describeExpectation. */
+function receivedHeaders(answer: HttpAnswer, expect: Expectation): string[] {
+  const received: string[] = [];
+  for (const name of Object.keys(expect.headers ?? {})) {
+    const { value } = single(answer, name);
+    if (value !== undefined) received.push(`${name}: ${printable(value)}`);
+  }
+  for (const name of expect.present ?? []) {
+    if (single(answer, name).value) received.push(name);
+  }
+  return received;
+}
+
+/** Pure: the answer against the check's expectation and against what every answer must be. */
+export function evaluateAnswer(expect: Expectation, answer: HttpAnswer): { got: string; problems: string[] } {
+  const problems: string[] = [];
+  if (answer.status !== expect.status) problems.push(`status ${answer.status}, expected ${expect.status}`);
+
+  const body = readBody(answer.body);
+  let got: string;
+  if (body.kind === 'error-shape') {
+    got = `${answer.status} ${printable(body.code)}`;
+    if (body.code !== expect.code)
+      problems.push(`code ${quoteReceived(body.code)}, expected "${expect.code}"`);
+    if (body.message.trim() === '') problems.push('empty message');
+  } else {
+    got = `${answer.status} (${body.kind === 'not-json' ? 'body not JSON' : 'body not {code, message}'})`;
+    problems.push(body.kind === 'not-json' ? 'body is not JSON' : 'body is not {"code", "message"}');
+  }
+
+  for (const problem of [contentTypeProblem(answer), cacheControlProblem(answer)]) {
+    if (problem !== undefined) problems.push(problem);
+  }
+  problems.push(...headerProblems(answer, expect));
+  return { got: [got, ...receivedHeaders(answer, expect)].join(', '), problems };
+}
+
+function evaluateRequestCheck(check: RequestCheck, outcome: Outcome | undefined): CheckResult {
+  const base = { id: check.id, title: check.title, expected: describeExpectation(check.expect) };
+  if (outcome === undefined || outcome.kind === 'not-run') {
+    const reason = outcome?.reason ?? 'not sent';
+    return { ...base, got: 'not run', passed: false, problems: [reason] };
+  }
+  if (outcome.kind === 'no-answer') {
+    return { ...base, got: 'no answer', passed: false, problems: [outcome.reason] };
+  }
+  const { got, problems } = evaluateAnswer(check.expect, outcome.answer);
+  return { ...base, got, status: outcome.answer.status, passed: problems.length === 0, problems };
+}
+
+/** Groups the checks' titles by a value of their answers; one group means "identical". */
+function groupBy(entries: readonly { title: string; value: string }[]): string[][] {
+  const groups = new Map<string, string[]>();
+  for (const { title, value } of entries) {
+    const titles = groups.get(value);
+    if (titles) titles.push(title);
+    else groups.set(value, [title]);
+  }
+  return [...groups.values()];
+}
+
+function evaluateUniformity(
+  check: UniformityCheck,
+  checks: readonly Check[],
+  outcomes: ReadonlyMap<CheckId, Outcome>,
+): CheckResult {
+  const base = { id: check.id, title: check.title, expected: 'one body, one WWW-Authenticate' };
+  const refusals = check.of.flatMap((id) => {
+    const outcome = outcomes.get(id);
+    const title = checks.find((candidate) => candidate.id === id)?.title ?? id;
+    return outcome?.kind === 'answer' && outcome.answer.status === 401
+      ? [{ title, answer: outcome.answer }]
+      : [];
+  });
+  if (refusals.length < 2) {
+    return {
+      ...base,
+      got: `${refusals.length} answered 401`,
+      passed: false,
+      problems: ['fewer than two 401 answers to compare'],
+    };
+  }
+
+  const problems: string[] = [];
+  const bodies = groupBy(refusals.map(({ title, answer }) => ({ title, value: answer.body })));
+  if (bodies.length > 1)
+    problems.push(`bodies differ: ${bodies.map((titles) => titles.join(', ')).join(' | ')}`);
+  const challenges = groupBy(
+    refusals.map(({ title, answer }) => ({
+      title,
+      value: (answer.headers.get(WWW_AUTHENTICATE) ?? []).join('\n'),
+    })),
+  );
+  if (challenges.length > 1) {
+    problems.push(`WWW-Authenticate differs: ${challenges.map((titles) => titles.join(', ')).join(' | ')}`);
+  }
+  const got =
+    problems.length === 0
+      ? `${refusals.length} identical`
+      : `${bodies.length} bodies, ${challenges.length} WWW-Authenticate`;
+  return { ...base, got, passed: problems.length === 0, problems };
+}
+
+/** Pure: one result per check, in the checks' order. */
+export function evaluateChecks(
+  checks: readonly Check[],
+  outcomes: ReadonlyMap<CheckId, Outcome>,
+): CheckResult[] {
+  return checks.map((check) =>
+    check.kind === 'request'
+      ? evaluateRequestCheck(check, outcomes.get(check.id))
+      : evaluateUniformity(check, checks, outcomes),
+  );
+}
