@@ -13,7 +13,12 @@ const shared = {
 
 module.exports = {
   projects: [
-    { ...shared, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
+    {
+      ...shared,
+      displayName: 'unit',
+      roots: ['<rootDir>/test/unit'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/no-child-process.ts'],
+    },
     { ...shared, displayName: 'integration', roots: ['<rootDir>/test/integration'] },
   ],
   // Suites that synthesize or start servers need more than jest's 5 s default.

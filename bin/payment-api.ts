@@ -1,12 +1,14 @@
 /**
  * The CDK app, and the only place that reads context: `npx cdk deploy -c env=staging -c keyCacheTtlSeconds=30`,
- * or the "context" object of cdk.json. bin/context.ts lists the keys. A context problem (an unknown key, a bad
+ * or the "context" object of cdk.json, whose "environments" entries hold settings per environment
+ * (bin/environments.ts). bin/context.ts lists the keys. A context problem (an unknown key, a bad
  * value) prints one line each on stderr, `error: context "…" …`, and exits 1 without a stack trace.
  */
 import { App, Aspects } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { PaymentApiStack } from '../lib/payment-api-stack';
 import { ContextError, readContext, type AppConfig } from './context';
+import { applyEnvironment } from './environments';
 
 /** Adds the stack the configuration describes: `PaymentApi`, or `PaymentApi-<env>`. */
 export function addPaymentApiStack(app: App, config: AppConfig): PaymentApiStack {
@@ -25,7 +27,8 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
 export function createApp(app: App = new App()): App {
   // Every key, not only the known ones: a misspelt key must fail rather than be ignored.
   const context: unknown = app.node.getAllContext();
-  addPaymentApiStack(app, readContext(isRecord(context) ? context : {}));
+  const { context: settings } = applyEnvironment(isRecord(context) ? context : {});
+  addPaymentApiStack(app, readContext(settings));
   Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
   return app;
 }

@@ -1,5 +1,11 @@
 import { describeError, type Logger } from '../../shared/logger';
-import { parseKeyring, type Keyring } from '../../shared/keys/keyring';
+import { raceWithTimeout } from '../../shared/timeout';
+import {
+  MalformedSecretError,
+  parseKeyring,
+  type Keyring,
+  type KeyringProblem,
+} from '../../shared/keys/keyring';
 
 /** Where the secret's text comes from: Secrets Manager in AWS, a JSON file for the local server. */
 export interface SecretSource {
@@ -84,21 +90,6 @@ const NO_OBSERVER: RefreshObserver = {
   refreshFailed: () => undefined,
 };
 
-/** Resolves with `promise`'s value, or undefined once `ms` have passed. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => {
-      resolve(undefined);
-    }, ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * Caches the parsed keyring at module scope of the Lambda (or the local server's process).
  *
@@ -165,7 +156,7 @@ export class KeyCache implements KeyringProvider {
   private async preferFresh(fetch: Fetch | undefined): Promise<CurrentKeys> {
     if (fetch) {
       const waitMs = fetch.startedAt + this.refreshWaitMs - this.now();
-      const refreshed = waitMs > 0 ? await within(fetch.result, waitMs) : undefined;
+      const refreshed = waitMs > 0 ? await raceWithTimeout(fetch.result, waitMs, () => undefined) : undefined;
       if (refreshed) return { keyring: refreshed, stale: false };
     }
     const fresh = this.freshKeyring();
@@ -233,14 +224,7 @@ export class KeyCache implements KeyringProvider {
   private async load(startedAt: number): Promise<Keyring> {
     try {
       const { keyring, problems } = parseKeyring(await this.source.fetchSecretString());
-      for (const problem of problems) {
-        this.logger.error('malformed key entry ignored', {
-          entryPosition: problem.entryPosition,
-          appId: problem.appId,
-          keyPosition: problem.keyPosition,
-          reason: problem.reason,
-        });
-      }
+      this.logMalformedEntries(problems);
       this.observer.refreshSucceeded();
       this.logger.info('keys loaded', {
         source: this.source.description,
@@ -249,6 +233,8 @@ export class KeyCache implements KeyringProvider {
       });
       return keyring;
     } catch (error) {
+      // A secret refused because every entry is malformed says which entries and why, as a partial one does.
+      if (error instanceof MalformedSecretError) this.logMalformedEntries(error.problems);
       this.observer.refreshFailed();
       const loaded = this.loaded;
       this.logger.error('keys refresh failed', {
@@ -259,6 +245,17 @@ export class KeyCache implements KeyringProvider {
         staleKeysAgeSeconds: loaded ? Math.round((this.now() - loaded.loadedAt) / 1000) : undefined,
       });
       throw error;
+    }
+  }
+
+  /** By position only, never the app id: whatever it looks like, it may be a key pasted in the wrong place. */
+  private logMalformedEntries(problems: readonly KeyringProblem[]): void {
+    for (const problem of problems) {
+      this.logger.error('malformed key entry ignored', {
+        entryPosition: problem.entryPosition,
+        keyPosition: problem.keyPosition,
+        reason: problem.reason,
+      });
     }
   }
 }

@@ -1,6 +1,7 @@
 import { SecretsManagerClient, type SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import type { MiddlewareStack, RetryStrategyV2 } from '@smithy/types';
+import { raceWithTimeout } from '../timeout';
 
 /**
  * How long one Secrets Manager call may take, and how it ends when the service does not answer. Every client
@@ -32,23 +33,14 @@ export class CallDeadlineError extends Error {
   override readonly name = 'TimeoutError';
 
   constructor(deadlineMs: number) {
-    super(`Secrets Manager did not answer within ${deadlineMs} ms`);
+    super(`the AWS call did not complete within ${deadlineMs} ms`);
   }
 }
 
-/**
- * Settles `work` as it settles, or rejects with CallDeadlineError at `deadlineMs`, whichever comes first. The
- * abandoned work still ends on its own attempt time-outs; its outcome is ignored.
- */
-export function withinDeadline<T>(work: Promise<T>, deadlineMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      reject(new CallDeadlineError(deadlineMs));
-    }, deadlineMs);
-  });
-  return Promise.race([work, deadline]).finally(() => {
-    clearTimeout(timer);
+/** Settles `work` as it settles, or rejects with CallDeadlineError at `deadlineMs`, whichever comes first. */
+function withinDeadline<T>(work: Promise<T>, deadlineMs: number): Promise<T> {
+  return raceWithTimeout(work, deadlineMs, (): never => {
+    throw new CallDeadlineError(deadlineMs);
   });
 }
 

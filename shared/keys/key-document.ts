@@ -1,5 +1,10 @@
 import { appIdProblem, isValidAppId } from './app-id';
-import { describeKeyringProblem, readSecretEntry } from './keyring';
+import {
+  describeKeyringProblem,
+  describeKeyringProblemWithApp,
+  readSecretEntry,
+  type KeyringProblem,
+} from './keyring';
 import {
   DIGEST_PREFIX,
   INVALID_KEY_ID_MESSAGE,
@@ -27,6 +32,20 @@ export interface AppKeyIds {
  */
 export class KeyDocumentError extends Error {
   override readonly name = 'KeyDocumentError';
+}
+
+/**
+ * One entry of the secret is malformed. The message locates it by position only, since it may be logged (the
+ * rotation Lambda); `forOperator()` adds the app id for the key CLI, whose user is editing that very secret.
+ */
+export class MalformedEntryError extends KeyDocumentError {
+  constructor(readonly problem: KeyringProblem) {
+    super(`the secret's ${describeKeyringProblem(problem)}`);
+  }
+
+  forOperator(): string {
+    return `the secret's ${describeKeyringProblemWithApp(this.problem)}`;
+  }
 }
 
 /** Code-unit order: the same on every machine, unlike localeCompare, which follows the ICU data present. */
@@ -79,7 +98,7 @@ export function parseKeyDocument(text: string): KeyDocument {
   for (const entry of reading.entries) {
     const { appId, keys, problems } = readSecretEntry(entry);
     const [problem] = problems;
-    if (problem !== undefined) throw new KeyDocumentError(`the secret's ${describeKeyringProblem(problem)}`);
+    if (problem !== undefined) throw new MalformedEntryError(problem);
     if (appId === undefined) continue; // unreachable: an invalid app id is always a problem
     document.set(
       appId,

@@ -1,4 +1,4 @@
-import { APP_ID_PATTERN, looksLikeGeneratedKey } from './app-id';
+import { APP_ID_PATTERN, appIdProblem, looksLikeGeneratedKey } from './app-id';
 import { GENERATED_KEY_PREFIX, keyIdFromDigest, readStoredKey } from './key-material';
 import { readSecretObject, type SecretEntry } from './secret-json';
 
@@ -31,13 +31,35 @@ export interface ParsedKeyring {
   readonly problems: readonly KeyringProblem[];
 }
 
-/** The secret as a whole cannot be used. Its message never quotes the secret. */
+/**
+ * The secret as a whole cannot be used. Its message never quotes the secret; `problems` locates each malformed
+ * entry when that is why (every entry malformed), so the caller can log them by position.
+ */
 export class MalformedSecretError extends Error {
   override readonly name = 'MalformedSecretError';
+
+  constructor(
+    message: string,
+    readonly problems: readonly KeyringProblem[] = [],
+  ) {
+    super(message);
+  }
 }
 
-/** `entry #3 (app demo), key #2: key length must be ...`, for messages that are read rather than queried. */
+/**
+ * `entry #3, key #2: key length must be ...`: by position only, for anything that may reach a log. An app id is
+ * left out whatever it looks like: an operator may have pasted a key there, in a shape no check foresaw.
+ */
 export function describeKeyringProblem(problem: KeyringProblem): string {
+  const key = problem.keyPosition === undefined ? '' : `, key #${problem.keyPosition}`;
+  return `entry #${problem.entryPosition}${key}: ${problem.reason}`;
+}
+
+/**
+ * `entry #3 (app demo), key #2: ...`: for the operator who is editing the secret (the key CLI's own output), who
+ * needs the app to find the entry and sees nothing they did not type themselves.
+ */
+export function describeKeyringProblemWithApp(problem: KeyringProblem): string {
   const app = problem.appId === undefined ? '' : ` (app ${problem.appId})`;
   const key = problem.keyPosition === undefined ? '' : `, key #${problem.keyPosition}`;
   return `entry #${problem.entryPosition}${app}${key}: ${problem.reason}`;
@@ -49,6 +71,7 @@ function invalidAppIdReason(appId: string): string | undefined {
   if (looksLikeGeneratedKey(appId)) {
     return `app id starts with ${GENERATED_KEY_PREFIX}, like a generated key (a pasted key?)`;
   }
+  if (appIdProblem(appId) !== undefined) return 'app id has the shape of a generated key (a pasted key?)';
   return undefined;
 }
 
@@ -120,7 +143,10 @@ export function parseKeyring(secretString: string): ParsedKeyring {
   }
 
   if (reading.entries.length > 0 && keyring.size === 0) {
-    throw new MalformedSecretError(`secret has ${reading.entries.length} app entries and none is valid`);
+    throw new MalformedSecretError(
+      `secret has ${reading.entries.length} app entries and none is valid`,
+      problems,
+    );
   }
   return { keyring, problems };
 }

@@ -40,6 +40,11 @@ export interface RecoveryReport {
   readonly outageCallsPerSecond: number;
   /** From the moment Secrets Manager answered again to the first 200; undefined if none came. */
   readonly recoveryMs: number | undefined;
+  /**
+   * From the moment Secrets Manager answered again to the first GetSecretValue call that reached it: how long the
+   * service itself waited before asking again, whatever the time the answer then took. Undefined if none came.
+   */
+  readonly refetchMs: number | undefined;
 }
 
 function pause(ms: number): Promise<void> {
@@ -101,6 +106,7 @@ export async function runRecovery(
   const since = Date.now();
   const outageStart = performance.now();
   let recoveredAt: number | undefined;
+  let recoveredAtEpoch = 0;
   let callsDuringOutage = 0;
   const restore = (async () => {
     await pause(options.outageMs);
@@ -111,6 +117,7 @@ export async function runRecovery(
     callsDuringOutage = callsSince(proxy, since);
     await proxy.setMode('pass');
     recoveredAt = performance.now();
+    recoveredAtEpoch = Date.now();
     return recoveredAt;
   })();
 
@@ -130,6 +137,9 @@ export async function runRecovery(
     await pause(POLL_MS);
   }
   const outageMs = (await restore) - outageStart;
+  const firstCallAfter = proxy.calls.find(
+    (call) => call.operation === 'GetSecretValue' && call.at >= recoveredAtEpoch,
+  );
   return {
     fault,
     outage,
@@ -137,6 +147,7 @@ export async function runRecovery(
     calls: callsDuringOutage,
     outageCallsPerSecond: callsDuringOutage / (outageMs / 1000),
     recoveryMs,
+    refetchMs: firstCallAfter === undefined ? undefined : firstCallAfter.at - recoveredAtEpoch,
   };
 }
 

@@ -1,9 +1,10 @@
 /**
- * `npx cdk synth` as a user runs it, with a misspelt context key or a bad value: the synth fails with one
- * line naming the key, no stack trace, and a non-zero exit code.
+ * `npx cdk synth` as a user runs it: with a misspelt context key or a bad value the synth fails with one line naming
+ * the key, no stack trace, and a non-zero exit code; with settings per environment in cdk.json, `-c env=<name>`
+ * applies them.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -15,10 +16,11 @@ interface Run {
   readonly output: string;
 }
 
-function cdkSynth(outdir: string, args: readonly string[]): Promise<Run> {
+function cdkSynth(outdir: string, args: readonly string[], cwd = PROJECT_ROOT): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['cdk', 'synth', '--quiet', '--output', outdir, ...args], {
-      cwd: PROJECT_ROOT,
+    const cdk = join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk');
+    const child = spawn(cdk, ['synth', '--quiet', '--output', outdir, ...args], {
+      cwd,
       env: { ...process.env, npm_config_update_notifier: 'false' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -65,5 +67,57 @@ describe('npx cdk synth with a context problem', () => {
     expect(run.code).toBe(1);
     expect(run.output.split('\n').filter((text) => text.startsWith('error: '))).toEqual([line]);
     expect(run.output).not.toMatch(/^\s+at /m);
+  });
+});
+
+describe('npx cdk synth with settings per environment in cdk.json', () => {
+  let projectDir: string;
+  let outdir: string;
+
+  beforeAll(async () => {
+    // A cdk.json of a user's own: the project's app and feature flags, plus two environments.
+    projectDir = await mkdtemp(join(tmpdir(), 'payment-api-environments-'));
+    outdir = join(projectDir, 'cdk.out');
+    const projectCdkJson = JSON.parse(await readFile(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as {
+      context: Record<string, unknown>;
+    };
+    const cdkJson = {
+      app: `${join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx')} ${join(PROJECT_ROOT, 'bin', 'payment-api.ts')}`,
+      context: {
+        ...projectCdkJson.context,
+        environments: {
+          staging: { wafRateLimit: 2000, keyCacheTtlSeconds: 30 },
+          production: { wafRateLimit: 5000 },
+        },
+      },
+    };
+    await writeFile(join(projectDir, 'cdk.json'), JSON.stringify(cdkJson, null, 2));
+  });
+
+  afterAll(async () => {
+    await rm(projectDir, { recursive: true, force: true });
+  });
+
+  it("applies the env's entry, with a -c on the command line winning over it", async () => {
+    // Act
+    const run = await cdkSynth(outdir, ['-c', 'env=staging', '-c', 'keyCacheTtlSeconds=45'], projectDir);
+
+    // Assert
+    expect(run.code).toBe(0);
+    expect(await readdir(outdir)).toContain('PaymentApi-staging.template.json');
+    const template = await readFile(join(outdir, 'PaymentApi-staging.template.json'), 'utf8');
+    expect(template).toContain('"Limit": 2000');
+    expect(template).toContain('"KEY_CACHE_TTL_SECONDS": "45"');
+  });
+
+  it('fails with one line naming the known environments when env names none of them', async () => {
+    // Act
+    const run = await cdkSynth(outdir, ['-c', 'env=prod'], projectDir);
+
+    // Assert
+    expect(run.code).toBe(1);
+    expect(run.output.split('\n').filter((text) => text.startsWith('error: '))).toEqual([
+      'error: context "env" is "prod", which names no entry of "environments" in cdk.json (known: staging, production); did you mean "production"?',
+    ]);
   });
 });

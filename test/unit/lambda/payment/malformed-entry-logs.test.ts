@@ -2,8 +2,17 @@ import { KeyCache } from '../../../../lambda/payment/key-cache';
 import { captureLogs } from '../../../support/capture-logger';
 import { DEMO_KEY, PARTNER_KEY } from '../../../support/keys';
 
+function cacheOver(secret: string, logger: ReturnType<typeof captureLogs>['logger']): KeyCache {
+  return new KeyCache({
+    source: { description: 'test secret', fetchSecretString: () => Promise.resolve(secret) },
+    logger,
+    ttlMs: 60_000,
+    maxStaleMs: 0,
+  });
+}
+
 describe('malformed secret entries in the key cache logs', () => {
-  it('are located by entry and key position; an invalid app id, such as a pasted key, never appears', async () => {
+  it('are located by entry and key position only; no app id appears, valid or not', async () => {
     // Arrange: an operator pasted a key where the app id belongs, and swapped another app's id and key.
     const pastedKey = 'payk_' + 'Z'.repeat(20) + 'pastedKEY' + 'z'.repeat(14);
     const secret = JSON.stringify({
@@ -12,12 +21,7 @@ describe('malformed secret entries in the key cache logs', () => {
       'partner key with spaces': 'partner',
     });
     const logs = captureLogs();
-    const cache = new KeyCache({
-      source: { description: 'test secret', fetchSecretString: () => Promise.resolve(secret) },
-      logger: logs.logger,
-      ttlMs: 60_000,
-      maxStaleMs: 0,
-    });
+    const cache = cacheOver(secret, logs.logger);
 
     // Act
     const { keyring } = await cache.getKeys();
@@ -28,7 +32,6 @@ describe('malformed secret entries in the key cache logs', () => {
     expect(problems).toEqual([
       expect.objectContaining({
         entryPosition: 1,
-        appId: 'demo',
         keyPosition: 2,
         reason: 'key length must be 16 to 512 characters',
       }),
@@ -41,12 +44,53 @@ describe('malformed secret entries in the key cache logs', () => {
         reason: 'app id is outside the allowed alphabet or length',
       }),
     ]);
-    expect(problems[1]).not.toHaveProperty('appId');
-    expect(problems[2]).not.toHaveProperty('appId');
+    for (const problem of problems) expect(problem).not.toHaveProperty('appId');
     const everything = logs.lines.join('\n');
     expect(everything).not.toContain('pastedKEY');
     expect(everything).not.toContain('with spaces');
     expect(everything).not.toContain(DEMO_KEY);
     expect(everything).not.toContain(PARTNER_KEY);
+  });
+
+  it('never name the app, even when a valid-looking app id holds a key of the demo key\'s shape', async () => {
+    // Arrange: the stack's generated demo key (48 letters and digits) pasted where the app id belongs, with a bad key.
+    const demoShapedKey = 'A1b2C3d4'.repeat(6);
+    const secret = JSON.stringify({ demo: DEMO_KEY, [demoShapedKey]: ['short'] });
+    const logs = captureLogs();
+
+    // Act
+    await cacheOver(secret, logs.logger).getKeys();
+
+    // Assert
+    const problems = logs.entries().filter((entry) => entry.message === 'malformed key entry ignored');
+    expect(problems).toEqual([expect.objectContaining({ entryPosition: 2 })]);
+    expect(logs.lines.join('\n')).not.toContain(demoShapedKey);
+  });
+
+  it('when every entry is malformed: logs each one by position and reason, then the refused refresh', async () => {
+    // Arrange
+    const secret = JSON.stringify({ demo: ['short'], partner: 42 });
+    const logs = captureLogs();
+
+    // Act
+    await expect(cacheOver(secret, logs.logger).getKeys()).rejects.toThrow('keys have never loaded');
+
+    // Assert
+    const lines = logs.entries().filter((entry) => entry.level === 'error');
+    expect(lines.map((entry) => entry.message)).toEqual([
+      'malformed key entry ignored',
+      'malformed key entry ignored',
+      'keys refresh failed',
+    ]);
+    expect(lines[0]).toMatchObject({
+      entryPosition: 1,
+      keyPosition: 1,
+      reason: 'key length must be 16 to 512 characters',
+    });
+    expect(lines[1]).toMatchObject({ entryPosition: 2, keyPosition: 1, reason: 'key is not a string' });
+    expect(lines[2]).toMatchObject({
+      error: 'MalformedSecretError: secret has 2 app entries and none is valid',
+    });
+    for (const line of lines) expect(line).not.toHaveProperty('appId');
   });
 });

@@ -271,7 +271,7 @@ describe('the rotation handler', () => {
       pendingIsEmpty();
 
       await expect(handler(event('createSecret'))).rejects.toThrow(
-        "the secret's entry #1 (app demo), key #2: key length must be 16 to 512 characters",
+        "the secret's entry #1, key #2: key length must be 16 to 512 characters",
       );
       expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
     });
@@ -323,7 +323,7 @@ describe('the rotation handler', () => {
       [
         'holds a key the payment Lambda cannot read',
         JSON.stringify({ demo: [KEY_A, 'short'], hashed: [HASHED], partner: [KEY_P, FRESH_2] }),
-        'entry #1 (app demo), key #2: key length must be 16 to 512 characters',
+        'entry #1, key #2: key length must be 16 to 512 characters',
       ],
       ['is not JSON', '{"demo":', 'the pending version does not parse: secret is not valid JSON'],
       [

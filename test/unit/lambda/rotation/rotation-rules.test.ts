@@ -124,7 +124,7 @@ describe('pendingVersionProblems', () => {
     const pending = JSON.stringify({ demo: [KEY_B, 'short'], hashed: [HASHED] });
 
     expect(pendingVersionProblems(current, pending)).toEqual([
-      'entry #1 (app demo), key #2: key length must be 16 to 512 characters',
+      'entry #1, key #2: key length must be 16 to 512 characters',
     ]);
   });
 
@@ -149,7 +149,7 @@ describe('pendingVersionProblems', () => {
 
     expect(() => pendingVersionProblems(badCurrent, JSON.stringify({ demo: [KEY_A, FRESH] }))).toThrow(
       new RotationError(
-        "the current version: the secret's entry #1 (app demo), key #2: key length must be 16 to 512 characters",
+        "the current version: the secret's entry #1, key #2: key length must be 16 to 512 characters",
       ),
     );
   });

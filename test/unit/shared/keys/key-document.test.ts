@@ -58,22 +58,22 @@ describe('parseKeyDocument', () => {
     [
       'an empty key list',
       JSON.stringify({ demo: [] }),
-      "the secret's entry #1 (app demo): app has an empty key list",
+      "the secret's entry #1: app has an empty key list",
     ],
     [
       'a short key',
       JSON.stringify({ partner: PARTNER_KEY, demo: [DEMO_KEY, 'short'] }),
-      "the secret's entry #2 (app demo), key #2: key length must be 16 to 512 characters",
+      "the secret's entry #2, key #2: key length must be 16 to 512 characters",
     ],
     [
       'a key that is a number',
       JSON.stringify({ demo: 42 }),
-      "the secret's entry #1 (app demo), key #1: key is not a string",
+      "the secret's entry #1, key #1: key is not a string",
     ],
     [
       'a truncated digest',
       JSON.stringify({ demo: 'sha256:abc' }),
-      "the secret's entry #1 (app demo), key #1: sha256: form needs exactly 64 hex characters",
+      "the secret's entry #1, key #1: sha256: form needs exactly 64 hex characters",
     ],
     [
       'an app id written twice, which JSON.parse would quietly reduce to the last',
