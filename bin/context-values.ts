@@ -5,7 +5,19 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { describeMismatch, type TextFormat } from '../lib/text-format';
+import {
+  describeMismatch,
+  describeOpenInterval,
+  describePositiveNumber,
+  describeWholeNumber,
+  isInOpenInterval,
+  isPositiveNumber,
+  isWholeNumberIn,
+  mustBe,
+  type OpenInterval,
+  type TextFormat,
+  type WholeNumberRange,
+} from '../lib/validation';
 
 export type Parser<T> = (raw: unknown) => T;
 
@@ -14,25 +26,9 @@ export class InvalidValue extends Error {
   override readonly name = 'InvalidValue';
 }
 
-function quote(raw: unknown): string {
-  return typeof raw === 'string' ? `"${raw}"` : JSON.stringify(raw);
-}
-
-export interface NumberRange {
-  readonly min: number;
-  readonly max?: number;
-  /** Said after "whole number of", e.g. "seconds". */
-  readonly unit?: string;
-}
-
-function describeRange({ min, max, unit }: NumberRange): string {
-  const what = unit === undefined ? 'a whole number' : `a whole number of ${unit}`;
-  return max === undefined ? `${what} of at least ${min}` : `${what} from ${min} to ${max}`;
-}
-
 /** Any string but the empty one (an empty value means "not set" and never reaches a parser). */
 export const text: Parser<string> = (raw) => {
-  if (typeof raw !== 'string') throw new InvalidValue(`must be a string, got ${quote(raw)}`);
+  if (typeof raw !== 'string') throw new InvalidValue(mustBe('a string', raw));
   return raw;
 };
 
@@ -46,27 +42,36 @@ export function matching(format: TextFormat | ((value: string) => TextFormat)): 
   };
 }
 
-export function wholeNumber(range: NumberRange): Parser<number> {
+/** A number as cdk.json gives it, or the digits of one as `-c` does; NaN for anything else. */
+function numberOf(raw: unknown, digits: RegExp): number {
+  if (typeof raw === 'number') return raw;
+  if (typeof raw === 'string' && digits.test(raw)) return Number(raw);
+  return NaN;
+}
+
+const WHOLE_DIGITS = /^\d{1,15}$/;
+const DECIMAL_DIGITS = /^\d{1,15}(\.\d+)?$/;
+
+export function wholeNumber(range: WholeNumberRange): Parser<number> {
   return (raw) => {
-    let value = NaN;
-    if (typeof raw === 'number' && Number.isSafeInteger(raw)) value = raw;
-    if (typeof raw === 'string' && /^\d{1,15}$/.test(raw)) value = Number(raw);
-    if (!(value >= range.min && value <= (range.max ?? Number.MAX_SAFE_INTEGER))) {
-      throw new InvalidValue(`must be ${describeRange(range)}, got ${quote(raw)}`);
+    const value = numberOf(raw, WHOLE_DIGITS);
+    if (!(Number.isSafeInteger(value) && isWholeNumberIn(range, value))) {
+      throw new InvalidValue(mustBe(describeWholeNumber(range), raw));
     }
     return value;
   };
 }
 
-export const positiveNumber: Parser<number> = (raw) => {
-  let value = NaN;
-  if (typeof raw === 'number' && Number.isFinite(raw)) value = raw;
-  if (typeof raw === 'string' && /^\d{1,15}(\.\d+)?$/.test(raw)) value = Number(raw);
-  if (!(value > 0)) throw new InvalidValue(`must be a positive number, got ${quote(raw)}`);
-  return value;
-};
+/** A number above zero, e.g. a rate in `unit`. */
+export function positiveNumber(unit?: string): Parser<number> {
+  return (raw) => {
+    const value = numberOf(raw, DECIMAL_DIGITS);
+    if (!isPositiveNumber(value)) throw new InvalidValue(mustBe(describePositiveNumber(unit), raw));
+    return value;
+  };
+}
 
-export function seconds(range: Omit<NumberRange, 'unit'>): Parser<Duration> {
+export function seconds(range: Omit<WholeNumberRange, 'unit'>): Parser<Duration> {
   const parse = wholeNumber({ ...range, unit: 'seconds' });
   return (raw) => Duration.seconds(parse(raw));
 }
@@ -74,7 +79,7 @@ export function seconds(range: Omit<NumberRange, 'unit'>): Parser<Duration> {
 export function oneOf<T extends string>(values: readonly T[]): Parser<T> {
   return (raw) => {
     const value = values.find((candidate) => candidate === raw);
-    if (value === undefined) throw new InvalidValue(`must be one of ${values.join(', ')}, got ${quote(raw)}`);
+    if (value === undefined) throw new InvalidValue(mustBe(`one of ${values.join(', ')}`, raw));
     return value;
   };
 }
@@ -82,20 +87,15 @@ export function oneOf<T extends string>(values: readonly T[]): Parser<T> {
 export const boolean: Parser<boolean> = (raw) => {
   if (raw === true || raw === 'true') return true;
   if (raw === false || raw === 'false') return false;
-  throw new InvalidValue(`must be true or false, got ${quote(raw)}`);
+  throw new InvalidValue(mustBe('true or false', raw));
 };
 
 /** A number above `above` and below `below`, neither included: e.g. a share of requests in percent. */
-export function numberBetween(range: { readonly above: number; readonly below: number }): Parser<number> {
+export function numberBetween(interval: OpenInterval): Parser<number> {
   return (raw) => {
-    let value = NaN;
-    if (typeof raw === 'number' && Number.isFinite(raw)) value = raw;
-    if (typeof raw === 'string' && /^\d{1,15}(\.\d+)?$/.test(raw)) value = Number(raw);
-    if (!(value > range.above && value < range.below)) {
-      throw new InvalidValue(
-        `must be a number greater than ${range.above} and less than ${range.below}, got ${quote(raw)}`,
-      );
-    }
+    const value = numberOf(raw, DECIMAL_DIGITS);
+    if (!isInOpenInterval(interval, value))
+      throw new InvalidValue(mustBe(describeOpenInterval(interval), raw));
     return value;
   };
 }
@@ -111,9 +111,7 @@ export const retentionDays: Parser<RetentionDays> = (raw) => {
   const days = typeof raw === 'string' && /^\d{1,5}$/.test(raw) ? Number(raw) : raw;
   const retention = typeof days === 'number' ? RETENTION_BY_DAYS.get(days) : undefined;
   if (retention === undefined) {
-    throw new InvalidValue(
-      `must be one of ${[...RETENTION_BY_DAYS.keys()].join(', ')} (days), got ${quote(raw)}`,
-    );
+    throw new InvalidValue(mustBe(`one of ${[...RETENTION_BY_DAYS.keys()].join(', ')} (days)`, raw));
   }
   return retention;
 };

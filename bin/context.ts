@@ -1,5 +1,5 @@
 /**
- * The context keys of the CDK app: one row each in CONTEXT_SETTINGS (README's configuration table mirrors it),
+ * The context keys of the CDK app: one row each in CONTEXT_SETTINGS (docs/configuration.md's table mirrors it),
  * and readContext, which turns the whole context into the stack's name and props or into one line per problem.
  */
 import { Duration } from 'aws-cdk-lib';
@@ -7,6 +7,7 @@ import { LOG_LEVELS } from '../shared/logger';
 import { DOMAIN_NAME, CERTIFICATE_ARN, HOSTED_ZONE_ID } from '../lib/domain';
 import { FIREWALL_LIMITS, WEB_ACL_ARN } from '../lib/firewall';
 import { KEY_ROTATION_DEFAULTS, KEY_ROTATION_LIMITS } from '../lib/key-rotation';
+import { DEMO_APP_NEEDS_A_NEW_SECRET } from '../lib/keys-secret';
 import { ALARM_EMAIL, METRICS_NAMESPACE, MONITORING_DEFAULTS, MONITORING_LIMITS } from '../lib/monitoring';
 import { PAYMENT_API_DEFAULTS, PAYMENT_API_LIMITS, STAGE_NAME } from '../lib/payment-api';
 import {
@@ -14,8 +15,10 @@ import {
   secretReferenceFormat,
   TOPIC_ARN,
   type PaymentApiStackProps,
+  type StackMonitoringOptions,
 } from '../lib/payment-api-stack';
-import type { TextFormat } from '../lib/text-format';
+import { nearest } from './nearest';
+import type { TextFormat } from '../lib/validation';
 import {
   boolean,
   InvalidValue,
@@ -59,7 +62,7 @@ export interface KeyRelation {
   readonly because: string;
 }
 
-/** One context key, as README's configuration table shows it, and how it is read. */
+/** One context key, as docs/configuration.md's table shows it, and how it is read. */
 export interface ContextSetting {
   readonly key: string;
   /** The stack prop, or field of one, that the key sets (or what else it decides). */
@@ -110,10 +113,29 @@ function prop<P extends keyof PaymentApiStackProps>({ prop: name, ...row }: Prop
   return setting({ ...row, sets: name, apply: (value, config) => withProps(config, { [name]: value }) });
 }
 
+type MonitoringRow<F extends keyof StackMonitoringOptions> = Omit<
+  Row<NonNullable<StackMonitoringOptions[F]>>,
+  'sets' | 'apply'
+> & { readonly field: F };
+
+/** A key that sets one field of the stack's `monitoring` prop to its parsed value. */
+function monitoringField<F extends keyof StackMonitoringOptions>({
+  field,
+  ...row
+}: MonitoringRow<F>): ContextSetting {
+  return setting({
+    ...row,
+    sets: `monitoring.${field}`,
+    apply: (value, config) =>
+      withProps(config, { monitoring: { ...config.props.monitoring, [field]: value } }),
+  });
+}
+
 const D = PAYMENT_API_DEFAULTS;
 const L = PAYMENT_API_LIMITS;
-const { minKeep } = KEY_ROTATION_LIMITS;
-const maxRotationDays = KEY_ROTATION_LIMITS.maxEvery.toDays();
+const minKeep = KEY_ROTATION_LIMITS.keep.min;
+/** Context counts rotation in days; the construct takes any whole number of hours in Secrets Manager's range. */
+const maxRotationDays = KEY_ROTATION_LIMITS.everyHours.max / 24;
 const rateLimit = FIREWALL_LIMITS.rateLimit;
 const M = MONITORING_DEFAULTS;
 const ML = MONITORING_LIMITS;
@@ -121,9 +143,13 @@ const ML = MONITORING_LIMITS;
 export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
   setting({
     key: 'env',
-    sets: 'the stack name',
+    sets: 'the stack name, environmentName',
     parse: matching(ENVIRONMENT_NAME),
-    apply: (env, config) => ({ ...config, env, stackName: stackNameFor(env) }),
+    apply: (env, config) => ({
+      ...withProps(config, { environmentName: env }),
+      env,
+      stackName: stackNameFor(env),
+    }),
     defaultValue: `none: the stack is \`${DEFAULT_STACK_NAME}\``,
     meaning: `The environment: the stack becomes \`${DEFAULT_STACK_NAME}-<env>\`, so environments deploy side by side (${ENVIRONMENT_NAME.description}).`,
   }),
@@ -131,8 +157,17 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
     key: 'existingSecret',
     prop: 'existingSecret',
     parse: matching(secretReferenceFormat),
-    defaultValue: 'a new secret with a generated key for app `demo`',
+    defaultValue: 'a new secret (see `createDemoApp`)',
     meaning: 'Name or ARN of an existing keys secret to use instead of creating one.',
+  }),
+  prop({
+    key: 'createDemoApp',
+    prop: 'createDemoApp',
+    parse: boolean,
+    excludes: { keys: ['existingSecret'], because: DEMO_APP_NEEDS_A_NEW_SECRET },
+    defaultValue: '`true` without `env`, `false` with it',
+    meaning:
+      'Whether a new secret starts with a generated key for app `demo`. Changing it on a deployed stack regenerates the secret, replacing every key: a stack deployed before this key existed must keep `true`.',
   }),
   prop({
     key: 'secretKmsKeyArn',
@@ -144,28 +179,28 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
   prop({
     key: 'keyCacheTtlSeconds',
     prop: 'keyCacheTtl',
-    parse: seconds(L.keyCacheTtlSeconds),
+    parse: seconds(L.keyCacheTtl),
     defaultValue: String(D.keyCacheTtl.toSeconds()),
-    meaning: `Seconds the Lambda keeps the keys before reading the secret again (${L.keyCacheTtlSeconds.min} to ${L.keyCacheTtlSeconds.max}).`,
+    meaning: `Seconds the Lambda keeps the keys before reading the secret again (${L.keyCacheTtl.min} to ${L.keyCacheTtl.max}).`,
   }),
   prop({
     key: 'keyMaxStaleSeconds',
     prop: 'keyMaxStale',
-    parse: seconds(L.keyMaxStaleSeconds),
+    parse: seconds(L.keyMaxStale),
     defaultValue: String(D.keyMaxStale.toSeconds()),
-    meaning: `Seconds past the TTL that the last good keys are served while the secret cannot be read (${L.keyMaxStaleSeconds.min} to ${L.keyMaxStaleSeconds.max}).`,
+    meaning: `Seconds past the TTL that the last good keys are served while the secret cannot be read (${L.keyMaxStale.min} to ${L.keyMaxStale.max}).`,
   }),
   prop({
     key: 'throttlingRateLimit',
     prop: 'throttlingRateLimit',
-    parse: positiveNumber,
+    parse: positiveNumber(L.throttlingRateLimit.unit),
     defaultValue: String(D.throttlingRateLimit),
     meaning: 'Stage throttling: steady requests per second.',
   }),
   prop({
     key: 'throttlingBurstLimit',
     prop: 'throttlingBurstLimit',
-    parse: wholeNumber({ min: 1, unit: 'requests' }),
+    parse: wholeNumber(L.throttlingBurstLimit),
     defaultValue: String(D.throttlingBurstLimit),
     meaning: 'Stage throttling: burst size in requests.',
   }),
@@ -186,7 +221,7 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
   prop({
     key: 'memorySize',
     prop: 'memorySize',
-    parse: wholeNumber({ ...L.memorySize, unit: 'MiB' }),
+    parse: wholeNumber(L.memorySize),
     defaultValue: String(D.memorySize),
     meaning: `Lambda memory in MiB (${L.memorySize.min} to ${L.memorySize.max}).`,
   }),
@@ -209,7 +244,7 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
   setting({
     key: 'rotationKeep',
     sets: 'rotation.keep',
-    parse: wholeNumber({ min: minKeep }),
+    parse: wholeNumber(KEY_ROTATION_LIMITS.keep),
     apply: (keep, config) =>
       config.props.rotation ? withProps(config, { rotation: { ...config.props.rotation, keep } }) : config,
     needs: { keys: ['rotationDays'], because: 'without it there is no scheduled rotation' },
@@ -219,7 +254,7 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
   setting({
     key: 'wafRateLimit',
     sets: 'waf.rateLimit',
-    parse: wholeNumber({ ...rateLimit, unit: 'requests per 5 minutes' }),
+    parse: wholeNumber(rateLimit),
     apply: (limit, config) => withProps(config, { waf: { rateLimit: limit } }),
     defaultValue: 'no web ACL',
     meaning: `Turns on a new WAF web ACL: requests one IP address may make in 5 minutes (${rateLimit.min} to ${rateLimit.max}), plus AWS managed rules.`,
@@ -291,23 +326,23 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
     defaultValue: 'false',
     meaning: 'With `true`, only the custom domain answers; the execute-api URL is closed.',
   }),
-  prop({
+  monitoringField({
     key: 'metricsNamespace',
-    prop: 'metricsNamespace',
+    field: 'metricsNamespace',
     parse: matching(METRICS_NAMESPACE),
     defaultValue: M.metricsNamespace,
     meaning: "CloudWatch namespace of the Lambda's metrics (letters, digits, `. _ - / # :`; not `AWS/...`).",
   }),
-  prop({
+  monitoringField({
     key: 'alarmEmail',
-    prop: 'alarmEmail',
+    field: 'alarmEmail',
     parse: matching(ALARM_EMAIL),
     defaultValue: 'no topic',
     meaning: 'Creates an encrypted SNS topic for alarm and recovery notices, with this address subscribed.',
   }),
-  prop({
+  monitoringField({
     key: 'alarmTopicArn',
-    prop: 'alarmTopicArn',
+    field: 'alarmTopicArn',
     parse: matching(TOPIC_ARN),
     excludes: {
       keys: ['alarmEmail'],
@@ -316,25 +351,28 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
     defaultValue: 'no topic',
     meaning: 'An existing standard SNS topic for alarm and recovery notices, instead.',
   }),
-  prop({
+  monitoringField({
     key: 'unauthorizedAlarmThreshold',
-    prop: 'unauthorizedAlarmThreshold',
-    parse: wholeNumber({ ...ML.unauthorizedAlarmThreshold, unit: '401 answers in 5 minutes' }),
+    field: 'unauthorizedAlarmThreshold',
+    parse: wholeNumber(ML.unauthorizedAlarmThreshold),
     defaultValue: String(M.unauthorizedAlarmThreshold),
     meaning: `401s in 5 minutes that raise \`UnauthorizedRequests\` (${ML.unauthorizedAlarmThreshold.min} to ${ML.unauthorizedAlarmThreshold.max}).`,
   }),
   setting({
     key: 'latencyAlarmThresholdMs',
-    sets: 'latencyAlarmThreshold',
-    parse: wholeNumber({ ...ML.latencyAlarmThresholdMs, unit: 'milliseconds' }),
-    apply: (ms, config) => withProps(config, { latencyAlarmThreshold: Duration.millis(ms) }),
+    sets: 'monitoring.latencyAlarmThreshold',
+    parse: wholeNumber(ML.latencyAlarmThreshold),
+    apply: (ms, config) =>
+      withProps(config, {
+        monitoring: { ...config.props.monitoring, latencyAlarmThreshold: Duration.millis(ms) },
+      }),
     defaultValue: String(M.latencyAlarmThreshold.toMilliseconds()),
-    meaning: `API p99 latency in ms that, exceeded 5 minutes in a row, raises \`ApiLatencyP99\` (${ML.latencyAlarmThresholdMs.min} to ${ML.latencyAlarmThresholdMs.max}).`,
+    meaning: `API p99 latency in ms that, exceeded 5 minutes in a row, raises \`ApiLatencyP99\` (${ML.latencyAlarmThreshold.min} to ${ML.latencyAlarmThreshold.max}).`,
   }),
-  prop({
+  monitoringField({
     key: 'serverErrorRateAlarmThreshold',
-    prop: 'serverErrorRateAlarmThreshold',
-    parse: numberBetween({ above: 0, below: 100 }),
+    field: 'serverErrorRateAlarmThreshold',
+    parse: numberBetween(ML.serverErrorRateAlarmThreshold),
     defaultValue: String(M.serverErrorRateAlarmThreshold),
     meaning: 'Percent of 5XX answers that, exceeded in 3 of 5 minutes, raises `ApiServerErrors`.',
   }),
@@ -365,29 +403,11 @@ export function isCdkContextKey(key: string): boolean {
   );
 }
 
-/** Levenshtein distance: the fewest single-character edits that turn `a` into `b`. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
-
-/** The known key closest to `key`, ignoring case; the first in table order on a tie. */
 export function nearestKey(key: string): string {
-  const typed = key.toLowerCase();
-  let best = { key: '', distance: Infinity };
-  for (const { key: known } of CONTEXT_SETTINGS) {
-    const distance = editDistance(typed, known.toLowerCase());
-    if (distance < best.distance) best = { key: known, distance };
-  }
-  return best.key;
+  return nearest(
+    key,
+    CONTEXT_SETTINGS.map((row) => row.key),
+  );
 }
 
 /** Every problem with the context, one line each, in the order found. */
@@ -412,7 +432,15 @@ function isUnset(raw: unknown): boolean {
  * ContextError listing every unknown key (with the nearest known one), every invalid value and every missing
  * or conflicting companion key, each naming the key as the user typed it.
  */
-export function readContext(context: Readonly<Record<string, unknown>>): AppConfig {
+export function readContext(
+  context: Readonly<Record<string, unknown>>,
+  origins: ReadonlyMap<string, string> = new Map(),
+): AppConfig {
+  /** `context "key"`, and where the value came from when not from the context itself (an environments entry). */
+  const named = (key: string): string => {
+    const origin = origins.get(key);
+    return origin === undefined ? `context "${key}"` : `context "${key}" (from ${origin})`;
+  };
   const problems: string[] = [];
   const known = new Set(CONTEXT_SETTINGS.map((row) => row.key));
   for (const key of Object.keys(context)) {
@@ -435,7 +463,7 @@ export function readContext(context: Readonly<Record<string, unknown>>): AppConf
       config = value.apply(config);
     } catch (error) {
       if (!(error instanceof InvalidValue)) throw error;
-      problems.push(`context "${row.key}" ${error.message}`);
+      problems.push(`${named(row.key)} ${error.message}`);
     }
   }
 
@@ -443,12 +471,12 @@ export function readContext(context: Readonly<Record<string, unknown>>): AppConf
     if (!on.has(row.key)) continue;
     const missing = row.needs?.keys.filter((key) => !set.has(key)) ?? [];
     if (row.needs && missing.length > 0) {
-      problems.push(`context "${row.key}" needs ${quoteKeys(missing)}: ${row.needs.because}`);
+      problems.push(`${named(row.key)} needs ${quoteKeys(missing)}: ${row.needs.because}`);
     }
     const conflicting = row.excludes?.keys.filter((key) => set.has(key)) ?? [];
     if (row.excludes && conflicting.length > 0) {
       problems.push(
-        `context "${row.key}" cannot be used with ${quoteKeys(conflicting)}: ${row.excludes.because}`,
+        `${named(row.key)} cannot be used with ${quoteKeys(conflicting)}: ${row.excludes.because}`,
       );
     }
   }

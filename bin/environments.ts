@@ -33,7 +33,7 @@ function isUnset(raw: unknown): boolean {
 }
 
 function describe(raw: unknown): string {
-  return typeof raw === 'string' ? `"${raw}"` : (JSON.stringify(raw) ?? String(raw));
+  return typeof raw === 'string' ? `"${raw}"` : JSON.stringify(raw);
 }
 
 /** One line per problem with the entries themselves: their shape, their names, their keys. */

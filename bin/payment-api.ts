@@ -27,8 +27,8 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
 export function createApp(app: App = new App()): App {
   // Every key, not only the known ones: a misspelt key must fail rather than be ignored.
   const context: unknown = app.node.getAllContext();
-  const { context: settings } = applyEnvironment(isRecord(context) ? context : {});
-  addPaymentApiStack(app, readContext(settings));
+  const { context: settings, fromEntry } = applyEnvironment(isRecord(context) ? context : {});
+  addPaymentApiStack(app, readContext(settings, fromEntry));
   Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
   return app;
 }

@@ -4,7 +4,7 @@ import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import * as targets from 'aws-cdk-lib/aws-route53-targets';
 import { Construct } from 'constructs';
-import { requireFormat, type TextFormat } from './text-format';
+import { requireFormat, type TextFormat } from './validation';
 
 /** Labels of lower-case letters, digits and inner hyphens, at least two; API Gateway refuses upper case. */
 export const DOMAIN_NAME: TextFormat = {
@@ -51,7 +51,8 @@ function regionOfArn(arn: string): string | undefined {
   return Token.isUnresolved(arn) ? undefined : arn.split(':')[3];
 }
 
-function validateProps(scope: Construct, props: CustomDomainProps): void {
+/** Throws on the first invalid option; `scope` gives the stack's region, which the certificate must be in. */
+export function validateCustomDomainOptions(scope: Construct, props: CustomDomainOptions): void {
   requireFormat('domainName', DOMAIN_NAME, props.domainName);
   const certificateRegion = regionOfArn(props.certificate.certificateArn);
   const stackRegion = Stack.of(scope).region;
@@ -89,7 +90,7 @@ export class CustomDomain extends Construct {
 
   constructor(scope: Construct, id: string, props: CustomDomainProps) {
     super(scope, id);
-    validateProps(this, props);
+    validateCustomDomainOptions(this, props);
 
     this.domain = new apigateway.DomainName(this, 'Domain', {
       domainName: props.domainName,

@@ -1,13 +1,13 @@
-import { Names, Token } from 'aws-cdk-lib';
+import { Names } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { requireFormat, type TextFormat } from './text-format';
+import { requireFormat, requireWholeNumber, type TextFormat, type WholeNumberRange } from './validation';
 
 /** WAF's bounds for a rate-based rule's limit (requests per evaluation window, per source IP). */
 export const FIREWALL_LIMITS = {
-  rateLimit: { min: 10, max: 2_000_000_000 },
-} as const;
+  rateLimit: { min: 10, max: 2_000_000_000, unit: 'requests per 5 minutes' },
+} as const satisfies Record<string, WholeNumberRange>;
 
 /** The window the rate limit counts over: WAF's default and the figure its console shows. */
 const RATE_WINDOW_SECONDS = 300;
@@ -58,19 +58,15 @@ export interface FirewallProps {
 
 type WebAclChoice = { readonly waf: WafOptions } | { readonly webAclArn: string };
 
+/** Throws on the first invalid option. Values that are tokens are left to CloudFormation. */
+export function validateWafOptions(waf: WafOptions): void {
+  requireWholeNumber('waf.rateLimit', FIREWALL_LIMITS.rateLimit, waf.rateLimit);
+}
+
 /** Throws on invalid props; otherwise says which web ACL to use. */
 function chooseWebAcl({ waf, webAclArn }: FirewallProps): WebAclChoice {
   if (waf !== undefined && webAclArn === undefined) {
-    const { min, max } = FIREWALL_LIMITS.rateLimit;
-    const rateLimit = waf.rateLimit;
-    if (
-      !Token.isUnresolved(rateLimit) &&
-      !(Number.isInteger(rateLimit) && rateLimit >= min && rateLimit <= max)
-    ) {
-      throw new Error(
-        `waf.rateLimit must be a whole number of requests per 5 minutes from ${min} to ${max}, got ${rateLimit}`,
-      );
-    }
+    validateWafOptions(waf);
     return { waf };
   }
   if (webAclArn !== undefined && waf === undefined) {

@@ -16,7 +16,8 @@ import {
 } from '../lambda/rotation/settings';
 import type { LogLevel } from '../shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
-import { grantKeyUseThroughSecretsManager } from './grants';
+import { grantKeyUseThroughSecretsManager, type KeysSecretAccess } from './grants';
+import { requireWholeDuration, requireWholeNumber, type WholeNumberRange } from './validation';
 
 /** Secrets Manager's native rotation of the keys secret: each rotation adds a fresh key to every app. */
 export interface KeyRotationOptions {
@@ -37,14 +38,11 @@ export const KEY_ROTATION_DEFAULTS = {
   keep: DEFAULT_ROTATION_KEEP_KEYS,
 } as const satisfies Partial<Record<keyof KeyRotationOptions, unknown>>;
 
+/** Secrets Manager's range for a rotation period (4 hours to 1000 days, counted in hours), and the keys kept. */
 export const KEY_ROTATION_LIMITS = {
-  minEvery: Duration.hours(4),
-  maxEvery: Duration.days(1000),
-  minKeep: MIN_KEYS_KEPT_BY_ROTATION,
-} as const;
-
-/** Secrets Manager's rate() expressions count in hours or days: nothing finer. */
-const MILLIS_PER_HOUR = Duration.hours(1).toMilliseconds();
+  everyHours: { min: 4, max: 24_000, unit: 'hours' },
+  keep: { min: MIN_KEYS_KEPT_BY_ROTATION },
+} as const satisfies Record<string, WholeNumberRange>;
 
 /**
  * Every Secrets Manager call of a step ends by its deadline, and a step makes at most MAX_CALLS_PER_ROTATION_STEP
@@ -59,31 +57,12 @@ const ROTATION_MEMORY_MIB = 256;
 
 /** Throws on the first invalid option. */
 export function validateKeyRotationOptions(options: KeyRotationOptions): void {
-  const { minEvery, maxEvery, minKeep } = KEY_ROTATION_LIMITS;
-  const millis = options.every.toMilliseconds();
-  if (
-    millis % MILLIS_PER_HOUR !== 0 ||
-    millis < minEvery.toMilliseconds() ||
-    millis > maxEvery.toMilliseconds()
-  ) {
-    throw new Error(
-      `rotation.every must be a whole number of hours from ${minEvery.toHumanString()} to ${maxEvery.toHumanString()}, got ${options.every.toHumanString()}`,
-    );
-  }
-  const keep = options.keep;
-  if (keep !== undefined && !(Number.isInteger(keep) && keep >= minKeep)) {
-    throw new Error(`rotation.keep must be a whole number of at least ${minKeep}, got ${keep}`);
-  }
+  requireWholeDuration('rotation.every', KEY_ROTATION_LIMITS.everyHours, options.every);
+  if (options.keep !== undefined) requireWholeNumber('rotation.keep', KEY_ROTATION_LIMITS.keep, options.keep);
 }
 
-export interface KeyRotationProps extends KeyRotationOptions {
-  /** The keys secret to rotate. */
-  readonly secret: secretsmanager.ISecret;
-  /**
-   * The customer managed KMS key that encrypts the secret.
-   * @default - the AWS managed key `aws/secretsmanager`, and no KMS permission is granted
-   */
-  readonly encryptionKey?: kms.IKey;
+/** The secret to rotate, and its key. */
+export interface KeyRotationProps extends KeyRotationOptions, KeysSecretAccess {
   /** Retention of the rotation function's log group. */
   readonly logRetention: logs.RetentionDays;
   /** Lowest level the rotation function logs. */

@@ -1,26 +1,55 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Stack, Token, type StackProps } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { pickMonitoringOptions } from './monitoring';
 import { CERTIFICATE_ARN, DOMAIN_NAME, HOSTED_ZONE_ID, type CustomDomainOptions } from './domain';
+import { DEMO_APP_NEEDS_A_NEW_SECRET } from './keys-secret';
+import type { MonitoringOptions } from './monitoring';
 import { PaymentApi, type PaymentApiProps } from './payment-api';
-import { requireFormat, type TextFormat } from './text-format';
+import { requireFormat, type TextFormat } from './validation';
 
 /** The construct's options that the stack passes on as they are. */
 export type PaymentApiOptions = Omit<
   PaymentApiProps,
-  'keysSecret' | 'secretEncryptionKey' | 'alarmTopic' | 'customDomain'
+  'keysSecret' | 'secretEncryptionKey' | 'customDomain' | 'monitoring'
 >;
+
+/** The construct's monitoring options, with the alarm topic given by ARN. */
+export interface StackMonitoringOptions extends Omit<MonitoringOptions, 'alarmTopic'> {
+  /**
+   * ARN of an existing standard SNS topic in the stack's Region for alarm and recovery notices (the construct's
+   * `alarmTopic`). Give this or `alarmEmail`, not both.
+   * @default - no topic, unless `alarmEmail` creates one
+   */
+  readonly alarmTopicArn?: string;
+}
 
 export interface PaymentApiStackProps extends StackProps, PaymentApiOptions {
   /**
+   * The environment this stack serves, such as `staging` (the app's `env` context key). An environment's new
+   * secret starts as an empty keyring unless `createDemoApp` says otherwise.
+   * @default - none: the app's default stack
+   */
+  readonly environmentName?: string;
+
+  /**
+   * Whether a new secret starts with one generated key for app `demo` (see PaymentApiProps). Not with
+   * `existingSecret`.
+   *
+   * Changing it on a deployed stack makes CloudFormation generate the secret's value again, replacing every key
+   * in it. Stacks deployed before this prop existed had the demo key, environments' stacks included: such a
+   * stack must set `true` to keep its keys. Left unset with `environmentName`, it is false and synth warns.
+   * @default - true without `environmentName`, false with it
+   */
+  readonly createDemoApp?: boolean;
+
+  /**
    * An existing keys secret, by name (`payment-api/keys`) or by ARN. A complete ARN ends in the 6-character
    * suffix Secrets Manager adds (`...:secret:payment-api/keys-AbCdEf`); without it the ARN is read as partial.
-   * @default - a new secret holding one generated key for app `demo`
+   * @default - a new secret (see `createDemoApp` for what it starts with)
    */
   readonly existingSecret?: string;
 
@@ -30,12 +59,8 @@ export interface PaymentApiStackProps extends StackProps, PaymentApiOptions {
    */
   readonly secretKmsKeyArn?: string;
 
-  /**
-   * ARN of an existing standard SNS topic in the stack's Region for alarm and recovery notices (the construct's
-   * `alarmTopic`). Give this or `alarmEmail`, not both.
-   * @default - no topic, unless `alarmEmail` creates one
-   */
-  readonly alarmTopicArn?: string;
+  /** Where the metrics go, the alarm thresholds, and where alarm notices are sent. */
+  readonly monitoring?: StackMonitoringOptions;
 
   /**
    * A custom domain for the API, such as `payments.example.com`, served at its root
@@ -92,27 +117,64 @@ export function secretReferenceFormat(nameOrArn: string): TextFormat {
   return nameOrArn.startsWith('arn:') ? SECRET_ARN : SECRET_NAME;
 }
 
+/** Checks of the stack's own props; the construct checks the rest. */
+function validateStackProps(props: PaymentApiStackProps): void {
+  if (props.existingSecret !== undefined && props.createDemoApp === true) {
+    throw new Error(`createDemoApp cannot be used with existingSecret: ${DEMO_APP_NEEDS_A_NEW_SECRET}`);
+  }
+  if (props.monitoring?.alarmEmail !== undefined && props.monitoring.alarmTopicArn !== undefined) {
+    throw new Error(
+      'Give monitoring.alarmEmail or monitoring.alarmTopicArn, not both: subscribe the address to your topic to get notices from both',
+    );
+  }
+}
+
+/** Warned at synth on an environment's new secret when `createDemoApp` was left to its default. */
+export const DEMO_APP_DEFAULT_WARNING = 'payment-api:createDemoAppDefault';
+
 /** The payment API with its keys secret. Outputs the URL to call and the secret to put keys in. */
 export class PaymentApiStack extends Stack {
   public readonly paymentApi: PaymentApi;
 
   constructor(scope: Construct, id: string, props: PaymentApiStackProps = {}) {
     super(scope, id, props);
-    const { existingSecret, secretKmsKeyArn, alarmTopicArn, ...options } = props;
+    validateStackProps(props);
+    const { existingSecret, secretKmsKeyArn, environmentName, monitoring = {}, ...options } = props;
+    const { alarmTopicArn, ...monitoringOptions } = monitoring;
 
     const secretEncryptionKey = secretKmsKeyArn === undefined ? undefined : this.importKey(secretKmsKeyArn);
     const keysSecret = existingSecret === undefined ? undefined : this.importSecret(existingSecret);
     const alarmTopic = alarmTopicArn === undefined ? undefined : this.importTopic(alarmTopicArn);
     const customDomain = this.importDomain(props);
+    const demoAppByDefault = keysSecret === undefined && options.createDemoApp === undefined;
 
     this.paymentApi = new PaymentApi(this, 'PaymentApi', {
       ...pickOptions(options),
+      createDemoApp: demoAppByDefault ? environmentName === undefined : options.createDemoApp,
       keysSecret,
       secretEncryptionKey,
-      alarmTopic,
+      monitoring: { ...monitoringOptions, alarmTopic },
       customDomain,
     });
+    if (demoAppByDefault && environmentName !== undefined) this.warnOfEmptyKeyring(environmentName);
+    this.addOutputs(props.domainName);
+  }
 
+  /**
+   * The default changed under stacks deployed earlier, which had the demo key: left to it, such a stack would lose
+   * every key when CloudFormation generates its secret again.
+   */
+  private warnOfEmptyKeyring(environmentName: string): void {
+    Annotations.of(this.paymentApi.secret).addWarningV2(
+      DEMO_APP_DEFAULT_WARNING,
+      `The keys secret of environment "${environmentName}" starts as an empty keyring: createDemoApp is false by ` +
+        'default for an environment. A stack deployed before createDemoApp existed has the demo key; turning it ' +
+        "off makes CloudFormation generate the secret's value again, replacing every key in it. For such a " +
+        'stack set createDemoApp=true to keep its keys. Set createDemoApp explicitly to silence this warning.',
+    );
+  }
+
+  private addOutputs(domainName: string | undefined): void {
     new CfnOutput(this, 'PaymentUrl', {
       description: 'POST here with App-id and App-key headers',
       value: this.paymentApi.paymentUrl,
@@ -130,7 +192,7 @@ export class PaymentApiStack extends Stack {
       });
       if (domain.aliasRecord === undefined) {
         new CfnOutput(this, 'CustomDomainTarget', {
-          description: `Point ${domain.domain.domainName} here in DNS (CNAME, or a Route 53 alias A record)`,
+          description: customDomainTargetDescription(domainName),
           value: domain.domain.domainNameAliasDomainName,
         });
       }
@@ -143,7 +205,7 @@ export class PaymentApiStack extends Stack {
   }
 
   private importTopic(topicArn: string): sns.ITopic {
-    requireFormat('alarmTopicArn', TOPIC_ARN, topicArn);
+    requireFormat('monitoring.alarmTopicArn', TOPIC_ARN, topicArn);
     return sns.Topic.fromTopicArn(this, 'AlarmTopic', topicArn);
   }
 
@@ -199,6 +261,15 @@ export class PaymentApiStack extends Stack {
   }
 }
 
+/**
+ * CloudFormation takes only a literal string as an output's description (a token there fails the deploy), so the
+ * domain is named only when it is known at synth.
+ */
+function customDomainTargetDescription(domainName: string | undefined): string {
+  const name = domainName === undefined || Token.isUnresolved(domainName) ? 'the custom domain' : domainName;
+  return `Point ${name} here in DNS (CNAME, or a Route 53 alias A record)`;
+}
+
 /** Every option named, so a new construct prop fails to compile here until the stack passes it on. */
 type AllOptions = { readonly [K in keyof Required<PaymentApiOptions>]: PaymentApiOptions[K] | undefined };
 
@@ -213,9 +284,9 @@ function pickOptions(props: PaymentApiOptions): AllOptions {
     logRetention: props.logRetention,
     memorySize: props.memorySize,
     logLevel: props.logLevel,
+    createDemoApp: props.createDemoApp,
     rotation: props.rotation,
     tracing: props.tracing,
-    ...pickMonitoringOptions(props),
     waf: props.waf,
     webAclArn: props.webAclArn,
     disableExecuteApiEndpoint: props.disableExecuteApiEndpoint,

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Synthesizes the app offline as deployed by default, with scheduled rotation on, and with everything at the edge
-# (an environment, a new WAF web ACL, a custom domain with its alias record, the default endpoint closed), and
-# runs cfn-lint on every template: any finding (error or warning) fails.
+# Synthesizes the app offline in every configuration that changes the template's shape (by default, with scheduled
+# rotation, with everything at the edge, with monitoring to a new or an existing topic, with a custom domain but no
+# DNS record, with an existing web ACL and secret by ARN) and runs cfn-lint on every template: any finding (error or
+# warning) fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+certificate=arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -22,7 +24,7 @@ lint default
 lint rotation --context rotationDays=30
 lint edge --context env=staging --context wafRateLimit=2000 \
   --context domainName=payments.staging.example.com \
-  --context certificateArn=arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012 \
+  --context certificateArn=$certificate \
   --context hostedZoneId=Z0123456789ABCDEFGHIJ --context hostedZoneName=example.com \
   --context disableExecuteApiEndpoint=true
 lint monitoring --context alarmEmail=oncall@example.com --context metricsNamespace=Payments/Production \
@@ -31,3 +33,9 @@ lint monitoring --context alarmEmail=oncall@example.com --context metricsNamespa
 lint monitoring-topic --context alarmTopicArn=arn:aws:sns:eu-west-1:123456789012:oncall --context tracing=true \
   --context rotationDays=30 --context existingSecret=payment-api/keys \
   --context secretKmsKeyArn=arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab
+# Without a hosted zone the stack outputs where to point the name: an output's description must be a literal.
+lint domain-no-zone --context env=production --context domainName=payments.example.com \
+  --context certificateArn=$certificate
+lint existing-web-acl-and-secret-arn \
+  --context webAclArn=arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/a1b2c3d4-5678-90ab-cdef-EXAMPLE11111 \
+  --context existingSecret=arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf

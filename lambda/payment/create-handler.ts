@@ -7,7 +7,7 @@ import { METRIC, type MetricName } from './metric-names';
 import { NO_METRICS, type MetricsRecorder } from './metrics-recorder';
 import { readProxyRequest } from './proxy-request';
 import { readJsonBody } from './request-body';
-import { errorResponse, jsonResponse, SUCCESS_BODY, UNAUTHORIZED_HEADERS } from './responses';
+import { errorResponse, jsonResponse, SUCCESS_BODY, UNAUTHORIZED_HEADERS } from '../../shared/api/responses';
 
 export interface HandlerDependencies {
   readonly keys: KeyringProvider;

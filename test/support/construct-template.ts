@@ -1,9 +1,14 @@
-/** Synthesizing the PaymentApi construct and reading its template: shared by the construct's test files. */
+/**
+ * Synthesizing the PaymentApi construct (or its stack) and reading its template: shared by the unit tests of lib/.
+ * Nothing here bundles: esbuild runs in a child process, which the unit project does not start. The bundled
+ * functions are tested from cdk.out in test/integration/artifact.
+ */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
+import { App, Stack, type AppProps } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { PaymentApi, type PaymentApiProps } from '../../lib/payment-api';
+import { PaymentApiStack, type PaymentApiStackProps } from '../../lib/payment-api-stack';
 
 /** The feature flags the CDK CLI applies from cdk.json, so tests see the template that deploys. */
 export const CDK_JSON_CONTEXT = (
@@ -12,8 +17,23 @@ export const CDK_JSON_CONTEXT = (
   }
 ).context;
 
-/** Bundling runs esbuild for every stack: only the stack whose asset is inspected bundles for real. */
+/** Bundling would run esbuild for every stack: unit tests read templates, never bundles. */
 export const SKIP_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+
+/**
+ * What every unit test's app is made with: cdk.json's flags, no bundling, and no built-in CloudFormation
+ * validation. That validation only reports (it cannot fail a synth unless asked to), and starting its engine costs
+ * seconds of CPU in every test file; `cdk synth` still runs it, and scripts/cfn-lint.sh lints the templates.
+ */
+export const UNIT_APP_PROPS: AppProps = {
+  context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING },
+  builtinCloudFormationValidation: false,
+};
+
+/** An app as the CDK CLI would make it, without bundling. */
+export function unbundledApp(context: Record<string, unknown> = {}): App {
+  return new App({ ...UNIT_APP_PROPS, context: { ...UNIT_APP_PROPS.context, ...context } });
+}
 
 export interface Synthesized {
   readonly app: App;
@@ -21,14 +41,20 @@ export interface Synthesized {
   readonly template: Template;
 }
 
+/** The construct alone, in stack "Test"; `extra` makes props that need the stack (imported or new resources). */
 export function synthesize(
   props: PaymentApiProps = {},
-  options: { bundle?: boolean; extra?: (stack: Stack) => PaymentApiProps } = {},
+  options: { extra?: (stack: Stack) => PaymentApiProps } = {},
 ): Synthesized {
-  const app = new App({ context: { ...CDK_JSON_CONTEXT, ...(options.bundle ? {} : SKIP_BUNDLING) } });
+  const app = unbundledApp();
   const stack = new Stack(app, 'Test');
   new PaymentApi(stack, 'PaymentApi', { ...props, ...options.extra?.(stack) });
   return { app, stack, template: Template.fromStack(stack) };
+}
+
+/** PaymentApiStack named `id`, as the CDK app would make it from its context. */
+export function synthesizeStack(id: string, props: PaymentApiStackProps = {}): Template {
+  return Template.fromStack(new PaymentApiStack(unbundledApp(), id, props));
 }
 
 /** The logical id of the one resource of that type (whose id matches `idPattern`, when given). */
@@ -76,42 +102,7 @@ export function actionsOf(statement: Statement): string[] {
   return Array.isArray(statement.Action) ? statement.Action : [statement.Action];
 }
 
-/** The code esbuild wrote for one function of a stack synthesized with `bundle: true`. */
-export function readBundle(synthesized: Synthesized, functionId: string): string {
-  const assembly = synthesized.app.synth();
-  const fn = synthesized.template.findResources('AWS::Lambda::Function')[functionId] as
-    { Properties: { Code: { S3Key: string } } } | undefined;
-  const s3Key = fn?.Properties.Code.S3Key ?? '';
-  return readFileSync(
-    path.join(assembly.directory, `asset.${s3Key.replace(/\.zip$/, '')}`, 'index.js'),
-    'utf8',
-  );
-}
-
-/**
- * What a bundle still loads at run time besides Node built-ins and the SDK's optional signers, which it loads
- * inside try/catch only: nothing, when the SDK is bundled.
- */
-export function externalRequires(bundle: string): string[] {
-  const required = new Set(
-    [...bundle.matchAll(/require\(["']([^"']+)["']\)/g)].map((match) => match[1] ?? ''),
-  );
-  return [...required].filter(
-    (name) =>
-      !name.startsWith('node:') && !['@aws-sdk/signature-v4-crt', '@aws-sdk/signature-v4a'].includes(name),
-  );
-}
-
 /** Builds the construct alone, without bundling: enough for prop validation, which throws in the constructor. */
 export function constructUnbundled(props: PaymentApiProps): void {
-  const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
-  new PaymentApi(new Stack(app, 'Test'), 'PaymentApi', props);
-}
-
-/** A bundle as Lambda loads it: CommonJS, minified, no source map (never printed whole if it fails). */
-export function expectMinifiedCommonJs(bundle: string): void {
-  expect(bundle.slice(0, 13)).toBe('"use strict";');
-  expect(/^\s*(import|export)\s/m.test(bundle)).toBe(false);
-  expect(bundle.includes('sourceMappingURL')).toBe(false);
-  expect(bundle.split('\n').length).toBeLessThan(200);
+  new PaymentApi(new Stack(unbundledApp(), 'Test'), 'PaymentApi', props);
 }

@@ -4,7 +4,7 @@ import { parseKeyring } from '../../shared/keys/keyring';
 import { toHttpResponse, toProxyEvent, type LocalHttpResponse } from '../../tools/local-server/proxy-event';
 import { routeRequest } from '../../tools/local-server/routing';
 import { createHandler } from '../../lambda/payment/create-handler';
-import { errorResponse } from '../../lambda/payment/responses';
+import { errorResponse } from '../../shared/api/responses';
 import { createJsonLogger } from '../../shared/logger';
 
 /** One request as the server received it. */

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { join } from 'node:path';
+import type { CallBounds } from '../../shared/aws/bounded-client';
 
 /** Any credentials and a region: moto accepts them, and the SDK needs them to sign. */
 export const MOTO_AWS_ENV = {
@@ -10,6 +11,19 @@ export const MOTO_AWS_ENV = {
   AWS_ACCESS_KEY_ID: 'testing',
   AWS_SECRET_ACCESS_KEY: 'testing',
 } as const;
+
+/**
+ * Bounds for a tool's AWS clients (its io seam) against moto on a loaded test machine. moto's first call to a
+ * service loads that service (about 2.4 s idle for CloudFormation, several times that on two busy cores), past
+ * the operator bounds' 3 s attempt, and a retried create that had landed then fails. So: one attempt, given as
+ * long as jest gives the test; a test that needs the production bounds says so.
+ */
+export const EMULATOR_CALL_BOUNDS: CallBounds = {
+  maxAttempts: 1,
+  connectionTimeoutMs: 30_000,
+  attemptTimeoutMs: 50_000,
+  callDeadlineMs: 50_000,
+};
 
 export interface MotoServer {
   /** `http://127.0.0.1:<port>`, for AWS_ENDPOINT_URL. */

@@ -1,10 +1,11 @@
-import { parseArgs } from 'node:util';
 import { appIdProblem } from '../../shared/keys/app-id';
 import { INVALID_KEY_ID_MESSAGE, isKeyId } from '../../shared/keys/key-material';
-// The variables the Lambda and the local server read: one setting points the server and the CLI alike.
-import { LOCAL_ENV } from '../local-server/local-settings';
-import { ENV } from '../../lambda/payment/settings';
-import { errorMessage } from '../../shared/errors';
+import { nonEmpty, parseArgsQuietly } from '../common/args';
+import { UsageError } from '../common/exit';
+import type { Env } from '../common/tool-io';
+import { KEY_STORE_ENV } from '../common/key-store-env';
+
+export { UsageError };
 
 export type Command =
   | { readonly name: 'list' }
@@ -23,11 +24,6 @@ export type Invocation =
   | { readonly kind: 'help' }
   | { readonly kind: 'run'; readonly command: Command; readonly target: Target; readonly json: boolean };
 
-/** Bad command-line input. The message is one line and never echoes a value that could be a key. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
-
 export const USAGE = `Usage: npm run keys -- <command> [options]
 
 Commands:
@@ -38,9 +34,9 @@ Commands:
   remove-app <app-id>               remove an app and all its keys
 
 Where the keys are (exactly one; a flag wins over the environment):
-  --secret-id <id>                  Secrets Manager secret name or ARN (env ${ENV.secretId}); region,
+  --secret-id <id>                  Secrets Manager secret name or ARN (env ${KEY_STORE_ENV.secretId}); region,
                                     credentials and AWS_ENDPOINT_URL come from the standard AWS environment
-  --file <path>                     the local server's key file (env ${LOCAL_ENV.keysFile})
+  --file <path>                     the local server's key file (env ${KEY_STORE_ENV.keysFile})
 
 Options:
   --hash                            add-app, rotate: store only sha256:<hex> of the new key
@@ -78,39 +74,47 @@ function checkedKeyId(value: string): string {
   return value;
 }
 
-/** An environment variable set to '' counts as unset, as a flag given as '' does. */
-export function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
+/** Secrets Manager's own limit on a SecretId (a name or an ARN): anything longer was pasted by mistake. */
+export const MAX_SECRET_ID_LENGTH = 2048;
+
+function secretTarget(secretId: string, source: string): Target {
+  if (secretId.length > MAX_SECRET_ID_LENGTH) {
+    // Never echoed: whatever was pasted there, it is no secret id.
+    throw new UsageError(
+      `${source} is ${secretId.length} characters long; a secret name or ARN has at most ${MAX_SECRET_ID_LENGTH}`,
+    );
+  }
+  return { kind: 'secret', secretId };
 }
 
 function resolveTarget(
   flags: { readonly secretId: string | undefined; readonly file: string | undefined },
-  env: Readonly<Record<string, string | undefined>>,
+  env: Env,
 ): Target {
   const secretId = nonEmpty(flags.secretId);
   const file = nonEmpty(flags.file);
   if (secretId !== undefined && file !== undefined)
     throw new UsageError('give --secret-id or --file, not both');
-  if (secretId !== undefined) return { kind: 'secret', secretId };
+  if (secretId !== undefined) return secretTarget(secretId, '--secret-id');
   if (file !== undefined) return { kind: 'file', path: file };
 
-  const envSecretId = nonEmpty(env[ENV.secretId]);
-  const envFile = nonEmpty(env[LOCAL_ENV.keysFile]);
+  const envSecretId = nonEmpty(env[KEY_STORE_ENV.secretId]);
+  const envFile = nonEmpty(env[KEY_STORE_ENV.keysFile]);
   if (envSecretId !== undefined && envFile !== undefined) {
     throw new UsageError(
-      `both ${ENV.secretId} and ${LOCAL_ENV.keysFile} are set; pick one with --secret-id or --file`,
+      `both ${KEY_STORE_ENV.secretId} and ${KEY_STORE_ENV.keysFile} are set; pick one with --secret-id or --file`,
     );
   }
-  if (envSecretId !== undefined) return { kind: 'secret', secretId: envSecretId };
+  if (envSecretId !== undefined) return secretTarget(envSecretId, KEY_STORE_ENV.secretId);
   if (envFile !== undefined) return { kind: 'file', path: envFile };
   throw new UsageError(
-    `no key store: give --secret-id <id> or --file <path> (or set ${ENV.secretId} or ${LOCAL_ENV.keysFile})`,
+    `no key store: give --secret-id <id> or --file <path> (or set ${KEY_STORE_ENV.secretId} or ${KEY_STORE_ENV.keysFile})`,
   );
 }
 
 function parseOptions(argv: readonly string[]) {
-  try {
-    return parseArgs({
+  return parseArgsQuietly(
+    {
       args: [...argv],
       allowPositionals: true,
       strict: true,
@@ -122,19 +126,13 @@ function parseOptions(argv: readonly string[]) {
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
-    });
-  } catch (error) {
-    // parseArgs names the offending option; keep its first sentence, which never holds an option's value.
-    const message = errorMessage(error)?.split('. ')[0] ?? '';
-    throw new UsageError(message.replace(/\s+/g, ' ').trim() || 'invalid arguments');
-  }
+    },
+    (message) => new UsageError(message),
+  );
 }
 
 /** Turns argv (without node and the script) into a typed invocation, or throws UsageError. */
-export function parseInvocation(
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-): Invocation {
+export function parseInvocation(argv: readonly string[], env: Env): Invocation {
   const { values, positionals } = parseOptions(argv);
   if (values.help) return { kind: 'help' };
 

@@ -1,8 +1,15 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { KeyDocumentError, listKeyIds, parseKeyDocument } from '../../shared/keys/key-document';
-import { GENERATED_KEY_PREFIX, generateKey } from '../../shared/keys/key-material';
-import { errorMessage, errorName } from '../../shared/errors';
-import { parseInvocation, USAGE, UsageError, type Command, type Target } from './args';
+import {
+  KeyDocumentError,
+  listKeyIds,
+  MalformedEntryError,
+  parseKeyDocument,
+} from '../../shared/keys/key-document';
+import { generateKey } from '../../shared/keys/key-material';
+import { createOperatorSecretsManagerClient } from '../common/aws-settings';
+import { errorLine as toolErrorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
+import type { Env, ToolIo } from '../common/tool-io';
+import { parseInvocation, USAGE, type Command, type Target } from './args';
 import {
   formatList,
   formatListJson,
@@ -17,26 +24,20 @@ import {
 import { ConflictError, editKeys, type Change, type EditOptions } from './edit';
 import { FileStore } from './file-store';
 import { KeyStoreError, type KeyStore } from './key-store';
-import { createCliSecretsManagerClient, SecretsManagerStore } from './secrets-manager-store';
+import { SecretsManagerStore } from './secrets-manager-store';
 
-export type Env = Readonly<Record<string, string | undefined>>;
-
-export interface CliIo {
-  readonly stdout: { write(text: string): unknown };
-  readonly stderr: { write(text: string): unknown };
-  readonly env: Env;
+export interface CliIo extends ToolIo {
   /** Test seams; the defaults are the real thing. */
   readonly createSecretsManagerClient?: (env: Env) => SecretsManagerClient;
   readonly generateKey?: () => string;
   readonly editOptions?: Omit<EditOptions, 'createIfMissing'>;
 }
 
-export const EXIT_CODES = { ok: 0, failed: 1, usage: 2 } as const;
-
 function openStore(target: Target, io: CliIo): KeyStore {
   if (target.kind === 'file') return new FileStore(target.path);
-  const createClient = io.createSecretsManagerClient ?? createCliSecretsManagerClient;
-  return new SecretsManagerStore(target.secretId, createClient(io.env));
+  const client =
+    io.createSecretsManagerClient?.(io.env) ?? createOperatorSecretsManagerClient(io.env, io.awsCallBounds);
+  return new SecretsManagerStore(target.secretId, client);
 }
 
 async function list(store: KeyStore, json: boolean): Promise<string> {
@@ -60,24 +61,11 @@ function changeFor(command: Exclude<Command, { name: 'list' }>, newKey: () => st
 
 const KNOWN_FAILURES = [UsageError, KeyDocumentError, KeyStoreError, ConflictError];
 
-/**
- * One line, whatever went wrong. Our own errors are written never to hold a key; anything unexpected is cut to
- * its first line, and as a last guard anything shaped like a generated key is masked.
- */
+/** One line, whatever went wrong (see tools/common/exit.ts), never a key. */
 export function errorLine(error: unknown): string {
-  const known = KNOWN_FAILURES.some((type) => error instanceof type);
-  const text = errorMessage(error);
-  const message =
-    text === undefined
-      ? 'unexpected failure'
-      : known
-        ? text
-        : `unexpected ${errorName(error) ?? 'Error'}: ${text.split('\n')[0] ?? ''}`;
-  const masked = message.replace(
-    new RegExp(`${GENERATED_KEY_PREFIX}[A-Za-z0-9_-]+`, 'g'),
-    `${GENERATED_KEY_PREFIX}…`,
-  );
-  return `error: ${masked.replace(/\s+/g, ' ').trim()}\n`;
+  // The operator is editing this very secret: name the app of a malformed entry, which logs never do.
+  const shown = error instanceof MalformedEntryError ? new KeyDocumentError(error.forOperator()) : error;
+  return toolErrorLine(shown, KNOWN_FAILURES);
 }
 
 /**
@@ -112,6 +100,6 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return EXIT_CODES.ok;
   } catch (error) {
     io.stderr.write(errorLine(error));
-    return error instanceof UsageError ? EXIT_CODES.usage : EXIT_CODES.failed;
+    return exitCodeOf(error);
   }
 }

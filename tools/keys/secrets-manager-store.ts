@@ -5,134 +5,26 @@ import {
   UpdateSecretVersionStageCommand,
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import { createSecretsManagerClient, type CallBounds } from '../../shared/aws/bounded-client';
-import { errorCode, errorMessage, errorName } from '../../shared/errors';
-import { nonEmpty } from './args';
+import { errorName } from '../../shared/errors';
+import {
+  awsCliCommand,
+  describeAwsEnvironmentProblem,
+  describeAwsFailure,
+  describeSecretFailure,
+  secretLabel,
+} from '../common/aws-failure';
+import { AWS_SERVICES, resolvedRegion } from '../common/aws-settings';
 import { KeyStoreError, type KeyStore, type ReplaceOutcome, type Snapshot } from './key-store';
 
-/**
- * Bounds on each call of an operator's command, looser than the payment Lambda's (PAYMENT_CALL_BOUNDS): it may
- * run far from the region, and nobody waits on an HTTP answer. Worst case per call: 3 attempts of at most 3 s each
- * plus the SDK's back-off, and never more than the 10 s deadline; a command makes at most 5 calls.
- */
-export const CLI_CALL_BOUNDS: CallBounds = {
-  maxAttempts: 3,
-  connectionTimeoutMs: 2_000,
-  attemptTimeoutMs: 3_000,
-  callDeadlineMs: 10_000,
-};
+/** The key CLI's way around missing credentials, for the one line that reports them. */
+const CREDENTIALS_HINT = 'or use --file for a local key file';
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-/** The variables the SDK itself reads from the process, where an empty value must mean "not set". */
-const SDK_READ_VARIABLES = ['AWS_REGION', 'AWS_PROFILE'] as const;
-
-/**
- * A client configured from `env` rather than from the process, so the CLI can be run in-process with a given
- * environment. Region: AWS_REGION (or AWS_DEFAULT_REGION, as the AWS CLI reads it), else the profile's; endpoint:
- * AWS_ENDPOINT_URL_SECRETS_MANAGER or AWS_ENDPOINT_URL; credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/
- * AWS_SESSION_TOKEN when set, otherwise the SDK's default chain (AWS_PROFILE, shared files, SSO, instance roles).
- * An empty variable counts as unset, as the AWS CLI reads it.
- */
-export function createCliSecretsManagerClient(env: Env): SecretsManagerClient {
-  // Standard error carries one-line errors only; the SDK's notice about the Node versions of its future releases
-  // is not about this tool. The SDK reads this from process.env when a client is built, so here, just before.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  // The SDK falls back to these in process.env when not given a value, and takes "" as a value ("Region not
-  // accepted: region=\"\" is not a valid hostname component").
-  for (const name of SDK_READ_VARIABLES) {
-    if (process.env[name] === '') Reflect.deleteProperty(process.env, name);
-  }
-  const region = nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION);
-  const endpoint = nonEmpty(env.AWS_ENDPOINT_URL_SECRETS_MANAGER) ?? nonEmpty(env.AWS_ENDPOINT_URL);
-  const profile = nonEmpty(env.AWS_PROFILE);
-  const accessKeyId = nonEmpty(env.AWS_ACCESS_KEY_ID);
-  const secretAccessKey = nonEmpty(env.AWS_SECRET_ACCESS_KEY);
-  const sessionToken = nonEmpty(env.AWS_SESSION_TOKEN);
-  return createSecretsManagerClient(CLI_CALL_BOUNDS, {
-    ...(region === undefined ? {} : { region }),
-    ...(endpoint === undefined ? {} : { endpoint }),
-    ...(profile === undefined ? {} : { profile }),
-    ...(accessKeyId === undefined || secretAccessKey === undefined
-      ? {}
-      : {
-          credentials: {
-            accessKeyId,
-            secretAccessKey,
-            ...(sessionToken === undefined ? {} : { sessionToken }),
-          },
-        }),
-  });
+function environmentProblem(error: unknown): string | undefined {
+  return describeAwsEnvironmentProblem(error, CREDENTIALS_HINT);
 }
 
-const NETWORK_ERROR_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EPIPE',
-]);
-
-/**
- * Node's socket errors carry a code; when the SDK had to wrap one (it does for errors from another realm, as
- * under jest) only the message keeps it ("connect ECONNREFUSED 127.0.0.1:4566").
- */
-function networkErrorCode(error: unknown, message: string): string | undefined {
-  const code = errorCode(error);
-  if (code !== undefined) return NETWORK_ERROR_CODES.has(code) ? code : undefined;
-  return [...NETWORK_ERROR_CODES].find((known) => new RegExp(`\\b${known}\\b`).test(message));
-}
-
-function firstLine(text: string): string {
-  const line = text.split('\n')[0] ?? '';
-  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
-}
-
-/** Problems of the caller's environment rather than of one secret: reported without naming the secret. */
-function describeEnvironmentProblem(error: unknown): string | undefined {
-  const message = errorMessage(error) ?? '';
-  if (errorName(error) === 'CredentialsProviderError' || /could not load credentials/i.test(message)) {
-    return 'no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or use --file for a local key file)';
-  }
-  if (/region is missing|region="" is not a valid/i.test(message)) return 'no AWS region: set AWS_REGION';
-  return undefined;
-}
-
-/**
- * One line about an SDK failure. AWS error messages name resources and actions, never secret values; ours are
- * cut to one short line anyway.
- */
-export function describeAwsFailure(error: unknown): string {
-  const message = errorMessage(error);
-  if (message === undefined) return 'unexpected failure';
-  const environmentProblem = describeEnvironmentProblem(error);
-  if (environmentProblem !== undefined) return environmentProblem;
-  const name = errorName(error) ?? 'Error';
-  // Before the network codes: an attempt's time-out carries ETIMEDOUT too.
-  if (name === 'TimeoutError' || name === 'AbortError' || name === 'RequestTimeout') {
-    return 'Secrets Manager did not answer in time';
-  }
-  const networkCode = networkErrorCode(error, message);
-  if (networkCode !== undefined) return `could not reach Secrets Manager (${networkCode})`;
-  switch (name) {
-    case 'ResourceNotFoundException':
-      return 'secret not found (or it has no AWSCURRENT version)';
-    case 'AccessDeniedException':
-      return `access denied: ${firstLine(message)}`;
-    case 'UnrecognizedClientException':
-    case 'InvalidSignatureException':
-    case 'ExpiredTokenException':
-      return `AWS rejected the credentials (${name})`;
-    case 'ThrottlingException':
-      return 'Secrets Manager is throttling requests; try again shortly';
-    case 'DecryptionFailure':
-      return `the secret's KMS key cannot decrypt it: ${firstLine(message)}`;
-    default:
-      return `${name}: ${firstLine(message)}`;
-  }
+function describeFailure(error: unknown): string {
+  return describeAwsFailure(error, AWS_SERVICES.secretsManager);
 }
 
 /**
@@ -154,13 +46,20 @@ export function describeAwsFailure(error: unknown): string {
  */
 export class SecretsManagerStore implements KeyStore {
   readonly description: string;
+  private region: Promise<string | undefined> | undefined;
 
   constructor(
     private readonly secretId: string,
     private readonly client: SecretsManagerClient,
     private readonly newClientRequestToken: () => string = randomUUID,
   ) {
-    this.description = `secret ${secretId}`;
+    this.description = secretLabel(secretId);
+  }
+
+  /** The region the client resolved, for messages and the AWS CLI lines they give; asked once. */
+  private regionUsed(): Promise<string | undefined> {
+    this.region ??= resolvedRegion(this.client);
+    return this.region;
   }
 
   async read(): Promise<Snapshot> {
@@ -181,7 +80,7 @@ export class SecretsManagerStore implements KeyStore {
     const moved = await this.moveCurrent(ours, expectedVersion);
     const cleanupFailure = await this.removePendingLabel(ours);
     const leftover =
-      cleanupFailure === undefined ? undefined : this.leftoverPendingLabel(ours, cleanupFailure);
+      cleanupFailure === undefined ? undefined : await this.leftoverPendingLabel(ours, cleanupFailure);
     if (moved.status === 'failed') {
       // With the label left behind the secret is not "unchanged": say what is left and how to clear it.
       const current = moved.currentKnown
@@ -226,22 +125,27 @@ export class SecretsManagerStore implements KeyStore {
       const holder = await this.currentVersionId();
       if (holder === ours) return { status: 'replaced' };
       if (holder !== undefined && holder !== expectedVersion) return { status: 'conflict' };
-      return { status: 'failed', reason: describeAwsFailure(error), currentKnown: holder !== undefined };
+      return { status: 'failed', reason: describeFailure(error), currentKnown: holder !== undefined };
     }
   }
 
   /** What is left behind when AWSPENDING could not be taken off `versionId`, and the one command that clears it. */
-  private leftoverPendingLabel(versionId: string, why: string): string {
+  private async leftoverPendingLabel(versionId: string, why: string): Promise<string> {
     return (
       `could not remove the AWSPENDING label from version ${versionId} of ${this.description} (${why}); ` +
-      `a scheduled rotation will fail until it is removed: ${this.clearPendingCommand(versionId)}`
+      `a scheduled rotation will fail until it is removed: ${await this.clearPendingCommand(versionId)}`
     );
   }
 
-  private clearPendingCommand(versionId: string): string {
-    return (
-      `aws secretsmanager update-secret-version-stage --secret-id '${this.secretId}' ` +
-      `--version-stage AWSPENDING --remove-from-version-id ${versionId}`
+  private async clearPendingCommand(versionId: string): Promise<string> {
+    return awsCliCommand(
+      'secretsmanager update-secret-version-stage',
+      [
+        ['--secret-id', this.secretId],
+        ['--version-stage', 'AWSPENDING'],
+        ['--remove-from-version-id', versionId],
+      ],
+      await this.regionUsed(),
     );
   }
 
@@ -264,16 +168,16 @@ export class SecretsManagerStore implements KeyStore {
       return output.VersionId ?? token;
     } catch (error) {
       // No credentials or no region: the request never left, so there is nothing to clean up.
-      const environmentProblem = describeEnvironmentProblem(error);
-      if (environmentProblem !== undefined) throw new KeyStoreError(environmentProblem);
+      const problem = environmentProblem(error);
+      if (problem !== undefined) throw new KeyStoreError(problem);
       const cleanupFailure = await this.removePendingLabel(token);
       const leftover =
         cleanupFailure === undefined
           ? ''
           : `; if the new version ${token} was stored after all, its AWSPENDING label could not be removed ` +
-            `(${cleanupFailure}) and a scheduled rotation will fail until it is: ${this.clearPendingCommand(token)}`;
+            `(${cleanupFailure}) and a scheduled rotation will fail until it is: ${await this.clearPendingCommand(token)}`;
       throw new KeyStoreError(
-        `could not write a new version of ${this.description}: ${describeAwsFailure(error)}; ` +
+        `could not write a new version of ${this.description}: ${describeFailure(error)}; ` +
           `nothing was changed (AWSCURRENT untouched)${leftover}`,
       );
     }
@@ -310,7 +214,7 @@ export class SecretsManagerStore implements KeyStore {
     } catch (error) {
       const name = errorName(error);
       if (name === 'InvalidParameterException' || name === 'ResourceNotFoundException') return undefined;
-      return describeAwsFailure(error);
+      return describeFailure(error);
     }
   }
 
@@ -318,9 +222,12 @@ export class SecretsManagerStore implements KeyStore {
     try {
       return await send();
     } catch (error) {
-      const environmentProblem = describeEnvironmentProblem(error);
       throw new KeyStoreError(
-        environmentProblem ?? `${whatFailed} ${this.description}: ${describeAwsFailure(error)}`,
+        environmentProblem(error) ??
+          describeSecretFailure(error, whatFailed, {
+            secretId: this.secretId,
+            region: await this.regionUsed(),
+          }),
       );
     }
   }

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { parseLogLevel, type LogLevel } from '../../shared/logger';
 import { ENV, readKeyCacheSettings, type KeyCacheSettings } from '../../lambda/payment/settings';
+import { nonEmpty } from '../common/args';
+import { KEY_STORE_ENV } from '../common/key-store-env';
 
 /** The local server listens on loopback only: it is a development tool, not a deployment. */
 export const LOCAL_HOST = '127.0.0.1';
@@ -9,7 +11,7 @@ export const DEFAULT_KEYS_FILE = '.local/keys.json';
 
 export const LOCAL_ENV = {
   port: 'PORT',
-  keysFile: 'KEYS_FILE',
+  keysFile: KEY_STORE_ENV.keysFile,
 } as const;
 
 export type KeysLocation =
@@ -42,15 +44,11 @@ function readPort(env: Environment): number {
  * against `cwd`. The key cache reads the same variables as the Lambda.
  */
 export function readLocalSettings(env: Environment, cwd: string): LocalSettings {
-  const secretId = env[ENV.secretId];
-  const keysFile = env[LOCAL_ENV.keysFile];
+  const secretId = nonEmpty(env[ENV.secretId]);
   const keys: KeysLocation =
-    secretId !== undefined && secretId !== ''
+    secretId !== undefined
       ? { kind: 'secretsManager', secretId }
-      : {
-          kind: 'file',
-          path: resolve(cwd, keysFile !== undefined && keysFile !== '' ? keysFile : DEFAULT_KEYS_FILE),
-        };
+      : { kind: 'file', path: resolve(cwd, nonEmpty(env[LOCAL_ENV.keysFile]) ?? DEFAULT_KEYS_FILE) };
   return {
     host: LOCAL_HOST,
     port: readPort(env),

@@ -1,6 +1,6 @@
-import { METHOD_NOT_ALLOWED_HEADERS, type ErrorName } from '../../lambda/payment/responses';
+import { METHOD_NOT_ALLOWED_HEADERS, type ErrorName } from '../../shared/api/responses';
 
-import { PAYMENT_ROUTE } from '../../lambda/payment/route';
+import { PAYMENT_ROUTE } from '../../shared/api/route';
 
 export const PAYMENT_RESOURCE = PAYMENT_ROUTE.path;
 export const PAYMENT_METHOD = PAYMENT_ROUTE.method;
@@ -13,6 +13,23 @@ export type Route =
       readonly headers: Readonly<Record<string, string>>;
     };
 
+function isPaymentPath(path: string): boolean {
+  return path === PAYMENT_RESOURCE || path === `${PAYMENT_RESOURCE}/`;
+}
+
+/** What a log line may say of a request's path. */
+export type LoggedPath =
+  { readonly route: string } | { readonly pathLength: number; readonly pathSegments: number };
+
+/**
+ * The route for a path the API serves; for any other, its shape only (length, and segments counted by "/"),
+ * never its text: a client may put anything in a path, a key included (`POST /<key>`).
+ */
+export function loggedPath(path: string): LoggedPath {
+  if (isPaymentPath(path)) return { route: PAYMENT_RESOURCE };
+  return { pathLength: path.length, pathSegments: path.split('/').length - 1 };
+}
+
 /**
  * Routes a request as the deployed REST API does: `/payment` with POST goes to the Lambda; another method on
  * `/payment` is refused with 405 and `Allow: POST`, any other path with 404 (API Gateway's own answers there,
@@ -23,7 +40,7 @@ export type Route =
  * case-sensitive and compared as sent: `/Payment` and `/payment//` are 404.
  */
 export function routeRequest(method: string, path: string): Route {
-  if (path !== PAYMENT_RESOURCE && path !== `${PAYMENT_RESOURCE}/`) {
+  if (!isPaymentPath(path)) {
     return { kind: 'gateway', error: 'notFound', headers: {} };
   }
   if (method !== PAYMENT_METHOD) {

@@ -1,9 +1,14 @@
 import { KeyCache, type SecretSource } from '../../lambda/payment/key-cache';
 import { fileSource } from './file-source';
-import { secretsManagerSource } from '../../lambda/payment/secrets-manager-source';
+import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../lambda/payment/secrets-manager-source';
 import { createHandler, type PaymentHandler } from '../../lambda/payment/create-handler';
 import { errorCode, errorMessage } from '../../shared/errors';
 import { createJsonLogger } from '../../shared/logger';
+import {
+  AWS_SERVICES,
+  createOperatorSecretsManagerClient,
+  readAwsClientSettings,
+} from '../common/aws-settings';
 import { startupLines } from './banner';
 import { ensureKeysFile, keysFilePermissionWarning } from './keys-file';
 import { readLocalSettings, type LocalSettings } from './local-settings';
@@ -83,7 +88,11 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
       }
       source = fileSource(settings.keys.path);
     } else {
-      source = secretsManagerSource(settings.keys.secretId);
+      // The handler's own bounds, as in the Lambda; the region and endpoint as the key CLI reads them.
+      source = secretsManagerSource(
+        settings.keys.secretId,
+        createOperatorSecretsManagerClient(env, PAYMENT_CALL_BOUNDS),
+      );
     }
 
     const keys = new KeyCache({ source, logger, ttlMs: settings.ttlMs, maxStaleMs: settings.maxStaleMs });
@@ -91,8 +100,10 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
     provideHandler(createHandler({ keys, logger }));
 
     const baseUrl = `http://${settings.host}:${port}`;
-    const awsRegion = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
-    const awsEndpoint = env.AWS_ENDPOINT_URL;
+    const { region: awsRegion, endpoint: awsEndpoint } = readAwsClientSettings(
+      env,
+      AWS_SERVICES.secretsManager,
+    );
     const lines = startupLines({
       baseUrl,
       pid: process.pid,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { COMMON_HEADERS, errorBody, errorResponse, type ErrorName } from '../../lambda/payment/responses';
+import { COMMON_HEADERS, errorBody, errorResponse, type ErrorName } from '../../shared/api/responses';
 import { describeError, type Logger } from '../../shared/logger';
 import {
   MalformedProxyResultError,
@@ -11,7 +11,7 @@ import {
   toProxyEvent,
   type LocalHttpResponse,
 } from './proxy-event';
-import { routeRequest } from './routing';
+import { loggedPath, routeRequest } from './routing';
 
 /** API Gateway REST's payload limit. Larger bodies get 413 before the Lambda is invoked. */
 export const API_GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -21,9 +21,6 @@ export const LOCAL_STAGE = 'local';
 
 /** A whole request (headers and body) must arrive within this; API Gateway's integration limit is 29 s. */
 const REQUEST_TIMEOUT_MS = 30_000;
-
-/** Paths are logged for refused requests; a bound keeps a hostile one from flooding the log. */
-const MAX_LOGGED_PATH_LENGTH = 200;
 
 /** What the server invokes: it always hands over a complete REST proxy event (the payment handler takes any). */
 export type ProxyEventHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
@@ -233,7 +230,9 @@ export class LocalServer {
     const method = req.method ?? 'GET';
     const target = req.url ?? '/';
     const { path } = splitTarget(target);
-    const logFields = { requestId, method, path: path.slice(0, MAX_LOGGED_PATH_LENGTH) };
+    // The method is one of the few node's parser accepts (anything else never gets here); the path goes by route
+    // or shape only.
+    const logFields = { requestId, method, ...loggedPath(path) };
 
     const reading = await readBody(req, this.maxBodyBytes);
     if (reading.kind === 'aborted') {

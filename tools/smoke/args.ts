@@ -1,8 +1,11 @@
-import { parseArgs } from 'node:util';
-import { APP_ID_RULE, isValidAppId } from '../../shared/keys/app-id';
+import { appIdProblem } from '../../shared/keys/app-id';
 import { DIGEST_PREFIX, readStoredKey } from '../../shared/keys/key-material';
-import { errorMessage } from '../../shared/errors';
+import { nonEmpty, parseArgsQuietly } from '../common/args';
+import { UsageError } from '../common/exit';
+import type { Env } from '../common/tool-io';
+import { REQUEST_TIMEOUT_MS } from './http-client';
 import { readPaymentUrl } from './payment-url';
+import { RUN_TIME_LIMIT_MS } from './runner';
 
 /** The only place the key is read from with --url: never argv, which shows in shell history and `ps`. */
 export const APP_KEY_ENV = 'APP_KEY';
@@ -16,7 +19,7 @@ export type SmokeInvocation =
   | { readonly kind: 'run'; readonly target: SmokeTarget; readonly appId: string; readonly json: boolean };
 
 /** Bad command-line input. The message is one line and never echoes a value that could be a key. */
-export class SmokeUsageError extends Error {
+export class SmokeUsageError extends UsageError {
   override readonly name = 'SmokeUsageError';
 }
 
@@ -24,7 +27,8 @@ export const USAGE = `Usage: npm run smoke -- (--url <payment-url> | --stack <st
 
 Calls a deployed payment API about a dozen times and checks each answer against the contract: 200 with the
 key; one identical 401 for a wrong key, an unknown app, a missing or a duplicated header; 415; 400; 405 with
-Allow: POST; 404; JSON with Cache-Control: no-store every time. Prints one row per check.
+Allow: POST; 404; JSON with Cache-Control: no-store every time. Prints one row per check. Each request has
+${REQUEST_TIMEOUT_MS / 1000} s to answer, the whole run ${RUN_TIME_LIMIT_MS / 1000} s.
 
 Where the API is (exactly one):
   --url <url>        the /payment URL (https://<id>.execute-api.<region>.amazonaws.com/<stage>/payment);
@@ -38,8 +42,8 @@ Options:
   --json             one JSON document on standard output (run npm with -s to keep its banner off)
   -h, --help         this text
 
-Exit codes: 0 every check passed, 1 a check failed (its row says why) or the API or stack could not be read,
-2 bad usage. No key is ever printed.
+Exit codes: 0 every check passed, 1 a check failed (its row says why), the API could not be reached, the run's
+time limit passed, or the stack could not be read, 2 bad usage. No key is ever printed.
 `;
 
 /** Flags people reach for that would put the key on the command line. */
@@ -50,10 +54,6 @@ const STACK_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
 const STACK_ARN_PATTERN =
   /^arn:aws[a-z-]*:cloudformation:[a-z0-9-]+:\d{12}:stack\/[A-Za-z][A-Za-z0-9-]{0,127}\/[A-Za-z0-9-]+$/;
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
-}
-
 function parseOptions(argv: readonly string[]) {
   const keyFlag = argv.find((argument) => KEY_FLAGS.includes(argument.split('=', 1)[0] ?? ''));
   if (keyFlag !== undefined) {
@@ -62,8 +62,8 @@ function parseOptions(argv: readonly string[]) {
         `put it in ${APP_KEY_ENV}, or use --stack to read it from the keys secret`,
     );
   }
-  try {
-    return parseArgs({
+  return parseArgsQuietly(
+    {
       args: [...argv],
       // Positionals are refused below, without quoting them: parseArgs's own message would.
       allowPositionals: true,
@@ -75,15 +75,12 @@ function parseOptions(argv: readonly string[]) {
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
-    });
-  } catch (error) {
-    // parseArgs names the offending option; its first sentence never holds an option's value.
-    const message = errorMessage(error)?.split('. ')[0] ?? '';
-    throw new SmokeUsageError(message.replace(/\s+/g, ' ').trim() || 'invalid arguments');
-  }
+    },
+    (message) => new SmokeUsageError(message),
+  );
 }
 
-function readAppKey(env: Readonly<Record<string, string | undefined>>): string {
+function readAppKey(env: Env): string {
   const appKey = nonEmpty(env[APP_KEY_ENV]);
   if (appKey === undefined) {
     throw new SmokeUsageError(`--url needs the app's key in the ${APP_KEY_ENV} environment variable`);
@@ -100,7 +97,7 @@ function readAppKey(env: Readonly<Record<string, string | undefined>>): string {
 
 function readTarget(
   flags: { readonly url: string | undefined; readonly stack: string | undefined },
-  env: Readonly<Record<string, string | undefined>>,
+  env: Env,
 ): SmokeTarget {
   const url = nonEmpty(flags.url);
   const stack = nonEmpty(flags.stack);
@@ -121,10 +118,7 @@ function readTarget(
 }
 
 /** Turns argv (without node and the script) and the environment into a typed invocation, or throws SmokeUsageError. */
-export function parseSmokeInvocation(
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-): SmokeInvocation {
+export function parseSmokeInvocation(argv: readonly string[], env: Env): SmokeInvocation {
   const { values, positionals } = parseOptions(argv);
   if (values.help) return { kind: 'help' };
   if (positionals.length > 0)
@@ -133,7 +127,8 @@ export function parseSmokeInvocation(
   const appId = nonEmpty(values['app-id']);
   if (appId === undefined) throw new SmokeUsageError('--app-id <app-id> is required');
   // Never echo the value: a key may have been pasted where the app id belongs.
-  if (!isValidAppId(appId)) throw new SmokeUsageError(`invalid --app-id: must be ${APP_ID_RULE}`);
+  const problem = appIdProblem(appId);
+  if (problem !== undefined) throw new SmokeUsageError(`invalid --app-id: ${problem}`);
 
   const target = readTarget({ url: values.url, stack: values.stack }, env);
   return { kind: 'run', target, appId, json: values.json };

@@ -3,7 +3,7 @@ import {
   METHOD_NOT_ALLOWED_HEADERS,
   SUCCESS_BODY,
   UNAUTHORIZED_HEADERS,
-} from '../../lambda/payment/responses';
+} from '../../shared/api/responses';
 import { siblingUrl } from './payment-url';
 
 /** One HTTP request, exactly as it goes on the wire. */

@@ -1,6 +1,7 @@
-import { COMMON_HEADERS } from '../../lambda/payment/responses';
+import { COMMON_HEADERS } from '../../shared/api/responses';
 import type { Check, CheckId, Expectation, RequestCheck, UniformityCheck } from './checks';
 import type { HttpAnswer, Outcome } from './outcome';
+import type { SecretMask } from './secret-mask';
 
 /** One row of the report. */
 export interface CheckResult {
@@ -24,14 +25,17 @@ const WWW_AUTHENTICATE = 'www-authenticate';
 
 const MAX_QUOTED_LENGTH = 60;
 
-/** Server-sent text as it may appear in a report: printable ASCII, short. */
-export function printable(value: string): string {
-  const visible = value.replace(/[^\x20-\x7e]/g, '?');
+/**
+ * Server-sent text as it may appear in a report: the known secrets masked, then printable ASCII, then short.
+ * In that order: shortened first, a key echoed past the cut would be left mostly standing, and unmasked.
+ */
+export function printable(value: string, mask: SecretMask): string {
+  const visible = mask(value).replace(/[^\x20-\x7e]/g, '?');
   return visible.length > MAX_QUOTED_LENGTH ? `${visible.slice(0, MAX_QUOTED_LENGTH)}…` : visible;
 }
 
-function quoteReceived(value: string): string {
-  return `"${printable(value)}"`;
+function quoteReceived(value: string, mask: SecretMask): string {
+  return `"${printable(value, mask)}"`;
 }
 
 export function describeExpectation(expect: Expectation): string {
@@ -66,28 +70,30 @@ function single(answer: HttpAnswer, name: string): { value?: string; problem?: s
   return { value: (values[0] ?? '').trim() };
 }
 
-function contentTypeProblem(answer: HttpAnswer): string | undefined {
+function contentTypeProblem(answer: HttpAnswer, mask: SecretMask): string | undefined {
   const { value, problem } = single(answer, 'Content-Type');
   if (value === undefined) return problem;
   const mediaType = value.split(';', 1)[0]?.trim().toLowerCase();
   return mediaType === JSON_MEDIA_TYPE
     ? undefined
-    : `Content-Type ${quoteReceived(value)}, not ${JSON_MEDIA_TYPE}`;
+    : `Content-Type ${quoteReceived(value, mask)}, not ${JSON_MEDIA_TYPE}`;
 }
 
-function cacheControlProblem(answer: HttpAnswer): string | undefined {
+function cacheControlProblem(answer: HttpAnswer, mask: SecretMask): string | undefined {
   const { value, problem } = single(answer, 'Cache-Control');
   if (value === undefined) return problem;
   const directives = value.split(',').map((directive) => directive.trim().toLowerCase());
-  return directives.includes(NO_STORE) ? undefined : `Cache-Control ${quoteReceived(value)}, not ${NO_STORE}`;
+  return directives.includes(NO_STORE)
+    ? undefined
+    : `Cache-Control ${quoteReceived(value, mask)}, not ${NO_STORE}`;
 }
 
-function headerProblems(answer: HttpAnswer, expect: Expectation): string[] {
+function headerProblems(answer: HttpAnswer, expect: Expectation, mask: SecretMask): string[] {
   const problems: string[] = [];
   for (const [name, wanted] of Object.entries(expect.headers ?? {})) {
     const { value, problem } = single(answer, name);
     if (value === undefined) problems.push(problem ?? `no ${name} header`);
-    else if (value !== wanted) problems.push(`${name} ${quoteReceived(value)}, expected "${wanted}"`);
+    else if (value !== wanted) problems.push(`${name} ${quoteReceived(value, mask)}, expected "${wanted}"`);
   }
   for (const name of expect.present ?? []) {
     const { value, problem } = single(answer, name);
@@ -97,11 +103,11 @@ function headerProblems(answer: HttpAnswer, expect: Expectation): string[] {
 }
 
 /** The headers the check looks for, as received, in the terms of describeExpectation. */
-function receivedHeaders(answer: HttpAnswer, expect: Expectation): string[] {
+function receivedHeaders(answer: HttpAnswer, expect: Expectation, mask: SecretMask): string[] {
   const received: string[] = [];
   for (const name of Object.keys(expect.headers ?? {})) {
     const { value } = single(answer, name);
-    if (value !== undefined) received.push(`${name}: ${printable(value)}`);
+    if (value !== undefined) received.push(`${name}: ${printable(value, mask)}`);
   }
   for (const name of expect.present ?? []) {
     if (single(answer, name).value) received.push(name);
@@ -109,40 +115,51 @@ function receivedHeaders(answer: HttpAnswer, expect: Expectation): string[] {
   return received;
 }
 
-/** Pure: the answer against the check's expectation and against what every answer must be. */
-export function evaluateAnswer(expect: Expectation, answer: HttpAnswer): { got: string; problems: string[] } {
+/**
+ * Pure: the answer against the check's expectation and against what every answer must be. What the server sent
+ * is quoted through `mask`, so a server that echoes the key does not print it.
+ */
+export function evaluateAnswer(
+  expect: Expectation,
+  answer: HttpAnswer,
+  mask: SecretMask,
+): { got: string; problems: string[] } {
   const problems: string[] = [];
   if (answer.status !== expect.status) problems.push(`status ${answer.status}, expected ${expect.status}`);
 
   const body = readBody(answer.body);
   let got: string;
   if (body.kind === 'error-shape') {
-    got = `${answer.status} ${printable(body.code)}`;
+    got = `${answer.status} ${printable(body.code, mask)}`;
     if (body.code !== expect.code)
-      problems.push(`code ${quoteReceived(body.code)}, expected "${expect.code}"`);
+      problems.push(`code ${quoteReceived(body.code, mask)}, expected "${expect.code}"`);
     if (body.message.trim() === '') problems.push('empty message');
   } else {
     got = `${answer.status} (${body.kind === 'not-json' ? 'body not JSON' : 'body not {code, message}'})`;
     problems.push(body.kind === 'not-json' ? 'body is not JSON' : 'body is not {"code", "message"}');
   }
 
-  for (const problem of [contentTypeProblem(answer), cacheControlProblem(answer)]) {
+  for (const problem of [contentTypeProblem(answer, mask), cacheControlProblem(answer, mask)]) {
     if (problem !== undefined) problems.push(problem);
   }
-  problems.push(...headerProblems(answer, expect));
-  return { got: [got, ...receivedHeaders(answer, expect)].join(', '), problems };
+  problems.push(...headerProblems(answer, expect, mask));
+  return { got: [got, ...receivedHeaders(answer, expect, mask)].join(', '), problems };
 }
 
-function evaluateRequestCheck(check: RequestCheck, outcome: Outcome | undefined): CheckResult {
+function evaluateRequestCheck(
+  check: RequestCheck,
+  outcome: Outcome | undefined,
+  mask: SecretMask,
+): CheckResult {
   const base = { id: check.id, title: check.title, expected: describeExpectation(check.expect) };
   if (outcome === undefined || outcome.kind === 'not-run') {
     const reason = outcome?.reason ?? 'not sent';
     return { ...base, got: 'not run', passed: false, problems: [reason] };
   }
   if (outcome.kind === 'no-answer') {
-    return { ...base, got: 'no answer', passed: false, problems: [outcome.reason] };
+    return { ...base, got: 'no answer', passed: false, problems: [mask(outcome.reason)] };
   }
-  const { got, problems } = evaluateAnswer(check.expect, outcome.answer);
+  const { got, problems } = evaluateAnswer(check.expect, outcome.answer, mask);
   return { ...base, got, status: outcome.answer.status, passed: problems.length === 0, problems };
 }
 
@@ -199,14 +216,15 @@ function evaluateUniformity(
   return { ...base, got, passed: problems.length === 0, problems };
 }
 
-/** Pure: one result per check, in the checks' order. */
+/** Pure: one result per check, in the checks' order; whatever the server sent is quoted through `mask`. */
 export function evaluateChecks(
   checks: readonly Check[],
   outcomes: ReadonlyMap<CheckId, Outcome>,
+  mask: SecretMask,
 ): CheckResult[] {
   return checks.map((check) =>
     check.kind === 'request'
-      ? evaluateRequestCheck(check, outcomes.get(check.id))
+      ? evaluateRequestCheck(check, outcomes.get(check.id), mask)
       : evaluateUniformity(check, checks, outcomes),
   );
 }

@@ -1,38 +1,26 @@
 import { randomBytes } from 'node:crypto';
-import { KeyStoreError } from '../keys/key-store';
 import { generateKey } from '../../shared/keys/key-material';
-import { errorMessage, errorName } from '../../shared/errors';
-import { parseSmokeInvocation, SmokeUsageError, USAGE, type SmokeInvocation } from './args';
+import { errorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
+import type { Env, ToolIo } from '../common/tool-io';
+import { parseSmokeInvocation, USAGE, type SmokeInvocation } from './args';
+import { createSmokeAwsClients, type SmokeAwsClients } from './aws-clients';
 import { buildChecks } from './checks';
 import { evaluateChecks } from './evaluate';
-import { sendRequest, type SendOptions } from './http-client';
-import { formatJson, formatTable, redact, reportPassed, type SmokeReport } from './report';
-import { runChecks } from './runner';
+import { REQUEST_TIMEOUT_MS, sendRequest, type SendOptions } from './http-client';
+import { formatJson, formatTable, reportPassed, type SmokeReport } from './report';
+import { runChecks, type ChecksRun, type RunOptions } from './runner';
+import { createSecretMask, type SecretMask } from './secret-mask';
 import { SmokeError } from './smoke-error';
-import { createSmokeAwsClients, readStackTarget, type SmokeAwsClients } from './stack-target';
+import { readStackTarget } from './stack-target';
 
-export type Env = Readonly<Record<string, string | undefined>>;
-
-export interface SmokeIo {
-  readonly stdout: { write(text: string): unknown };
-  readonly stderr: { write(text: string): unknown };
-  readonly env: Env;
+export interface SmokeIo extends ToolIo {
   /** Test seams; the defaults are the real thing. */
   readonly createAwsClients?: (env: Env) => SmokeAwsClients;
   readonly sendOptions?: SendOptions;
+  readonly run?: RunOptions;
 }
 
-export const EXIT_CODES = { passed: 0, failed: 1, usage: 2 } as const;
-
-const KNOWN_FAILURES = [SmokeUsageError, SmokeError, KeyStoreError];
-
-/** One line, whatever went wrong; anything unexpected is cut to its first line. */
-function errorLine(error: unknown): string {
-  const text = errorMessage(error) ?? 'unexpected failure';
-  const known = KNOWN_FAILURES.some((type) => error instanceof type);
-  const message = known ? text : `unexpected ${errorName(error) ?? 'Error'}: ${text.split('\n', 1)[0] ?? ''}`;
-  return `error: ${message.replace(/\s+/g, ' ').trim()}\n`;
-}
+const KNOWN_FAILURES = [UsageError, SmokeError];
 
 /** An App-id of the allowed form that no secret holds. */
 function unknownAppId(): string {
@@ -51,7 +39,7 @@ async function resolveTarget(
 ): Promise<Target> {
   const { target, appId } = invocation;
   if (target.kind === 'url') return { url: target.url, appKey: target.appKey };
-  const clients = (io.createAwsClients ?? createSmokeAwsClients)(io.env);
+  const clients = io.createAwsClients?.(io.env) ?? createSmokeAwsClients(io.env, io.awsCallBounds);
   try {
     const { url, appKey } = await readStackTarget(target.stackName, appId, clients);
     return { url, appKey, stack: target.stackName };
@@ -61,10 +49,62 @@ async function resolveTarget(
   }
 }
 
+/** The line on standard error when the run's time limit cut it short, or undefined. */
+function timeLimitLine(run: ChecksRun): string | undefined {
+  if (run.stop?.kind !== 'time-limit') return undefined;
+  const notSent = [...run.outcomes.values()].filter((outcome) => outcome.kind === 'not-run').length;
+  return (
+    `error: the run's time limit of ${run.stop.timeLimitMs / 1000} s passed; ` +
+    `${notSent} of ${run.outcomes.size} requests were not sent (the report says which)\n`
+  );
+}
+
+async function smoke(
+  invocation: Extract<SmokeInvocation, { kind: 'run' }>,
+  io: SmokeIo,
+  secrets: string[],
+): Promise<number> {
+  const target = await resolveTarget(invocation, io);
+  secrets.push(target.appKey);
+  const wrongKey = generateKey();
+  secrets.push(wrongKey);
+  const mask: SecretMask = createSecretMask(secrets);
+  const checks = buildChecks({
+    url: target.url,
+    appId: invocation.appId,
+    appKey: target.appKey,
+    wrongKey,
+    unknownAppId: unknownAppId(),
+  });
+  const requestTimeoutMs = io.sendOptions?.timeoutMs ?? REQUEST_TIMEOUT_MS;
+  const run = await runChecks(
+    checks,
+    (request, remainingMs) =>
+      sendRequest(request, { ...io.sendOptions, timeoutMs: Math.min(requestTimeoutMs, remainingMs) }),
+    io.run,
+  );
+  if (run.stop?.kind === 'unreachable' && run.answered === 0) {
+    // Nothing answered: a table of rows that all say so would bury the one fact that matters.
+    throw new SmokeError(`cannot reach ${target.url.href}: ${run.stop.reason}`);
+  }
+  const stop = timeLimitLine(run);
+  const report: SmokeReport = {
+    url: target.url.href,
+    appId: invocation.appId,
+    ...(target.stack === undefined ? {} : { stack: target.stack }),
+    requestsSent: run.requestsSent,
+    results: evaluateChecks(checks, run.outcomes, mask),
+  };
+  io.stdout.write(mask(invocation.json ? formatJson(report) : formatTable(report)));
+  if (stop !== undefined) io.stderr.write(mask(stop));
+  return reportPassed(report) && stop === undefined ? EXIT_CODES.ok : EXIT_CODES.failed;
+}
+
 /**
  * The smoke test, callable in-process: parses argv, finds the API and the key, sends the checks' requests,
- * writes the report to io.stdout and returns the exit code (0 every check passed, 1 a check failed or the target
- * could not be read, 2 bad usage). Never throws, never prints a key or a stack trace.
+ * writes the report to io.stdout and returns the exit code (0 every check passed, 1 a check failed, the API could
+ * not be reached or the run's time limit passed, or the target could not be read, 2 bad usage). Never throws,
+ * never prints a key or a stack trace.
  */
 export async function runSmoke(argv: readonly string[], io: SmokeIo): Promise<number> {
   const secrets: string[] = [];
@@ -72,35 +112,12 @@ export async function runSmoke(argv: readonly string[], io: SmokeIo): Promise<nu
     const invocation = parseSmokeInvocation(argv, io.env);
     if (invocation.kind === 'help') {
       io.stdout.write(USAGE);
-      return EXIT_CODES.passed;
+      return EXIT_CODES.ok;
     }
     if (invocation.target.kind === 'url') secrets.push(invocation.target.appKey);
-
-    const target = await resolveTarget(invocation, io);
-    secrets.push(target.appKey);
-    const wrongKey = generateKey();
-    const checks = buildChecks({
-      url: target.url,
-      appId: invocation.appId,
-      appKey: target.appKey,
-      wrongKey,
-      unknownAppId: unknownAppId(),
-    });
-    const { outcomes, requestsSent } = await runChecks(checks, (request) =>
-      sendRequest(request, io.sendOptions),
-    );
-    const report: SmokeReport = {
-      url: target.url.href,
-      appId: invocation.appId,
-      ...(target.stack === undefined ? {} : { stack: target.stack }),
-      requestsSent,
-      results: evaluateChecks(checks, outcomes),
-    };
-    const text = invocation.json ? formatJson(report) : formatTable(report);
-    io.stdout.write(redact(text, [...secrets, wrongKey]));
-    return reportPassed(report) ? EXIT_CODES.passed : EXIT_CODES.failed;
+    return await smoke(invocation, io, secrets);
   } catch (error) {
-    io.stderr.write(redact(errorLine(error), secrets));
-    return error instanceof SmokeUsageError ? EXIT_CODES.usage : EXIT_CODES.failed;
+    io.stderr.write(createSecretMask(secrets)(errorLine(error, KNOWN_FAILURES)));
+    return exitCodeOf(error);
   }
 }

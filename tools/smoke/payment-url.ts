@@ -1,4 +1,4 @@
-import { PAYMENT_ROUTE } from '../../lambda/payment/route';
+import { PAYMENT_ROUTE } from '../../shared/api/route';
 
 export type PaymentUrlReading =
   { readonly ok: true; readonly url: URL } | { readonly ok: false; readonly problem: string };

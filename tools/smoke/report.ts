@@ -1,6 +1,6 @@
-import { GENERATED_KEY_PREFIX } from '../../shared/keys/key-material';
-import { COMMON_HEADERS } from '../../lambda/payment/responses';
+import { COMMON_HEADERS } from '../../shared/api/responses';
 import type { CheckResult } from './evaluate';
+import { createSecretMask } from './secret-mask';
 
 export interface SmokeReport {
   /** The /payment URL that was checked. */
@@ -70,20 +70,10 @@ export function formatJson(report: SmokeReport): string {
   })}\n`;
 }
 
-export const REDACTED = '<redacted>';
-
 /**
- * The last guard before anything is printed: the key, should a server ever echo it, and anything shaped like a
- * generated key are masked.
+ * The last guard before anything is printed: the known secrets in any case, whole or in part, as written or as
+ * JSON escapes them, and anything shaped like a generated key are masked (tools/smoke/secret-mask.ts).
  */
 export function redact(text: string, secrets: readonly string[]): string {
-  let masked = text;
-  for (const secret of secrets) {
-    if (secret === '') continue;
-    // Also as JSON writes it: a key may hold `"` or `\`.
-    for (const form of new Set([secret, JSON.stringify(secret).slice(1, -1)])) {
-      masked = masked.split(form).join(REDACTED);
-    }
-  }
-  return masked.replace(new RegExp(`${GENERATED_KEY_PREFIX}[A-Za-z0-9_-]+`, 'g'), REDACTED);
+  return createSecretMask(secrets)(text);
 }

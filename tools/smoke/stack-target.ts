@@ -1,48 +1,23 @@
-import { CloudFormationClient, DescribeStacksCommand, type Output } from '@aws-sdk/client-cloudformation';
-import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { nonEmpty } from '../keys/args';
 import {
-  CLI_CALL_BOUNDS,
-  createCliSecretsManagerClient,
-  describeAwsFailure,
-  SecretsManagerStore,
-} from '../keys/secrets-manager-store';
+  DescribeStacksCommand,
+  type CloudFormationClient,
+  type Output,
+} from '@aws-sdk/client-cloudformation';
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { KeyDocumentError, parseKeyDocument, type KeyDocument } from '../../shared/keys/key-document';
-import { addCallDeadline, boundedClientConfig } from '../../shared/aws/bounded-client';
 import { errorMessage, errorName } from '../../shared/errors';
+import { nonEmpty } from '../common/args';
+import { describeAwsFailure, describeSecretFailure } from '../common/aws-failure';
+import { AWS_SERVICES, resolvedRegion } from '../common/aws-settings';
+import { firstLine } from '../common/text';
 import { APP_KEY_ENV } from './args';
+import type { SmokeAwsClients } from './aws-clients';
 import { readPaymentUrl } from './payment-url';
 import { chooseSmokeKey } from './secret-key';
 import { SmokeError } from './smoke-error';
 
 /** The outputs PaymentApiStack declares (lib/payment-api-stack.ts). */
 export const STACK_OUTPUTS = { paymentUrl: 'PaymentUrl', keysSecretArn: 'KeysSecretArn' } as const;
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-export interface SmokeAwsClients {
-  readonly secretsManager: SecretsManagerClient;
-  readonly cloudFormation: CloudFormationClient;
-}
-
-/**
- * The key CLI's Secrets Manager client (region, endpoint, profile or keys from `env`, bounded calls), and a
- * CloudFormation client with the same bounds that shares its resolved region and credentials: one identity, one region, one
- * resolution of a profile or SSO session. AWS_ENDPOINT_URL_CLOUDFORMATION or AWS_ENDPOINT_URL point it
- * elsewhere (an emulator), as the SDK's own settings do.
- */
-export function createSmokeAwsClients(env: Env): SmokeAwsClients {
-  const secretsManager = createCliSecretsManagerClient(env);
-  const endpoint = nonEmpty(env.AWS_ENDPOINT_URL_CLOUDFORMATION) ?? nonEmpty(env.AWS_ENDPOINT_URL);
-  const cloudFormation = new CloudFormationClient({
-    region: secretsManager.config.region,
-    credentials: secretsManager.config.credentials,
-    ...(endpoint === undefined ? {} : { endpoint }),
-    ...boundedClientConfig(CLI_CALL_BOUNDS),
-  });
-  addCallDeadline(cloudFormation, CLI_CALL_BOUNDS.callDeadlineMs);
-  return { secretsManager, cloudFormation };
-}
 
 /**
  * Region and credentials are resolved before any call, so a missing one is reported as what it is, in this
@@ -58,7 +33,7 @@ async function checkAwsEnvironment(client: SecretsManagerClient): Promise<void> 
     await client.config.credentials();
   } catch (error) {
     // The provider's message names profiles and files (an expired SSO session, a missing profile), never secrets.
-    const detail = (errorMessage(error) ?? '').split('\n', 1)[0]?.slice(0, 200) ?? '';
+    const detail = firstLine(errorMessage(error) ?? '');
     throw new SmokeError(
       `no usable AWS credentials${detail === '' ? '' : ` (${detail})`}: set AWS_PROFILE (after "aws sso login" ` +
         `for an SSO profile), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; or use --url with the key in ${APP_KEY_ENV}`,
@@ -66,15 +41,12 @@ async function checkAwsEnvironment(client: SecretsManagerClient): Promise<void> 
   }
 }
 
-/**
- * One line about a failed DescribeStacks. The key CLI's describer knows the AWS error families; it speaks of
- * Secrets Manager, which this call is not.
- */
+/** One line about a failed DescribeStacks. */
 export function describeStackFailure(error: unknown, stackName: string): string {
   if (errorName(error) === 'ValidationError' && /does not exist/i.test(errorMessage(error) ?? '')) {
     return `stack ${stackName} not found (check AWS_REGION and the account of the credentials)`;
   }
-  return `could not read stack ${stackName}: ${describeAwsFailure(error).replace(/Secrets Manager/g, 'CloudFormation')}`;
+  return `could not read stack ${stackName}: ${describeAwsFailure(error, AWS_SERVICES.cloudFormation)}`;
 }
 
 function outputValue(outputs: readonly Output[], key: string): string | undefined {
@@ -109,6 +81,23 @@ async function readStackOutputs(
   return { paymentUrl, keysSecretArn };
 }
 
+/** The secret's AWSCURRENT text. Failures say what to do in one line, as the key CLI's do. */
+async function readSecretText(client: SecretsManagerClient, secretArn: string): Promise<string> {
+  try {
+    const output = await client.send(
+      new GetSecretValueCommand({ SecretId: secretArn, VersionStage: 'AWSCURRENT' }),
+    );
+    if (output.SecretString === undefined) {
+      throw new SmokeError(`secret ${secretArn} has no SecretString (binary secrets are not supported)`);
+    }
+    return output.SecretString;
+  } catch (error) {
+    if (error instanceof SmokeError) throw error;
+    const region = await resolvedRegion(client);
+    throw new SmokeError(describeSecretFailure(error, 'could not read', { secretId: secretArn, region }));
+  }
+}
+
 function readKeyDocument(text: string, secretArn: string): KeyDocument {
   try {
     return parseKeyDocument(text);
@@ -128,8 +117,7 @@ export interface StackTarget {
 
 /**
  * What --stack needs: the stack's PaymentUrl output, and the app's newest plain key from the secret its
- * KeysSecretArn output names (AWSCURRENT). Failures are SmokeError or the key CLI's KeyStoreError: one line,
- * never a key.
+ * KeysSecretArn output names (AWSCURRENT). Failures are SmokeError: one line, never a key.
  */
 export async function readStackTarget(
   stackName: string,
@@ -143,8 +131,8 @@ export async function readStackTarget(
     throw new SmokeError(`the ${STACK_OUTPUTS.paymentUrl} output of stack ${stackName} ${reading.problem}`);
   }
 
-  const { text } = await new SecretsManagerStore(keysSecretArn, clients.secretsManager).read();
-  const choice = chooseSmokeKey(readKeyDocument(text ?? '', keysSecretArn), appId);
+  const text = await readSecretText(clients.secretsManager, keysSecretArn);
+  const choice = chooseSmokeKey(readKeyDocument(text, keysSecretArn), appId);
   switch (choice.kind) {
     case 'key':
       return { url: reading.url, appKey: choice.key, secretArn: keysSecretArn };

@@ -38,6 +38,36 @@ afterAll(() => {
   rmSync(outdir, { recursive: true, force: true });
 });
 
+/** Never hand a minified bundle to a matcher whole: a failure would print all of it. */
+function bundleShape(assetDir: string | undefined, operation: string) {
+  const source = readFileSync(join(assetDir ?? '', 'index.js'), 'utf8');
+  return {
+    strict: source.startsWith('"use strict";'),
+    esm: /^\s*(import|export)\s/m.test(source),
+    sourceMap: source.includes('sourceMappingURL'),
+    lines: source.split('\n').length,
+    callsItsOperation: source.includes(`"${operation}"`),
+  };
+}
+
+describe.each([
+  ['payment', () => app.paymentAssetDir, 'GetSecretValue'],
+  ['rotation', () => app.rotationAssetDir, 'UpdateSecretVersionStage'],
+])('the %s bundle', (_name, assetDir, operation) => {
+  it('is minified strict CommonJS, without a source map, with the AWS SDK inside', () => {
+    const shape = bundleShape(assetDir(), operation);
+
+    expect(shape).toEqual({
+      strict: true,
+      esm: false,
+      sourceMap: false,
+      lines: shape.lines,
+      callsItsOperation: true,
+    });
+    expect(shape.lines).toBeLessThan(200);
+  });
+});
+
 describe('the bundled payment Lambda in cdk.out', () => {
   let moto: MotoServer;
   let secretArn: string;

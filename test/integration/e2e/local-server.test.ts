@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '../../../shared/keys/key-material';
-import { errorBody, SUCCESS_BODY } from '../../../lambda/payment/responses';
+import { errorBody, SUCCESS_BODY } from '../../../shared/api/responses';
 import {
   credentials,
   killAllLocalServers,

@@ -7,7 +7,7 @@ import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
 import { createSecretsManagerClient, type CallBounds } from '../../../shared/aws/bounded-client';
 import { ROTATION_CALL_BOUNDS } from '../../../lambda/rotation/settings';
-import { CLI_CALL_BOUNDS } from '../../../tools/keys/secrets-manager-store';
+import { OPERATOR_CALL_BOUNDS } from '../../../tools/common/aws-settings';
 import { run } from '../../../tools/keys/main';
 import { startStallingServer, type StallingServer } from '../../support/stalling-server';
 import { MOTO_AWS_ENV } from '../../support/moto';
@@ -129,9 +129,9 @@ describe('Secrets Manager calls are bounded', () => {
       `error: could not read secret ${SECRET_ID}: Secrets Manager did not answer in time\n`,
     );
     expect(stdout).toEqual([]);
-    expect(server.connections()).toBe(CLI_CALL_BOUNDS.maxAttempts);
-    expect(ms).toBeGreaterThanOrEqual(allAttemptsMs(CLI_CALL_BOUNDS) - 50);
-    expect(ms).toBeLessThan(CLI_CALL_BOUNDS.callDeadlineMs + SLACK_MS);
+    expect(server.connections()).toBe(OPERATOR_CALL_BOUNDS.maxAttempts);
+    expect(ms).toBeGreaterThanOrEqual(allAttemptsMs(OPERATOR_CALL_BOUNDS) - 50);
+    expect(ms).toBeLessThan(OPERATOR_CALL_BOUNDS.callDeadlineMs + SLACK_MS);
     expect(warn).not.toHaveBeenCalled();
     expect(emitWarning).not.toHaveBeenCalled();
   });

@@ -4,29 +4,47 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   CreateSecretCommand,
+  DeleteSecretCommand,
   DescribeSecretCommand,
   GetSecretValueCommand,
-  SecretsManagerClient,
+  ListSecretsCommand,
+  type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import { createCliSecretsManagerClient } from '../../../tools/keys/secrets-manager-store';
+import type { CallBounds } from '../../../shared/aws/bounded-client';
+import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-settings';
+import type { CliIo } from '../../../tools/keys/main';
 import { authenticate } from '../../../shared/keys/authenticate';
 import { keyIdOf } from '../../../shared/keys/key-document';
 import { parseKeyring } from '../../../shared/keys/keyring';
-import { startMoto, type MotoServer } from '../../support/moto';
+import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';
 import {
   cliStderrLines,
   GENERATED_KEY_PATTERN,
-  runCli,
+  runCli as runCliWithBounds,
   spawnCli,
   type CliResult,
 } from '../../support/keys-cli';
 
+type Env = Readonly<Record<string, string | undefined>>;
+
 let moto: MotoServer;
 let admin: SecretsManagerClient;
 
+/** The CLI's own client, with bounds for moto on a busy machine (or those given) rather than the operator's. */
+function cliClient(env: Env, bounds: CallBounds = EMULATOR_CALL_BOUNDS): SecretsManagerClient {
+  return createOperatorSecretsManagerClient(env, bounds);
+}
+
+/** The CLI in-process, its AWS calls bounded for moto on a busy machine. */
+function runCli(argv: readonly string[], env: Env, extra: Omit<CliIo, 'stdout' | 'stderr' | 'env'> = {}) {
+  return runCliWithBounds(argv, env, { awsCallBounds: EMULATOR_CALL_BOUNDS, ...extra });
+}
+
 beforeAll(async () => {
   moto = await startMoto();
-  admin = createCliSecretsManagerClient(moto.awsEnv);
+  admin = cliClient(moto.awsEnv);
+  // moto loads Secrets Manager on its first call: done here, so no test's call waits on it.
+  await admin.send(new ListSecretsCommand({}));
 });
 
 afterAll(async () => {
@@ -34,6 +52,7 @@ afterAll(async () => {
   await moto.stop();
 });
 
+/** SDK retries reuse the create's ClientRequestToken, which Secrets Manager (and moto) take as the same create. */
 async function createSecret(value: string): Promise<string> {
   const name = `payment-api-keys-${randomUUID()}`;
   await admin.send(new CreateSecretCommand({ Name: name, SecretString: value }));
@@ -105,8 +124,8 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
   it('one rotate makes exactly 4 Secrets Manager calls', async () => {
     const secretId = await createSecret(JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }));
     const calls: string[] = [];
-    const countingClient = (env: Readonly<Record<string, string | undefined>>) => {
-      const client = createCliSecretsManagerClient(env);
+    const countingClient = (env: Env) => {
+      const client = cliClient(env);
       client.middlewareStack.add(
         (next, context) => (args) => {
           calls.push(context.commandName ?? 'unknown');
@@ -186,8 +205,8 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     let reads = 0;
     let allRead: () => void = () => undefined;
     const barrier = new Promise<void>((resolve) => (allRead = resolve));
-    const readThenWait = (env: Readonly<Record<string, string | undefined>>) => {
-      const client = createCliSecretsManagerClient(env);
+    const readThenWait = (env: Env) => {
+      const client = cliClient(env);
       client.middlewareStack.add(
         (next, context) => async (args) => {
           if (context.commandName === 'PutSecretValueCommand') await barrier;
@@ -229,8 +248,8 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     const original = JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] });
     const secretId = await createSecret(original);
     const before = await current(secretId);
-    const failingMove = (env: Readonly<Record<string, string | undefined>>) => {
-      const client = createCliSecretsManagerClient(env);
+    const failingMove = (env: Env) => {
+      const client = cliClient(env);
       client.middlewareStack.add(
         (next, context) => (args) => {
           const input = args.input as { VersionStage?: string };
@@ -267,8 +286,8 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     const original = JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] });
     const secretId = await createSecret(original);
     const before = await current(secretId);
-    const putAnswerLost = (env: Readonly<Record<string, string | undefined>>) => {
-      const client = createCliSecretsManagerClient(env);
+    const putAnswerLost = (env: Env) => {
+      const client = cliClient(env);
       client.middlewareStack.add(
         (next, context) => async (args) => {
           const output = await next(args);
@@ -299,7 +318,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
 
   it('fails cleanly when moto stops between writing the new version and moving AWSCURRENT', async () => {
     const doomed = await startMoto();
-    const doomedAdmin = createCliSecretsManagerClient(doomed.awsEnv);
+    const doomedAdmin = cliClient(doomed.awsEnv);
     const secretId = `payment-api-keys-${randomUUID()}`;
     await doomedAdmin.send(
       new CreateSecretCommand({
@@ -308,8 +327,8 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       }),
     );
     doomedAdmin.destroy();
-    const stopBeforeMove = (env: Readonly<Record<string, string | undefined>>) => {
-      const client = createCliSecretsManagerClient(env);
+    const stopBeforeMove = (env: Env) => {
+      const client = cliClient(env);
       client.middlewareStack.add(
         (next, context) => async (args) => {
           if (context.commandName === 'UpdateSecretVersionStageCommand') await doomed.stop();
@@ -333,8 +352,8 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
             'Manager \\(ECONNREFUSED\\); AWSCURRENT was most likely not moved \\(run "list" to check\\); could not ' +
             `remove the AWSPENDING label from version ([0-9a-f-]{36}) of secret ${secretId} \\(could not reach ` +
             'Secrets Manager \\(ECONNREFUSED\\)\\); a scheduled rotation will fail until it is removed: aws ' +
-            `secretsmanager update-secret-version-stage --secret-id '${secretId}' --version-stage AWSPENDING ` +
-            '--remove-from-version-id \\1\\n$',
+            `secretsmanager update-secret-version-stage --secret-id '${secretId}' --version-stage 'AWSPENDING' ` +
+            "--remove-from-version-id '\\1' --region us-east-1\\n$",
         ),
       ) as unknown,
     });
@@ -375,15 +394,49 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     }
   });
 
-  it('says "secret not found" for a secret that does not exist', async () => {
+  it('says "secret not found" for a secret that does not exist, naming the region it looked in', async () => {
     const result = await runCli(['list', '--secret-id', 'no-such-secret'], moto.awsEnv);
 
     expect(result).toEqual({
       code: 1,
       stdout: '',
       stderr:
-        'error: could not read secret no-such-secret: secret not found (or it has no AWSCURRENT version)\n',
+        'error: secret no-such-secret not found in region us-east-1 (or it has no AWSCURRENT version); ' +
+        'check AWS_REGION\n',
     });
+  });
+
+  it('names the region it used when the secret lives in another one', async () => {
+    const secretId = await createSecret(JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }));
+
+    const result = await runCli(['list', '--secret-id', secretId], {
+      ...moto.awsEnv,
+      AWS_REGION: 'eu-west-1',
+    });
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `error: secret ${secretId} not found in region eu-west-1 (or it has no AWSCURRENT version); ` +
+        'check AWS_REGION\n',
+    });
+  });
+
+  it('gives the command that restores a secret scheduled for deletion, and changes nothing', async () => {
+    const secretId = await createSecret(JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }));
+    await admin.send(new DeleteSecretCommand({ SecretId: secretId, RecoveryWindowInDays: 7 }));
+
+    const result = await runCli(['rotate', 'demo', '--secret-id', secretId], moto.awsEnv);
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `error: could not read secret ${secretId}: it is scheduled for deletion; to keep it, restore it: ` +
+        `aws secretsmanager restore-secret --secret-id '${secretId}' --region us-east-1\n`,
+    });
+    expect(await stagesOf(secretId)).toEqual(['AWSCURRENT']);
   });
 
   it('reports missing credentials in one line', async () => {

@@ -67,11 +67,17 @@ describe('context value parsers', () => {
     [12.5, 12.5],
     ['100', 100],
   ])('reads the positive number %j', (raw, expected) => {
-    expect(positiveNumber(raw)).toBe(expected);
+    expect(positiveNumber()(raw)).toBe(expected);
   });
 
   it.each(['0', '-1', 'fast', Infinity])('refuses %j as a positive number', (raw) => {
-    expect(() => positiveNumber(raw)).toThrow(InvalidValue);
+    expect(() => positiveNumber()(raw)).toThrow(InvalidValue);
+  });
+
+  it('says the unit of a positive number', () => {
+    expect(() => positiveNumber('requests per second')('0')).toThrow(
+      'must be a positive number of requests per second, got "0"',
+    );
   });
 
   it('reads one of a list of words, exactly', () => {
@@ -94,12 +100,18 @@ describe('context value parsers', () => {
   });
 
   it('reads a number strictly between two bounds', () => {
-    const percent = numberBetween({ above: 0, below: 100 });
-    expect(percent('2.5')).toBe(2.5);
-    expect(percent(1)).toBe(1);
-    expect(() => percent('0')).toThrow('must be a number greater than 0 and less than 100, got "0"');
-    expect(() => percent(100)).toThrow('must be a number greater than 0 and less than 100, got 100');
-    expect(() => percent('1e2')).toThrow('must be a number greater than 0 and less than 100, got "1e2"');
+    const share = numberBetween({ above: 0, below: 100 });
+    expect(share('2.5')).toBe(2.5);
+    expect(share(1)).toBe(1);
+    expect(() => share('0')).toThrow('must be a number greater than 0 and less than 100, got "0"');
+    expect(() => share(100)).toThrow('must be a number greater than 0 and less than 100, got 100');
+    expect(() => share('1e2')).toThrow('must be a number greater than 0 and less than 100, got "1e2"');
+  });
+
+  it('names what the number between two bounds is', () => {
+    const percent = numberBetween({ above: 0, below: 100, noun: 'percentage' });
+
+    expect(() => percent('100')).toThrow('must be a percentage greater than 0 and less than 100, got "100"');
   });
 
   it('reads a retention CloudWatch Logs offers', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
   CONTEXT_SETTINGS,
@@ -11,8 +11,11 @@ import {
   type AppConfig,
 } from '../../../bin/context';
 import { createApp } from '../../../bin/payment-api';
+import type { PaymentApiProps } from '../../../lib/payment-api';
+import { constructUnbundled } from '../../support/construct-template';
 
-const README = readFileSync(path.join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+/** Where the configuration table lives, kept in step with CONTEXT_SETTINGS. */
+const CONFIGURATION_PAGE = path.join(__dirname, '..', '..', '..', 'docs', 'configuration.md');
 
 const KMS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 const WEB_ACL_ARN =
@@ -32,7 +35,10 @@ function comparable({ stackName, env, props }: AppConfig): Record<string, unknow
     keyCacheTtl: props.keyCacheTtl?.toSeconds(),
     keyMaxStale: props.keyMaxStale?.toSeconds(),
     rotation: props.rotation && { everyDays: props.rotation.every.toDays(), keep: props.rotation.keep },
-    latencyAlarmThreshold: props.latencyAlarmThreshold?.toMilliseconds(),
+    monitoring: props.monitoring && {
+      ...props.monitoring,
+      latencyAlarmThreshold: props.monitoring.latencyAlarmThreshold?.toMilliseconds(),
+    },
   };
 }
 
@@ -53,6 +59,7 @@ describe('readContext', () => {
     const context = {
       env: 'staging',
       existingSecret: 'payment-api/keys',
+      createDemoApp: 'false',
       secretKmsKeyArn: KMS_KEY_ARN,
       keyCacheTtlSeconds: '30',
       keyMaxStaleSeconds: '600',
@@ -84,7 +91,9 @@ describe('readContext', () => {
     expect(comparable(config)).toEqual({
       stackName: 'PaymentApi-staging',
       env: 'staging',
+      environmentName: 'staging',
       existingSecret: 'payment-api/keys',
+      createDemoApp: false,
       secretKmsKeyArn: KMS_KEY_ARN,
       keyCacheTtl: 30,
       keyMaxStale: 600,
@@ -101,11 +110,13 @@ describe('readContext', () => {
       hostedZoneId: 'Z0123456789ABCDEFGHIJ',
       hostedZoneName: 'example.com',
       disableExecuteApiEndpoint: true,
-      metricsNamespace: 'Payments/Staging',
-      alarmEmail: 'oncall@example.com',
-      unauthorizedAlarmThreshold: 50,
-      latencyAlarmThreshold: 800,
-      serverErrorRateAlarmThreshold: 2.5,
+      monitoring: {
+        metricsNamespace: 'Payments/Staging',
+        alarmEmail: 'oncall@example.com',
+        unauthorizedAlarmThreshold: 50,
+        latencyAlarmThreshold: 800,
+        serverErrorRateAlarmThreshold: 2.5,
+      },
       tracing: true,
     });
     // webAclArn and alarmTopicArn exclude wafRateLimit and alarmEmail: their own tests read them.
@@ -125,6 +136,9 @@ describe('readContext', () => {
       wafRateLimit: 100,
       ...DOMAIN,
       disableExecuteApiEndpoint: true,
+      createDemoApp: true,
+      unauthorizedAlarmThreshold: 20,
+      latencyAlarmThresholdMs: 1500,
     });
 
     expect(comparable(config)).toEqual({
@@ -139,6 +153,8 @@ describe('readContext', () => {
       waf: { rateLimit: 100 },
       ...DOMAIN,
       disableExecuteApiEndpoint: true,
+      createDemoApp: true,
+      monitoring: { unauthorizedAlarmThreshold: 20, latencyAlarmThreshold: 1500 },
     });
   });
 
@@ -152,6 +168,29 @@ describe('readContext', () => {
   it('names the stack after the environment, so environments deploy side by side', () => {
     expect(readContext({ env: 'production' }).stackName).toBe('PaymentApi-production');
     expect(readContext({ env: 'a'.repeat(24) }).stackName).toBe(`PaymentApi-${'a'.repeat(24)}`);
+  });
+
+  it('tells the stack its environment, whose new secret then starts without the demo app unless createDemoApp is set', () => {
+    expect(readContext({ env: 'production' }).props).toEqual({ environmentName: 'production' });
+    expect(readContext({ env: 'production', createDemoApp: 'true' }).props).toEqual({
+      environmentName: 'production',
+      createDemoApp: true,
+    });
+  });
+
+  it('sends alarm notices to an existing topic with alarmTopicArn alone', () => {
+    const topicArn = 'arn:aws:sns:eu-west-1:123456789012:oncall';
+
+    expect(readContext({ alarmTopicArn: topicArn }).props).toEqual({
+      monitoring: { alarmTopicArn: topicArn },
+    });
+  });
+
+  it('accepts createDemoApp=false with an existing secret: a switch that is off asks for nothing', () => {
+    expect(readContext({ existingSecret: 'payment-api/keys', createDemoApp: 'false' }).props).toEqual({
+      existingSecret: 'payment-api/keys',
+      createDemoApp: false,
+    });
   });
 
   it('turns scheduled rotation on with rotationDays alone, leaving keep to its default', () => {
@@ -213,7 +252,7 @@ describe('readContext', () => {
     [
       'a zero rate limit',
       { throttlingRateLimit: '0' },
-      'context "throttlingRateLimit" must be a positive number, got "0"',
+      'context "throttlingRateLimit" must be a positive number of requests per second, got "0"',
     ],
     [
       'a burst limit with a unit',
@@ -327,6 +366,26 @@ describe('readContext', () => {
       'context "hostedZoneName" must be "payments.example.com" or a parent domain of it, got "ample.com"',
     ],
     [
+      'an alarm threshold of zero 401 answers',
+      { unauthorizedAlarmThreshold: '0' },
+      'context "unauthorizedAlarmThreshold" must be a whole number of 401 answers in 5 minutes from 1 to 1000000, got "0"',
+    ],
+    [
+      'a latency threshold beyond the integration time-out',
+      { latencyAlarmThresholdMs: 30_000 },
+      'context "latencyAlarmThresholdMs" must be a whole number of milliseconds from 1 to 29000, got 30000',
+    ],
+    [
+      'an error rate of 100%',
+      { serverErrorRateAlarmThreshold: '100' },
+      'context "serverErrorRateAlarmThreshold" must be a percentage greater than 0 and less than 100, got "100"',
+    ],
+    [
+      'the demo app switched on with a word',
+      { createDemoApp: 'yes' },
+      'context "createDemoApp" must be true or false, got "yes"',
+    ],
+    [
       'a switch set to "yes"',
       { ...DOMAIN, disableExecuteApiEndpoint: 'yes' },
       'context "disableExecuteApiEndpoint" must be true or false, got "yes"',
@@ -360,6 +419,11 @@ describe('readContext', () => {
       'a hosted zone id without its name',
       { ...DOMAIN, hostedZoneId: 'Z1' },
       'context "hostedZoneId" needs "hostedZoneName": the alias record for the custom domain goes in the zone named by both',
+    ],
+    [
+      'the demo app with an existing secret',
+      { existingSecret: 'payment-api/keys', createDemoApp: 'true' },
+      'context "createDemoApp" cannot be used with "existingSecret": the demo key is generated only in a new secret',
     ],
     [
       'the default endpoint closed without a custom domain',
@@ -495,17 +559,86 @@ describe('the table of context keys', () => {
     expect(related.filter((key) => !keys.has(key))).toEqual([]);
   });
 
-  it("is mirrored by README's configuration table: the same keys, in the same order", () => {
-    // Arrange
-    const section = README.split('\n## Configuration\n')[1]?.split('\n## ')[0] ?? '';
+  it("is mirrored by docs/configuration.md's table: the same keys, in the same order", () => {
+    // Arrange: the table is the one whose header has a "Context key" column.
+    const lines = readFileSync(CONFIGURATION_PAGE, 'utf8').split('\n');
+    const header = lines.findIndex((line) => line.startsWith('|') && line.includes('Context key'));
+    const column = (lines[header] ?? '').split('|').findIndex((cell) => cell.trim() === 'Context key');
+    const end = lines.findIndex((line, index) => index > header && !line.startsWith('|'));
+    const rows = lines.slice(header + 2, end === -1 ? undefined : end);
 
-    // Act: the context key is the second column of each table row.
-    const documented = section
-      .split('\n')
-      .filter((line) => line.startsWith('|') && !line.startsWith('| -') && !line.includes('Context key'))
-      .map((line) => /`([^`]+)`/.exec(line.split('|')[2] ?? '')?.[1]);
+    // Act
+    const documented = rows.map((line) => /`([^`]+)`/.exec(line.split('|')[column] ?? '')?.[1]);
 
     // Assert
+    expect(header).toBeGreaterThanOrEqual(0);
     expect(documented).toEqual(CONTEXT_SETTINGS.map((row) => row.key));
+  });
+});
+
+/** The message of what `build` throws. */
+function errorOf(build: () => void): string {
+  try {
+    build();
+  } catch (error) {
+    if (error instanceof Error) return error.message;
+  }
+  return 'no error';
+}
+
+describe('a bad value', () => {
+  it.each<[string, unknown, string, PaymentApiProps]>([
+    ['keyCacheTtlSeconds', 0, 'keyCacheTtl', { keyCacheTtl: Duration.seconds(0) }],
+    ['keyMaxStaleSeconds', 86_401, 'keyMaxStale', { keyMaxStale: Duration.seconds(86_401) }],
+    ['throttlingRateLimit', 0, 'throttlingRateLimit', { throttlingRateLimit: 0 }],
+    ['throttlingBurstLimit', 0, 'throttlingBurstLimit', { throttlingBurstLimit: 0 }],
+    ['stageName', 'my stage', 'stageName', { stageName: 'my stage' }],
+    ['memorySize', 64, 'memorySize', { memorySize: 64 }],
+    ['wafRateLimit', 9, 'waf.rateLimit', { waf: { rateLimit: 9 } }],
+    ['webAclArn', 'arn:aws:wafv2:x', 'webAclArn', { webAclArn: 'arn:aws:wafv2:x' }],
+    [
+      'metricsNamespace',
+      'AWS/Payments',
+      'monitoring.metricsNamespace',
+      { monitoring: { metricsNamespace: 'AWS/Payments' } },
+    ],
+    ['alarmEmail', 'oncall', 'monitoring.alarmEmail', { monitoring: { alarmEmail: 'oncall' } }],
+    [
+      'unauthorizedAlarmThreshold',
+      0,
+      'monitoring.unauthorizedAlarmThreshold',
+      { monitoring: { unauthorizedAlarmThreshold: 0 } },
+    ],
+    [
+      'latencyAlarmThresholdMs',
+      30_000,
+      'monitoring.latencyAlarmThreshold',
+      { monitoring: { latencyAlarmThreshold: Duration.millis(30_000) } },
+    ],
+    [
+      'serverErrorRateAlarmThreshold',
+      100,
+      'monitoring.serverErrorRateAlarmThreshold',
+      { monitoring: { serverErrorRateAlarmThreshold: 100 } },
+    ],
+  ])('of context "%s" (%j) gets the words the construct uses for %s', (key, value, prop, props) => {
+    // Act
+    const [problem] = problemsWith({ [key]: value });
+    const constructError = errorOf(() => {
+      constructUnbundled(props);
+    });
+
+    // Assert
+    expect(constructError.startsWith(`${prop} must be `)).toBe(true);
+    expect(problem).toBe(`context "${key}" ${constructError.slice(prop.length + 1)}`);
+  });
+
+  it('of context "rotationKeep" gets the words the construct uses for rotation.keep', () => {
+    const [problem] = problemsWith({ rotationDays: 30, rotationKeep: 1 });
+    const constructError = errorOf(() => {
+      constructUnbundled({ rotation: { every: Duration.days(30), keep: 1 } });
+    });
+
+    expect(problem).toBe(`context "rotationKeep" ${constructError.slice('rotation.keep '.length)}`);
   });
 });

@@ -1,9 +1,8 @@
-import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ContextError } from '../../../bin/context';
 import { applyEnvironment } from '../../../bin/environments';
 import { createApp } from '../../../bin/payment-api';
-import { CDK_JSON_CONTEXT, SKIP_BUNDLING } from '../../support/construct-template';
+import { unbundledApp } from '../../support/construct-template';
 
 const ENVIRONMENTS = {
   staging: { wafRateLimit: 2000, keyCacheTtlSeconds: 30 },
@@ -114,7 +113,7 @@ describe('applyEnvironment', () => {
 
 describe('the CDK app with environments in its context', () => {
   function synthesizeWith(context: Record<string, unknown>): Template {
-    const app = createApp(new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING, ...context } }));
+    const app = createApp(unbundledApp(context));
     const stack = app.node.children.find((child) => child.node.id.startsWith('PaymentApi'));
     if (stack === undefined) throw new Error('no PaymentApi stack');
     return Template.fromJSON(app.synth().getStackByName(stack.node.id).template as Record<string, unknown>);
@@ -136,12 +135,8 @@ describe('the CDK app with environments in its context', () => {
   it("checks an entry's values like any context value", () => {
     const environments = { staging: { wafRateLimit: 'lots' } };
 
-    expect(
-      problemsOf(() =>
-        createApp(new App({ context: { ...CDK_JSON_CONTEXT, environments, env: 'staging' } })),
-      ),
-    ).toEqual([
-      'context "wafRateLimit" must be a whole number of requests per 5 minutes from 10 to 2000000000, got "lots"',
+    expect(problemsOf(() => createApp(unbundledApp({ environments, env: 'staging' })))).toEqual([
+      'context "wafRateLimit" (from environments.staging) must be a whole number of requests per 5 minutes from 10 to 2000000000, got "lots"',
     ]);
   });
 });

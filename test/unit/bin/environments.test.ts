@@ -1,8 +1,8 @@
-import { App, type Stack } from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { readContext } from '../../../bin/context';
 import { addPaymentApiStack } from '../../../bin/payment-api';
-import { CDK_JSON_CONTEXT, SKIP_BUNDLING } from '../../support/construct-template';
+import { unbundledApp } from '../../support/construct-template';
 
 /**
  * Names scoped to a parent resource (a stage of one API, an inline policy of one role), and an alarm's
@@ -51,7 +51,7 @@ describe('two environments in one account and region', () => {
   let production: Stack;
 
   beforeAll(() => {
-    const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
+    const app = unbundledApp();
     staging = addPaymentApiStack(app, readContext(environment('staging', 'payments.staging.example.com')));
     production = addPaymentApiStack(app, readContext(environment('production', 'payments.example.com')));
   });

@@ -1,15 +1,8 @@
-import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { readContext } from '../../../bin/context';
 import { createApp } from '../../../bin/payment-api';
-
-const CDK_JSON_CONTEXT = (
-  JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'cdk.json'), 'utf8')) as {
-    context: Record<string, unknown>;
-  }
-).context;
+import { unbundledApp } from '../../support/construct-template';
 
 const stacks = new Map<string, Stack>();
 
@@ -21,9 +14,7 @@ function appStack(context: Record<string, unknown> = {}): Stack {
   const key = JSON.stringify(context);
   let stack = stacks.get(key);
   if (stack === undefined) {
-    const app = createApp(
-      new App({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context } }),
-    );
+    const app = createApp(unbundledApp(context));
     stack = Stack.of(app.node.findChild(readContext(context).stackName));
     stacks.set(key, stack);
   }
@@ -97,6 +88,15 @@ describe.each([
   ['a new WAF web ACL', WAF],
   ['an existing WAF web ACL', EXISTING_WEB_ACL],
   ['a custom domain without a DNS record', DOMAIN],
+  ['an environment, whose new secret starts as an empty keyring', { env: 'staging' }],
+  [
+    'an environment with an existing secret by ARN and a custom domain without a DNS record',
+    {
+      env: 'production',
+      existingSecret: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf',
+      ...DOMAIN,
+    },
+  ],
   [
     'an environment, a new web ACL, a custom domain with its alias record and the default endpoint closed',
     EVERYTHING_AT_THE_EDGE,

@@ -1,9 +1,9 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import { PaymentApi, type PaymentApiProps } from '../../../lib/payment-api';
-import { CDK_JSON_CONTEXT, onlyLogicalId, SKIP_BUNDLING, synthesize } from '../../support/construct-template';
+import { onlyLogicalId, synthesize, unbundledApp } from '../../support/construct-template';
 
 const DOMAIN_NAME = 'payments.example.com';
 const CERTIFICATE_ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012';
@@ -12,8 +12,7 @@ const CERTIFICATE_ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678
 function withDomain(
   options: { zone?: string; disableExecuteApiEndpoint?: boolean; domainName?: string } = {},
 ): { template: Template; paymentApi: PaymentApi } {
-  const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
-  const stack = new Stack(app, 'Test');
+  const stack = new Stack(unbundledApp(), 'Test');
   const paymentApi = new PaymentApi(stack, 'PaymentApi', {
     disableExecuteApiEndpoint: options.disableExecuteApiEndpoint,
     customDomain: {
@@ -147,8 +146,9 @@ describe('custom domain props validation', () => {
 
   it("rejects a certificate from another region than the stack's", () => {
     // Arrange
-    const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
-    const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'us-east-2' } });
+    const stack = new Stack(unbundledApp(), 'Test', {
+      env: { account: '123456789012', region: 'us-east-2' },
+    });
     const props: PaymentApiProps = {
       customDomain: {
         domainName: DOMAIN_NAME,

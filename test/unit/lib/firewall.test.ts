@@ -1,7 +1,7 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
-import { errorBody } from '../../../lambda/payment/responses';
+import { errorBody } from '../../../shared/api/responses';
 import { Firewall } from '../../../lib/firewall';
 import {
   constructUnbundled,

@@ -1,16 +1,16 @@
-import { App, Duration } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { METRIC, METRICS_ENV, OUTCOME_METRICS } from '../../../lambda/payment/metric-names';
-import type { PaymentApiMonitoringOptions } from '../../../lib/monitoring';
-import { PaymentApiStack, type PaymentApiStackProps } from '../../../lib/payment-api-stack';
+import type { MonitoringOptions } from '../../../lib/monitoring';
+import { PaymentApiStack } from '../../../lib/payment-api-stack';
 import {
-  CDK_JSON_CONTEXT,
-  SKIP_BUNDLING,
   constructUnbundled,
   onlyLogicalId,
   policyStatements,
   synthesize,
+  synthesizeStack,
+  unbundledApp,
 } from '../../support/construct-template';
 
 interface Resource {
@@ -40,11 +40,6 @@ function dashboardBody(template: Template): string {
   const [dashboard] = Object.values(resources(template, 'AWS::CloudWatch::Dashboard'));
   const body = dashboard?.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] };
   return body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
-}
-
-function stackTemplate(id: string, props: PaymentApiStackProps = {}): Template {
-  const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
-  return Template.fromStack(new PaymentApiStack(app, id, props));
 }
 
 const CUSTOM = { namespace: 'PaymentApi', dimensions: [{ Name: 'Service', Value: 'Test' }] };
@@ -219,14 +214,20 @@ describe('PaymentApi monitoring with default props', () => {
       expect(alarms['Test-LambdaThrottles']?.Dimensions).toEqual(functionDimensions);
     });
 
-    it('say what they mean and point to the runbook, within CloudWatch’s 1024 characters', () => {
-      const descriptions = Object.values(alarmsByName(template)).map((alarm) =>
-        String(alarm.AlarmDescription),
-      );
+    it('say what they mean and end with the runbook section named after them, within CloudWatch’s 1024 characters', () => {
+      const alarms = Object.entries(alarmsByName(template));
 
-      expect(descriptions).toHaveLength(7);
-      for (const description of descriptions) {
-        expect(description).toContain('Runbook: README, "Operating it".');
+      expect(alarms).toHaveLength(7);
+      for (const [name, alarm] of alarms) {
+        const section = name.replace(/^Test-/, '').toLowerCase();
+        const description = String(alarm.AlarmDescription);
+
+        expect({ name, description }).toEqual({
+          name,
+          description: expect.stringMatching(
+            new RegExp(`\\. Runbook: docs/operations\\.md#${section}$`),
+          ) as unknown,
+        });
         expect(description.length).toBeLessThanOrEqual(1024);
       }
     });
@@ -242,6 +243,10 @@ describe('PaymentApi monitoring with default props', () => {
   });
 
   describe('dashboard', () => {
+    it('points to the runbook page', () => {
+      expect(dashboardBody(template)).toContain('Runbook: docs/operations.md.');
+    });
+
     it('is named after the stack and the Region, since dashboards are global to the account', () => {
       template.hasResourceProperties('AWS::CloudWatch::Dashboard', {
         DashboardName: { 'Fn::Join': ['', ['Test-', { Ref: 'AWS::Region' }]] },
@@ -345,7 +350,7 @@ describe('PaymentApi monitoring with alarmEmail', () => {
   let keyId: string;
 
   beforeAll(() => {
-    ({ template } = synthesize({ alarmEmail: 'oncall@example.com' }));
+    ({ template } = synthesize({ monitoring: { alarmEmail: 'oncall@example.com' } }));
     topicId = onlyLogicalId(template, 'AWS::SNS::Topic');
     keyId = onlyLogicalId(template, 'AWS::KMS::Key');
   });
@@ -440,10 +445,17 @@ describe('PaymentApi monitoring with an existing topic', () => {
       () =>
         synthesize(
           {},
-          { extra: (stack) => ({ alarmTopic: sns.Topic.fromTopicArn(stack, 'Oncall', topicArn) }) },
+          {
+            extra: (stack) => ({
+              monitoring: { alarmTopic: sns.Topic.fromTopicArn(stack, 'Oncall', topicArn) },
+            }),
+          },
         ).template,
     ],
-    ['alarmTopicArn on the stack', () => stackTemplate('PaymentApi', { alarmTopicArn: topicArn })],
+    [
+      'alarmTopicArn on the stack',
+      () => synthesizeStack('PaymentApi', { monitoring: { alarmTopicArn: topicArn } }),
+    ],
   ])('sends every alarm and recovery to it, given as %s, and creates no topic', (_case, build) => {
     // Act
     const template = build();
@@ -465,10 +477,12 @@ describe('PaymentApi monitoring with tuned options', () => {
 
   beforeAll(() => {
     ({ template } = synthesize({
-      metricsNamespace: 'Payments/Staging',
-      unauthorizedAlarmThreshold: 25,
-      latencyAlarmThreshold: Duration.millis(2500),
-      serverErrorRateAlarmThreshold: 5,
+      monitoring: {
+        metricsNamespace: 'Payments/Staging',
+        unauthorizedAlarmThreshold: 25,
+        latencyAlarmThreshold: Duration.millis(2500),
+        serverErrorRateAlarmThreshold: 5,
+      },
     }));
   });
 
@@ -529,80 +543,100 @@ describe('PaymentApi with tracing', () => {
 });
 
 describe('PaymentApi monitoring props', () => {
-  it.each<[string, PaymentApiMonitoringOptions, string]>([
+  it.each<[string, MonitoringOptions, string]>([
     [
       'a namespace with a space',
       { metricsNamespace: 'Payment Api' },
-      'metricsNamespace must be 1 to 255 letters, digits or . _ - / # : and not start with "AWS/", got "Payment Api"',
+      'monitoring.metricsNamespace must be 1 to 255 letters, digits or . _ - / # : and not start with "AWS/", got "Payment Api"',
     ],
     [
       'a namespace reserved for AWS',
       { metricsNamespace: 'AWS/Payments' },
-      'metricsNamespace must be 1 to 255 letters, digits or . _ - / # : and not start with "AWS/", got "AWS/Payments"',
+      'monitoring.metricsNamespace must be 1 to 255 letters, digits or . _ - / # : and not start with "AWS/", got "AWS/Payments"',
     ],
     [
       'an empty namespace',
       { metricsNamespace: '' },
-      'metricsNamespace must be 1 to 255 letters, digits or . _ - / # : and not start with "AWS/", got ""',
+      'monitoring.metricsNamespace must be 1 to 255 letters, digits or . _ - / # : and not start with "AWS/", got ""',
     ],
     [
       'a zero unauthorized threshold',
       { unauthorizedAlarmThreshold: 0 },
-      'unauthorizedAlarmThreshold must be a whole number of 401s per 5 minutes from 1 to 1000000, got 0',
+      'monitoring.unauthorizedAlarmThreshold must be a whole number of 401 answers in 5 minutes from 1 to 1000000, got 0',
     ],
     [
       'a fractional unauthorized threshold',
       { unauthorizedAlarmThreshold: 2.5 },
-      'unauthorizedAlarmThreshold must be a whole number of 401s per 5 minutes from 1 to 1000000, got 2.5',
+      'monitoring.unauthorizedAlarmThreshold must be a whole number of 401 answers in 5 minutes from 1 to 1000000, got 2.5',
     ],
     [
       'a latency threshold beyond the integration time-out',
       { latencyAlarmThreshold: Duration.seconds(30) },
-      'latencyAlarmThreshold must be a whole number of milliseconds from 1 to 29000, got 30000 ms',
+      'monitoring.latencyAlarmThreshold must be a whole number of milliseconds from 1 to 29000, got 30000',
     ],
     [
       'a zero latency threshold',
       { latencyAlarmThreshold: Duration.millis(0) },
-      'latencyAlarmThreshold must be a whole number of milliseconds from 1 to 29000, got 0 ms',
+      'monitoring.latencyAlarmThreshold must be a whole number of milliseconds from 1 to 29000, got 0',
     ],
     [
       'a zero error rate',
       { serverErrorRateAlarmThreshold: 0 },
-      'serverErrorRateAlarmThreshold must be a percentage greater than 0 and less than 100, got 0',
+      'monitoring.serverErrorRateAlarmThreshold must be a percentage greater than 0 and less than 100, got 0',
     ],
     [
       'an error rate of 100%',
       { serverErrorRateAlarmThreshold: 100 },
-      'serverErrorRateAlarmThreshold must be a percentage greater than 0 and less than 100, got 100',
+      'monitoring.serverErrorRateAlarmThreshold must be a percentage greater than 0 and less than 100, got 100',
     ],
     [
       'an address without a domain',
       { alarmEmail: 'oncall' },
-      'alarmEmail must be one email address (name@example.com), got "oncall"',
+      'monitoring.alarmEmail must be one email address (name@example.com), got "oncall"',
     ],
     [
       'two addresses',
       { alarmEmail: 'a@example.com, b@example.com' },
-      'alarmEmail must be one email address (name@example.com), got "a@example.com, b@example.com"',
+      'monitoring.alarmEmail must be one email address (name@example.com), got "a@example.com, b@example.com"',
     ],
-  ])('refuses %s', (_case, props, message) => {
+  ])('refuses %s', (_case, monitoring, message) => {
     expect(() => {
-      constructUnbundled(props);
+      constructUnbundled({ monitoring });
     }).toThrow(message);
   });
 
   it('refuses alarmEmail and alarmTopic together', () => {
     expect(() =>
       synthesize(
-        { alarmEmail: 'oncall@example.com' },
+        {},
         {
           extra: (stack) => ({
-            alarmTopic: sns.Topic.fromTopicArn(stack, 'Oncall', 'arn:aws:sns:eu-west-1:123456789012:oncall'),
+            monitoring: {
+              alarmEmail: 'oncall@example.com',
+              alarmTopic: sns.Topic.fromTopicArn(
+                stack,
+                'Oncall',
+                'arn:aws:sns:eu-west-1:123456789012:oncall',
+              ),
+            },
           }),
         },
       ),
     ).toThrow(
-      'Give alarmEmail or alarmTopic, not both: subscribe the address to your topic to get notices from both',
+      'Give monitoring.alarmEmail or monitoring.alarmTopic, not both: subscribe the address to your topic to get notices from both',
+    );
+  });
+
+  it('refuses alarmEmail and alarmTopicArn together on the stack', () => {
+    expect(() =>
+      synthesizeStack('PaymentApi', {
+        monitoring: {
+          alarmEmail: 'oncall@example.com',
+          alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:oncall',
+        },
+      }),
+    ).toThrow(
+      'Give monitoring.alarmEmail or monitoring.alarmTopicArn, not both: subscribe the address to your topic to get notices from both',
     );
   });
 
@@ -611,8 +645,8 @@ describe('PaymentApi monitoring props', () => {
     'arn:aws:sqs:eu-west-1:123456789012:oncall',
     'oncall',
   ])('refuses alarmTopicArn "%s" on the stack', (topicArn) => {
-    expect(() => stackTemplate('PaymentApi', { alarmTopicArn: topicArn })).toThrow(
-      `alarmTopicArn must be a standard SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), got "${topicArn}"`,
+    expect(() => synthesizeStack('PaymentApi', { monitoring: { alarmTopicArn: topicArn } })).toThrow(
+      `monitoring.alarmTopicArn must be a standard SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), got "${topicArn}"`,
     );
   });
 });
@@ -623,8 +657,8 @@ describe('two environments in one account', () => {
 
   beforeAll(() => {
     // Arrange: both stacks exist before either is synthesized, as in one CDK app.
-    const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
-    const props = { alarmEmail: 'oncall@example.com' };
+    const app = unbundledApp();
+    const props = { monitoring: { alarmEmail: 'oncall@example.com' } };
     const productionStack = new PaymentApiStack(app, 'PaymentApi', props);
     const stagingStack = new PaymentApiStack(app, 'PaymentApi-staging', props);
     production = Template.fromStack(productionStack);
@@ -662,5 +696,67 @@ describe('two environments in one account', () => {
     staging.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ SERVICE_NAME: 'PaymentApi-staging' }) },
     });
+  });
+});
+
+describe('PaymentApi monitoring with scheduled rotation', () => {
+  let template: Template;
+  let rotationFunctionId: string;
+  let topicId: string;
+
+  beforeAll(() => {
+    ({ template } = synthesize({
+      rotation: { every: Duration.days(30) },
+      monitoring: { alarmEmail: 'oncall@example.com' },
+    }));
+    rotationFunctionId = onlyLogicalId(template, 'AWS::Lambda::Function', {}, /KeyRotationFunction/);
+    topicId = onlyLogicalId(template, 'AWS::SNS::Topic');
+  });
+
+  it('alarms when any step of the rotation function fails, and notifies the topic of it and of the recovery', () => {
+    expect(alarmsByName(template)['Test-RotationFailing']).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: rotationFunctionId } }],
+      Statistic: 'Sum',
+      Period: 60,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ Ref: topicId }],
+      OKActions: [{ Ref: topicId }],
+    });
+  });
+
+  it('tells on-call where to look and how to retry and unblock a rotation, then links its runbook section', () => {
+    const description = String(alarmsByName(template)['Test-RotationFailing']?.AlarmDescription);
+
+    for (const fragment of [
+      'rotation step failed',
+      'aws secretsmanager rotate-secret --secret-id <secret ARN> --region <region>',
+      'AWSPENDING',
+      'aws secretsmanager update-secret-version-stage --secret-id <secret ARN> --version-stage AWSPENDING ' +
+        '--remove-from-version-id <version id> --region <region>',
+    ]) {
+      expect(description).toContain(fragment);
+    }
+    expect(description).toMatch(/ Runbook: docs\/operations\.md#rotationfailing$/);
+    expect(description.length).toBeLessThanOrEqual(1024);
+  });
+
+  it("shows the alarm's state and the rotation function's runs and failures on the dashboard", () => {
+    const body = dashboardBody(template);
+    const alarmId = onlyLogicalId(template, 'AWS::CloudWatch::Alarm', {
+      Properties: { AlarmName: 'Test-RotationFailing' },
+    });
+
+    expect(body).toContain(JSON.stringify({ 'Fn::GetAtt': [alarmId, 'Arn'] }));
+    for (const metric of ['Invocations', 'Errors']) {
+      expect(body).toContain(
+        `"AWS/Lambda","${metric}","FunctionName","${JSON.stringify({ Ref: rotationFunctionId })}"`,
+      );
+    }
   });
 });

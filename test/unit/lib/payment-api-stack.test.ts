@@ -1,19 +1,26 @@
-import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
-import { App, Duration } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
-import { PaymentApiStack, type PaymentApiStackProps } from '../../../lib/payment-api-stack';
+import { Duration, type Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import {
+  DEMO_APP_DEFAULT_WARNING,
+  PaymentApiStack,
+  type PaymentApiStackProps,
+} from '../../../lib/payment-api-stack';
+import { unbundledApp } from '../../support/construct-template';
 
-const CDK_JSON_CONTEXT = (
-  JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'cdk.json'), 'utf8')) as {
-    context: Record<string, unknown>;
-  }
-).context;
+const templates = new Map<string, Template>();
 
-/** These assertions need the template, not the bundled code: skip esbuild. */
+/**
+ * The stack "PaymentApi" with these props, synthesized once per distinct props and shared by the tests that
+ * read it (the tests only read templates). Validation errors are thrown, not cached.
+ */
 function synthesize(props: PaymentApiStackProps = {}): Template {
-  const app = new App({ context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
-  return Template.fromStack(new PaymentApiStack(app, 'PaymentApi', props));
+  const key = JSON.stringify(props);
+  let template = templates.get(key);
+  if (template === undefined) {
+    template = Template.fromStack(new PaymentApiStack(unbundledApp(), 'PaymentApi', props));
+    templates.set(key, template);
+  }
+  return template;
 }
 
 function logicalId(template: Template, type: string): string {
@@ -240,6 +247,7 @@ describe('PaymentApiStack with a custom domain', () => {
     });
     template.hasOutput('CustomDomainUrl', { Value: 'https://payments.example.com/payment' });
     template.hasOutput('CustomDomainTarget', {
+      Description: 'Point payments.example.com here in DNS (CNAME, or a Route 53 alias A record)',
       Value: { 'Fn::GetAtt': [logicalId(template, 'AWS::ApiGateway::DomainName'), 'RegionalDomainName'] },
     });
     expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
@@ -357,5 +365,227 @@ describe('PaymentApiStack props validation', () => {
     expect(() => synthesize({ memorySize: 64 })).toThrow(
       'memorySize must be a whole number of MiB from 128 to 10240, got 64',
     );
+  });
+
+  it('refuses the demo app with an existing secret, which is used as it is', () => {
+    expect(() => synthesize({ existingSecret: 'payment-api/keys', createDemoApp: true })).toThrow(
+      'createDemoApp cannot be used with existingSecret: the demo key is generated only in a new secret',
+    );
+  });
+});
+
+const CERTIFICATE_ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012';
+const DOMAIN = { domainName: 'payments.example.com', certificateArn: CERTIFICATE_ARN };
+const ZONE = { hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
+const COMPLETE_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
+
+/** One of each way the stack's outputs can be made: the URL, the secret, the custom domain with or without DNS. */
+const OUTPUT_CONFIGURATIONS: [string, PaymentApiStackProps][] = [
+  ['the defaults', {}],
+  ['an existing secret by name', { existingSecret: 'payment-api/keys' }],
+  ['an existing secret by complete ARN', { existingSecret: COMPLETE_SECRET_ARN }],
+  [
+    'an existing secret by partial ARN',
+    { existingSecret: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment/keys' },
+  ],
+  ['a custom domain without a hosted zone', DOMAIN],
+  ['a custom domain with its hosted zone', { ...DOMAIN, ...ZONE }],
+  ['only a custom domain, without a hosted zone', { ...DOMAIN, disableExecuteApiEndpoint: true }],
+  [
+    'an environment with everything at the edge',
+    {
+      environmentName: 'production',
+      ...DOMAIN,
+      waf: { rateLimit: 2000 },
+      rotation: { every: Duration.days(30) },
+      monitoring: { alarmEmail: 'oncall@example.com' },
+    },
+  ],
+];
+
+describe('PaymentApiStack outputs', () => {
+  it.each(OUTPUT_CONFIGURATIONS)(
+    'have a literal description with %s, as CloudFormation requires',
+    (_case, props) => {
+      const outputs = Object.entries(synthesize(props).findOutputs('*')) as [
+        string,
+        { Description?: unknown },
+      ][];
+
+      expect(outputs.length).toBeGreaterThan(0);
+      for (const [name, output] of outputs) {
+        expect({ name, description: typeof output.Description }).toEqual({ name, description: 'string' });
+      }
+    },
+  );
+});
+
+/** Every logical ID the default stack had before lib/ was split into parts (the deployment's is a content hash). */
+const DEPLOYED_IDS = [
+  'PaymentApiKeysSecret965420B1',
+  'PaymentApiHandlerLogs455CA6A8',
+  'PaymentApiHandlerRole52232D0C',
+  'PaymentApiHandlerRoleDefaultPolicyAF471D31',
+  'PaymentApiHandlerBEAD40F5',
+  'PaymentApiAccessLogs5125A1F6',
+  'PaymentApiD76765E0',
+  'PaymentApiDeploymentStageprod3919BADA',
+  'PaymentApipaymentBEE97D4B',
+  'PaymentApipaymentPOSTApiPermissionPaymentApi8A8DA387POSTpayment840B720C',
+  'PaymentApipaymentPOSTCDFCE5BD',
+  'PaymentApipaymentANY713C5BBD',
+  'PaymentApiMISSINGAUTHENTICATIONTOKENC423A55B',
+  'PaymentApiRESOURCENOTFOUNDCB9170B4',
+  'PaymentApiTHROTTLEDCDF2CC3E',
+  'PaymentApiQUOTAEXCEEDED60453830',
+  'PaymentApiREQUESTTOOLARGE7DB4E0A4',
+  'PaymentApiUNSUPPORTEDMEDIATYPE4544B161',
+  'PaymentApiACCESSDENIED18796103',
+  'PaymentApiWAFFILTERED17457AA7',
+  'PaymentApiINTEGRATIONTIMEOUT9D427EFC',
+  'PaymentApiINTEGRATIONFAILUREDF12C722',
+  'PaymentApiDEFAULT4XXFE0C1885',
+  'PaymentApiDEFAULT5XX89B98018',
+  'PaymentApiMonitoringApiServerErrorsAlarm5B69DB51',
+  'PaymentApiMonitoringApiLatencyP99Alarm5714E679',
+  'PaymentApiMonitoringLambdaErrorsAlarm1A7C8455',
+  'PaymentApiMonitoringLambdaThrottlesAlarmD8B643FF',
+  'PaymentApiMonitoringKeysUnavailableAlarm52927E82',
+  'PaymentApiMonitoringKeyRefreshFailingAlarm256D8904',
+  'PaymentApiMonitoringUnauthorizedRequestsAlarmBA8F0620',
+  'PaymentApiMonitoringDashboard9CC80FA0',
+  'PaymentApiMonitoringRequestsByKeyQuery6DFA456D',
+  'PaymentApiMonitoringUnauthorizedBySourceQuery90863962',
+  'PaymentApiMonitoringKeyFailureTimelineQueryA6E4AC76',
+];
+const DEPLOYED_ROTATION_IDS = [
+  'PaymentApiKeyRotationFunctionLogs37CC23ED',
+  'PaymentApiKeyRotationFunctionRole1552E1C1',
+  'PaymentApiKeyRotationFunctionRoleDefaultPolicy2D85CE53',
+  'PaymentApiKeyRotationFunction090C73BB',
+  'PaymentApiKeyRotationFunctionSecretsManagerInvokeDE1E86C6',
+  'PaymentApiKeyRotationSchedule192F5682',
+];
+const DEPLOYED_ALARM_TOPIC_IDS = [
+  'PaymentApiMonitoringAlarmTopicKeyB06BD67B',
+  'PaymentApiMonitoringAlarmTopicA9D6684D',
+  'PaymentApiMonitoringAlarmTopicPolicyEA185F50',
+  'PaymentApiMonitoringAlarmTopiconcallexamplecom1458D22A',
+];
+const DEPLOYED_EDGE_IDS = [
+  'PaymentApiFirewallWebAcl58DD371A',
+  'PaymentApiFirewallAssociationF290B9A3',
+  'PaymentApiCustomDomain7D342D3B',
+  'PaymentApiCustomDomainAliasRecord7D7BB686',
+];
+
+function logicalIdsBesidesTheDeployment(template: Template): string[] {
+  const resources = (template.toJSON() as { Resources: Record<string, { Type: string }> }).Resources;
+  return Object.entries(resources)
+    .filter(([, resource]) => resource.Type !== 'AWS::ApiGateway::Deployment')
+    .map(([id]) => id)
+    .sort();
+}
+
+describe('PaymentApiStack resources, for stacks deployed before lib/ was split into parts', () => {
+  it.each<[string, PaymentApiStackProps, string[]]>([
+    ['the defaults', {}, DEPLOYED_IDS],
+    [
+      'scheduled rotation, which adds only the RotationFailing alarm',
+      { rotation: { every: Duration.days(30) } },
+      [...DEPLOYED_IDS, ...DEPLOYED_ROTATION_IDS, 'PaymentApiMonitoringRotationFailingAlarmFE0ACFB6'],
+    ],
+    [
+      'email alarm notices',
+      { monitoring: { alarmEmail: 'oncall@example.com' } },
+      [...DEPLOYED_IDS, ...DEPLOYED_ALARM_TOPIC_IDS],
+    ],
+    [
+      'a web ACL and a custom domain with its alias record',
+      { waf: { rateLimit: 2000 }, ...DOMAIN, ...ZONE },
+      [...DEPLOYED_IDS, ...DEPLOYED_EDGE_IDS, 'PaymentApiCustomDomainMapPaymentApi8A8DA3870CECD7D7'],
+    ],
+  ])('keep their logical IDs with %s', (_case, props, expected) => {
+    expect(logicalIdsBesidesTheDeployment(synthesize(props))).toEqual([...expected].sort());
+  });
+});
+
+describe('PaymentApiStack demo app', () => {
+  function build(props: PaymentApiStackProps): Stack {
+    return new PaymentApiStack(unbundledApp(), 'PaymentApi-staging', props);
+  }
+
+  function demoAppWarnings(stack: Stack): unknown[] {
+    return Annotations.fromStack(stack)
+      .findWarning('*', Match.stringLikeRegexp('createDemoApp'))
+      .map((warning) => warning.id);
+  }
+
+  /** The secret as every stack deployed before createDemoApp has it: generation settings unchanged. */
+  const GENERATED_DEMO_KEY = Match.objectEquals({
+    SecretStringTemplate: '{}',
+    GenerateStringKey: 'demo',
+    ExcludePunctuation: true,
+    PasswordLength: 48,
+  });
+
+  it('generates the demo key in the default stack exactly as before, without a warning', () => {
+    // Act
+    const stack = new PaymentApiStack(unbundledApp(), 'PaymentApi');
+
+    // Assert
+    Template.fromStack(stack).hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: GENERATED_DEMO_KEY,
+      SecretString: Match.absent(),
+    });
+    expect(demoAppWarnings(stack)).toEqual([]);
+  });
+
+  it("starts an environment's secret as an empty keyring, and warns that an earlier stack must keep the demo app", () => {
+    // Act
+    const stack = build({ environmentName: 'staging' });
+
+    // Assert
+    Template.fromStack(stack).hasResourceProperties('AWS::SecretsManager::Secret', {
+      SecretString: '{}',
+      GenerateSecretString: Match.absent(),
+    });
+    const warnings = Annotations.fromStack(stack).findWarning(
+      '/PaymentApi-staging/PaymentApi/KeysSecret/Default',
+      Match.stringLikeRegexp(
+        `A stack deployed before createDemoApp existed has the demo key.*set createDemoApp=true to keep its keys.*\\[ack: ${DEMO_APP_DEFAULT_WARNING}\\]`,
+      ),
+    );
+    expect(warnings).toHaveLength(1);
+  });
+
+  it.each<[string, PaymentApiStackProps, Record<string, unknown>]>([
+    [
+      'keeps the demo key of an environment deployed earlier when createDemoApp is true',
+      { environmentName: 'staging', createDemoApp: true },
+      { GenerateSecretString: GENERATED_DEMO_KEY, SecretString: Match.absent() },
+    ],
+    [
+      'starts an environment empty without a warning when createDemoApp is false',
+      { environmentName: 'staging', createDemoApp: false },
+      { SecretString: '{}', GenerateSecretString: Match.absent() },
+    ],
+    [
+      'starts the default stack empty when createDemoApp is false',
+      { createDemoApp: false },
+      { SecretString: '{}', GenerateSecretString: Match.absent() },
+    ],
+  ])('%s', (_case, props, secret) => {
+    const stack = build(props);
+
+    Template.fromStack(stack).hasResourceProperties('AWS::SecretsManager::Secret', secret);
+    expect(demoAppWarnings(stack)).toEqual([]);
+  });
+
+  it("creates no secret and warns of nothing for an environment's existing secret", () => {
+    const stack = build({ environmentName: 'production', existingSecret: 'payment-api/keys' });
+
+    Template.fromStack(stack).resourceCountIs('AWS::SecretsManager::Secret', 0);
+    expect(demoAppWarnings(stack)).toEqual([]);
   });
 });

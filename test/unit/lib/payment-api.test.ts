@@ -4,18 +4,14 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { MIN_KEY_LENGTH } from '../../../shared/keys/key-material';
-import { ERROR_RESPONSES } from '../../../lambda/payment/responses';
+import { ERROR_RESPONSES } from '../../../shared/api/responses';
 import type { PaymentApiProps } from '../../../lib/payment-api';
 import {
-  constructUnbundled,
-  expectMinifiedCommonJs,
   actionsOf,
-  externalRequires,
+  constructUnbundled,
   onlyLogicalId,
   policyStatements,
-  readBundle,
   synthesize,
-  type Synthesized,
 } from '../../support/construct-template';
 
 function functionEnvironment(template: Template): Record<string, unknown> {
@@ -25,13 +21,11 @@ function functionEnvironment(template: Template): Record<string, unknown> {
 }
 
 describe('PaymentApi with default props', () => {
-  let synthesized: Synthesized;
   let template: Template;
   let secretId: string;
 
   beforeAll(() => {
-    synthesized = synthesize({}, { bundle: true });
-    template = synthesized.template;
+    ({ template } = synthesize());
     secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
   });
 
@@ -89,16 +83,6 @@ describe('PaymentApi with default props', () => {
         LoggingConfig: { LogGroup: { Ref: logGroupId } },
       });
     });
-
-    it('is bundled as minified CommonJS with the AWS SDK inside and no source map', () => {
-      // Act (never hand the bundle itself to a matcher: a failure would print all of it)
-      const bundle = readBundle(synthesized, onlyLogicalId(template, 'AWS::Lambda::Function'));
-
-      // Assert
-      expectMinifiedCommonJs(bundle);
-      expect(bundle.includes('"GetSecretValue"')).toBe(true);
-      expect(externalRequires(bundle)).toEqual([]);
-    });
   });
 
   describe('permissions', () => {
@@ -153,6 +137,10 @@ describe('PaymentApi with default props', () => {
         DeletionPolicy: 'Retain',
         UpdateReplacePolicy: 'Retain',
       });
+    });
+
+    it('keeps the logical ID it had before PaymentApi was split into parts', () => {
+      expect(secretId).toBe('PaymentApiKeysSecret965420B1');
     });
   });
 
@@ -440,32 +428,43 @@ describe('PaymentApi with an existing secret', () => {
   });
 });
 
+describe('PaymentApi without the demo app', () => {
+  it('starts the new secret as an empty keyring, still retained, generating nothing', () => {
+    const { template } = synthesize({ createDemoApp: false });
+
+    template.hasResource('AWS::SecretsManager::Secret', {
+      Properties: Match.objectLike({ SecretString: '{}', GenerateSecretString: Match.absent() }),
+      DeletionPolicy: 'Retain',
+    });
+  });
+});
+
 describe('PaymentApi props validation', () => {
   it.each<[string, PaymentApiProps, string]>([
     [
       'a zero TTL',
       { keyCacheTtl: Duration.seconds(0) },
-      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 0 s',
+      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 0',
     ],
     [
       'a TTL in fractions of a second',
       { keyCacheTtl: Duration.millis(1500) },
-      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 1.5 s',
+      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 1.5',
     ],
     [
       'a TTL over an hour',
       { keyCacheTtl: Duration.hours(2) },
-      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 7200 s',
+      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 7200',
     ],
     [
       'a staleness bound in fractions of a second',
       { keyMaxStale: Duration.millis(500) },
-      'keyMaxStale must be a whole number of seconds from 0 to 86400, got 0.5 s',
+      'keyMaxStale must be a whole number of seconds from 0 to 86400, got 0.5',
     ],
     [
       'a staleness bound over a day',
       { keyMaxStale: Duration.days(2) },
-      'keyMaxStale must be a whole number of seconds from 0 to 86400, got 172800 s',
+      'keyMaxStale must be a whole number of seconds from 0 to 86400, got 172800',
     ],
     [
       'too little memory',
@@ -495,12 +494,12 @@ describe('PaymentApi props validation', () => {
     [
       'a zero burst limit',
       { throttlingBurstLimit: 0 },
-      'throttlingBurstLimit must be a positive whole number of requests, got 0',
+      'throttlingBurstLimit must be a whole number of requests of at least 1, got 0',
     ],
     [
       'a fractional burst limit',
       { throttlingBurstLimit: 1.5 },
-      'throttlingBurstLimit must be a positive whole number of requests, got 1.5',
+      'throttlingBurstLimit must be a whole number of requests of at least 1, got 1.5',
     ],
     [
       'an empty stage name',
@@ -516,6 +515,19 @@ describe('PaymentApi props validation', () => {
     expect(() => {
       constructUnbundled(props);
     }).toThrow(message);
+  });
+
+  it('rejects the demo app with an existing secret, which it could only replace', () => {
+    expect(() =>
+      synthesize(
+        { createDemoApp: true },
+        {
+          extra: (stack) => ({
+            keysSecret: secretsmanager.Secret.fromSecretNameV2(stack, 'Existing', 'payment-api/keys'),
+          }),
+        },
+      ),
+    ).toThrow('createDemoApp cannot be used with keysSecret: the demo key is generated only in a new secret');
   });
 
   it('accepts the boundary values', () => {

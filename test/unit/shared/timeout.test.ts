@@ -18,7 +18,7 @@ describe('raceWithTimeout', () => {
     expect(onTimeout).not.toHaveBeenCalled();
   });
 
-  it('passes on the work\'s own failure when it fails first', async () => {
+  it("passes on the work's own failure when it fails first", async () => {
     await expect(raceWithTimeout(Promise.reject(new Error('refused')), 1_000, () => 'late')).rejects.toThrow(
       'refused',
     );

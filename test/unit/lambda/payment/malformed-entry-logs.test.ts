@@ -52,7 +52,7 @@ describe('malformed secret entries in the key cache logs', () => {
     expect(everything).not.toContain(PARTNER_KEY);
   });
 
-  it('never name the app, even when a valid-looking app id holds a key of the demo key\'s shape', async () => {
+  it("never name the app, even when a valid-looking app id holds a key of the demo key's shape", async () => {
     // Arrange: the stack's generated demo key (48 letters and digits) pasted where the app id belongs, with a bad key.
     const demoShapedKey = 'A1b2C3d4'.repeat(6);
     const secret = JSON.stringify({ demo: DEMO_KEY, [demoShapedKey]: ['short'] });

@@ -55,11 +55,7 @@ describe('parseKeyDocument', () => {
       JSON.stringify({ [GENERATED_LOOKALIKE]: [DEMO_KEY] }),
       "the secret's entry #1: app id starts with payk_, like a generated key (a pasted key?)",
     ],
-    [
-      'an empty key list',
-      JSON.stringify({ demo: [] }),
-      "the secret's entry #1: app has an empty key list",
-    ],
+    ['an empty key list', JSON.stringify({ demo: [] }), "the secret's entry #1: app has an empty key list"],
     [
       'a short key',
       JSON.stringify({ partner: PARTNER_KEY, demo: [DEMO_KEY, 'short'] }),

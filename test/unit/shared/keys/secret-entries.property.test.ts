@@ -3,9 +3,13 @@ import { KeyDocumentError, parseKeyDocument } from '../../../../shared/keys/key-
 import { MalformedSecretError, parseKeyring, type KeyringProblem } from '../../../../shared/keys/keyring';
 import { appIdArb, plainKeyArb } from '../../../support/properties/arbitraries';
 
-/** App ids as the README states the rule; nothing here calls the code under test. */
+/** App ids as docs/keys.md states the rule; nothing here calls the code under test. */
 function isValidAppIdModel(name: string): boolean {
-  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name) && !/^payk_/i.test(name);
+  return (
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name) &&
+    !/^payk_/i.test(name) &&
+    !/^[A-Za-z0-9]{32,}$/.test(name)
+  );
 }
 
 function isValidStoredKeyModel(value: unknown): boolean {

@@ -135,6 +135,19 @@ describe('parseInvocation', () => {
       'invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
     ],
     [
+      "the stack's generated demo key where the app id belongs",
+      ['add-app', 'Q7tZk2WmX9aB4cD8eF1gH3jK5lM6nP0rS2uV4wY7zA9bC1dE', '--secret-id', 's'],
+      {},
+      'invalid app id: must not look like a key: 32 or more letters and digits with no ".", "_" or "-" is how ' +
+        'generated keys look (use a shorter name, or separate its words)',
+    ],
+    [
+      'a secret id in the environment longer than Secrets Manager allows',
+      ['list'],
+      { KEYS_SECRET_ID: 's'.repeat(2049) },
+      'KEYS_SECRET_ID is 2049 characters long; a secret name or ARN has at most 2048',
+    ],
+    [
       'a key where the key id belongs',
       ['revoke', 'demo', 'payk_notAKeyId0123456789', '--secret-id', 's'],
       {},

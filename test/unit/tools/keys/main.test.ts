@@ -17,6 +17,8 @@ const SEED = serializeKeyDocument(
   ]),
 );
 const SEEDED_KEYS = [DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY];
+/** The shape of the key the stack generates for the demo app: 48 letters and digits, no prefix. */
+const STACK_SHAPED_KEY = 'Q7tZk2WmX9aB4cD8eF1gH3jK5lM6nP0rS2uV4wY7zA9bC1dE';
 
 let directory: string;
 let file: string;
@@ -199,6 +201,13 @@ describe('errors', () => {
       'error: invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
     ],
     [
+      "a key shaped like the stack's demo key given as the app id",
+      ['add-app', STACK_SHAPED_KEY],
+      2,
+      'error: invalid app id: must not look like a key: 32 or more letters and digits with no ".", "_" or "-" is ' +
+        'how generated keys look (use a shorter name, or separate its words)',
+    ],
+    [
       'a key given as the key id',
       ['revoke', 'demo', DEMO_KEY],
       2,
@@ -238,6 +247,19 @@ describe('errors', () => {
       expect(stored()).toBe(content);
     },
   );
+
+  it('never lists or rotates an app whose id has the shape of a key, nor prints that id', async () => {
+    writeFileSync(file, JSON.stringify({ [STACK_SHAPED_KEY]: [DEMO_KEY], demo: [DEMO_NEXT_KEY] }));
+
+    const results = [await keys('list'), await keys('list', '--json'), await keys('rotate', 'demo')];
+
+    for (const result of results) {
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/^error: the secret's entry #1: app id [^\n]*\n$/);
+      expect(result.stderr).not.toContain(STACK_SHAPED_KEY.slice(0, 16));
+    }
+  });
 
   it('refuses a missing key file for anything but add-app', async () => {
     const missing = join(directory, 'missing.json');

@@ -8,10 +8,6 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import {
-  createCliSecretsManagerClient,
-  describeAwsFailure,
-} from '../../../../tools/keys/secrets-manager-store';
 import { keyIdOf, parseKeyDocument, serializeKeyDocument } from '../../../../shared/keys/key-document';
 import { DEMO_KEY, PARTNER_KEY } from '../../../support/keys';
 import { runCli } from '../../../support/keys-cli';
@@ -227,8 +223,8 @@ describe('failures', () => {
         'to perform: secretsmanager:UpdateSecretVersionStage; AWSCURRENT was not moved; could not remove the ' +
         `AWSPENDING label from version ${ours} of secret ${SECRET_ID} (could not reach Secrets Manager ` +
         '(ECONNRESET)); a scheduled rotation will fail until it is removed: aws secretsmanager ' +
-        `update-secret-version-stage --secret-id '${SECRET_ID}' --version-stage AWSPENDING ` +
-        `--remove-from-version-id ${ours}\n`,
+        `update-secret-version-stage --secret-id '${SECRET_ID}' --version-stage 'AWSPENDING' ` +
+        `--remove-from-version-id '${ours}' --region eu-west-1\n`,
     });
     expect(result.stderr).not.toContain('unchanged');
   });
@@ -245,8 +241,8 @@ describe('failures', () => {
       new RegExp(
         `^warning: could not remove the AWSPENDING label from version ${UUID.source.slice(1, -1)} of secret ` +
           `${SECRET_ID} \\(could not reach Secrets Manager \\(ECONNRESET\\)\\); a scheduled rotation will fail until it is removed: ` +
-          `aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' --version-stage AWSPENDING ` +
-          `--remove-from-version-id ${UUID.source.slice(1, -1)}\\n$`,
+          `aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' --version-stage 'AWSPENDING' ` +
+          `--remove-from-version-id '${UUID.source.slice(1, -1)}' --region eu-west-1\\n$`,
       ),
     );
   });
@@ -324,7 +320,7 @@ describe('failures', () => {
         `nothing was changed (AWSCURRENT untouched); if the new version ${putToken()} was stored after all, its ` +
         'AWSPENDING label could not be removed (could not reach Secrets Manager (ECONNREFUSED)) and a scheduled ' +
         `rotation will fail until it is: aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' ` +
-        `--version-stage AWSPENDING --remove-from-version-id ${putToken()}\n`,
+        `--version-stage 'AWSPENDING' --remove-from-version-id '${putToken()}' --region eu-west-1\n`,
     });
   });
 
@@ -347,7 +343,7 @@ describe('failures', () => {
     [
       'a missing secret',
       serviceError(ResourceNotFoundException, "Secrets Manager can't find the specified secret."),
-      `error: could not read secret ${SECRET_ID}: secret not found (or it has no AWSCURRENT version)`,
+      `error: secret ${SECRET_ID} not found in region eu-west-1 (or it has no AWSCURRENT version); check AWS_REGION`,
     ],
     [
       'no credentials',
@@ -399,67 +395,67 @@ describe('failures', () => {
   });
 });
 
-describe('describeAwsFailure', () => {
-  it.each<[string, unknown, string]>([
-    [
-      'a throttle',
-      Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }),
-      'Secrets Manager is throttling requests; try again shortly',
-    ],
-    [
-      'expired credentials',
-      Object.assign(new Error('The security token included in the request is expired'), {
-        name: 'ExpiredTokenException',
-      }),
-      'AWS rejected the credentials (ExpiredTokenException)',
-    ],
-    [
-      'a host that does not resolve',
-      Object.assign(new Error('getaddrinfo'), { code: 'ENOTFOUND' }),
-      'could not reach Secrets Manager (ENOTFOUND)',
-    ],
-    [
-      'something else',
-      Object.assign(new Error('first line\nsecond line'), { name: 'OddError' }),
-      'OddError: first line',
-    ],
-    ['a thrown string', 'boom', 'unexpected failure'],
-  ])('describes %s in one line', (_label, failure, description) => {
-    expect(describeAwsFailure(failure)).toBe(description);
-  });
-});
+describe('what the operator can act on', () => {
+  it('names the region it looked in when the secret is not found, since a wrong region looks the same', async () => {
+    secretsManager
+      .on(GetSecretValueCommand)
+      .rejects(serviceError(ResourceNotFoundException, "Secrets Manager can't find the specified secret."));
 
-describe('createCliSecretsManagerClient', () => {
-  /** The resolved custom endpoint's port (the config's provider is async at run time). */
-  const portOf = async (client: SecretsManagerClient): Promise<number | undefined> =>
-    (await Promise.resolve(client.config.endpoint?.()))?.port;
+    const result = await runCli(['list'], { ...ENV, AWS_REGION: 'us-east-1' });
 
-  it('takes region, endpoint and static credentials from the environment it is given', async () => {
-    const client = createCliSecretsManagerClient({
-      AWS_DEFAULT_REGION: 'eu-central-1',
-      AWS_ENDPOINT_URL: 'http://127.0.0.1:4566',
-      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
-      AWS_SECRET_ACCESS_KEY: 'example-secret',
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `error: secret ${SECRET_ID} not found in region us-east-1 (or it has no AWSCURRENT version); ` +
+        'check AWS_REGION\n',
     });
-
-    expect(await client.config.region()).toBe('eu-central-1');
-    expect(await client.config.credentials()).toMatchObject({
-      accessKeyId: 'AKIDEXAMPLE',
-      secretAccessKey: 'example-secret',
-    });
-    expect(await portOf(client)).toBe(4566);
-    expect(await client.config.maxAttempts()).toBe(3);
   });
 
-  it('prefers AWS_REGION and a service-specific endpoint', async () => {
-    const client = createCliSecretsManagerClient({
-      AWS_REGION: 'us-west-2',
-      AWS_DEFAULT_REGION: 'eu-central-1',
-      AWS_ENDPOINT_URL: 'http://127.0.0.1:1',
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:2',
-    });
+  it('gives the command that restores a secret scheduled for deletion, with its region', async () => {
+    secretsManager
+      .on(GetSecretValueCommand)
+      .rejects(
+        awsError(
+          'InvalidRequestException',
+          "You can't perform this operation on the secret because it was marked for deletion.",
+        ),
+      );
 
-    expect(await client.config.region()).toBe('us-west-2');
-    expect(await portOf(client)).toBe(2);
+    const result = await runCli(['rotate', 'demo'], ENV);
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `error: could not read secret ${SECRET_ID}: it is scheduled for deletion; to keep it, restore it: ` +
+        `aws secretsmanager restore-secret --secret-id '${SECRET_ID}' --region eu-west-1\n`,
+    });
+    expect(secretsManager).not.toHaveReceivedCommand(PutSecretValueCommand);
+  });
+
+  it('cuts a long secret id in its messages', async () => {
+    const secretId = `payment-api-keys-${'x'.repeat(1_000)}`;
+    secretsManager.on(GetSecretValueCommand).rejects(serviceError(ResourceNotFoundException, 'not found'));
+
+    const result = await runCli(['list', '--secret-id', secretId], ENV);
+
+    expect(result.stderr).toBe(
+      `error: secret ${secretId.slice(0, 200)}… not found in region eu-west-1 (or it has no AWSCURRENT version); ` +
+        'check AWS_REGION\n',
+    );
+  });
+
+  it('refuses a secret id longer than any secret name or ARN, without echoing it or calling AWS', async () => {
+    const pasted = 'x'.repeat(20_000);
+
+    const result = await runCli(['list', '--secret-id', pasted], ENV);
+
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'error: --secret-id is 20000 characters long; a secret name or ARN has at most 2048\n',
+    });
+    expect(secretsManager.calls()).toHaveLength(0);
   });
 });

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { parseKeyring } from '../../../../shared/keys/keyring';
 import { LocalServer } from '../../../../tools/local-server/server';
 import { createHandler } from '../../../../lambda/payment/create-handler';
-import { errorBody } from '../../../../lambda/payment/responses';
+import { errorBody } from '../../../../shared/api/responses';
 import { captureLogs, type CapturedLogs } from '../../../support/capture-logger';
 import { DEMO_KEY, DEMO_NEXT_KEY, SECRET_STRING } from '../../../support/keys';
 

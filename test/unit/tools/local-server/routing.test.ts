@@ -1,4 +1,4 @@
-import { routeRequest } from '../../../../tools/local-server/routing';
+import { loggedPath, routeRequest } from '../../../../tools/local-server/routing';
 
 describe('routeRequest', () => {
   it.each(['/payment', '/payment/'])('sends POST %s to the handler as the /payment resource', (path) => {
@@ -26,4 +26,19 @@ describe('routeRequest', () => {
       expect(routeRequest('GET', path)).toEqual({ kind: 'gateway', error: 'notFound', headers: {} });
     },
   );
+});
+
+describe('loggedPath', () => {
+  it.each(['/payment', '/payment/'])('names the route for %s', (path) => {
+    expect(loggedPath(path)).toEqual({ route: '/payment' });
+  });
+
+  it.each<[string, number, number]>([
+    ['/', 1, 1],
+    [`/payk_${'A'.repeat(43)}`, 49, 1],
+    ['/prod/payment/x', 15, 3],
+    ['', 0, 0],
+  ])('gives only the length and segment count of %j, never its text', (path, pathLength, pathSegments) => {
+    expect(loggedPath(path)).toEqual({ pathLength, pathSegments });
+  });
 });

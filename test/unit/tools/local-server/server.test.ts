@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { LocalServer } from '../../../../tools/local-server/server';
-import { errorBody } from '../../../../lambda/payment/responses';
+import { errorBody } from '../../../../shared/api/responses';
 import type { Logger } from '../../../../shared/logger';
 import { send as sendRequest, type Reply } from '../../../support/local-server-process';
 
@@ -188,5 +188,64 @@ describe('LocalServer', () => {
     expect(reply.headers.connection).toBe('close');
     expect(forced).toBe(false);
     await expect(send(port, {})).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  describe('its log', () => {
+    const KEY = `payk_${'K'.repeat(43)}`;
+    let logger: { [level in keyof Logger]: jest.Mock };
+
+    async function startLogging(maxBodyBytes?: number): Promise<void> {
+      logger = { debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() };
+      server = new LocalServer({
+        handler,
+        logger,
+        newRequestId: () => 'req-1',
+        ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+      });
+      ({ port } = await server.listen(0, '127.0.0.1'));
+    }
+
+    const logged = (): string =>
+      JSON.stringify(Object.values(logger).flatMap((level) => level.mock.calls as unknown[]));
+
+    it.each<[string, { method?: string; path?: string; rawHeaders?: string[]; body?: string }, number]>([
+      ['a path that is a key (404)', { path: `/${KEY}` }, 404],
+      ['a key after the route (404)', { path: `/payment/${KEY}?key=${KEY}` }, 404],
+      ['another method on the route (405)', { method: 'GET', path: '/payment' }, 405],
+      ['a body over the limit (413)', { path: `/${KEY}`, body: 'x'.repeat(101) }, 413],
+    ])('never holds the path of %s: the route or its shape only', async (_label, request, status) => {
+      // Arrange
+      await startLogging(100);
+
+      // Act
+      const reply = await send(port, request);
+
+      // Assert
+      expect(reply.status).toBe(status);
+      expect(logger.info).toHaveBeenCalledWith(
+        'request refused',
+        expect.objectContaining({ requestId: 'req-1', status }) as unknown,
+      );
+      expect(logged()).not.toContain('KKKKKKKKKKKKKKKK');
+      expect(logged()).not.toContain('payk_');
+    });
+
+    it('names the route of a refused request to /payment, and the shape of any other path', async () => {
+      // Arrange
+      await startLogging();
+
+      // Act
+      await send(port, { method: 'GET', path: '/payment' });
+      await send(port, { path: `/${KEY}` });
+
+      // Assert
+      expect(logger.info.mock.calls).toEqual([
+        ['request refused', { requestId: 'req-1', method: 'GET', route: '/payment', status: 405 }],
+        [
+          'request refused',
+          { requestId: 'req-1', method: 'POST', pathLength: 49, pathSegments: 1, status: 404 },
+        ],
+      ]);
+    });
   });
 });

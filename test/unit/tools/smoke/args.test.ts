@@ -133,6 +133,19 @@ describe('parseSmokeInvocation', () => {
       'invalid --app-id: must be 1 to 64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit',
     ],
     [
+      'a generated key as the app id',
+      ['--url', URL_TEXT, '--app-id', `payk_${'A'.repeat(43)}`],
+      { APP_KEY: KEY },
+      'invalid --app-id: must not start with "payk_" (in any case), the prefix of generated keys',
+    ],
+    [
+      "a key shaped like the stack's demo key as the app id",
+      ['--url', URL_TEXT, '--app-id', 'Q7tZk2WmX9aB4cD8eF1gH3jK5lM6nP0rS2uV4wY7zA9bC1dE'],
+      { APP_KEY: KEY },
+      'invalid --app-id: must not look like a key: 32 or more letters and digits with no ".", "_" or "-" is how ' +
+        'generated keys look (use a shorter name, or separate its words)',
+    ],
+    [
       'an invalid stack name',
       ['--stack', '1-stack', '--app-id', 'demo'],
       {},

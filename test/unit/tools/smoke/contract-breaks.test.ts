@@ -5,7 +5,7 @@
  */
 import { generateKey } from '../../../../shared/keys/key-material';
 import type { LocalHttpResponse } from '../../../../tools/local-server/proxy-event';
-import { errorBody, SUCCESS_BODY } from '../../../../lambda/payment/responses';
+import { errorBody, SUCCESS_BODY } from '../../../../shared/api/responses';
 import {
   requestHeader,
   requestHeaders,

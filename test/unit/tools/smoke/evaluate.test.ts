@@ -1,7 +1,10 @@
-import { errorBody, SUCCESS_BODY } from '../../../../lambda/payment/responses';
+import { errorBody, SUCCESS_BODY } from '../../../../shared/api/responses';
 import { buildChecks, type CheckId, type Expectation } from '../../../../tools/smoke/checks';
 import { evaluateAnswer, evaluateChecks, printable } from '../../../../tools/smoke/evaluate';
 import type { HttpAnswer, Outcome } from '../../../../tools/smoke/outcome';
+import { createSecretMask } from '../../../../tools/smoke/secret-mask';
+
+const NO_SECRETS = createSecretMask([]);
 
 function answer(
   status: number,
@@ -30,7 +33,7 @@ const NOT_ALLOWED: Expectation = { status: 405, code: 'method_not_allowed', head
 
 describe('evaluateAnswer', () => {
   it('passes a conforming answer and says what it got', () => {
-    expect(evaluateAnswer(OK, answer(200, JSON_NO_STORE, JSON.stringify(SUCCESS_BODY)))).toEqual({
+    expect(evaluateAnswer(OK, answer(200, JSON_NO_STORE, JSON.stringify(SUCCESS_BODY)), NO_SECRETS)).toEqual({
       got: '200 ok',
       problems: [],
     });
@@ -38,10 +41,11 @@ describe('evaluateAnswer', () => {
       evaluateAnswer(
         NOT_ALLOWED,
         answer(405, { ...JSON_NO_STORE, Allow: 'POST' }, errorBody('methodNotAllowed')),
+        NO_SECRETS,
       ),
     ).toEqual({ got: '405 method_not_allowed, Allow: POST', problems: [] });
     expect(
-      evaluateAnswer(REFUSED, answer(401, { ...JSON_NO_STORE, ...CHALLENGE }, UNAUTHORIZED_BODY)),
+      evaluateAnswer(REFUSED, answer(401, { ...JSON_NO_STORE, ...CHALLENGE }, UNAUTHORIZED_BODY), NO_SECRETS),
     ).toEqual({
       got: '401 unauthorized, WWW-Authenticate',
       problems: [],
@@ -54,7 +58,9 @@ describe('evaluateAnswer', () => {
       'Cache-Control': 'private, no-store',
     };
 
-    expect(evaluateAnswer(OK, answer(200, headers, JSON.stringify(SUCCESS_BODY))).problems).toEqual([]);
+    expect(
+      evaluateAnswer(OK, answer(200, headers, JSON.stringify(SUCCESS_BODY)), NO_SECRETS).problems,
+    ).toEqual([]);
   });
 
   it.each<[string, Expectation, HttpAnswer, string, string[]]>([
@@ -133,11 +139,27 @@ describe('evaluateAnswer', () => {
       ['no WWW-Authenticate header'],
     ],
   ])('names %s', (_label, expect_, received, got, problems) => {
-    expect(evaluateAnswer(expect_, received)).toEqual({ got, problems });
+    expect(evaluateAnswer(expect_, received, NO_SECRETS)).toEqual({ got, problems });
   });
 
   it('prints what a server sent only as short printable text', () => {
-    expect(printable(`a\u0000b\u001b[31m${'x'.repeat(100)}`)).toBe(`a?b?[31m${'x'.repeat(52)}…`);
+    expect(printable(`a\u0000b\u001b[31m${'x'.repeat(100)}`, NO_SECRETS)).toBe(`a?b?[31m${'x'.repeat(52)}…`);
+  });
+
+  it('masks a key the server echoes before it shortens what it quotes, so no part of the key is left', () => {
+    const key = `test-smoke-key-${'k'.repeat(33)}`;
+    const echoed = answer(
+      200,
+      { ...JSON_NO_STORE, 'Cache-Control': `max-age=60, x-echo="${key}"` },
+      JSON.stringify({ code: `${'c'.repeat(30)}${key.toUpperCase()}`, message: 'm' }),
+    );
+
+    const { got, problems } = evaluateAnswer(OK, echoed, createSecretMask([key]));
+
+    const printed = [got, ...problems].join('\n');
+    expect(printed).toContain('<redacted>');
+    expect(printed.toLowerCase()).not.toContain(key.slice(0, 16));
+    expect(printed.toLowerCase()).not.toContain(key.slice(-16));
   });
 });
 
@@ -161,7 +183,7 @@ describe('evaluateChecks', () => {
     answer: answer(401, { ...JSON_NO_STORE, ...challenge }, body),
   });
   const uniformRow = (outcomes: ReadonlyMap<CheckId, Outcome>) =>
-    evaluateChecks(checks, outcomes).find((result) => result.id === 'same-401');
+    evaluateChecks(checks, outcomes, NO_SECRETS).find((result) => result.id === 'same-401');
 
   it('passes the comparison when every 401 is the same', () => {
     const outcomes = new Map(refusalIds.map((id) => [id, refusal()] as const));
@@ -222,6 +244,7 @@ describe('evaluateChecks', () => {
           { kind: 'not-run', reason: 'not sent: an earlier request got connection refused (ECONNREFUSED)' },
         ],
       ]),
+      NO_SECRETS,
     );
 
     expect(results[0]).toEqual({

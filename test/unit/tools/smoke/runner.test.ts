@@ -1,6 +1,6 @@
 import { buildChecks, requestChecks, type SmokeRequest } from '../../../../tools/smoke/checks';
 import type { Outcome } from '../../../../tools/smoke/outcome';
-import { runChecks } from '../../../../tools/smoke/runner';
+import { runChecks, RUN_TIME_LIMIT_MS } from '../../../../tools/smoke/runner';
 
 const checks = buildChecks({
   url: new URL('http://127.0.0.1:3000/payment'),
@@ -62,5 +62,95 @@ describe('runChecks', () => {
       });
 
     expect((await runChecks(checks, send)).requestsSent).toBe(11);
+  });
+
+  it('counts the requests that got an answer', async () => {
+    let sent = 0;
+    const send = (): Promise<Outcome> =>
+      Promise.resolve(
+        ++sent % 2 === 0
+          ? ANSWER
+          : { kind: 'no-answer', reason: 'connection closed without an answer', unreachable: false },
+      );
+
+    const run = await runChecks(checks, send);
+
+    expect([run.requestsSent, run.answered, run.stop]).toEqual([11, 5, undefined]);
+  });
+});
+
+describe('runChecks within the time limit of the whole run', () => {
+  /** A clock that only the fake server moves: each answer takes `answerMs`. */
+  function slowServer(answerMs: number, outcome: (clock: number) => Outcome = () => ANSWER) {
+    let clock = 1_000_000;
+    const timeouts: number[] = [];
+    return {
+      now: () => clock,
+      timeouts,
+      send: (_request: SmokeRequest, timeoutMs: number): Promise<Outcome> => {
+        timeouts.push(timeoutMs);
+        clock += Math.min(answerMs, timeoutMs);
+        return Promise.resolve(outcome(clock));
+      },
+    };
+  }
+
+  it('is one minute by default', () => {
+    expect(RUN_TIME_LIMIT_MS).toBe(60_000);
+  });
+
+  it('gives each request at most what is left of it', async () => {
+    const server = slowServer(25_000);
+
+    await runChecks(checks, server.send, { now: server.now });
+
+    expect(server.timeouts).toEqual([60_000, 35_000, 10_000]);
+  });
+
+  it('sends nothing more once it has passed, and says so in every row not sent', async () => {
+    const server = slowServer(25_000);
+
+    const run = await runChecks(checks, server.send, { now: server.now });
+
+    expect(run.requestsSent).toBe(3);
+    expect(run.stop).toEqual({ kind: 'time-limit', timeLimitMs: 60_000 });
+    const notSent = requestChecks(checks)
+      .slice(3)
+      .map((check) => run.outcomes.get(check.id));
+    expect(notSent).toEqual(
+      Array.from({ length: 8 }, () => ({
+        kind: 'not-run',
+        reason: "not sent: the run's time limit of 60 s passed",
+      })),
+    );
+  });
+
+  it('reports a request the limit cut short as such, not as a server that does not answer', async () => {
+    const server = slowServer(40_000, (clock) =>
+      clock >= 1_060_000 ? { kind: 'no-answer', reason: 'no answer within 20 s', unreachable: true } : ANSWER,
+    );
+
+    const run = await runChecks(checks, server.send, { now: server.now });
+
+    expect(run.outcomes.get('wrong-key')).toEqual({
+      kind: 'no-answer',
+      reason: "no answer before the run's time limit of 60 s passed",
+      unreachable: false,
+    });
+    expect(run.stop).toEqual({ kind: 'time-limit', timeLimitMs: 60_000 });
+    expect([run.requestsSent, run.answered]).toEqual([2, 1]);
+  });
+
+  it('takes another limit when given one', async () => {
+    const server = slowServer(1_000);
+
+    const run = await runChecks(checks, server.send, { now: server.now, timeLimitMs: 2_500 });
+
+    expect(server.timeouts).toEqual([2_500, 1_500, 500]);
+    expect(run.stop).toEqual({ kind: 'time-limit', timeLimitMs: 2_500 });
+    expect(run.outcomes.get('missing-app-key')).toEqual({
+      kind: 'not-run',
+      reason: "not sent: the run's time limit of 2.5 s passed",
+    });
   });
 });

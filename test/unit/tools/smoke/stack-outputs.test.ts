@@ -1,13 +1,12 @@
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { PaymentApiStack } from '../../../../lib/payment-api-stack';
 import { STACK_OUTPUTS } from '../../../../tools/smoke/stack-target';
-import { CDK_JSON_CONTEXT, SKIP_BUNDLING } from '../../../support/construct-template';
+import { unbundledApp } from '../../../support/construct-template';
 
 describe('the outputs --stack reads', () => {
   it('are the ones PaymentApiStack declares: the /payment URL and the keys secret', () => {
     // Arrange
-    const app = new App({ context: { ...CDK_JSON_CONTEXT, ...SKIP_BUNDLING } });
+    const app = unbundledApp();
 
     // Act
     const outputs = Template.fromStack(new PaymentApiStack(app, 'SmokeOutputs')).findOutputs('*');

@@ -1,0 +1,211 @@
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type { Construct } from 'constructs';
+import { METRIC } from '../../lambda/payment/metric-names';
+import { SAVED_QUERIES } from './saved-queries';
+import { FIVE_MINUTES, ONE_MINUTE, type ServiceMetric } from './service-metrics';
+
+/** The alarms every deployment has, by the last part of their names (`<serviceName>-<Name>`). */
+export type ServiceAlarm =
+  | 'ApiServerErrors'
+  | 'ApiLatencyP99'
+  | 'LambdaErrors'
+  | 'LambdaThrottles'
+  | 'KeysUnavailable'
+  | 'KeyRefreshFailing'
+  | 'UnauthorizedRequests';
+
+/** Every alarm: `RotationFailing` exists only with scheduled rotation. */
+export type PaymentApiAlarm = ServiceAlarm | 'RotationFailing';
+
+export type MonitoringAlarms = Readonly<Record<ServiceAlarm, cloudwatch.Alarm>> & {
+  readonly RotationFailing?: cloudwatch.Alarm;
+};
+
+export interface AlarmsProps {
+  /** The stage that serves POST /payment. */
+  readonly stage: apigateway.Stage;
+  /** The payment Lambda. */
+  readonly handler: lambda.IFunction;
+  /** The rotation Lambda, when the secret is rotated on a schedule. */
+  readonly rotationFunction?: lambda.IFunction;
+  /** The payment Lambda's own metrics. */
+  readonly metric: ServiceMetric;
+  /** Prefix of every alarm name. */
+  readonly serviceName: string;
+  readonly unauthorizedThreshold: number;
+  readonly latencyThresholdMs: number;
+  /** In percent. */
+  readonly serverErrorRateThreshold: number;
+}
+
+/**
+ * Where on-call reads what to do: the section of docs/operations.md named after the alarm (GitHub makes the
+ * heading's anchor lower case).
+ */
+export function runbookLink(alarm: PaymentApiAlarm): string {
+  return `Runbook: docs/operations.md#${alarm.toLowerCase()}`;
+}
+
+interface AlarmSpec {
+  readonly metric: cloudwatch.Metric;
+  readonly comparisonOperator: cloudwatch.ComparisonOperator;
+  readonly threshold: number;
+  readonly evaluationPeriods: number;
+  readonly datapointsToAlarm: number;
+  /** What happened and where to look; the runbook link is added after it. */
+  readonly description: string;
+}
+
+const { GREATER_THAN_THRESHOLD: ABOVE, GREATER_THAN_OR_EQUAL_TO_THRESHOLD: AT_LEAST } =
+  cloudwatch.ComparisonOperator;
+const SUM_PER_MINUTE = { statistic: cloudwatch.Stats.SUM, period: ONE_MINUTE };
+/**
+ * "Any" alarms: one breaching minute raises them, five quiet minutes clear them, so an intermittent fault sends
+ * one notice rather than one per minute.
+ */
+const ANY_IN_FIVE_MINUTES = {
+  comparisonOperator: AT_LEAST,
+  threshold: 1,
+  evaluationPeriods: 5,
+  datapointsToAlarm: 1,
+};
+
+function serviceAlarmSpecs(props: AlarmsProps): Record<ServiceAlarm, AlarmSpec> {
+  const { stage, handler, metric } = props;
+  const errorRate = props.serverErrorRateThreshold;
+  const failureQuery = SAVED_QUERIES.keyFailureTimeline.name;
+  return {
+    ApiServerErrors: {
+      // API Gateway's 5XXError averages to the share of requests answered 5XX.
+      metric: stage.metricServerError({ statistic: cloudwatch.Stats.AVERAGE, period: ONE_MINUTE }),
+      comparisonOperator: ABOVE,
+      threshold: errorRate / 100,
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      description:
+        `More than ${errorRate}% of requests got a 5XX answer in 3 of the last 5 minutes: callers are failing. ` +
+        'On the dashboard, "Requests by outcome" tells which: Unavailable (see KeysUnavailable), InternalError ' +
+        '(Lambda logs, "unexpected error"), or neither (502/504 from API Gateway: see LambdaErrors and ' +
+        'LambdaThrottles).',
+    },
+    ApiLatencyP99: {
+      metric: stage.metricLatency({ statistic: cloudwatch.Stats.p(99), period: ONE_MINUTE }),
+      comparisonOperator: ABOVE,
+      threshold: props.latencyThresholdMs,
+      evaluationPeriods: 5,
+      datapointsToAlarm: 5,
+      description:
+        `The slowest 1% of requests took more than ${props.latencyThresholdMs} ms for 5 minutes in a row. ` +
+        'Compare API latency with Lambda duration on the dashboard: slow Secrets Manager reads show as "keys ' +
+        'loaded" lines with a large durationMs; many cold starts as ColdStart; a Lambda near its 10 s time-out ' +
+        'as high duration.',
+    },
+    LambdaErrors: {
+      metric: handler.metricErrors(SUM_PER_MINUTE),
+      ...ANY_IN_FIVE_MINUTES,
+      description:
+        'The payment Lambda failed an invocation (time-out, crash, or failed start): API Gateway answered 502 ' +
+        'or 504. The handler catches its own errors, so this is not a 401/503: read the Lambda log group for ' +
+        '"Task timed out", "Runtime exited" or an init error, and roll back the last deploy if it started then.',
+    },
+    LambdaThrottles: {
+      metric: handler.metricThrottles(SUM_PER_MINUTE),
+      ...ANY_IN_FIVE_MINUTES,
+      description:
+        'Lambda refused to run the payment function: the account or Region concurrency limit is used up, so ' +
+        'callers got errors. Check concurrency on the dashboard and other functions in the account; ask AWS ' +
+        'for a higher limit, or reserve concurrency for this function.',
+    },
+    KeysUnavailable: {
+      metric: metric(METRIC.unavailable, SUM_PER_MINUTE),
+      ...ANY_IN_FIVE_MINUTES,
+      description:
+        'The API answered 503: the Lambda cannot read the keys from Secrets Manager and has no usable copy, so ' +
+        `no caller can pay. Run the saved query "${failureQuery}" and read lastError: access denied or KMS ` +
+        '(permissions, key policy), a malformed secret (fix the JSON), or a Secrets Manager outage (AWS ' +
+        'Health Dashboard).',
+    },
+    KeyRefreshFailing: {
+      metric: metric(METRIC.keyRefreshFailed, SUM_PER_MINUTE),
+      comparisonOperator: AT_LEAST,
+      threshold: 1,
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      description:
+        'Reading the keys from Secrets Manager failed in 3 of the last 5 minutes: the Lambda is serving keys ' +
+        'past their TTL (StaleKeysServed), so new and revoked keys do not take effect, and once keyMaxStale ' +
+        `runs out it answers 503. Run the saved query "${failureQuery}" for the error and fix it as for ` +
+        'KeysUnavailable.',
+    },
+    UnauthorizedRequests: {
+      metric: metric(METRIC.unauthorized, { statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+      comparisonOperator: AT_LEAST,
+      threshold: props.unauthorizedThreshold,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      description:
+        `At least ${props.unauthorizedThreshold} requests in 5 minutes were refused with 401. Run the saved ` +
+        `query "${SAVED_QUERIES.unauthorizedBySource.name}": many wrong_key or unknown_app from few addresses ` +
+        'suggests key guessing (block them with a WAF rule); wrong_key from a known app suggests a client ' +
+        'still using a revoked or rotated key (contact its owner).',
+    },
+  };
+}
+
+/** A failed step throws in the rotation function (after its "rotation step failed" log line), which Errors counts. */
+function rotationAlarmSpec(rotationFunction: lambda.IFunction): AlarmSpec {
+  return {
+    metric: rotationFunction.metricErrors(SUM_PER_MINUTE),
+    ...ANY_IN_FIVE_MINUTES,
+    description:
+      'Scheduled rotation of the keys secret failed: the rotation Lambda failed a step, so no fresh key was ' +
+      'added. Read its log group for "rotation step failed" lines and their error: a malformed secret, an ' +
+      "operator's edit during the rotation, a full secret, or a permission. Fix the cause, then retry with " +
+      'aws secretsmanager rotate-secret --secret-id <secret ARN> --region <region> (the ARN is the stack output ' +
+      'KeysSecretArn). If the retry is refused because an earlier rotation is unfinished, a leftover AWSPENDING ' +
+      'label blocks it: find its version with describe-secret and clear it with aws secretsmanager ' +
+      'update-secret-version-stage --secret-id <secret ARN> --version-stage AWSPENDING --remove-from-version-id ' +
+      '<version id> --region <region>. This alarm clears after 5 quiet minutes; the rotation stays failed until ' +
+      'retried.',
+  };
+}
+
+/** The alarms, created in `scope` as `<Name>Alarm` and named `<serviceName>-<Name>`. */
+export function createAlarms(scope: Construct, props: AlarmsProps): MonitoringAlarms {
+  const specs = serviceAlarmSpecs(props);
+  const alarm = (name: PaymentApiAlarm, spec: AlarmSpec): cloudwatch.Alarm => {
+    const { metric, description, ...options } = spec;
+    return metric.createAlarm(scope, `${name}Alarm`, {
+      ...options,
+      alarmName: `${props.serviceName}-${name}`,
+      alarmDescription: `${description} ${runbookLink(name)}`,
+      // No data means no requests (or no failures) in that minute, which is healthy.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  };
+  return {
+    ApiServerErrors: alarm('ApiServerErrors', specs.ApiServerErrors),
+    ApiLatencyP99: alarm('ApiLatencyP99', specs.ApiLatencyP99),
+    LambdaErrors: alarm('LambdaErrors', specs.LambdaErrors),
+    LambdaThrottles: alarm('LambdaThrottles', specs.LambdaThrottles),
+    KeysUnavailable: alarm('KeysUnavailable', specs.KeysUnavailable),
+    KeyRefreshFailing: alarm('KeyRefreshFailing', specs.KeyRefreshFailing),
+    UnauthorizedRequests: alarm('UnauthorizedRequests', specs.UnauthorizedRequests),
+    ...(props.rotationFunction && {
+      RotationFailing: alarm('RotationFailing', rotationAlarmSpec(props.rotationFunction)),
+    }),
+  };
+}
+
+/** Alarm and recovery notices alike, so on-call learns when a problem ends as well as when it starts. */
+export function notifyTopic(alarms: MonitoringAlarms, topic: sns.ITopic): void {
+  const action = new actions.SnsAction(topic);
+  for (const alarm of Object.values(alarms)) {
+    alarm.addAlarmAction(action);
+    alarm.addOkAction(action);
+  }
+}

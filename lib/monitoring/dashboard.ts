@@ -1,0 +1,138 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
+import { METRIC, OUTCOME_METRICS, SERVICE_DIMENSION } from '../../lambda/payment/metric-names';
+import type { MonitoringAlarms } from './alarms';
+import { ONE_MINUTE, type ServiceMetric } from './service-metrics';
+
+export interface DashboardProps {
+  readonly stage: apigateway.Stage;
+  readonly handler: lambda.IFunction;
+  /** The rotation Lambda, when the secret is rotated on a schedule: it gets a row of its own. */
+  readonly rotationFunction?: lambda.IFunction;
+  /** Shown by state at the top. */
+  readonly alarms: MonitoringAlarms;
+  readonly metric: ServiceMetric;
+  readonly metricsNamespace: string;
+  readonly serviceName: string;
+}
+
+const SUM_PER_MINUTE = { statistic: cloudwatch.Stats.SUM, period: ONE_MINUTE };
+
+function graph(
+  title: string,
+  left: cloudwatch.IMetric[],
+  extra: Partial<cloudwatch.GraphWidgetProps> = {},
+): cloudwatch.GraphWidget {
+  return new cloudwatch.GraphWidget({ title, left, width: 12, height: 6, leftYAxis: { min: 0 }, ...extra });
+}
+
+function percentiles(
+  metricFor: (options: cloudwatch.MetricOptions) => cloudwatch.Metric,
+  what: string,
+): cloudwatch.Metric[] {
+  return (['p50', 'p99'] as const).map((statistic) =>
+    metricFor({ statistic, period: ONE_MINUTE, label: `${what} ${statistic}` }),
+  );
+}
+
+/** Rotation runs every few days, so its runs are counted per hour. */
+function rotationRow(rotationFunction: lambda.IFunction): cloudwatch.IWidget[] {
+  const sumPerHour = { statistic: cloudwatch.Stats.SUM, period: Duration.hours(1) };
+  return [
+    graph('Key rotation: steps run and failed (per hour)', [
+      rotationFunction.metricInvocations({ ...sumPerHour, label: 'Steps run' }),
+      rotationFunction.metricErrors({ ...sumPerHour, label: 'Steps failed' }),
+    ]),
+  ];
+}
+
+/** The service's dashboard, created in `scope` as `Dashboard`. */
+export function createDashboard(scope: Construct, props: DashboardProps): cloudwatch.Dashboard {
+  const { stage, handler, metric, serviceName } = props;
+  const rows: cloudwatch.IWidget[][] = [
+    [
+      new cloudwatch.TextWidget({
+        markdown:
+          `# ${serviceName}: POST /payment\n` +
+          `Metrics in namespace \`${props.metricsNamespace}\`, dimension \`${SERVICE_DIMENSION}=${serviceName}\`. ` +
+          `Saved queries: Logs Insights, folder \`${serviceName}\`. Runbook: docs/operations.md.`,
+        width: 24,
+        height: 2,
+      }),
+    ],
+    [
+      new cloudwatch.AlarmStatusWidget({
+        title: 'Alarm states',
+        alarms: Object.values(props.alarms),
+        width: 24,
+        height: 3,
+      }),
+    ],
+    [
+      graph(
+        'Requests by outcome (per minute)',
+        OUTCOME_METRICS.map((name) => metric(name, { ...SUM_PER_MINUTE, label: name })),
+        { stacked: true },
+      ),
+      graph('API requests, 4XX and 5XX (per minute)', [
+        stage.metricCount({ ...SUM_PER_MINUTE, label: 'Requests' }),
+        stage.metricClientError({ ...SUM_PER_MINUTE, label: '4XX' }),
+        stage.metricServerError({ ...SUM_PER_MINUTE, label: '5XX' }),
+      ]),
+    ],
+    [
+      graph('Latency (ms)', [
+        ...percentiles((options) => stage.metricLatency(options), 'API'),
+        ...percentiles(
+          (options) => stage.metricIntegrationLatency(options),
+          'Lambda, as API Gateway sees it',
+        ),
+      ]),
+      graph('Lambda duration (ms)', [
+        ...percentiles((options) => handler.metricDuration(options), 'Duration'),
+        handler.metricDuration({
+          statistic: cloudwatch.Stats.MAXIMUM,
+          period: ONE_MINUTE,
+          label: 'Duration max',
+        }),
+      ]),
+    ],
+    [
+      graph(
+        'Lambda concurrency, throttles and errors',
+        [
+          handler.metric('ConcurrentExecutions', {
+            statistic: cloudwatch.Stats.MAXIMUM,
+            period: ONE_MINUTE,
+            label: 'Concurrent executions (max)',
+          }),
+        ],
+        {
+          right: [
+            handler.metricThrottles({ ...SUM_PER_MINUTE, label: 'Throttles' }),
+            handler.metricErrors({ ...SUM_PER_MINUTE, label: 'Errors' }),
+          ],
+          rightYAxis: { min: 0 },
+        },
+      ),
+      graph('Key refreshes and stale keys (per minute)', [
+        metric(METRIC.keyRefreshSucceeded, { ...SUM_PER_MINUTE, label: METRIC.keyRefreshSucceeded }),
+        metric(METRIC.keyRefreshFailed, { ...SUM_PER_MINUTE, label: METRIC.keyRefreshFailed }),
+        metric(METRIC.staleKeysServed, { ...SUM_PER_MINUTE, label: METRIC.staleKeysServed }),
+        metric(METRIC.coldStart, { ...SUM_PER_MINUTE, label: METRIC.coldStart }),
+      ]),
+    ],
+    ...(props.rotationFunction ? [rotationRow(props.rotationFunction)] : []),
+  ];
+
+  return new cloudwatch.Dashboard(scope, 'Dashboard', {
+    // Dashboards are global to the account (their ARNs have no Region): the Region keeps two deployments of
+    // one stack name apart.
+    dashboardName: `${serviceName}-${Stack.of(scope).region}`,
+    defaultInterval: Duration.hours(3),
+    widgets: rows,
+  });
+}

@@ -1,0 +1,94 @@
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import type { MetricName } from '../../lambda/payment/metric-names';
+import { createAlarms, notifyTopic, type MonitoringAlarms } from './alarms';
+import { createAlarmTopic } from './alarm-topic';
+import { createDashboard } from './dashboard';
+import { MONITORING_DEFAULTS, validateMonitoringOptions, type MonitoringOptions } from './options';
+import { createSavedQueries, type PaymentApiQuery } from './saved-queries';
+import { serviceMetrics, type ServiceMetric } from './service-metrics';
+
+export interface MonitoringProps extends MonitoringOptions {
+  /** The stage that serves POST /payment: its API Gateway metrics (dimensions ApiName and Stage). */
+  readonly stage: apigateway.Stage;
+  /** The payment Lambda: its metrics and its log group, which the saved queries read. */
+  readonly handler: lambda.Function;
+  /**
+   * The rotation Lambda of scheduled key rotation: adds the `RotationFailing` alarm and a dashboard row.
+   * @default - no rotation alarm
+   */
+  readonly rotationFunction?: lambda.IFunction;
+  /**
+   * The `Service` dimension of the custom metrics and the prefix of every alarm, dashboard and query name: the
+   * stack name, so that environments in one account stay apart.
+   */
+  readonly serviceName: string;
+}
+
+/**
+ * What operators see of the payment API: alarms (with notices to an SNS topic when one is given), a dashboard
+ * and saved Logs Insights queries, all named after the service so that environments in one account stay apart.
+ * Each part is made in its own module, directly in this construct's scope.
+ */
+export class Monitoring extends Construct {
+  public readonly alarms: MonitoringAlarms;
+  public readonly dashboard: cloudwatch.Dashboard;
+  /** Where alarm and recovery notices go: the topic created for `alarmEmail`, or `alarmTopic`. */
+  public readonly topic?: sns.ITopic;
+  public readonly queries: Readonly<Record<PaymentApiQuery, logs.QueryDefinition>>;
+  /** The namespace of the Lambda's metrics. */
+  public readonly metricsNamespace: string;
+
+  private readonly serviceMetric: ServiceMetric;
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    validateMonitoringOptions(props);
+    const { stage, handler, rotationFunction, serviceName } = props;
+    this.metricsNamespace = props.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace;
+    this.serviceMetric = serviceMetrics(this.metricsNamespace, serviceName);
+
+    this.alarms = createAlarms(this, {
+      stage,
+      handler,
+      rotationFunction,
+      metric: this.serviceMetric,
+      serviceName,
+      unauthorizedThreshold:
+        props.unauthorizedAlarmThreshold ?? MONITORING_DEFAULTS.unauthorizedAlarmThreshold,
+      latencyThresholdMs: (
+        props.latencyAlarmThreshold ?? MONITORING_DEFAULTS.latencyAlarmThreshold
+      ).toMilliseconds(),
+      serverErrorRateThreshold:
+        props.serverErrorRateAlarmThreshold ?? MONITORING_DEFAULTS.serverErrorRateAlarmThreshold,
+    });
+    this.topic =
+      props.alarmTopic ??
+      (props.alarmEmail === undefined
+        ? undefined
+        : createAlarmTopic(this, { email: props.alarmEmail, serviceName }));
+    if (this.topic) notifyTopic(this.alarms, this.topic);
+    this.dashboard = createDashboard(this, {
+      stage,
+      handler,
+      rotationFunction,
+      alarms: this.alarms,
+      metric: this.serviceMetric,
+      metricsNamespace: this.metricsNamespace,
+      serviceName,
+    });
+    this.queries = createSavedQueries(this, { logGroup: handler.logGroup, serviceName });
+  }
+
+  /**
+   * One of the Lambda's metrics for this service, summed per minute unless `options` says otherwise: the base
+   * for alarms of your own.
+   */
+  public metric(name: MetricName, options: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.serviceMetric(name, options);
+  }
+}

@@ -1,0 +1,75 @@
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+
+/** The saved Logs Insights queries. */
+export type PaymentApiQuery = 'requestsByKey' | 'unauthorizedBySource' | 'keyFailureTimeline';
+
+interface SavedQuery {
+  /** Construct id. */
+  readonly id: string;
+  /** Shown after `<serviceName>/`. */
+  readonly name: string;
+  readonly query: logs.QueryStringProps;
+}
+
+/** The saved queries: the name after `<serviceName>/`, and the query over the Lambda's JSON log lines. */
+export const SAVED_QUERIES: Readonly<Record<PaymentApiQuery, SavedQuery>> = {
+  requestsByKey: {
+    id: 'RequestsByKeyQuery',
+    name: 'Requests by app and key id',
+    query: {
+      filterStatements: ['message = "request accepted"'],
+      statsStatements: ['count(*) as requests, latest(@timestamp) as lastSeen by appId, keyId'],
+      sort: 'appId asc',
+    },
+  },
+  unauthorizedBySource: {
+    id: 'UnauthorizedBySourceQuery',
+    name: '401s by reason and source IP',
+    query: {
+      filterStatements: ['message = "request refused" and status = 401'],
+      statsStatements: ['count(*) as refusals, latest(@timestamp) as lastSeen by reason, sourceIp, appId'],
+      sort: 'refusals desc',
+    },
+  },
+  keyFailureTimeline: {
+    id: 'KeyFailureTimelineQuery',
+    name: '503s and key refresh failures per minute',
+    query: {
+      filterStatements: ['message = "keys unavailable" or message = "keys refresh failed"'],
+      statsStatements: [
+        'count(*) as events, max(staleKeysAgeSeconds) as maxStaleKeysAgeSeconds, latest(error) as lastError by bin(1m), message',
+      ],
+    },
+  },
+};
+
+export interface SavedQueriesProps {
+  /** The payment Lambda's log group: its request lines carry the app, the key id, the 401 reason and the source IP. */
+  readonly logGroup: logs.ILogGroup;
+  /** Prefix of the query names: `<serviceName>/...`, which the console shows as a folder. */
+  readonly serviceName: string;
+}
+
+/**
+ * The saved queries, created in `scope` (ids from SAVED_QUERIES). They read the Lambda's log group rather than
+ * the access log, which lacks the app, the key id and the 401 reason.
+ */
+export function createSavedQueries(
+  scope: Construct,
+  { logGroup, serviceName }: SavedQueriesProps,
+): Record<PaymentApiQuery, logs.QueryDefinition> {
+  const query = (key: PaymentApiQuery): logs.QueryDefinition => {
+    const { id, name, query: queryString } = SAVED_QUERIES[key];
+    return new logs.QueryDefinition(scope, id, {
+      queryDefinitionName: `${serviceName}/${name}`,
+      queryString: new logs.QueryString(queryString),
+      logGroups: [logGroup],
+    });
+  };
+  return {
+    requestsByKey: query('requestsByKey'),
+    unauthorizedBySource: query('unauthorizedBySource'),
+    keyFailureTimeline: query('keyFailureTimeline'),
+  };
+}

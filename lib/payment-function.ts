@@ -1,0 +1,121 @@
+import { Duration } from 'aws-cdk-lib';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { METRICS_ENV } from '../lambda/payment/metric-names';
+import {
+  DEFAULT_CACHE_TTL_SECONDS,
+  DEFAULT_MAX_STALE_SECONDS,
+  ENV,
+  KEY_CACHE_LIMITS,
+} from '../lambda/payment/settings';
+import type { LogLevel } from '../shared/logger';
+import { createBundledFunction, lambdaEntry } from './bundled-function';
+import { grantKeyUseThroughSecretsManager, type KeysSecretAccess } from './grants';
+import {
+  requireWholeDuration,
+  requireWholeNumber,
+  type DurationRange,
+  type WholeNumberRange,
+} from './validation';
+
+/** The handler settings PaymentApi exposes as its own props. */
+export interface PaymentFunctionOptions {
+  /**
+   * How long the Lambda keeps the keys before it asks Secrets Manager again: a change to the secret takes
+   * effect within this time. Whole seconds, 1 to 3600.
+   * @default Duration.seconds(60)
+   */
+  readonly keyCacheTtl?: Duration;
+
+  /**
+   * How long past the TTL the last good keys are still served while Secrets Manager cannot be read; after
+   * that the API answers 503. Whole seconds, 0 to 86400.
+   * @default Duration.minutes(15)
+   */
+  readonly keyMaxStale?: Duration;
+
+  /**
+   * Lambda memory in MiB, 128 to 10240. CPU is allocated in proportion.
+   * @default 256
+   */
+  readonly memorySize?: number;
+}
+
+export const PAYMENT_FUNCTION_DEFAULTS = {
+  keyCacheTtl: Duration.seconds(DEFAULT_CACHE_TTL_SECONDS),
+  keyMaxStale: Duration.seconds(DEFAULT_MAX_STALE_SECONDS),
+  memorySize: 256,
+} as const satisfies Partial<Record<keyof PaymentFunctionOptions, unknown>>;
+
+export const PAYMENT_FUNCTION_LIMITS = {
+  keyCacheTtl: { ...KEY_CACHE_LIMITS.ttlSeconds, unit: 'seconds' } satisfies DurationRange,
+  keyMaxStale: { ...KEY_CACHE_LIMITS.maxStaleSeconds, unit: 'seconds' } satisfies DurationRange,
+  memorySize: { min: 128, max: 10_240, unit: 'MiB' } satisfies WholeNumberRange,
+} as const;
+
+/** The handler's hard limit. A Secrets Manager fetch is capped at 1.5 s (lambda/payment/secrets-manager-source.ts). */
+const HANDLER_TIMEOUT = Duration.seconds(10);
+
+/** Throws on the first invalid option. Values that are tokens are left to CloudFormation. */
+export function validatePaymentFunctionOptions(options: PaymentFunctionOptions): void {
+  const L = PAYMENT_FUNCTION_LIMITS;
+  if (options.keyCacheTtl) requireWholeDuration('keyCacheTtl', L.keyCacheTtl, options.keyCacheTtl);
+  if (options.keyMaxStale) requireWholeDuration('keyMaxStale', L.keyMaxStale, options.keyMaxStale);
+  if (options.memorySize !== undefined) requireWholeNumber('memorySize', L.memorySize, options.memorySize);
+}
+
+/** The secret the handler reads (its ARN is the only reference to it the handler gets), and its key. */
+export interface PaymentFunctionProps extends PaymentFunctionOptions, KeysSecretAccess {
+  /** Retention of the handler's log group. */
+  readonly logRetention: logs.RetentionDays;
+  /** Lowest level the handler logs. */
+  readonly logLevel: LogLevel;
+  /** Namespace of the metrics the handler emits. */
+  readonly metricsNamespace: string;
+  /** The `Service` dimension of the handler's metrics: the stack name. */
+  readonly serviceName: string;
+  /**
+   * X-Ray active tracing of the handler.
+   * @default false
+   */
+  readonly tracing?: boolean;
+}
+
+/**
+ * The payment Lambda, allowed to read the keys secret and nothing else beyond its own log group. Created in
+ * `scope` as `<id>`, `<id>Logs` and `<id>Role` (see createBundledFunction), where PaymentApi has always had them.
+ */
+export function createPaymentFunction(
+  scope: Construct,
+  id: string,
+  props: PaymentFunctionProps,
+): NodejsFunction {
+  validatePaymentFunctionOptions(props);
+  const ttl = props.keyCacheTtl ?? PAYMENT_FUNCTION_DEFAULTS.keyCacheTtl;
+  const maxStale = props.keyMaxStale ?? PAYMENT_FUNCTION_DEFAULTS.keyMaxStale;
+  const handler = createBundledFunction(scope, id, {
+    entry: lambdaEntry('payment', 'index.ts'),
+    description: 'payment-api: authenticates POST /payment by App-id/App-key against Secrets Manager',
+    roleDescription: 'payment-api handler: writes its own log group and reads the keys secret',
+    memorySize: props.memorySize ?? PAYMENT_FUNCTION_DEFAULTS.memorySize,
+    timeout: HANDLER_TIMEOUT,
+    logRetention: props.logRetention,
+    // Settings only: the keys themselves are read from Secrets Manager at run time.
+    environment: {
+      [ENV.secretId]: props.secret.secretArn,
+      [ENV.cacheTtlSeconds]: String(ttl.toSeconds()),
+      [ENV.maxStaleSeconds]: String(maxStale.toSeconds()),
+      [ENV.logLevel]: props.logLevel,
+      [METRICS_ENV.namespace]: props.metricsNamespace,
+      [METRICS_ENV.serviceName]: props.serviceName,
+    },
+    tracing: props.tracing,
+  });
+
+  // With a customer key, `kms:Decrypt` when Secrets Manager asks for it on the handler's behalf. Granted on the
+  // role, so it also works for imported keys, whose key policy this stack cannot change.
+  props.secret.grantRead(handler);
+  if (props.encryptionKey) grantKeyUseThroughSecretsManager(handler, props.encryptionKey, ['kms:Decrypt']);
+  return handler;
+}

@@ -1,0 +1,160 @@
+/** The smoke test run in-process: usage, and what it says when the API cannot be reached or takes too long. */
+import { createServer as createHttpServer } from 'node:http';
+import { generateKey } from '../../../../shared/keys/key-material';
+import { USAGE } from '../../../../tools/smoke/args';
+import { freeLoopbackPort } from '../../../support/moto';
+import { startContractServer, type ContractServer } from '../../../support/contract-server';
+import { parseReport, runSmokeInProcess } from '../../../support/run-smoke';
+import { startStallingServer, type StallingServer } from '../../../support/stalling-server';
+
+const APP_KEY = generateKey();
+/** 48 letters and digits, as the stack has Secrets Manager generate the demo app's key. */
+const STACK_SHAPED_KEY = 'Q7tZk2WmX9aB4cD8eF1gH3jK5lM6nP0rS2uV4wY7zA9bC1dE';
+
+let api: ContractServer;
+beforeAll(async () => {
+  api = await startContractServer({ demo: [APP_KEY] });
+});
+afterAll(async () => {
+  await api.close();
+});
+
+describe('runSmoke', () => {
+  it('prints the usage for --help and exits 0', async () => {
+    expect(await runSmokeInProcess(['--help'], {})).toEqual({ code: 0, stdout: USAGE, stderr: '' });
+  });
+
+  it.each<[string, (url: string) => readonly string[], Readonly<Record<string, string>>]>([
+    ['neither --url nor --stack', () => ['--app-id', 'demo'], { APP_KEY }],
+    [
+      'both --url and --stack',
+      (url) => ['--url', url, '--stack', 'PaymentApi', '--app-id', 'demo'],
+      { APP_KEY },
+    ],
+    ['no --app-id', (url) => ['--url', url], { APP_KEY }],
+    ['--url without APP_KEY', (url) => ['--url', url, '--app-id', 'demo'], {}],
+    ['a key on the command line', (url) => ['--url', url, '--app-id', 'demo', `--app-key=${APP_KEY}`], {}],
+    [
+      "a key shaped like the stack's demo key as the app id",
+      (url) => ['--url', url, '--app-id', STACK_SHAPED_KEY],
+      { APP_KEY },
+    ],
+  ])('exits 2 for %s, with one line on stderr and nothing sent', async (_label, argv, env) => {
+    // Act
+    const run = await runSmokeInProcess(argv(api.paymentUrl), env);
+
+    // Assert
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^error: [^\n]+\n$/);
+    expect(run.stderr).not.toContain(APP_KEY.slice(5, 21));
+    expect(run.stderr).not.toContain(STACK_SHAPED_KEY.slice(0, 16));
+    expect(api.received).toHaveLength(0);
+  });
+});
+
+describe('runSmoke against an API it cannot reach', () => {
+  let servers: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+    servers = [];
+  });
+
+  /** Accepts connections and answers plain HTTP: a TLS client fails its handshake. */
+  async function plainHttpServer(): Promise<number> {
+    const server = createHttpServer((_req, res) => res.end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    servers.push({
+      close: () =>
+        new Promise((resolve) => {
+          server.closeAllConnections();
+          server.close(() => {
+            resolve();
+          });
+        }),
+    });
+    const address = server.address();
+    return typeof address === 'object' && address !== null ? address.port : 0;
+  }
+
+  async function silentServer(): Promise<StallingServer> {
+    const server = await startStallingServer('silent');
+    servers.push(server);
+    return server;
+  }
+
+  it.each<[string, () => Promise<string>, string]>([
+    [
+      'nothing listens',
+      async () => `http://127.0.0.1:${await freeLoopbackPort()}/payment`,
+      'connection refused (ECONNREFUSED)',
+    ],
+    [
+      'it does not speak TLS',
+      async () => `https://127.0.0.1:${await plainHttpServer()}/payment`,
+      'TLS handshake failed (EPROTO)',
+    ],
+    ['it never answers', async () => `${(await silentServer()).endpoint}/payment`, 'no answer within 0.2 s'],
+  ])('says so in one line and exits 1 when %s, with no table', async (_label, urlOf, reason) => {
+    // Arrange
+    const url = await urlOf();
+
+    // Act
+    const runs = [
+      await runSmokeInProcess(
+        ['--url', url, '--app-id', 'demo'],
+        { APP_KEY },
+        { sendOptions: { timeoutMs: 200 } },
+      ),
+      await runSmokeInProcess(
+        ['--url', url, '--app-id', 'demo', '--json'],
+        { APP_KEY },
+        { sendOptions: { timeoutMs: 200 } },
+      ),
+    ];
+
+    // Assert
+    for (const run of runs) {
+      expect(run).toEqual({ code: 1, stdout: '', stderr: `error: cannot reach ${url}: ${reason}\n` });
+    }
+  });
+});
+
+describe('runSmoke past its time limit', () => {
+  it('reports the checks left as not run, says why in one line and exits 1', async () => {
+    // Arrange: a server that never answers, and requests that alone would wait a minute for it
+    const server = await startStallingServer('silent');
+    try {
+      const url = `${server.endpoint}/payment`;
+
+      // Act
+      const run = await runSmokeInProcess(
+        ['--url', url, '--app-id', 'demo', '--json'],
+        { APP_KEY },
+        {
+          sendOptions: { timeoutMs: 60_000 },
+          run: { timeLimitMs: 300 },
+        },
+      );
+
+      // Assert
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe(
+        "error: the run's time limit of 0.3 s passed; 10 of 11 requests were not sent (the report says which)\n",
+      );
+      const report = parseReport(run.stdout);
+      expect(report.requestsSent).toBe(1);
+      expect(report.checks[0]).toMatchObject({
+        got: 'no answer',
+        problems: ["no answer before the run's time limit of 0.3 s passed"],
+      });
+      expect(report.checks[1]).toMatchObject({
+        got: 'not run',
+        problems: ["not sent: the run's time limit of 0.3 s passed"],
+      });
+      expect(report.passed).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,120 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
+import { createSmokeAwsClients, type SmokeAwsClients } from '../../../../tools/smoke/aws-clients';
+import { describeStackFailure, readStackTarget } from '../../../../tools/smoke/stack-target';
+
+const cloudFormation = mockClient(CloudFormationClient);
+const secretsManager = mockClient(SecretsManagerClient);
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:keys-AbCdEf';
+const STACK = {
+  StackName: 'PaymentApi',
+  StackStatus: 'CREATE_COMPLETE' as const,
+  CreationTime: new Date(0),
+  Outputs: [
+    { OutputKey: 'PaymentUrl', OutputValue: 'https://abc.execute-api.eu-west-1.amazonaws.com/prod/payment' },
+    { OutputKey: 'KeysSecretArn', OutputValue: SECRET_ARN },
+  ],
+};
+
+let clients: SmokeAwsClients;
+beforeEach(() => {
+  cloudFormation.reset();
+  secretsManager.reset();
+  cloudFormation.on(DescribeStacksCommand).resolves({ Stacks: [STACK] });
+  clients = createSmokeAwsClients({
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'a',
+    AWS_SECRET_ACCESS_KEY: 'b',
+  });
+});
+afterEach(() => {
+  clients.secretsManager.destroy();
+  clients.cloudFormation.destroy();
+});
+
+const awsError = (name: string, message: string): Error => Object.assign(new Error(message), { name });
+
+describe('readStackTarget', () => {
+  it('reads the URL from the stack and the newest plain key from its secret', async () => {
+    secretsManager.on(GetSecretValueCommand).resolves({
+      SecretString: JSON.stringify({ demo: ['old-key-0123456789abcdef', 'new-key-0123456789abcdef'] }),
+    });
+
+    const target = await readStackTarget('PaymentApi', 'demo', clients);
+
+    expect(target).toEqual({
+      url: new URL(STACK.Outputs[0]?.OutputValue ?? ''),
+      appKey: 'new-key-0123456789abcdef',
+      secretArn: SECRET_ARN,
+    });
+    expect(secretsManager.commandCalls(GetSecretValueCommand)[0]?.args[0].input).toEqual({
+      SecretId: SECRET_ARN,
+      VersionStage: 'AWSCURRENT',
+    });
+  });
+
+  it.each<[string, Error, string]>([
+    [
+      'a secret not found, naming the region it looked in',
+      awsError('ResourceNotFoundException', "Secrets Manager can't find the specified secret."),
+      `secret ${SECRET_ARN} not found in region eu-west-1 (or it has no AWSCURRENT version); check AWS_REGION`,
+    ],
+    [
+      'a secret scheduled for deletion, with the command that restores it',
+      awsError(
+        'InvalidRequestException',
+        "You can't perform this operation on the secret because it was marked for deletion.",
+      ),
+      `could not read secret ${SECRET_ARN}: it is scheduled for deletion; to keep it, restore it: ` +
+        `aws secretsmanager restore-secret --secret-id '${SECRET_ARN}' --region eu-west-1`,
+    ],
+    [
+      'a time-out',
+      awsError('TimeoutError', 'The operation was aborted due to timeout'),
+      `could not read secret ${SECRET_ARN}: Secrets Manager did not answer in time`,
+    ],
+  ])('reports %s in one line', async (_label, failure, line) => {
+    secretsManager.on(GetSecretValueCommand).rejects(failure);
+
+    await expect(readStackTarget('PaymentApi', 'demo', clients)).rejects.toThrow(line);
+  });
+
+  it('refuses a binary secret', async () => {
+    secretsManager.on(GetSecretValueCommand).resolves({ SecretBinary: new Uint8Array([1]) });
+
+    await expect(readStackTarget('PaymentApi', 'demo', clients)).rejects.toThrow(
+      `secret ${SECRET_ARN} has no SecretString (binary secrets are not supported)`,
+    );
+  });
+});
+
+describe('describeStackFailure', () => {
+  it.each([
+    [
+      'a stack that does not exist',
+      awsError('ValidationError', 'Stack with id PaymentApi does not exist'),
+      'stack PaymentApi not found (check AWS_REGION and the account of the credentials)',
+    ],
+    [
+      'a refused connection',
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4566'), { code: 'ECONNREFUSED' }),
+      'could not read stack PaymentApi: could not reach CloudFormation (ECONNREFUSED)',
+    ],
+    [
+      'a time-out',
+      awsError('TimeoutError', 'The operation was aborted due to timeout'),
+      'could not read stack PaymentApi: CloudFormation did not answer in time',
+    ],
+    [
+      'access denied',
+      awsError(
+        'AccessDenied',
+        'User: arn:aws:iam::123456789012:user/x is not authorized to perform: cloudformation:DescribeStacks',
+      ),
+      'could not read stack PaymentApi: AccessDenied: User: arn:aws:iam::123456789012:user/x is not authorized to perform: cloudformation:DescribeStacks',
+    ],
+  ])('describes %s in one line that names CloudFormation', (_label, error, line) => {
+    expect(describeStackFailure(error, 'PaymentApi')).toBe(line);
+  });
+});
