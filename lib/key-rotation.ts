@@ -7,7 +7,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { MIN_KEYS_KEPT_BY_ROTATION } from '../shared/keys/key-document';
+import { MIN_KEYS_KEPT_BY_ROTATION } from '../shared/keys/rotation';
 import {
   DEFAULT_ROTATION_KEEP_KEYS,
   MAX_CALLS_PER_ROTATION_STEP,

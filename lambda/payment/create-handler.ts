@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { authenticate, readCredentials } from '../../shared/keys/authenticate';
+import { authenticate, readCredentials, type AuthDecision } from '../../shared/keys/authenticate';
 import { KeysUnavailableError, type KeyringProvider } from './key-cache';
 import { describeError, type LogFields, type Logger } from '../../shared/logger';
 import { contentTypeProblem } from './media-type';
@@ -14,6 +14,8 @@ export interface HandlerDependencies {
   readonly logger: Logger;
   /** Counts each request's outcome, and answers from stale keys. Default: counts nowhere. */
   readonly metrics?: MetricsRecorder;
+  /** The clock keys expire by, read at each request. Default Date.now. */
+  readonly now?: () => number;
 }
 
 /**
@@ -31,12 +33,34 @@ const REFUSAL_METRICS: Readonly<Record<'unauthorized' | 'unsupportedMediaType' |
   };
 
 /**
+ * What a 401's log line may say of the caller. The app id only when it names a real app: an unknown one is whatever
+ * the caller sent (a key, even). A key that matched but was refused by a rule is named by its id, so the saved query
+ * can tell which partner still uses an expired key or calls from a new network.
+ */
+function refusedCaller(decision: Extract<AuthDecision, { ok: false }>, sentAppId: string): LogFields {
+  switch (decision.reason) {
+    case 'unknown_app':
+      return {};
+    case 'wrong_key':
+      return { appId: sentAppId };
+    case 'expired_key':
+    case 'source_not_allowed':
+      return { appId: decision.appId, keyId: decision.keyId };
+  }
+}
+
+/**
  * The POST /payment handler: authentication first (one 401 for every cause), then the media type (415), then
  * the body (400). The event is never logged whole (it carries App-key); each request logs one line with its
  * outcome and counts one outcome metric. Whatever the event holds, the answer is one of those statuses, or 503
  * when keys cannot be read.
  */
-export function createHandler({ keys, logger, metrics = NO_METRICS }: HandlerDependencies): PaymentHandler {
+export function createHandler({
+  keys,
+  logger,
+  metrics = NO_METRICS,
+  now = Date.now,
+}: HandlerDependencies): PaymentHandler {
   return async (event) => {
     // Never throws, whatever the event holds.
     const request = readProxyRequest(event);
@@ -61,11 +85,17 @@ export function createHandler({ keys, logger, metrics = NO_METRICS }: HandlerDep
       const { keyring, stale } = await keys.getKeys();
       if (stale) metrics.count(METRIC.staleKeysServed);
       const keysUsed: LogFields = stale ? { staleKeys: true } : {};
-      const decision = authenticate(credentials.credentials, keyring);
+      const decision = authenticate(credentials.credentials, keyring, {
+        now: now(),
+        sourceIp: request.sourceIp,
+      });
       if (!decision.ok) {
-        // The app id only when it names a real app: an unknown one is whatever the caller sent (a key, even).
-        const appId = decision.reason === 'wrong_key' ? credentials.credentials.appId : undefined;
-        return refuse('unauthorized', { ...keysUsed, reason: decision.reason, appId }, UNAUTHORIZED_HEADERS);
+        const known = refusedCaller(decision, credentials.credentials.appId);
+        return refuse(
+          'unauthorized',
+          { ...keysUsed, reason: decision.reason, ...known },
+          UNAUTHORIZED_HEADERS,
+        );
       }
 
       const mediaTypeProblem = contentTypeProblem(request.headers.all('content-type'));

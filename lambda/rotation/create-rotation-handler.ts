@@ -6,12 +6,8 @@ import {
   UpdateSecretVersionStageCommand,
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import {
-  assertValidRotationKeep,
-  parseKeyDocument,
-  rotateAllApps,
-  serializeKeyDocument,
-} from '../../shared/keys/key-document';
+import { parseKeyDocument, serializeKeyDocument } from '../../shared/keys/key-document';
+import { assertValidRotationKeep, rotateAllApps } from '../../shared/keys/rotation';
 import { generateKey } from '../../shared/keys/key-material';
 import { describeError, type Logger } from '../../shared/logger';
 import {

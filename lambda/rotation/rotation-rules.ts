@@ -1,10 +1,12 @@
 import type { SecretsManagerRotationEvent, SecretsManagerRotationEventStep } from 'aws-lambda';
 import {
-  holdsDigestKey,
   KeyDocumentError,
   parseKeyDocument,
+  type DocumentApp,
+  type DocumentKey,
   type KeyDocument,
 } from '../../shared/keys/key-document';
+import { holdsDigestKey } from '../../shared/keys/rotation';
 import { describeKeyringProblem, MalformedSecretError, parseKeyring } from '../../shared/keys/keyring';
 
 /**
@@ -64,23 +66,34 @@ export function decideStep(state: RotationState, token: string): StepDecision {
   return { action: 'run' };
 }
 
-function sameKeys(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((key, index) => key === b[index]);
+function sameKey(a: DocumentKey | undefined, b: DocumentKey | undefined): boolean {
+  return a?.stored === b?.stored && a?.expires === b?.expires;
+}
+
+function sameKeys(a: readonly DocumentKey[], b: readonly DocumentKey[]): boolean {
+  return a.length === b.length && a.every((key, index) => sameKey(key, b[index]));
+}
+
+function sameCidrs(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.length === b.length && a.every((cidr, index) => cidr === b[index]);
 }
 
 /**
- * Whether `pending` may replace `current` for one app: unchanged, or (for an app without `sha256:` keys) a
- * non-empty tail of the current keys, the newest included, followed by exactly one key the app did not have.
- * Anything else means the current version changed since the pending one was made (an operator added or revoked
- * a key meanwhile) or the pending one is wrong; moving AWSCURRENT would then lose or resurrect a key.
+ * Whether `pending` may replace `current` for one app: its allowlist unchanged, and its keys unchanged or (for an
+ * app without `sha256:` keys) a non-empty tail of the current keys, the newest included, followed by exactly one
+ * key the app did not have. Anything else means the current version changed since the pending one was made (an
+ * operator added or revoked a key meanwhile) or the pending one is wrong; moving AWSCURRENT would then lose or
+ * resurrect a key.
  */
-function isRotationOfApp(current: readonly string[], pending: readonly string[]): boolean {
-  if (sameKeys(current, pending)) return true;
-  if (holdsDigestKey(current) || holdsDigestKey(pending) || pending.length < 2) return false;
-  const fresh = pending[pending.length - 1];
-  if (fresh === undefined || current.includes(fresh)) return false;
-  const kept = pending.slice(0, -1);
-  return sameKeys(kept, current.slice(-kept.length));
+function isRotationOfApp(current: DocumentApp, pending: DocumentApp): boolean {
+  if (!sameCidrs(current.allowedCidrs, pending.allowedCidrs)) return false;
+  if (sameKeys(current.keys, pending.keys)) return true;
+  if (holdsDigestKey(current.keys) || holdsDigestKey(pending.keys) || pending.keys.length < 2) return false;
+  const fresh = pending.keys[pending.keys.length - 1];
+  if (fresh === undefined || current.keys.some((key) => key.stored === fresh.stored)) return false;
+  const kept = pending.keys.slice(0, -1);
+  return sameKeys(kept, current.keys.slice(-kept.length));
 }
 
 /** The current version is the base of the rotation: if the strict model cannot read it, nothing can be checked. */

@@ -1,4 +1,4 @@
-import { MIN_KEYS_KEPT_BY_ROTATION } from '../../shared/keys/key-document';
+import { MIN_KEYS_KEPT_BY_ROTATION } from '../../shared/keys/rotation';
 import type { CallBounds } from '../../shared/aws/bounded-client';
 import { parseLogLevel, type LogLevel } from '../../shared/logger';
 

@@ -8,16 +8,36 @@ export interface Credentials {
 }
 
 /** Why a request was refused. For logs only: every cause gets the same 401 response. */
-export type AuthFailureReason =
-  'missing_app_id' | 'missing_app_key' | 'duplicate_header' | 'unknown_app' | 'wrong_key';
+export type AuthFailureReason = CredentialsFailureReason | 'unknown_app' | 'wrong_key' | KeyRuleFailureReason;
+
+/** The headers themselves do not hold one usable pair of credentials. */
+export type CredentialsFailureReason = 'missing_app_id' | 'missing_app_key' | 'duplicate_header';
+
+/** The key matched, but a rule of the app refuses it: it has expired, or the request came from another network. */
+export type KeyRuleFailureReason = 'expired_key' | 'source_not_allowed';
 
 export type CredentialsReading =
   | { readonly ok: true; readonly credentials: Credentials }
-  | { readonly ok: false; readonly reason: AuthFailureReason };
+  | { readonly ok: false; readonly reason: CredentialsFailureReason };
+
+/** What the decision needs to know of the request besides its credentials. */
+export interface RequestFacts {
+  /** Epoch milliseconds: expiry is checked at each request, not when the keys were loaded. */
+  readonly now: number;
+  /** The caller's address (API Gateway's `sourceIp`, the local server's socket); undefined when unknown. */
+  readonly sourceIp: string | undefined;
+}
 
 export type AuthDecision =
   | { readonly ok: true; readonly appId: string; readonly keyId: string }
-  | { readonly ok: false; readonly reason: AuthFailureReason };
+  | { readonly ok: false; readonly reason: 'unknown_app' | 'wrong_key' }
+  /** The app and the key are known here, so the log can say which partner is affected. */
+  | {
+      readonly ok: false;
+      readonly reason: KeyRuleFailureReason;
+      readonly appId: string;
+      readonly keyId: string;
+    };
 
 /**
  * Takes the credentials from the header values as received. A header sent more than once is refused rather
@@ -44,33 +64,42 @@ const comparisonsPerKeyring = new WeakMap<Keyring, number>();
 function comparisonsFor(keyring: Keyring): number {
   let count = comparisonsPerKeyring.get(keyring);
   if (count === undefined) {
-    count = Math.max(1, ...[...keyring.values()].map((keys) => keys.length));
+    count = Math.max(1, ...[...keyring.values()].map((app) => app.keys.length));
     comparisonsPerKeyring.set(keyring, count);
   }
   return count;
 }
 
 /**
- * Decides whether the presented key is one of the app's keys. Pure: no I/O, no clock.
+ * Decides whether the presented key is one of the app's keys, still valid at `facts.now`, presented from a network
+ * the app allows. Pure: no I/O; the clock and the source come in as facts.
  *
  * The presented key is hashed, then compared with `timingSafeEqual` over equal-length (32-byte) digests the
  * same number of times for every request: as many times as the largest app has keys, padding with a dummy
  * digest, without stopping at a match. So neither the key, nor whether the app exists, nor how many keys it has
- * shows in the timing.
+ * shows in the timing. The app's rules (expiry, then network) are judged only for the key that matched: they
+ * depend on the key's id and the request, never on the presented key's content.
  */
-export function authenticate(credentials: Credentials, keyring: Keyring): AuthDecision {
+export function authenticate(credentials: Credentials, keyring: Keyring, facts: RequestFacts): AuthDecision {
   const presented = sha256(credentials.appKey);
-  const appKeys = keyring.get(credentials.appId);
-  const candidates = appKeys ?? [];
+  const app = keyring.get(credentials.appId);
+  const candidates = app?.keys ?? [];
 
-  let matchedKeyId: string | undefined;
+  let matched: StoredKey | undefined;
   for (let index = 0; index < comparisonsFor(keyring); index++) {
     const candidate = candidates[index];
     const equal = timingSafeEqual((candidate ?? DUMMY_KEY).digest, presented);
-    if (equal && candidate !== undefined && matchedKeyId === undefined) matchedKeyId = candidate.id;
+    if (equal && candidate !== undefined && matched === undefined) matched = candidate;
   }
 
-  if (appKeys === undefined) return { ok: false, reason: 'unknown_app' };
-  if (matchedKeyId === undefined) return { ok: false, reason: 'wrong_key' };
-  return { ok: true, appId: credentials.appId, keyId: matchedKeyId };
+  if (app === undefined) return { ok: false, reason: 'unknown_app' };
+  if (matched === undefined) return { ok: false, reason: 'wrong_key' };
+  const known = { appId: credentials.appId, keyId: matched.id };
+  if (matched.expiresAt !== undefined && matched.expiresAt <= facts.now) {
+    return { ok: false, reason: 'expired_key', ...known };
+  }
+  if (app.allowlist !== undefined && !app.allowlist.allows(facts.sourceIp)) {
+    return { ok: false, reason: 'source_not_allowed', ...known };
+  }
+  return { ok: true, ...known };
 }

@@ -1,10 +1,6 @@
 import { appIdProblem, isValidAppId } from './app-id';
-import {
-  describeKeyringProblem,
-  describeKeyringProblemWithApp,
-  readSecretEntry,
-  type KeyringProblem,
-} from './keyring';
+import { readAppEntry } from './app-entry';
+import { describeKeyringProblem, describeKeyringProblemWithApp, type KeyringProblem } from './keyring';
 import {
   DIGEST_PREFIX,
   INVALID_KEY_ID_MESSAGE,
@@ -13,18 +9,29 @@ import {
   readStoredKey,
 } from './key-material';
 import { memberNamesInTextOrder, readSecretObject } from './secret-json';
+import { parseTimestamp } from './timestamp';
 
 /**
- * The secret as operators edit it: App-id → stored keys (plain or `sha256:`), oldest first. Unlike
- * parseKeyring, which serves traffic and skips bad entries, this is strict: a tool that rewrites the secret
- * must not silently drop an entry it did not understand.
+ * The secret as operators edit it. Unlike parseKeyring, which serves traffic and skips bad entries, this is
+ * strict: a tool that rewrites the secret must not silently drop an entry it did not understand, and keeps every
+ * field as written (an expiry in its own offset, a CIDR block as typed).
  */
-export type KeyDocument = ReadonlyMap<string, readonly string[]>;
 
-export interface AppKeyIds {
-  readonly appId: string;
-  readonly keyIds: readonly string[];
+/** One key of an app: plain or `sha256:`, and its expiry (RFC 3339, as written) when it has one. */
+export interface DocumentKey {
+  readonly stored: string;
+  readonly expires?: string;
 }
+
+export interface DocumentApp {
+  /** Oldest first: a rotation appends. */
+  readonly keys: readonly DocumentKey[];
+  /** Absent: any network. Empty: none. */
+  readonly allowedCidrs?: readonly string[];
+}
+
+/** App id → its keys and rules. */
+export type KeyDocument = ReadonlyMap<string, DocumentApp>;
 
 /**
  * Bad input or a secret that cannot be edited safely. Messages name valid app ids and key ids only, never a key
@@ -49,7 +56,7 @@ export class MalformedEntryError extends KeyDocumentError {
 }
 
 /** Code-unit order: the same on every machine, unlike localeCompare, which follows the ICU data present. */
-function byCodeUnit(a: string, b: string): number {
+export function byCodeUnit(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
@@ -58,8 +65,13 @@ export function assertValidAppId(appId: string): void {
   if (problem !== undefined) throw new KeyDocumentError(`invalid app id: ${problem}`);
 }
 
+export function assertValidKeyId(keyId: string): void {
+  // Checked first and never echoed: an operator may have pasted a key where the key id belongs.
+  if (!isKeyId(keyId)) throw new KeyDocumentError(INVALID_KEY_ID_MESSAGE);
+}
+
 /** `app demo`, or a stand-in for an id that is not valid: such a string is never repeated. */
-function appLabel(appId: string): string {
+export function appLabel(appId: string): string {
   return isValidAppId(appId) ? `app ${appId}` : 'an app with an invalid id';
 }
 
@@ -68,6 +80,16 @@ export function keyIdOf(storedKey: string): string {
   const reading = readStoredKey(storedKey);
   if (!reading.ok) throw new KeyDocumentError(`stored key is malformed: ${reading.reason}`);
   return keyIdFromDigest(reading.digest);
+}
+
+/** The instant a key expires, or undefined when it does not. */
+export function expiresAtOf(key: DocumentKey): number | undefined {
+  return key.expires === undefined ? undefined : parseTimestamp(key.expires);
+}
+
+export function isExpired(key: DocumentKey, now: number): boolean {
+  const at = expiresAtOf(key);
+  return at !== undefined && at <= now;
 }
 
 /**
@@ -94,63 +116,122 @@ export function parseKeyDocument(text: string): KeyDocument {
         'merge the two entries by hand',
     );
   }
-  const document = new Map<string, string[]>();
+  const document = new Map<string, DocumentApp>();
   for (const entry of reading.entries) {
-    const { appId, keys, problems } = readSecretEntry(entry);
-    const [problem] = problems;
+    const app = readAppEntry(entry);
+    const [problem] = app.problems;
     if (problem !== undefined) throw new MalformedEntryError(problem);
-    if (appId === undefined) continue; // unreachable: an invalid app id is always a problem
-    document.set(
-      appId,
-      keys.map((key) => key.stored),
-    );
+    if (app.appId === undefined) continue; // unreachable: an invalid app id is always a problem
+    document.set(app.appId, {
+      keys: app.keys.map((key) =>
+        key.expires === undefined
+          ? { stored: key.stored }
+          : { stored: key.stored, expires: key.expires.text },
+      ),
+      ...(app.allowlist === undefined ? {} : { allowedCidrs: app.allowlist.texts }),
+    });
   }
   return document;
 }
 
-/** Always writes lists, in a stable order, so diffs between versions stay readable. */
+/** A key as the secret holds it: the bare string when it has no expiry, which is the shortest form. */
+function serializeKey(key: DocumentKey): string | { key: string; expires: string } {
+  return key.expires === undefined ? key.stored : { key: key.stored, expires: key.expires };
+}
+
+/**
+ * Compact JSON (no indentation: Secrets Manager holds at most 65,536 bytes, and whitespace costs about 17% of them),
+ * apps in a stable order so that two versions compare line for line once pretty-printed. An app is a list of keys,
+ * or an app object when it has an allowlist.
+ */
 export function serializeKeyDocument(document: KeyDocument): string {
   const sorted = [...document.entries()].sort(([a], [b]) => byCodeUnit(a, b));
-  return JSON.stringify(Object.fromEntries(sorted), null, 2) + '\n';
+  return JSON.stringify(
+    Object.fromEntries(
+      sorted.map(([appId, app]) => {
+        const keys = app.keys.map(serializeKey);
+        return [appId, app.allowedCidrs === undefined ? keys : { keys, allowedCidrs: app.allowedCidrs }];
+      }),
+    ),
+  );
 }
 
-export function listKeyIds(document: KeyDocument): AppKeyIds[] {
+export interface KeyListing {
+  readonly keyId: string;
+  /** As written in the secret. */
+  readonly expires?: string;
+  readonly expiresAt?: number;
+  /** Only the key's `sha256:` digest is kept. */
+  readonly digest: boolean;
+}
+
+export interface AppListing {
+  readonly appId: string;
+  readonly keys: readonly KeyListing[];
+  readonly allowedCidrs?: readonly string[];
+}
+
+/** Every app in code-unit order, with its key ids, expiries and allowlist; never a key. */
+export function listApps(document: KeyDocument): AppListing[] {
   return [...document.entries()]
     .sort(([a], [b]) => byCodeUnit(a, b))
-    .map(([appId, keys]) => ({ appId, keyIds: keys.map(keyIdOf) }));
+    .map(([appId, app]) => ({
+      appId,
+      keys: app.keys.map((key) => {
+        const expiresAt = expiresAtOf(key);
+        return {
+          keyId: keyIdOf(key.stored),
+          ...(key.expires === undefined || expiresAt === undefined
+            ? {}
+            : { expires: key.expires, expiresAt }),
+          digest: key.stored.startsWith(DIGEST_PREFIX),
+        };
+      }),
+      ...(app.allowedCidrs === undefined ? {} : { allowedCidrs: app.allowedCidrs }),
+    }));
 }
 
-function keysOf(document: KeyDocument, appId: string): readonly string[] {
-  const keys = document.get(appId);
-  if (keys === undefined) {
+export function appOf(document: KeyDocument, appId: string): DocumentApp {
+  const app = document.get(appId);
+  if (app === undefined) {
     throw new KeyDocumentError(
       isValidAppId(appId) ? `unknown app: ${appId}` : 'unknown app: its id is not valid',
     );
   }
-  return keys;
+  return app;
 }
 
-function withApp(document: KeyDocument, appId: string, keys: readonly string[] | undefined): KeyDocument {
+/** The document with `appId` set to `app`, or removed when `app` is undefined. */
+export function withApp(document: KeyDocument, appId: string, app: DocumentApp | undefined): KeyDocument {
   const next = new Map(document);
-  if (keys === undefined) next.delete(appId);
-  else next.set(appId, keys);
+  if (app === undefined) next.delete(appId);
+  else next.set(appId, app);
   return next;
 }
 
-export function addApp(document: KeyDocument, appId: string, storedKey: string): KeyDocument {
-  assertValidAppId(appId);
-  if (document.has(appId)) throw new KeyDocumentError(`app already exists: ${appId}`);
-  keyIdOf(storedKey);
-  return withApp(document, appId, [storedKey]);
+function assertValidKey(key: DocumentKey): void {
+  keyIdOf(key.stored);
+  if (key.expires !== undefined && parseTimestamp(key.expires) === undefined) {
+    throw new KeyDocumentError('the expiry is not an RFC 3339 date-time with Z or an offset');
+  }
 }
 
-/** Adds a key after the existing ones, which stay valid so clients can switch over. */
-export function addKey(document: KeyDocument, appId: string, storedKey: string): KeyDocument {
-  const keys = keysOf(document, appId);
-  const keyId = keyIdOf(storedKey);
-  if (keys.some((key) => keyIdOf(key) === keyId))
+export function addApp(document: KeyDocument, appId: string, key: DocumentKey): KeyDocument {
+  assertValidAppId(appId);
+  if (document.has(appId)) throw new KeyDocumentError(`app already exists: ${appId}`);
+  assertValidKey(key);
+  return withApp(document, appId, { keys: [key] });
+}
+
+/** Adds a key after the existing ones, which stay valid (until their own expiry) so clients can switch over. */
+export function addKey(document: KeyDocument, appId: string, key: DocumentKey): KeyDocument {
+  const app = appOf(document, appId);
+  assertValidKey(key);
+  const keyId = keyIdOf(key.stored);
+  if (app.keys.some((existing) => keyIdOf(existing.stored) === keyId)) {
     throw new KeyDocumentError(`${appLabel(appId)} already has key ${keyId}`);
-  return withApp(document, appId, [...keys, storedKey]);
+  }
+  return withApp(document, appId, { ...app, keys: [...app.keys, key] });
 }
 
 export function revokeKey(
@@ -159,67 +240,21 @@ export function revokeKey(
   keyId: string,
   options: { readonly force?: boolean } = {},
 ): KeyDocument {
-  // Checked first and never echoed: an operator may have pasted a key where the key id belongs.
-  if (!isKeyId(keyId)) throw new KeyDocumentError(INVALID_KEY_ID_MESSAGE);
-  const keys = keysOf(document, appId);
-  const remaining = keys.filter((key) => keyIdOf(key) !== keyId);
-  if (remaining.length === keys.length) throw new KeyDocumentError(`${appLabel(appId)} has no key ${keyId}`);
+  assertValidKeyId(keyId);
+  const app = appOf(document, appId);
+  const remaining = app.keys.filter((key) => keyIdOf(key.stored) !== keyId);
+  if (remaining.length === app.keys.length)
+    throw new KeyDocumentError(`${appLabel(appId)} has no key ${keyId}`);
   if (remaining.length === 0 && options.force !== true) {
     throw new KeyDocumentError(
       `key ${keyId} is the last key of ${appLabel(appId)}; use --force to remove it`,
     );
   }
-  // With --force the app stays, keyless, only if we could express that; an empty list is invalid, so the app goes.
-  return withApp(document, appId, remaining.length === 0 ? undefined : remaining);
+  // An app without keys cannot be written (an empty key list is malformed), so with --force the app goes.
+  return withApp(document, appId, remaining.length === 0 ? undefined : { ...app, keys: remaining });
 }
 
 export function removeApp(document: KeyDocument, appId: string): KeyDocument {
-  keysOf(document, appId);
+  appOf(document, appId);
   return withApp(document, appId, undefined);
-}
-
-/**
- * Scheduled rotation keeps at least two keys per app: the key clients hold now must stay valid for one more
- * period after the fresh key arrives, or every client is locked out the moment rotation finishes.
- */
-export const MIN_KEYS_KEPT_BY_ROTATION = 2;
-
-export interface RotatedDocument {
-  readonly document: KeyDocument;
-  /** Apps that got a fresh key, sorted. */
-  readonly rotatedAppIds: readonly string[];
-  /** Apps holding a `sha256:` key, left as they were: a digest cannot be handed to a client. Sorted. */
-  readonly skippedAppIds: readonly string[];
-}
-
-export function assertValidRotationKeep(keep: number): void {
-  if (!Number.isInteger(keep) || keep < MIN_KEYS_KEPT_BY_ROTATION) {
-    throw new KeyDocumentError(`keep must be a whole number of at least ${MIN_KEYS_KEPT_BY_ROTATION}`);
-  }
-}
-
-/** An app whose keys are kept as digests is managed by hand: rotation cannot give its client the new key. */
-export function holdsDigestKey(keys: readonly string[]): boolean {
-  return keys.some((key) => key.startsWith(DIGEST_PREFIX));
-}
-
-/**
- * One scheduled rotation: every app gets one fresh key from `newKey`, appended after its keys (newest last),
- * and keeps at most `keep` newest keys, so the key before the fresh one stays valid for one more period.
- */
-export function rotateAllApps(document: KeyDocument, keep: number, newKey: () => string): RotatedDocument {
-  assertValidRotationKeep(keep);
-  let next = document;
-  const rotatedAppIds: string[] = [];
-  const skippedAppIds: string[] = [];
-  for (const appId of [...document.keys()].sort(byCodeUnit)) {
-    if (holdsDigestKey(keysOf(document, appId))) {
-      skippedAppIds.push(appId);
-      continue;
-    }
-    const withFreshKey = addKey(next, appId, newKey());
-    next = withApp(withFreshKey, appId, keysOf(withFreshKey, appId).slice(-keep));
-    rotatedAppIds.push(appId);
-  }
-  return { document: next, rotatedAppIds, skippedAppIds };
 }

@@ -240,7 +240,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       })),
     );
     const { keyring } = parseKeyring((await current(secretId)).text);
-    expect(keyring.get('demo')?.map((key) => key.id)).toEqual([keyIdOf(original), keyIdOf(keyOf(winner))]);
+    expect(keyring.get('demo')?.keys.map((key) => key.id)).toEqual([keyIdOf(original), keyIdOf(keyOf(winner))]);
     expect(await stagesOf(secretId)).not.toContain('AWSPENDING');
   });
 

@@ -142,7 +142,7 @@ describe('KeyCache over Secrets Manager', () => {
       const afterTtl = await cache.getKeys();
 
       expect([...beforeTtl.keyring.keys()]).toEqual(['demo', 'partner', 'hashed']);
-      expect(afterTtl).toEqual({ keyring: new Map([['partner', expect.any(Array)]]), stale: false });
+      expect(afterTtl).toEqual({ keyring: new Map([['partner', { keys: expect.any(Array) }]]), stale: false });
     });
 
     it('tells the observer of each refresh', async () => {
@@ -170,7 +170,7 @@ describe('KeyCache over Secrets Manager', () => {
       const tookMs = await settleTiming(request);
 
       expect(tookMs).toBeLessThan(REFRESH_WAIT_MS);
-      expect(await request).toEqual({ keyring: new Map([['partner', expect.any(Array)]]), stale: false });
+      expect(await request).toEqual({ keyring: new Map([['partner', { keys: expect.any(Array) }]]), stale: false });
     });
 
     it('serves the stale keys once the budget has passed, and the refresh goes on to replace them', async () => {
@@ -381,7 +381,7 @@ describe('KeyCache over Secrets Manager', () => {
 
     const { keyring } = await cache.getKeys();
 
-    expect(keyring.get('demo')?.map((key) => key.digest)).toEqual([sha256(DEMO_KEY)]);
+    expect(keyring.get('demo')?.keys.map((key) => key.digest)).toEqual([sha256(DEMO_KEY)]);
     expect(logs.entries()).toContainEqual(
       expect.objectContaining({
         level: 'error',

@@ -4,6 +4,8 @@ import { toDigestForm } from '../../../../shared/keys/key-material';
 import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
 
 const { keyring } = parseKeyring(SECRET_STRING);
+/** A request at some instant, from an address: the keys of SECRET_STRING neither expire nor are fenced. */
+const FACTS = { now: Date.UTC(2026, 11, 1), sourceIp: '198.51.100.1' };
 
 describe('readCredentials', () => {
   it.each([
@@ -36,14 +38,14 @@ describe('authenticate', () => {
     ['a single key', 'partner', PARTNER_KEY],
     ['a key stored only as its digest', 'hashed', HASHED_APP_KEY],
   ])('accepts %s', (_label, appId, appKey) => {
-    const decision = authenticate({ appId, appKey }, keyring);
+    const decision = authenticate({ appId, appKey }, keyring, FACTS);
 
     expect(decision).toEqual({ ok: true, appId, keyId: expect.stringMatching(/^[0-9a-f]{12}$/) as unknown });
   });
 
   it('names the key that matched by its id', () => {
-    const first = authenticate({ appId: 'demo', appKey: DEMO_KEY }, keyring);
-    const second = authenticate({ appId: 'demo', appKey: DEMO_NEXT_KEY }, keyring);
+    const first = authenticate({ appId: 'demo', appKey: DEMO_KEY }, keyring, FACTS);
+    const second = authenticate({ appId: 'demo', appKey: DEMO_NEXT_KEY }, keyring, FACTS);
 
     expect(first.ok && second.ok && first.keyId !== second.keyId).toBe(true);
   });
@@ -57,11 +59,11 @@ describe('authenticate', () => {
     ['an unknown app with a valid key of another app', 'nobody', DEMO_KEY, 'unknown_app'],
     ['an app id differing only in case', 'DEMO', DEMO_KEY, 'unknown_app'],
   ])('refuses %s', (_label, appId, appKey, reason) => {
-    expect(authenticate({ appId, appKey }, keyring)).toEqual({ ok: false, reason });
+    expect(authenticate({ appId, appKey }, keyring, FACTS)).toEqual({ ok: false, reason });
   });
 
   it('refuses everything against an empty keyring', () => {
-    expect(authenticate({ appId: 'demo', appKey: DEMO_KEY }, new Map())).toEqual({
+    expect(authenticate({ appId: 'demo', appKey: DEMO_KEY }, new Map(), FACTS)).toEqual({
       ok: false,
       reason: 'unknown_app',
     });
@@ -84,7 +86,7 @@ describe('authenticate timing shape', () => {
   ])('compares 32-byte digests as often as the largest app has keys, for %s', (_label, appId) => {
     const compare = jest.spyOn(crypto, 'timingSafeEqual');
 
-    authenticate({ appId, appKey: 'wrong-key-0123456789abcdef' }, keyring);
+    authenticate({ appId, appKey: 'wrong-key-0123456789abcdef' }, keyring, FACTS);
 
     expect(compare).toHaveBeenCalledTimes(2);
     for (const [stored, presented] of compare.mock.calls) {
@@ -93,11 +95,11 @@ describe('authenticate timing shape', () => {
   });
 
   it('never lets the dummy digest authenticate, even when the presented key is the dummy itself', () => {
-    expect(authenticate({ appId: 'partner', appKey: 'payment-api dummy key' }, keyring)).toEqual({
+    expect(authenticate({ appId: 'partner', appKey: 'payment-api dummy key' }, keyring, FACTS)).toEqual({
       ok: false,
       reason: 'wrong_key',
     });
-    expect(authenticate({ appId: 'nobody', appKey: 'payment-api dummy key' }, keyring)).toEqual({
+    expect(authenticate({ appId: 'nobody', appKey: 'payment-api dummy key' }, keyring, FACTS)).toEqual({
       ok: false,
       reason: 'unknown_app',
     });
@@ -106,8 +108,96 @@ describe('authenticate timing shape', () => {
   it('compares against every key of the app even after a match', () => {
     const compare = jest.spyOn(crypto, 'timingSafeEqual');
 
-    authenticate({ appId: 'demo', appKey: DEMO_KEY }, keyring);
+    authenticate({ appId: 'demo', appKey: DEMO_KEY }, keyring, FACTS);
 
     expect(compare).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('authenticate with expiring keys and allowed networks', () => {
+  const NOW = Date.UTC(2026, 11, 24, 12);
+  const { keyring: rules } = parseKeyring(
+    JSON.stringify({
+      rolling: [
+        { key: DEMO_KEY, expires: '2026-12-24T12:00:00Z' },
+        { key: DEMO_NEXT_KEY, expires: '2026-12-24T12:00:01Z' },
+      ],
+      fenced: { keys: [PARTNER_KEY], allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] },
+      closed: { keys: [HASHED_APP_KEY], allowedCidrs: [] },
+      expiredAndFenced: {
+        keys: [{ key: PARTNER_KEY, expires: '2026-01-01T00:00:00Z' }],
+        allowedCidrs: ['203.0.113.0/24'],
+      },
+    }),
+  );
+  const idOf = (appId: string, position: number): string | undefined => rules.get(appId)?.keys[position]?.id;
+  const from = (sourceIp: string | undefined, now = NOW) => ({ now, sourceIp });
+
+  it('refuses a key from the instant it expires, naming the app and the key', () => {
+    expect(authenticate({ appId: 'rolling', appKey: DEMO_KEY }, rules, from('198.51.100.1'))).toEqual({
+      ok: false,
+      reason: 'expired_key',
+      appId: 'rolling',
+      keyId: idOf('rolling', 0),
+    });
+  });
+
+  it('accepts a key until its expiry, judged by the clock of each request', () => {
+    const justBefore = NOW - 1;
+
+    expect(
+      authenticate({ appId: 'rolling', appKey: DEMO_KEY }, rules, from('198.51.100.1', justBefore)),
+    ).toEqual({ ok: true, appId: 'rolling', keyId: idOf('rolling', 0) });
+    expect(authenticate({ appId: 'rolling', appKey: DEMO_NEXT_KEY }, rules, from('198.51.100.1'))).toEqual({
+      ok: true,
+      appId: 'rolling',
+      keyId: idOf('rolling', 1),
+    });
+  });
+
+  it.each([
+    ['inside an IPv4 block', '203.0.113.200'],
+    ['inside it, as an IPv4-mapped IPv6 address', '::ffff:203.0.113.200'],
+    ['inside an IPv6 block', '2001:db8:ffff::1'],
+  ])('accepts the right key from an address %s', (_label, sourceIp) => {
+    expect(authenticate({ appId: 'fenced', appKey: PARTNER_KEY }, rules, from(sourceIp))).toEqual({
+      ok: true,
+      appId: 'fenced',
+      keyId: idOf('fenced', 0),
+    });
+  });
+
+  it.each([
+    ['outside its blocks', '198.51.100.1'],
+    ['unknown', undefined],
+  ])('refuses the right key from an address %s, naming the app and the key', (_label, sourceIp) => {
+    expect(authenticate({ appId: 'fenced', appKey: PARTNER_KEY }, rules, from(sourceIp))).toEqual({
+      ok: false,
+      reason: 'source_not_allowed',
+      appId: 'fenced',
+      keyId: idOf('fenced', 0),
+    });
+  });
+
+  it('refuses every address when the allowlist is empty', () => {
+    expect(
+      authenticate({ appId: 'closed', appKey: HASHED_APP_KEY }, rules, from('203.0.113.1')),
+    ).toMatchObject({
+      ok: false,
+      reason: 'source_not_allowed',
+    });
+  });
+
+  it('says wrong_key for a wrong key from a disallowed address: the network is judged only for a key that matched', () => {
+    expect(authenticate({ appId: 'fenced', appKey: DEMO_KEY }, rules, from('198.51.100.1'))).toEqual({
+      ok: false,
+      reason: 'wrong_key',
+    });
+  });
+
+  it('says expired_key before source_not_allowed when both apply', () => {
+    expect(
+      authenticate({ appId: 'expiredAndFenced', appKey: PARTNER_KEY }, rules, from('198.51.100.1')),
+    ).toMatchObject({ ok: false, reason: 'expired_key' });
   });
 });

@@ -4,7 +4,7 @@ import {
   addKey,
   keyIdOf,
   KeyDocumentError,
-  listKeyIds,
+  listApps,
   parseKeyDocument,
   removeApp,
   revokeKey,
@@ -18,7 +18,14 @@ import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY, SECRET_STRING } f
 /** Shaped like a generated key, as an operator might paste one where the app id belongs. */
 const GENERATED_LOOKALIKE = 'payk_' + 'L'.repeat(43);
 
-const document = (entries: Record<string, string[]>): KeyDocument => new Map(Object.entries(entries));
+const document = (entries: Record<string, string[]>): KeyDocument =>
+  new Map(
+    Object.entries(entries).map(([appId, keys]) => [appId, { keys: keys.map((stored) => ({ stored })) }]),
+  );
+/** The stored keys of one app, oldest first. */
+const storedKeys = (doc: KeyDocument, appId: string): string[] | undefined =>
+  doc.get(appId)?.keys.map((key) => key.stored);
+const FACTS = { now: 0, sourceIp: undefined };
 const id = (key: string): string => keyIdFromDigest(sha256(key));
 
 function expectDocumentError(action: () => unknown, message: string): void {
@@ -31,9 +38,9 @@ describe('parseKeyDocument', () => {
     const parsed = parseKeyDocument(SECRET_STRING);
 
     expect([...parsed.entries()]).toEqual([
-      ['demo', [DEMO_KEY, DEMO_NEXT_KEY]],
-      ['partner', [PARTNER_KEY]],
-      ['hashed', [toDigestForm(HASHED_APP_KEY)]],
+      ['demo', { keys: [{ stored: DEMO_KEY }, { stored: DEMO_NEXT_KEY }] }],
+      ['partner', { keys: [{ stored: PARTNER_KEY }] }],
+      ['hashed', { keys: [{ stored: toDigestForm(HASHED_APP_KEY) }] }],
     ]);
   });
 
@@ -64,7 +71,7 @@ describe('parseKeyDocument', () => {
     [
       'a key that is a number',
       JSON.stringify({ demo: 42 }),
-      "the secret's entry #1, key #1: key is not a string",
+      "the secret's entry #1, key #1: key is not a string or a key object",
     ],
     [
       'a truncated digest',
@@ -84,12 +91,10 @@ describe('parseKeyDocument', () => {
 });
 
 describe('serializeKeyDocument', () => {
-  it('writes every app as a list, sorted by app id, ending in a newline', () => {
+  it('writes compact JSON, every app as a list, sorted by app id', () => {
     const text = serializeKeyDocument(document({ zeta: [PARTNER_KEY], alpha: [DEMO_KEY, DEMO_NEXT_KEY] }));
 
-    expect(text).toBe(
-      `{\n  "alpha": [\n    "${DEMO_KEY}",\n    "${DEMO_NEXT_KEY}"\n  ],\n  "zeta": [\n    "${PARTNER_KEY}"\n  ]\n}\n`,
-    );
+    expect(text).toBe(`{"alpha":["${DEMO_KEY}","${DEMO_NEXT_KEY}"],"zeta":["${PARTNER_KEY}"]}`);
   });
 
   it('round-trips through parseKeyDocument and parses as a keyring with every key', () => {
@@ -100,11 +105,11 @@ describe('serializeKeyDocument', () => {
     expect(parseKeyDocument(text)).toEqual(original);
     const { keyring, problems } = parseKeyring(text);
     expect(problems).toEqual([]);
-    expect(keyring.get('demo')?.map((key) => key.id)).toEqual([id(DEMO_KEY), id(DEMO_NEXT_KEY)]);
+    expect(keyring.get('demo')?.keys.map((key) => key.id)).toEqual([id(DEMO_KEY), id(DEMO_NEXT_KEY)]);
   });
 });
 
-describe('keyIdOf and listKeyIds', () => {
+describe('keyIdOf and listApps', () => {
   it('gives a key and its sha256 form the same 12-hex key id, which does not reveal the key', () => {
     expect(keyIdOf(DEMO_KEY)).toBe(keyIdOf(toDigestForm(DEMO_KEY)));
     expect(keyIdOf(DEMO_KEY)).toMatch(/^[0-9a-f]{12}$/);
@@ -119,12 +124,18 @@ describe('keyIdOf and listKeyIds', () => {
   });
 
   it('lists apps sorted by id with their key ids oldest first, never a key', () => {
-    const listed = listKeyIds(parseKeyDocument(SECRET_STRING));
+    const listed = listApps(parseKeyDocument(SECRET_STRING));
 
     expect(listed).toEqual([
-      { appId: 'demo', keyIds: [id(DEMO_KEY), id(DEMO_NEXT_KEY)] },
-      { appId: 'hashed', keyIds: [id(HASHED_APP_KEY)] },
-      { appId: 'partner', keyIds: [id(PARTNER_KEY)] },
+      {
+        appId: 'demo',
+        keys: [
+          { keyId: id(DEMO_KEY), digest: false },
+          { keyId: id(DEMO_NEXT_KEY), digest: false },
+        ],
+      },
+      { appId: 'hashed', keys: [{ keyId: id(HASHED_APP_KEY), digest: true }] },
+      { appId: 'partner', keys: [{ keyId: id(PARTNER_KEY), digest: false }] },
     ]);
     expect(JSON.stringify(listed)).not.toMatch(/test-|sha256:/);
   });
@@ -134,10 +145,10 @@ describe('addApp', () => {
   it('adds an app with one key and leaves the input document unchanged', () => {
     const before = document({ partner: [PARTNER_KEY] });
 
-    const after = addApp(before, 'demo', DEMO_KEY);
+    const after = addApp(before, 'demo', { stored: DEMO_KEY });
 
-    expect(after.get('demo')).toEqual([DEMO_KEY]);
-    expect(after.get('partner')).toEqual([PARTNER_KEY]);
+    expect(storedKeys(after, 'demo')).toEqual([DEMO_KEY]);
+    expect(storedKeys(after, 'partner')).toEqual([PARTNER_KEY]);
     expect(before.has('demo')).toBe(false);
   });
 
@@ -168,22 +179,22 @@ describe('addApp', () => {
       'stored key is malformed: sha256: form needs exactly 64 hex characters',
     ],
   ])('refuses %s', (_label, appId, key, message) => {
-    expectDocumentError(() => addApp(document({ partner: [PARTNER_KEY] }), appId, key), message);
+    expectDocumentError(() => addApp(document({ partner: [PARTNER_KEY] }), appId, { stored: key }), message);
   });
 });
 
 describe('addKey (rotate)', () => {
   it('appends the new key after the existing ones, which stay valid', () => {
-    const after = addKey(document({ demo: [DEMO_KEY] }), 'demo', DEMO_NEXT_KEY);
+    const after = addKey(document({ demo: [DEMO_KEY] }), 'demo', { stored: DEMO_NEXT_KEY });
 
-    expect(after.get('demo')).toEqual([DEMO_KEY, DEMO_NEXT_KEY]);
+    expect(storedKeys(after, 'demo')).toEqual([DEMO_KEY, DEMO_NEXT_KEY]);
     const { keyring } = parseKeyring(serializeKeyDocument(after));
-    expect(authenticate({ appId: 'demo', appKey: DEMO_KEY }, keyring)).toEqual({
+    expect(authenticate({ appId: 'demo', appKey: DEMO_KEY }, keyring, FACTS)).toEqual({
       ok: true,
       appId: 'demo',
       keyId: id(DEMO_KEY),
     });
-    expect(authenticate({ appId: 'demo', appKey: DEMO_NEXT_KEY }, keyring)).toEqual({
+    expect(authenticate({ appId: 'demo', appKey: DEMO_NEXT_KEY }, keyring, FACTS)).toEqual({
       ok: true,
       appId: 'demo',
       keyId: id(DEMO_NEXT_KEY),
@@ -193,13 +204,13 @@ describe('addKey (rotate)', () => {
   it('stores only the digest for --hash, which still authenticates the key and shares its key id', () => {
     const key = generateKey();
 
-    const after = addKey(document({ demo: [DEMO_KEY] }), 'demo', toDigestForm(key));
+    const after = addKey(document({ demo: [DEMO_KEY] }), 'demo', { stored: toDigestForm(key) });
 
-    const stored = after.get('demo')?.[1] ?? '';
+    const stored = storedKeys(after, 'demo')?.[1] ?? '';
     expect(stored).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(serializeKeyDocument(after)).not.toContain(key);
     const { keyring } = parseKeyring(serializeKeyDocument(after));
-    expect(authenticate({ appId: 'demo', appKey: key }, keyring)).toEqual({
+    expect(authenticate({ appId: 'demo', appKey: key }, keyring, FACTS)).toEqual({
       ok: true,
       appId: 'demo',
       keyId: keyIdOf(key),
@@ -223,7 +234,7 @@ describe('addKey (rotate)', () => {
       `app demo already has key ${id(DEMO_KEY)}`,
     ],
   ])('refuses %s', (_label, appId, key, message) => {
-    expectDocumentError(() => addKey(document({ demo: [DEMO_KEY] }), appId, key), message);
+    expectDocumentError(() => addKey(document({ demo: [DEMO_KEY] }), appId, { stored: key }), message);
   });
 });
 
@@ -231,9 +242,9 @@ describe('revokeKey', () => {
   it('removes the named key and keeps the others', () => {
     const after = revokeKey(document({ demo: [DEMO_KEY, DEMO_NEXT_KEY] }), 'demo', id(DEMO_KEY));
 
-    expect(after.get('demo')).toEqual([DEMO_NEXT_KEY]);
+    expect(storedKeys(after, 'demo')).toEqual([DEMO_NEXT_KEY]);
     const { keyring } = parseKeyring(serializeKeyDocument(after));
-    expect(authenticate({ appId: 'demo', appKey: DEMO_KEY }, keyring)).toEqual({
+    expect(authenticate({ appId: 'demo', appKey: DEMO_KEY }, keyring, FACTS)).toEqual({
       ok: false,
       reason: 'wrong_key',
     });
@@ -246,7 +257,7 @@ describe('revokeKey', () => {
       id(DEMO_KEY),
     );
 
-    expect(after.get('demo')).toEqual([DEMO_NEXT_KEY]);
+    expect(storedKeys(after, 'demo')).toEqual([DEMO_NEXT_KEY]);
   });
 
   it('removes the last key, and with it the app, only with force', () => {
@@ -292,7 +303,8 @@ describe('removeApp', () => {
   it('removes the app and all its keys, leaving the others', () => {
     const after = removeApp(document({ demo: [DEMO_KEY, DEMO_NEXT_KEY], partner: [PARTNER_KEY] }), 'demo');
 
-    expect([...after.entries()]).toEqual([['partner', [PARTNER_KEY]]]);
+    expect([...after.keys()]).toEqual(['partner']);
+    expect(storedKeys(after, 'partner')).toEqual([PARTNER_KEY]);
   });
 
   it('refuses an unknown app', () => {
@@ -302,7 +314,7 @@ describe('removeApp', () => {
   it('leaves an empty document that still parses as a keyring', () => {
     const after = removeApp(document({ demo: [DEMO_KEY] }), 'demo');
 
-    expect(serializeKeyDocument(after)).toBe('{}\n');
+    expect(serializeKeyDocument(after)).toBe('{}');
     expect(parseKeyring(serializeKeyDocument(after)).keyring.size).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { keyIdFromDigest, sha256, toDigestForm } from '../../../../shared/keys/key-material';
-import { MalformedSecretError, parseKeyring } from '../../../../shared/keys/keyring';
+import { countKeysExpiringWithin, MalformedSecretError, parseKeyring } from '../../../../shared/keys/keyring';
 import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
 
 describe('parseKeyring', () => {
@@ -8,14 +8,17 @@ describe('parseKeyring', () => {
 
     expect(problems).toEqual([]);
     expect([...keyring.keys()]).toEqual(['demo', 'partner', 'hashed']);
-    expect(keyring.get('demo')?.map((key) => key.digest)).toEqual([sha256(DEMO_KEY), sha256(DEMO_NEXT_KEY)]);
-    expect(keyring.get('partner')?.map((key) => key.digest)).toEqual([sha256(PARTNER_KEY)]);
-    expect(keyring.get('hashed')?.map((key) => key.digest)).toEqual([sha256(HASHED_APP_KEY)]);
+    expect(keyring.get('demo')?.keys.map((key) => key.digest)).toEqual([
+      sha256(DEMO_KEY),
+      sha256(DEMO_NEXT_KEY),
+    ]);
+    expect(keyring.get('partner')?.keys.map((key) => key.digest)).toEqual([sha256(PARTNER_KEY)]);
+    expect(keyring.get('hashed')?.keys.map((key) => key.digest)).toEqual([sha256(HASHED_APP_KEY)]);
   });
 
   it('gives a key and its sha256 form the same non-secret key id', () => {
-    const plain = parseKeyring(JSON.stringify({ a: DEMO_KEY })).keyring.get('a')?.[0];
-    const hashed = parseKeyring(JSON.stringify({ a: toDigestForm(DEMO_KEY) })).keyring.get('a')?.[0];
+    const plain = parseKeyring(JSON.stringify({ a: DEMO_KEY })).keyring.get('a')?.keys[0];
+    const hashed = parseKeyring(JSON.stringify({ a: toDigestForm(DEMO_KEY) })).keyring.get('a')?.keys[0];
 
     expect(plain?.id).toBe(hashed?.id);
     expect(plain?.id).toBe(keyIdFromDigest(sha256(DEMO_KEY)));
@@ -28,12 +31,12 @@ describe('parseKeyring', () => {
 
     const { keyring } = parseKeyring(JSON.stringify({ a: upper }));
 
-    expect(keyring.get('a')?.[0]?.digest).toEqual(sha256(DEMO_KEY));
+    expect(keyring.get('a')?.keys[0]?.digest).toEqual(sha256(DEMO_KEY));
   });
 
   it.each([
-    ['a number', 42, 'key is not a string'],
-    ['null', null, 'key is not a string'],
+    ['a number', 42, 'key is not a string or a key object'],
+    ['null', null, 'key is not a string or a key object'],
     ['a short key', 'too-short', 'key length must be 16 to 512 characters'],
     ['an overlong key', 'k'.repeat(513), 'key length must be 16 to 512 characters'],
     ['a key with a space', 'has a space in it 0123', 'key may hold only visible ASCII characters, no spaces'],
@@ -43,7 +46,7 @@ describe('parseKeyring', () => {
   ])('drops %s and reports the entry, app and key position, not the value', (_label, badKey, reason) => {
     const { keyring, problems } = parseKeyring(JSON.stringify({ demo: [DEMO_KEY, badKey] }));
 
-    expect(keyring.get('demo')?.map((key) => key.digest)).toEqual([sha256(DEMO_KEY)]);
+    expect(keyring.get('demo')?.keys.map((key) => key.digest)).toEqual([sha256(DEMO_KEY)]);
     expect(problems).toEqual([{ entryPosition: 1, appId: 'demo', keyPosition: 2, reason }]);
   });
 
@@ -108,7 +111,7 @@ describe('parseKeyring', () => {
 
     const { keyring, problems } = parseKeyring(text);
 
-    expect(keyring.get('demo')?.map((key) => key.digest)).toEqual([sha256(DEMO_KEY)]);
+    expect(keyring.get('demo')?.keys.map((key) => key.digest)).toEqual([sha256(DEMO_KEY)]);
     expect(problems).toEqual([
       {
         entryPosition: 3,
@@ -149,5 +152,64 @@ describe('parseKeyring', () => {
     expect(() => parseKeyring(secretString)).toThrow(
       expect.objectContaining({ message: expect.not.stringContaining(DEMO_KEY) as unknown }) as Error,
     );
+  });
+});
+
+describe('parseKeyring with expiries and allowlists', () => {
+  it("keeps each key's expiry as an instant and each app's allowlist", () => {
+    const { keyring, problems } = parseKeyring(
+      JSON.stringify({
+        rolling: [DEMO_KEY, { key: DEMO_NEXT_KEY, expires: '2026-12-24T00:00:00Z' }],
+        fenced: { keys: [PARTNER_KEY], allowedCidrs: ['203.0.113.0/24'] },
+      }),
+    );
+
+    expect(problems).toEqual([]);
+    expect(keyring.get('rolling')?.keys.map((key) => key.expiresAt)).toEqual([
+      undefined,
+      Date.UTC(2026, 11, 24),
+    ]);
+    expect(keyring.get('rolling')?.allowlist).toBeUndefined();
+    expect(keyring.get('fenced')?.allowlist?.allows('203.0.113.5')).toBe(true);
+    expect(keyring.get('fenced')?.allowlist?.allows('198.51.100.5')).toBe(false);
+  });
+
+  it('leaves out an app whose allowlist is malformed, and serves the others', () => {
+    const { keyring, problems } = parseKeyring(
+      JSON.stringify({ demo: DEMO_KEY, fenced: { keys: [PARTNER_KEY], allowedCidrs: ['office'] } }),
+    );
+
+    expect([...keyring.keys()]).toEqual(['demo']);
+    expect(problems).toEqual([
+      {
+        entryPosition: 2,
+        appId: 'fenced',
+        reason: '"allowedCidrs" #1: not an IPv4 or IPv6 address or CIDR block',
+      },
+    ]);
+  });
+});
+
+describe('countKeysExpiringWithin', () => {
+  const NOW = Date.UTC(2026, 11, 1);
+  const DAY = 86_400_000;
+  const { keyring } = parseKeyring(
+    JSON.stringify({
+      a: [
+        { key: DEMO_KEY, expires: '2026-11-30T00:00:00Z' },
+        { key: DEMO_NEXT_KEY, expires: '2026-12-01T00:00:01Z' },
+        { key: PARTNER_KEY, expires: '2026-12-15T00:00:00Z' },
+      ],
+      b: [{ key: HASHED_APP_KEY, expires: '2026-12-15T00:00:01Z' }, 'test-forever-key-0123456789'],
+    }),
+  );
+
+  it('counts the keys still valid that expire within the window, its end included', () => {
+    expect(countKeysExpiringWithin(keyring, NOW, 14 * DAY)).toBe(2);
+  });
+
+  it('counts none with an empty window, and never an expired key or one without expiry', () => {
+    expect(countKeysExpiringWithin(keyring, NOW, 0)).toBe(0);
+    expect(countKeysExpiringWithin(keyring, NOW, 365 * DAY)).toBe(3);
   });
 });

@@ -1,10 +1,5 @@
-import {
-  KeyDocumentError,
-  MIN_KEYS_KEPT_BY_ROTATION,
-  parseKeyDocument,
-  rotateAllApps,
-  type KeyDocument,
-} from '../../../../shared/keys/key-document';
+import { KeyDocumentError, parseKeyDocument, type KeyDocument } from '../../../../shared/keys/key-document';
+import { MIN_KEYS_KEPT_BY_ROTATION, rotateAllApps } from '../../../../shared/keys/rotation';
 import { toDigestForm } from '../../../../shared/keys/key-material';
 
 const KEY_A = 'test-rotation-key-a-0123456789';
@@ -18,11 +13,31 @@ function freshKeys(): () => string {
   return () => `test-rotation-fresh-${++count}-0123456789`;
 }
 
-function document(entries: Record<string, string[]>): KeyDocument {
+function document(entries: Record<string, unknown>): KeyDocument {
   return parseKeyDocument(JSON.stringify(entries));
 }
 
+/** The stored keys of one app, oldest first. */
+function stored(doc: KeyDocument, appId: string): string[] | undefined {
+  return doc.get(appId)?.keys.map((key) => key.stored);
+}
+
 describe('rotateAllApps', () => {
+  it("keeps what it does not own: the kept keys' expiries and the app's allowlist", () => {
+    const expiring = { key: KEY_B, expires: '2026-12-24T00:00:00+01:00' };
+    const original = document({ shop: { keys: [KEY_A, expiring], allowedCidrs: ['203.0.113.0/24'] } });
+
+    const rotated = rotateAllApps(original, 2, freshKeys());
+
+    expect(rotated.document.get('shop')).toEqual({
+      keys: [
+        { stored: KEY_B, expires: '2026-12-24T00:00:00+01:00' },
+        { stored: 'test-rotation-fresh-1-0123456789' },
+      ],
+      allowedCidrs: ['203.0.113.0/24'],
+    });
+  });
+
   it.each([
     ['a single key, keep 2', [KEY_A], 2, [KEY_A, 'test-rotation-fresh-1-0123456789']],
     ['two keys, keep 2: the oldest goes', [KEY_A, KEY_B], 2, [KEY_B, 'test-rotation-fresh-1-0123456789']],
@@ -36,15 +51,15 @@ describe('rotateAllApps', () => {
   ])('appends one fresh key and keeps the newest: %s', (_label, keys, keep, expected) => {
     const rotated = rotateAllApps(document({ demo: keys }), keep, freshKeys());
 
-    expect(rotated.document.get('demo')).toEqual(expected);
+    expect(stored(rotated.document, 'demo')).toEqual(expected);
     expect(rotated.rotatedAppIds).toEqual(['demo']);
   });
 
   it('gives every app its own fresh key', () => {
     const rotated = rotateAllApps(document({ partner: [KEY_B], demo: [KEY_A] }), 2, freshKeys());
 
-    expect(rotated.document.get('demo')).toEqual([KEY_A, 'test-rotation-fresh-1-0123456789']);
-    expect(rotated.document.get('partner')).toEqual([KEY_B, 'test-rotation-fresh-2-0123456789']);
+    expect(stored(rotated.document, 'demo')).toEqual([KEY_A, 'test-rotation-fresh-1-0123456789']);
+    expect(stored(rotated.document, 'partner')).toEqual([KEY_B, 'test-rotation-fresh-2-0123456789']);
     expect(rotated.rotatedAppIds).toEqual(['demo', 'partner']);
   });
 
@@ -54,7 +69,7 @@ describe('rotateAllApps', () => {
   ])('leaves an app holding %s alone', (_label, keys) => {
     const rotated = rotateAllApps(document({ hashed: keys, demo: [KEY_B] }), 2, freshKeys());
 
-    expect(rotated.document.get('hashed')).toEqual(keys);
+    expect(stored(rotated.document, 'hashed')).toEqual(keys);
     expect(rotated.skippedAppIds).toEqual(['hashed']);
     expect(rotated.rotatedAppIds).toEqual(['demo']);
   });
@@ -64,7 +79,7 @@ describe('rotateAllApps', () => {
 
     rotateAllApps(original, 2, freshKeys());
 
-    expect(original.get('demo')).toEqual([KEY_A, KEY_B]);
+    expect(stored(original, 'demo')).toEqual([KEY_A, KEY_B]);
   });
 
   it('rotates an empty document into an empty document', () => {

@@ -1,0 +1,99 @@
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+
+/**
+ * Networks an app may call from: its `allowedCidrs`, checked with node:net's BlockList (IPv4 and IPv6). Addresses
+ * are validated by node:net too; the only arithmetic here is the check that a CIDR's host bits are zero.
+ */
+
+export type IpFamily = 'ipv4' | 'ipv6';
+
+export interface Cidr {
+  readonly address: string;
+  readonly prefix: number;
+  readonly family: IpFamily;
+}
+
+export type CidrReading =
+  { readonly ok: true; readonly cidr: Cidr } | { readonly ok: false; readonly reason: string };
+
+/** The 16 bytes of an IPv6 address node:net has already accepted (`::` expanded, an IPv4 tail included). */
+function ipv6Bytes(address: string): number[] {
+  const [head = '', tail] = address.split('::');
+  const groups = (part: string): string[] => (part === '' ? [] : part.split(':'));
+  const toWords = (parts: string[]): number[] =>
+    parts.flatMap((part) => {
+      if (!part.includes('.')) return [parseInt(part, 16)];
+      const [a = 0, b = 0, c = 0, d = 0] = part.split('.').map(Number);
+      return [(a << 8) | b, (c << 8) | d];
+    });
+  const before = toWords(groups(head));
+  const after = tail === undefined ? [] : toWords(groups(tail));
+  const words = [...before, ...Array<number>(8 - before.length - after.length).fill(0), ...after];
+  return words.flatMap((word) => [word >> 8, word & 0xff]);
+}
+
+function addressBytes(address: string, family: IpFamily): number[] {
+  return family === 'ipv4' ? address.split('.').map(Number) : ipv6Bytes(address);
+}
+
+function hostBitsAreZero(bytes: readonly number[], prefix: number): boolean {
+  return bytes.every((byte, index) => {
+    const networkBits = Math.min(8, Math.max(0, prefix - index * 8));
+    const hostMask = 0xff >> networkBits;
+    return (byte & hostMask) === 0;
+  });
+}
+
+/**
+ * `203.0.113.0/24` or `2001:db8::/32`; a bare address counts as its own /32 or /128. Host bits must be zero:
+ * `203.0.113.7/24` is refused rather than read as the whole /24, since a typo must never widen access.
+ */
+export function parseCidr(text: string): CidrReading {
+  const slash = text.indexOf('/');
+  const address = slash === -1 ? text : text.slice(0, slash);
+  const family: IpFamily | undefined = isIPv4(address) ? 'ipv4' : isIPv6(address) ? 'ipv6' : undefined;
+  if (family === undefined) return { ok: false, reason: 'not an IPv4 or IPv6 address or CIDR block' };
+  // ::ffff:10.0.0.0/120 would match what the allowlist checks as 10.0.0.x only by accident of the encoding.
+  if (family === 'ipv6' && canonicalAddress(address)?.family === 'ipv4') {
+    return { ok: false, reason: 'an IPv4-mapped IPv6 block: write it as an IPv4 block' };
+  }
+  const maxPrefix = family === 'ipv4' ? 32 : 128;
+  const prefixText = slash === -1 ? String(maxPrefix) : text.slice(slash + 1);
+  const prefix = /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
+  if (!(prefix >= 0 && prefix <= maxPrefix)) {
+    return { ok: false, reason: `the prefix length must be a whole number from 0 to ${maxPrefix}` };
+  }
+  if (!hostBitsAreZero(addressBytes(address, family), prefix)) {
+    return { ok: false, reason: 'host bits are set: give the network address of the block' };
+  }
+  return { ok: true, cidr: { address, prefix, family } };
+}
+
+/**
+ * The caller's address as the allowlist sees it: an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, how a dual-stack
+ * socket reports an IPv4 peer) is its IPv4 address. Undefined for anything that is not an IP address.
+ */
+export function canonicalAddress(
+  text: string,
+): { readonly address: string; readonly family: IpFamily } | undefined {
+  if (isIPv4(text)) return { address: text, family: 'ipv4' };
+  if (!isIPv6(text)) return undefined;
+  const bytes = ipv6Bytes(text);
+  const mapped = bytes.slice(0, 10).every((byte) => byte === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
+  return mapped ? { address: bytes.slice(12).join('.'), family: 'ipv4' } : { address: text, family: 'ipv6' };
+}
+
+/** An app's allowed networks. An empty list allows nothing; no allowlist at all is represented by its absence. */
+export class SourceAllowlist {
+  private readonly blockList = new BlockList();
+
+  constructor(readonly cidrs: readonly Cidr[]) {
+    for (const { address, prefix, family } of cidrs) this.blockList.addSubnet(address, prefix, family);
+  }
+
+  /** Whether a request from `sourceIp` may use the app's keys; an unknown or unparsable source never may. */
+  allows(sourceIp: string | undefined): boolean {
+    const source = sourceIp === undefined ? undefined : canonicalAddress(sourceIp);
+    return source !== undefined && this.blockList.check(source.address, source.family);
+  }
+}
