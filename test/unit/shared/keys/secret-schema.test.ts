@@ -64,6 +64,7 @@ describe('docs/secret.schema.json', () => {
     ['a truncated digest', { shop: ['sha256:abc'] }],
     ['an app id with a space', { 'my shop': DEMO_KEY }],
     ['an app id shaped like a generated key', { PAYK_abc: DEMO_KEY }],
+    ['an app id shaped like the generated demo key', { ['A1b2C3d4'.repeat(6)]: DEMO_KEY }],
     ['an array instead of an object', [DEMO_KEY]],
   ])('refuses %s, as the parser does', (_label, secret) => {
     expect(validate(secret)).toBe(false);
