@@ -134,6 +134,7 @@ function monitoringField<F extends keyof StackMonitoringOptions>({
 const D = PAYMENT_API_DEFAULTS;
 const L = PAYMENT_API_LIMITS;
 const minKeep = KEY_ROTATION_LIMITS.keep.min;
+const maxKeep = KEY_ROTATION_LIMITS.keep.max;
 /** Context counts rotation in days; the construct takes any whole number of hours in Secrets Manager's range. */
 const maxRotationDays = KEY_ROTATION_LIMITS.everyHours.max / 24;
 const rateLimit = FIREWALL_LIMITS.rateLimit;
@@ -189,6 +190,14 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
     parse: seconds(L.keyMaxStale),
     defaultValue: String(D.keyMaxStale.toSeconds()),
     meaning: `Seconds past the TTL that the last good keys are served while the secret cannot be read (${L.keyMaxStale.min} to ${L.keyMaxStale.max}).`,
+  }),
+  setting({
+    key: 'keyExpiryWarningDays',
+    sets: 'keyExpiryWarning',
+    parse: wholeNumber(L.keyExpiryWarning),
+    apply: (days, config) => withProps(config, { keyExpiryWarning: Duration.days(days) }),
+    defaultValue: String(D.keyExpiryWarning.toDays()),
+    meaning: `Days before a key's expiry that it counts in \`KeysExpiringSoon\`, which raises the alarm of that name (${L.keyExpiryWarning.min} to ${L.keyExpiryWarning.max}).`,
   }),
   prop({
     key: 'throttlingRateLimit',
@@ -249,7 +258,7 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
       config.props.rotation ? withProps(config, { rotation: { ...config.props.rotation, keep } }) : config,
     needs: { keys: ['rotationDays'], because: 'without it there is no scheduled rotation' },
     defaultValue: String(KEY_ROTATION_DEFAULTS.keep),
-    meaning: `Newest keys each app keeps after a scheduled rotation, the fresh one included (at least ${minKeep}).`,
+    meaning: `Keys valid right after a scheduled rotation, the fresh one included (${minKeep} to ${maxKeep}): each rotation sets an app's other keys to expire keep - 1 periods later.`,
   }),
   setting({
     key: 'wafRateLimit',

@@ -7,7 +7,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { MIN_KEYS_KEPT_BY_ROTATION } from '../shared/keys/rotation';
+import { MAX_KEYS_KEPT_BY_ROTATION, MIN_KEYS_KEPT_BY_ROTATION } from '../shared/keys/rotation';
 import {
   DEFAULT_ROTATION_KEEP_KEYS,
   MAX_CALLS_PER_ROTATION_STEP,
@@ -19,7 +19,10 @@ import { createBundledFunction, lambdaEntry } from './bundled-function';
 import { grantKeyUseThroughSecretsManager, type KeysSecretAccess } from './grants';
 import { requireWholeDuration, requireWholeNumber, type WholeNumberRange } from './validation';
 
-/** Secrets Manager's native rotation of the keys secret: each rotation adds a fresh key to every app. */
+/**
+ * Secrets Manager's native rotation of the keys secret: each rotation adds a fresh key to every app and gives its
+ * other keys an expiry (superseded keys end by date, not by count: see shared/keys/rotation.ts).
+ */
 export interface KeyRotationOptions {
   /**
    * Time between two rotations: a whole number of hours from 4 hours to 1000 days (Secrets Manager's range).
@@ -27,8 +30,9 @@ export interface KeyRotationOptions {
   readonly every: Duration;
 
   /**
-   * How many newest keys each app keeps after a rotation, the fresh one included: with 2, the previous key stays
-   * valid for one more period. A whole number of at least 2.
+   * Keys valid right after a rotation, the fresh one included: each rotation sets every other key of an app to
+   * expire `keep - 1` periods later (or keeps an earlier expiry), so with 2 the previous key stays valid for one
+   * more period. A whole number from 2 to 10.
    * @default 2
    */
   readonly keep?: number;
@@ -41,7 +45,7 @@ export const KEY_ROTATION_DEFAULTS = {
 /** Secrets Manager's range for a rotation period (4 hours to 1000 days, counted in hours), and the keys kept. */
 export const KEY_ROTATION_LIMITS = {
   everyHours: { min: 4, max: 24_000, unit: 'hours' },
-  keep: { min: MIN_KEYS_KEPT_BY_ROTATION },
+  keep: { min: MIN_KEYS_KEPT_BY_ROTATION, max: MAX_KEYS_KEPT_BY_ROTATION },
 } as const satisfies Record<string, WholeNumberRange>;
 
 /**
@@ -84,13 +88,16 @@ export class KeyRotation extends Construct {
 
     this.handler = createBundledFunction(this, 'Function', {
       entry: lambdaEntry('rotation', 'index.ts'),
-      description: 'payment-api: rotates the keys secret, adding a fresh key to every app',
+      description:
+        'payment-api: rotates the keys secret, adding a fresh key to every app and expiring the ones it supersedes',
       roleDescription: 'payment-api key rotation: writes its own log group and rotates the keys secret',
       memorySize: ROTATION_MEMORY_MIB,
       timeout: ROTATION_TIMEOUT,
       logRetention: props.logRetention,
       environment: {
         [ROTATION_ENV.keepKeys]: String(props.keep ?? KEY_ROTATION_DEFAULTS.keep),
+        // Superseded keys expire a number of periods after a rotation: the function needs the period itself.
+        [ROTATION_ENV.periodHours]: String(props.every.toHours()),
         [ROTATION_ENV.logLevel]: props.logLevel,
       },
     });

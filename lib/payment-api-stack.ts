@@ -278,6 +278,7 @@ function pickOptions(props: PaymentApiOptions): AllOptions {
   return {
     keyCacheTtl: props.keyCacheTtl,
     keyMaxStale: props.keyMaxStale,
+    keyExpiryWarning: props.keyExpiryWarning,
     throttlingRateLimit: props.throttlingRateLimit,
     throttlingBurstLimit: props.throttlingBurstLimit,
     stageName: props.stageName,

@@ -95,8 +95,9 @@ export interface PaymentApiProps extends PaymentFunctionOptions, RestApiOptions 
 
   /**
    * Secrets Manager's scheduled rotation of the keys secret: a rotation Lambda adds a fresh key to every app
-   * every `every`, and keeps the `keep` newest keys of each. Suits clients that read their own key from the
-   * secret; apps whose keys are stored as `sha256:` digests are left alone. Adds the `RotationFailing` alarm.
+   * every `every`, sets each app's other keys to expire `keep - 1` periods later, and removes keys that have
+   * expired. Suits clients that read their own key from the secret; apps whose keys are stored as `sha256:`
+   * digests are left alone. Adds the `RotationFailing` alarm.
    * @default - no scheduled rotation
    */
   readonly rotation?: KeyRotationOptions;
@@ -211,6 +212,7 @@ export class PaymentApi extends Construct {
     this.handler = createPaymentFunction(this, 'Handler', {
       keyCacheTtl: props.keyCacheTtl,
       keyMaxStale: props.keyMaxStale,
+      keyExpiryWarning: props.keyExpiryWarning,
       memorySize: props.memorySize,
       secret: this.secret,
       encryptionKey: props.secretEncryptionKey,
@@ -271,6 +273,7 @@ export class PaymentApi extends Construct {
       handler: this.handler,
       rotationFunction: this.keyRotation?.handler,
       serviceName,
+      keyExpiryWarning: props.keyExpiryWarning,
     });
   }
 }

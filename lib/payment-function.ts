@@ -5,9 +5,11 @@ import type { Construct } from 'constructs';
 import { METRICS_ENV } from '../lambda/payment/metric-names';
 import {
   DEFAULT_CACHE_TTL_SECONDS,
+  DEFAULT_KEY_EXPIRY_WARNING_DAYS,
   DEFAULT_MAX_STALE_SECONDS,
   ENV,
   KEY_CACHE_LIMITS,
+  KEY_EXPIRY_WARNING_LIMITS,
 } from '../lambda/payment/settings';
 import type { LogLevel } from '../shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
@@ -36,6 +38,13 @@ export interface PaymentFunctionOptions {
   readonly keyMaxStale?: Duration;
 
   /**
+   * How long before a key's expiry it counts in the `KeysExpiringSoon` metric, which raises the alarm of that
+   * name: time to hand the partner a new key. Whole days, 1 to 365.
+   * @default Duration.days(14)
+   */
+  readonly keyExpiryWarning?: Duration;
+
+  /**
    * Lambda memory in MiB, 128 to 10240. CPU is allocated in proportion.
    * @default 256
    */
@@ -45,12 +54,14 @@ export interface PaymentFunctionOptions {
 export const PAYMENT_FUNCTION_DEFAULTS = {
   keyCacheTtl: Duration.seconds(DEFAULT_CACHE_TTL_SECONDS),
   keyMaxStale: Duration.seconds(DEFAULT_MAX_STALE_SECONDS),
+  keyExpiryWarning: Duration.days(DEFAULT_KEY_EXPIRY_WARNING_DAYS),
   memorySize: 256,
 } as const satisfies Partial<Record<keyof PaymentFunctionOptions, unknown>>;
 
 export const PAYMENT_FUNCTION_LIMITS = {
   keyCacheTtl: { ...KEY_CACHE_LIMITS.ttlSeconds, unit: 'seconds' } satisfies DurationRange,
   keyMaxStale: { ...KEY_CACHE_LIMITS.maxStaleSeconds, unit: 'seconds' } satisfies DurationRange,
+  keyExpiryWarning: { ...KEY_EXPIRY_WARNING_LIMITS.days, unit: 'days' } satisfies DurationRange,
   memorySize: { min: 128, max: 10_240, unit: 'MiB' } satisfies WholeNumberRange,
 } as const;
 
@@ -62,6 +73,9 @@ export function validatePaymentFunctionOptions(options: PaymentFunctionOptions):
   const L = PAYMENT_FUNCTION_LIMITS;
   if (options.keyCacheTtl) requireWholeDuration('keyCacheTtl', L.keyCacheTtl, options.keyCacheTtl);
   if (options.keyMaxStale) requireWholeDuration('keyMaxStale', L.keyMaxStale, options.keyMaxStale);
+  if (options.keyExpiryWarning) {
+    requireWholeDuration('keyExpiryWarning', L.keyExpiryWarning, options.keyExpiryWarning);
+  }
   if (options.memorySize !== undefined) requireWholeNumber('memorySize', L.memorySize, options.memorySize);
 }
 
@@ -94,6 +108,7 @@ export function createPaymentFunction(
   validatePaymentFunctionOptions(props);
   const ttl = props.keyCacheTtl ?? PAYMENT_FUNCTION_DEFAULTS.keyCacheTtl;
   const maxStale = props.keyMaxStale ?? PAYMENT_FUNCTION_DEFAULTS.keyMaxStale;
+  const expiryWarning = props.keyExpiryWarning ?? PAYMENT_FUNCTION_DEFAULTS.keyExpiryWarning;
   const handler = createBundledFunction(scope, id, {
     entry: lambdaEntry('payment', 'index.ts'),
     description: 'payment-api: authenticates POST /payment by App-id/App-key against Secrets Manager',
@@ -106,6 +121,7 @@ export function createPaymentFunction(
       [ENV.secretId]: props.secret.secretArn,
       [ENV.cacheTtlSeconds]: String(ttl.toSeconds()),
       [ENV.maxStaleSeconds]: String(maxStale.toSeconds()),
+      [ENV.keyExpiryWarningDays]: String(expiryWarning.toDays()),
       [ENV.logLevel]: props.logLevel,
       [METRICS_ENV.namespace]: props.metricsNamespace,
       [METRICS_ENV.serviceName]: props.serviceName,

@@ -29,7 +29,7 @@ lint edge --context env=staging --context wafRateLimit=2000 \
   --context disableExecuteApiEndpoint=true
 lint monitoring --context alarmEmail=oncall@example.com --context metricsNamespace=Payments/Production \
   --context unauthorizedAlarmThreshold=50 --context latencyAlarmThresholdMs=800 \
-  --context serverErrorRateAlarmThreshold=2 --context tracing=true
+  --context serverErrorRateAlarmThreshold=2 --context tracing=true --context keyExpiryWarningDays=30
 lint monitoring-topic --context alarmTopicArn=arn:aws:sns:eu-west-1:123456789012:oncall --context tracing=true \
   --context rotationDays=30 --context existingSecret=payment-api/keys \
   --context secretKmsKeyArn=arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab

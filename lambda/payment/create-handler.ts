@@ -1,9 +1,14 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { authenticate, readCredentials, type AuthDecision } from '../../shared/keys/authenticate';
+import {
+  authenticate,
+  readCredentials,
+  type AuthDecision,
+  type KeyRuleFailureReason,
+} from '../../shared/keys/authenticate';
 import { KeysUnavailableError, type KeyringProvider } from './key-cache';
 import { describeError, type LogFields, type Logger } from '../../shared/logger';
 import { contentTypeProblem } from './media-type';
-import { METRIC, type MetricName } from './metric-names';
+import { METRIC, type CountedMetricName } from './metric-names';
 import { NO_METRICS, type MetricsRecorder } from './metrics-recorder';
 import { readProxyRequest } from './proxy-request';
 import { readJsonBody } from './request-body';
@@ -25,12 +30,22 @@ export interface HandlerDependencies {
 export type PaymentHandler = (event: unknown) => Promise<APIGatewayProxyResult>;
 
 /** The metric each refusal counts under. */
-const REFUSAL_METRICS: Readonly<Record<'unauthorized' | 'unsupportedMediaType' | 'badRequest', MetricName>> =
-  {
-    unauthorized: METRIC.unauthorized,
-    unsupportedMediaType: METRIC.unsupportedMediaType,
-    badRequest: METRIC.badRequest,
-  };
+const REFUSAL_METRICS: Readonly<
+  Record<'unauthorized' | 'unsupportedMediaType' | 'badRequest', CountedMetricName>
+> = {
+  unauthorized: METRIC.unauthorized,
+  unsupportedMediaType: METRIC.unsupportedMediaType,
+  badRequest: METRIC.badRequest,
+};
+
+/**
+ * The refusals of a key that matched, counted beside Unauthorized: the dashboard shows them, since each means a
+ * partner to call (one still using a key past its expiry, one calling from a network it has not declared).
+ */
+const KEY_RULE_METRICS: Readonly<Record<KeyRuleFailureReason, CountedMetricName>> = {
+  expired_key: METRIC.expiredKey,
+  source_not_allowed: METRIC.sourceNotAllowed,
+};
 
 /**
  * What a 401's log line may say of the caller. The app id only when it names a real app: an unknown one is whatever
@@ -91,6 +106,9 @@ export function createHandler({
       });
       if (!decision.ok) {
         const known = refusedCaller(decision, credentials.credentials.appId);
+        if (decision.reason === 'expired_key' || decision.reason === 'source_not_allowed') {
+          metrics.count(KEY_RULE_METRICS[decision.reason]);
+        }
         return refuse(
           'unauthorized',
           { ...keysUsed, reason: decision.reason, ...known },

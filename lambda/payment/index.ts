@@ -10,6 +10,7 @@ import { createHandler } from './create-handler';
 import { createEmfMetrics } from './emf-metrics';
 import { METRIC } from './metric-names';
 import { readRequestId } from './proxy-request';
+import { refreshMetrics } from './refresh-metrics';
 import { readLambdaSettings } from './settings';
 
 const settings = readLambdaSettings(process.env);
@@ -20,14 +21,7 @@ const keys = new KeyCache({
   logger,
   ttlMs: settings.ttlMs,
   maxStaleMs: settings.maxStaleMs,
-  observer: {
-    refreshSucceeded: () => {
-      metrics.count(METRIC.keyRefreshSucceeded);
-    },
-    refreshFailed: () => {
-      metrics.count(METRIC.keyRefreshFailed);
-    },
-  },
+  observer: refreshMetrics(metrics, { keyExpiryWarningMs: settings.keyExpiryWarningMs }),
 });
 keys.warm();
 

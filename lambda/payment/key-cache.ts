@@ -6,6 +6,7 @@ import {
   type Keyring,
   type KeyringProblem,
 } from '../../shared/keys/keyring';
+import { secretSize, type SecretSize } from '../../shared/keys/secret-size';
 
 /** Where the secret's text comes from: Secrets Manager in AWS, a JSON file for the local server. */
 export interface SecretSource {
@@ -28,9 +29,15 @@ export interface KeyringProvider {
   getKeys(): Promise<CurrentKeys>;
 }
 
+/** What a successful refresh loaded: the keyring, and the size of the text it came from (never the text). */
+export interface RefreshedKeys {
+  readonly keyring: Keyring;
+  readonly secretSize: SecretSize;
+}
+
 /** Told of every refresh attempt's outcome (metrics); must not throw. */
 export interface RefreshObserver {
-  refreshSucceeded(): void;
+  refreshSucceeded(refreshed: RefreshedKeys): void;
   refreshFailed(): void;
 }
 
@@ -223,12 +230,15 @@ export class KeyCache implements KeyringProvider {
   /** One fetch and parse, logged and reported to the observer. Rejects on any failure. */
   private async load(startedAt: number): Promise<Keyring> {
     try {
-      const { keyring, problems } = parseKeyring(await this.source.fetchSecretString());
+      const text = await this.source.fetchSecretString();
+      const { keyring, problems } = parseKeyring(text);
+      const size = secretSize(text);
       this.logMalformedEntries(problems);
-      this.observer.refreshSucceeded();
+      this.observer.refreshSucceeded({ keyring, secretSize: size });
       this.logger.info('keys loaded', {
         source: this.source.description,
         apps: keyring.size,
+        secretBytes: size.bytes,
         durationMs: this.now() - startedAt,
       });
       return keyring;

@@ -3,13 +3,14 @@
  * both sides, so a renamed metric cannot leave an alarm watching nothing. Operators build their own alarms on
  * these names: keep them exactly.
  *
- * Every metric: unit Count, value 1, standard resolution, one dimension `Service` (the stack name). No app id,
- * key id, key or secret value ever goes into a metric.
+ * Every metric: standard resolution, one dimension `Service` (the stack name). No app id, key id, key or secret
+ * value ever goes into a metric. Most are counts of events (unit Count, read with Sum); the measured ones
+ * (MEASURED_METRICS) are levels sampled at each key refresh, read with Maximum.
  */
 export const METRIC = {
   /** One of the six outcomes below per request: 200. */
   accepted: 'Accepted',
-  /** 401: credentials missing, sent twice, unknown app or wrong key. */
+  /** 401: credentials missing, sent twice, unknown app, wrong key, expired key or a network not allowed. */
   unauthorized: 'Unauthorized',
   /** 415: authenticated, but the Content-Type is not application/json. */
   unsupportedMediaType: 'UnsupportedMediaType',
@@ -19,6 +20,10 @@ export const METRIC = {
   unavailable: 'Unavailable',
   /** 500: an unexpected error in the handler. */
   internalError: 'InternalError',
+  /** Per 401 for a key that matched but had expired (`reason: expired_key`); also counted as Unauthorized. */
+  expiredKey: 'ExpiredKey',
+  /** Per 401 for a key that matched, sent from outside the app's allowlist (`reason: source_not_allowed`). */
+  sourceNotAllowed: 'SourceNotAllowed',
   /** Per attempt to read the keys from Secrets Manager that succeeded. */
   keyRefreshSucceeded: 'KeyRefreshSucceeded',
   /** Per attempt to read the keys from Secrets Manager that failed (unreachable, denied, malformed secret). */
@@ -27,12 +32,27 @@ export const METRIC = {
   staleKeysServed: 'StaleKeysServed',
   /** Once per execution environment. */
   coldStart: 'ColdStart',
+  /** At each successful refresh: the keys still valid that expire within the warning window (KEY_EXPIRY_WARNING_DAYS). */
+  keysExpiringSoon: 'KeysExpiringSoon',
+  /** At each successful refresh: the secret's size as a percentage of Secrets Manager's 65,536-byte limit. */
+  secretFill: 'SecretFill',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
 
+/** The metrics that measure a level at each key refresh, with their CloudWatch unit. */
+export const MEASURED_METRICS = {
+  [METRIC.keysExpiringSoon]: 'Count',
+  [METRIC.secretFill]: 'Percent',
+} as const satisfies Partial<Record<MetricName, string>>;
+
+export type MeasuredMetricName = keyof typeof MEASURED_METRICS;
+
+/** The metrics that count events, one at a time (unit Count). */
+export type CountedMetricName = Exclude<MetricName, MeasuredMetricName>;
+
 /** Each request adds exactly one of these. */
-export const OUTCOME_METRICS: readonly MetricName[] = [
+export const OUTCOME_METRICS: readonly CountedMetricName[] = [
   METRIC.accepted,
   METRIC.unauthorized,
   METRIC.unsupportedMediaType,

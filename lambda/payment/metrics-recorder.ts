@@ -1,11 +1,14 @@
-import type { MetricName } from './metric-names';
+import type { CountedMetricName, MeasuredMetricName } from './metric-names';
 
 /**
- * Where the handler and the key cache count what happened, one at a time. The Lambda writes the counts as
- * CloudWatch embedded metric format (emf-metrics.ts); the local server and most tests count nowhere.
+ * Where the handler and the key cache report what happened. The Lambda writes it as CloudWatch embedded metric
+ * format (emf-metrics.ts); the local server and most tests report nowhere.
  */
 export interface MetricsRecorder {
-  count(name: MetricName): void;
+  /** One more event. */
+  count(name: CountedMetricName): void;
+  /** One sample of a level, measured now (the keys expiring soon, the secret's fill). */
+  measure(name: MeasuredMetricName, value: number): void;
 }
 
-export const NO_METRICS: MetricsRecorder = { count: () => undefined };
+export const NO_METRICS: MetricsRecorder = { count: () => undefined, measure: () => undefined };

@@ -6,6 +6,7 @@ export const ENV = {
   secretId: 'KEYS_SECRET_ID',
   cacheTtlSeconds: 'KEY_CACHE_TTL_SECONDS',
   maxStaleSeconds: 'KEY_MAX_STALE_SECONDS',
+  keyExpiryWarningDays: 'KEY_EXPIRY_WARNING_DAYS',
   logLevel: 'LOG_LEVEL',
   /** Set by Lambda when the function's advanced logging controls name an application log level. */
   lambdaLogLevel: 'AWS_LAMBDA_LOG_LEVEL',
@@ -23,6 +24,13 @@ export const KEY_CACHE_LIMITS = {
   maxStaleSeconds: { min: 0, max: 86_400 },
 } as const;
 
+export const DEFAULT_KEY_EXPIRY_WARNING_DAYS = 14;
+
+/** The warning window the stack accepts, in days: less than a day would warn too late for anyone to act. */
+export const KEY_EXPIRY_WARNING_LIMITS = { days: { min: 1, max: 365 } } as const;
+
+const DAY_MS = 86_400_000;
+
 export interface KeyCacheSettings {
   readonly ttlMs: number;
   readonly maxStaleMs: number;
@@ -30,6 +38,8 @@ export interface KeyCacheSettings {
 
 export interface LambdaSettings extends KeyCacheSettings {
   readonly secretId: string;
+  /** Keys that expire within this window of a refresh are counted in `KeysExpiringSoon`. */
+  readonly keyExpiryWarningMs: number;
   readonly logLevel: LogLevel;
   /** The stack name: the `Service` dimension of every metric and the `service` field of every log line. */
   readonly serviceName: string;
@@ -38,29 +48,31 @@ export interface LambdaSettings extends KeyCacheSettings {
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
-/** Whole seconds within `range`; absent or empty means the default. Anything else is a configuration error. */
-function readSeconds(
+/** A whole number of `unit` within `range`; absent or empty means the default. Anything else is a configuration error. */
+function readWholeNumber(
   env: Environment,
   name: string,
-  defaultSeconds: number,
+  defaultValue: number,
   range: { readonly min: number; readonly max: number },
+  unit: 'seconds' | 'days',
 ): number {
   const raw = env[name];
-  if (raw === undefined || raw === '') return defaultSeconds;
-  const seconds = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-  if (!(seconds >= range.min && seconds <= range.max)) {
+  if (raw === undefined || raw === '') return defaultValue;
+  const value = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= range.min && value <= range.max)) {
     throw new Error(
-      `${name} must be a whole number of seconds from ${range.min} to ${range.max}, got "${raw}"`,
+      `${name} must be a whole number of ${unit} from ${range.min} to ${range.max}, got "${raw}"`,
     );
   }
-  return seconds;
+  return value;
 }
 
 export function readKeyCacheSettings(env: Environment): KeyCacheSettings {
   const { ttlSeconds, maxStaleSeconds } = KEY_CACHE_LIMITS;
   return {
-    ttlMs: readSeconds(env, ENV.cacheTtlSeconds, DEFAULT_CACHE_TTL_SECONDS, ttlSeconds) * 1000,
-    maxStaleMs: readSeconds(env, ENV.maxStaleSeconds, DEFAULT_MAX_STALE_SECONDS, maxStaleSeconds) * 1000,
+    ttlMs: readWholeNumber(env, ENV.cacheTtlSeconds, DEFAULT_CACHE_TTL_SECONDS, ttlSeconds, 'seconds') * 1000,
+    maxStaleMs:
+      readWholeNumber(env, ENV.maxStaleSeconds, DEFAULT_MAX_STALE_SECONDS, maxStaleSeconds, 'seconds') * 1000,
   };
 }
 
@@ -102,6 +114,14 @@ export function readLambdaSettings(env: Environment): LambdaSettings {
     logLevel: readLogLevel(env),
     serviceName: readName(env, METRICS_ENV.serviceName, DEFAULT_SERVICE_NAME),
     metricsNamespace: readName(env, METRICS_ENV.namespace, DEFAULT_METRICS_NAMESPACE),
+    keyExpiryWarningMs:
+      readWholeNumber(
+        env,
+        ENV.keyExpiryWarningDays,
+        DEFAULT_KEY_EXPIRY_WARNING_DAYS,
+        KEY_EXPIRY_WARNING_LIMITS.days,
+        'days',
+      ) * DAY_MS,
     ...readKeyCacheSettings(env),
   };
 }

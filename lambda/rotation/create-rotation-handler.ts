@@ -7,8 +7,10 @@ import {
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { parseKeyDocument, serializeKeyDocument } from '../../shared/keys/key-document';
-import { assertValidRotationKeep, rotateAllApps } from '../../shared/keys/rotation';
+import { assertValidRotationPolicy, rotateAllApps, type RotationPolicy } from '../../shared/keys/rotation';
 import { generateKey } from '../../shared/keys/key-material';
+import { SECRET_MAX_BYTES, secretSize, type SecretSize } from '../../shared/keys/secret-size';
+import { formatTimestamp } from '../../shared/keys/timestamp';
 import { describeError, type Logger } from '../../shared/logger';
 import {
   decideStep,
@@ -20,16 +22,33 @@ import {
   type RotationStep,
 } from './rotation-rules';
 
-export interface RotationHandlerOptions {
+export interface RotationHandlerOptions extends RotationPolicy {
   readonly client: SecretsManagerClient;
-  /** How many newest keys each app keeps (at least 2). */
-  readonly keep: number;
   readonly logger: Logger;
   /** Source of fresh keys; the CSPRNG-backed generateKey unless a test needs known keys. */
   readonly generateKey?: () => string;
+  /** The clock each step reads (epoch ms); Date.now unless a test needs a known time. */
+  readonly now?: () => number;
 }
 
 export type RotationHandler = (event: RotationEvent) => Promise<void>;
+
+/**
+ * Secrets Manager would refuse the write anyway, with an error that says nothing of what to do; this one says it,
+ * before anything is written. Rotation already removes expired keys of the apps it rotates, so the room must come
+ * from elsewhere.
+ */
+function assertFits(secretString: string): SecretSize {
+  const size = secretSize(secretString);
+  if (!size.fits) {
+    throw new RotationError(
+      `the rotated secret would be ${size.bytes} bytes, ${size.overBy} over Secrets Manager's limit of ` +
+        `${SECRET_MAX_BYTES}: remove apps and keys no longer used (the key CLI's prune removes expired ones), ` +
+        'keep fewer keys per app (rotationKeep), or store plain keys rather than sha256: digests, which take more room',
+    );
+  }
+  return size;
+}
 
 interface SecretVersion {
   readonly versionId: string;
@@ -42,9 +61,11 @@ interface SecretVersion {
  * is there before it writes. Only the pure rules decide; this function does the I/O around them.
  */
 export function createRotationHandler(options: RotationHandlerOptions): RotationHandler {
-  const { client, keep, logger } = options;
+  const { client, logger } = options;
+  const policy: RotationPolicy = { keep: options.keep, periodMs: options.periodMs };
   const newKey = options.generateKey ?? generateKey;
-  assertValidRotationKeep(keep);
+  const clock = options.now ?? Date.now;
+  assertValidRotationPolicy(policy);
 
   async function readVersion(
     secretId: string,
@@ -79,7 +100,10 @@ export function createRotationHandler(options: RotationHandlerOptions): Rotation
   async function checkPending(secretId: string, token: string): Promise<SecretVersion> {
     const current = await readCurrent(secretId);
     const pending = await readPending(secretId, token);
-    const problems = pendingVersionProblems(current.secretString, pending.secretString);
+    const problems = pendingVersionProblems(current.secretString, pending.secretString, {
+      policy,
+      now: clock(),
+    });
     if (problems.length > 0) {
       throw new RotationError(`the pending version ${token} may not become current: ${problems.join('; ')}`);
     }
@@ -123,12 +147,21 @@ export function createRotationHandler(options: RotationHandlerOptions): Rotation
           return;
         }
         const current = await readCurrent(event.SecretId);
-        const rotated = rotateAllApps(parseKeyDocument(current.secretString), keep, newKey);
+        const rotated = rotateAllApps(parseKeyDocument(current.secretString), policy, clock(), newKey);
+        const secretString = serializeKeyDocument(rotated.document);
+        const size = assertFits(secretString);
+        if (size.nearlyFull) {
+          logger.warn('the keys secret is nearly full', {
+            ...fields,
+            secretBytes: size.bytes,
+            fillPercent: Math.round(size.fillPercent),
+          });
+        }
         await client.send(
           new PutSecretValueCommand({
             SecretId: event.SecretId,
             ClientRequestToken: token,
-            SecretString: serializeKeyDocument(rotated.document),
+            SecretString: secretString,
             VersionStages: [STAGE.pending],
             ...(event.RotationToken === undefined ? {} : { RotationToken: event.RotationToken }),
           }),
@@ -140,7 +173,13 @@ export function createRotationHandler(options: RotationHandlerOptions): Rotation
           rotatedApps: rotated.rotatedAppIds.length,
           skippedApps: rotated.skippedAppIds.length,
           skippedAppIds: rotated.skippedAppIds.join(','),
-          keep,
+          expiredApps: rotated.expiredAppIds.length,
+          expiredAppIds: rotated.expiredAppIds.join(','),
+          prunedKeys: rotated.prunedKeys.length,
+          prunedKeyIds: rotated.prunedKeys.map(({ appId, keyId }) => `${appId}/${keyId}`).join(','),
+          supersededKeysExpireBy: formatTimestamp(rotated.supersededKeysExpireBy),
+          keep: policy.keep,
+          secretBytes: size.bytes,
         });
       },
 

@@ -13,5 +13,6 @@ const settings = readRotationSettings(process.env);
 export const handler = createRotationHandler({
   client: createSecretsManagerClient(ROTATION_CALL_BOUNDS),
   keep: settings.keep,
+  periodMs: settings.periodMs,
   logger: createJsonLogger(settings.logLevel),
 });

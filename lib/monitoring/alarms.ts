@@ -5,8 +5,9 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { METRIC } from '../../lambda/payment/metric-names';
+import { SECRET_MAX_BYTES, SECRET_WARNING_FILL_PERCENT } from '../../shared/keys/secret-size';
 import { SAVED_QUERIES } from './saved-queries';
-import { FIVE_MINUTES, ONE_MINUTE, type ServiceMetric } from './service-metrics';
+import { FIVE_MINUTES, ONE_HOUR, ONE_MINUTE, type ServiceMetric } from './service-metrics';
 
 /** The alarms every deployment has, by the last part of their names (`<serviceName>-<Name>`). */
 export type ServiceAlarm =
@@ -16,7 +17,9 @@ export type ServiceAlarm =
   | 'LambdaThrottles'
   | 'KeysUnavailable'
   | 'KeyRefreshFailing'
-  | 'UnauthorizedRequests';
+  | 'UnauthorizedRequests'
+  | 'KeysExpiringSoon'
+  | 'SecretNearlyFull';
 
 /** Every alarm: `RotationFailing` exists only with scheduled rotation. */
 export type PaymentApiAlarm = ServiceAlarm | 'RotationFailing';
@@ -40,6 +43,8 @@ export interface AlarmsProps {
   readonly latencyThresholdMs: number;
   /** In percent. */
   readonly serverErrorRateThreshold: number;
+  /** How long before its expiry a key counts in KeysExpiringSoon (the Lambda's setting), in whole days. */
+  readonly keyExpiryWarningDays: number;
 }
 
 /**
@@ -63,6 +68,12 @@ interface AlarmSpec {
 const { GREATER_THAN_THRESHOLD: ABOVE, GREATER_THAN_OR_EQUAL_TO_THRESHOLD: AT_LEAST } =
   cloudwatch.ComparisonOperator;
 const SUM_PER_MINUTE = { statistic: cloudwatch.Stats.SUM, period: ONE_MINUTE };
+/**
+ * Levels the Lambda samples at each key refresh (about once a TTL per warm environment, while requests come),
+ * read as the highest sample of each hour: an hour is long enough that a quiet spell between requests leaves no
+ * gap to clear the alarm, and short enough that a fix clears it the same day.
+ */
+const MAX_PER_HOUR = { statistic: cloudwatch.Stats.MAXIMUM, period: ONE_HOUR };
 /**
  * "Any" alarms: one breaching minute raises them, five quiet minutes clear them, so an intermittent fault sends
  * one notice rather than one per minute.
@@ -153,6 +164,32 @@ function serviceAlarmSpecs(props: AlarmsProps): Record<ServiceAlarm, AlarmSpec> 
         'suggests key guessing (block them with a WAF rule); wrong_key from a known app suggests a client ' +
         'still using a revoked or rotated key (contact its owner).',
     },
+    KeysExpiringSoon: {
+      metric: metric(METRIC.keysExpiringSoon, MAX_PER_HOUR),
+      comparisonOperator: ABOVE,
+      threshold: 0,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      description:
+        `A partner is about to lose access: every key of at least one app expires within ${props.keyExpiryWarningDays} ` +
+        'days, and from that instant its requests get 401 (expired_key). A key expiring beside one that lives on (a ' +
+        "rotation in progress) does not count. npm run keys -- list shows each key's expiry; rotate <app-id> --grace " +
+        '<duration> gives the app a fresh key (hand it to the partner) and lets the old ones run out; expire <app-id> ' +
+        '<key-id> --never if the expiry was a mistake. The alarm clears once the app holds a key valid beyond the ' +
+        'window, or its keys have expired.',
+    },
+    SecretNearlyFull: {
+      metric: metric(METRIC.secretFill, MAX_PER_HOUR),
+      comparisonOperator: AT_LEAST,
+      threshold: SECRET_WARNING_FILL_PERCENT,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      description:
+        `The keys secret is at ${SECRET_WARNING_FILL_PERCENT}% or more of the ${SECRET_MAX_BYTES.toLocaleString('en-US')} ` +
+        'bytes Secrets Manager allows. When it is full, the key CLI cannot add a key and scheduled rotation fails. ' +
+        'Make room: npm run keys -- prune removes expired keys; revoke keys and apps no longer used (fewer keys ' +
+        'per app); a sha256: digest takes more bytes than a plain key.',
+    },
   };
 }
 
@@ -164,7 +201,8 @@ function rotationAlarmSpec(rotationFunction: lambda.IFunction): AlarmSpec {
     description:
       'Scheduled rotation of the keys secret failed: the rotation Lambda failed a step, so no fresh key was ' +
       'added. Read its log group for "rotation step failed" lines and their error: a malformed secret, an ' +
-      "operator's edit during the rotation, a full secret, or a permission. Fix the cause, then retry with " +
+      'operator\'s edit during the rotation, a full secret ("the rotated secret would be N bytes": prune expired ' +
+      'keys, revoke keys no longer used, or lower rotationKeep), or a permission. Fix the cause, then retry with ' +
       'aws secretsmanager rotate-secret --secret-id <secret ARN> --region <region> (the ARN is the stack output ' +
       'KeysSecretArn). If the retry is refused because an earlier rotation is unfinished, a leftover AWSPENDING ' +
       'label blocks it: find its version with describe-secret and clear it with aws secretsmanager ' +
@@ -183,7 +221,7 @@ export function createAlarms(scope: Construct, props: AlarmsProps): MonitoringAl
       ...options,
       alarmName: `${props.serviceName}-${name}`,
       alarmDescription: `${description} ${runbookLink(name)}`,
-      // No data means no requests (or no failures) in that minute, which is healthy.
+      // No data means no requests (or no failures, or no refresh) in that period, which is healthy.
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
   };
@@ -195,6 +233,8 @@ export function createAlarms(scope: Construct, props: AlarmsProps): MonitoringAl
     KeysUnavailable: alarm('KeysUnavailable', specs.KeysUnavailable),
     KeyRefreshFailing: alarm('KeyRefreshFailing', specs.KeyRefreshFailing),
     UnauthorizedRequests: alarm('UnauthorizedRequests', specs.UnauthorizedRequests),
+    KeysExpiringSoon: alarm('KeysExpiringSoon', specs.KeysExpiringSoon),
+    SecretNearlyFull: alarm('SecretNearlyFull', specs.SecretNearlyFull),
     ...(props.rotationFunction && {
       RotationFailing: alarm('RotationFailing', rotationAlarmSpec(props.rotationFunction)),
     }),

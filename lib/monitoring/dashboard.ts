@@ -4,8 +4,9 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { METRIC, OUTCOME_METRICS, SERVICE_DIMENSION } from '../../lambda/payment/metric-names';
+import { SECRET_WARNING_FILL_PERCENT } from '../../shared/keys/secret-size';
 import type { MonitoringAlarms } from './alarms';
-import { ONE_MINUTE, type ServiceMetric } from './service-metrics';
+import { FIVE_MINUTES, ONE_MINUTE, type ServiceMetric } from './service-metrics';
 
 export interface DashboardProps {
   readonly stage: apigateway.Stage;
@@ -36,6 +37,29 @@ function percentiles(
   return (['p50', 'p99'] as const).map((statistic) =>
     metricFor({ statistic, period: ONE_MINUTE, label: `${what} ${statistic}` }),
   );
+}
+
+/**
+ * The keys' own health: refusals of keys that matched (a partner to call), and the two levels sampled at each
+ * refresh, with the SecretNearlyFull threshold drawn on the fill.
+ */
+function keyHealthRow(metric: ServiceMetric): cloudwatch.IWidget[] {
+  const maxPerFiveMinutes = { statistic: cloudwatch.Stats.MAXIMUM, period: FIVE_MINUTES };
+  return [
+    graph('Refused keys that matched: expired, network not allowed (per minute)', [
+      metric(METRIC.expiredKey, { ...SUM_PER_MINUTE, label: METRIC.expiredKey }),
+      metric(METRIC.sourceNotAllowed, { ...SUM_PER_MINUTE, label: METRIC.sourceNotAllowed }),
+    ]),
+    graph(
+      'Keys expiring soon, and secret fill in % (highest per 5 minutes)',
+      [metric(METRIC.keysExpiringSoon, { ...maxPerFiveMinutes, label: METRIC.keysExpiringSoon })],
+      {
+        right: [metric(METRIC.secretFill, { ...maxPerFiveMinutes, label: `${METRIC.secretFill} (%)` })],
+        rightYAxis: { min: 0, max: 100 },
+        rightAnnotations: [{ value: SECRET_WARNING_FILL_PERCENT, label: 'SecretNearlyFull' }],
+      },
+    ),
+  ];
 }
 
 /** Rotation runs every few days, so its runs are counted per hour. */
@@ -125,6 +149,7 @@ export function createDashboard(scope: Construct, props: DashboardProps): cloudw
         metric(METRIC.coldStart, { ...SUM_PER_MINUTE, label: METRIC.coldStart }),
       ]),
     ],
+    keyHealthRow(metric),
     ...(props.rotationFunction ? [rotationRow(props.rotationFunction)] : []),
   ];
 

@@ -1,3 +1,4 @@
+import { Duration } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -5,6 +6,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import type { MetricName } from '../../lambda/payment/metric-names';
+import { DEFAULT_KEY_EXPIRY_WARNING_DAYS } from '../../lambda/payment/settings';
 import { createAlarms, notifyTopic, type MonitoringAlarms } from './alarms';
 import { createAlarmTopic } from './alarm-topic';
 import { createDashboard } from './dashboard';
@@ -27,6 +29,12 @@ export interface MonitoringProps extends MonitoringOptions {
    * stack name, so that environments in one account stay apart.
    */
   readonly serviceName: string;
+  /**
+   * How long before its expiry a key counts in `KeysExpiringSoon`: the payment Lambda's setting, which the alarm's
+   * description states.
+   * @default Duration.days(14)
+   */
+  readonly keyExpiryWarning?: Duration;
 }
 
 /**
@@ -65,6 +73,9 @@ export class Monitoring extends Construct {
       ).toMilliseconds(),
       serverErrorRateThreshold:
         props.serverErrorRateAlarmThreshold ?? MONITORING_DEFAULTS.serverErrorRateAlarmThreshold,
+      keyExpiryWarningDays: (
+        props.keyExpiryWarning ?? Duration.days(DEFAULT_KEY_EXPIRY_WARNING_DAYS)
+      ).toDays(),
     });
     this.topic =
       props.alarmTopic ??

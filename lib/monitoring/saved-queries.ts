@@ -2,7 +2,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 
 /** The saved Logs Insights queries. */
-export type PaymentApiQuery = 'requestsByKey' | 'unauthorizedBySource' | 'keyFailureTimeline';
+export type PaymentApiQuery =
+  'requestsByKey' | 'unauthorizedBySource' | 'keyRuleRefusals' | 'keyFailureTimeline';
 
 interface SavedQuery {
   /** Construct id. */
@@ -30,6 +31,21 @@ export const SAVED_QUERIES: Readonly<Record<PaymentApiQuery, SavedQuery>> = {
       filterStatements: ['message = "request refused" and status = 401'],
       statsStatements: ['count(*) as refusals, latest(@timestamp) as lastSeen by reason, sourceIp, appId'],
       sort: 'refusals desc',
+    },
+  },
+  keyRuleRefusals: {
+    id: 'KeyRuleRefusalsQuery',
+    name: 'Expired keys and networks not allowed, by app and key id',
+    query: {
+      // The key matched: the app and key id name a real partner. An expired key says it still uses the old key;
+      // a network not allowed, with its source IP, that it calls from a new network.
+      filterStatements: [
+        'message = "request refused" and (reason = "expired_key" or reason = "source_not_allowed")',
+      ],
+      statsStatements: [
+        'count(*) as refusals, latest(@timestamp) as lastSeen by reason, appId, keyId, sourceIp',
+      ],
+      sort: 'lastSeen desc',
     },
   },
   keyFailureTimeline: {
@@ -70,6 +86,7 @@ export function createSavedQueries(
   return {
     requestsByKey: query('requestsByKey'),
     unauthorizedBySource: query('unauthorizedBySource'),
+    keyRuleRefusals: query('keyRuleRefusals'),
     keyFailureTimeline: query('keyFailureTimeline'),
   };
 }

@@ -7,6 +7,7 @@ export type ServiceMetric = (name: MetricName, options?: cloudwatch.MetricOption
 
 export const ONE_MINUTE = Duration.minutes(1);
 export const FIVE_MINUTES = Duration.minutes(5);
+export const ONE_HOUR = Duration.hours(1);
 
 /** The metrics the Lambda emits in `namespace` under the dimension `Service=<serviceName>`. */
 export function serviceMetrics(namespace: string, serviceName: string): ServiceMetric {

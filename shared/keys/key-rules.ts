@@ -116,6 +116,12 @@ function cidrIdentity(text: string): string {
   return `${address}/${reading.cidr.prefix}`;
 }
 
+/** Whether the app's allowlist holds `cidr`, however either is written. */
+export function listsCidr(app: DocumentApp, cidr: string): boolean {
+  const wanted = cidrIdentity(cidr);
+  return (app.allowedCidrs ?? []).some((listed) => cidrIdentity(listed) === wanted);
+}
+
 /** Each block as it will be written, refusing the whole request at the first invalid one (by position). */
 function checkedCidrs(cidrs: readonly string[]): string[] {
   if (cidrs.length === 0) throw new KeyDocumentError('give at least one CIDR block');
@@ -165,6 +171,7 @@ export function disallowCidrs(document: KeyDocument, appId: string, cidrs: reado
 
 /** Removes the app's allowlist: its keys work from any network again. */
 export function allowAnyNetwork(document: KeyDocument, appId: string): KeyDocument {
-  const { allowedCidrs: _removed, ...app } = appOf(document, appId);
-  return withApp(document, appId, app);
+  const app: { -readonly [Field in keyof DocumentApp]?: DocumentApp[Field] } = { ...appOf(document, appId) };
+  delete app.allowedCidrs;
+  return withApp(document, appId, { ...app, keys: appOf(document, appId).keys });
 }

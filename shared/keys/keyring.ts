@@ -100,13 +100,19 @@ export function parseKeyring(secretString: string): ParsedKeyring {
   return { keyring, problems };
 }
 
-/** Keys still valid at `now` that expire within `windowMs` of it: what operators are warned about. */
+/**
+ * What operators are warned about: keys still valid at `now` that expire within `windowMs` of it, and whose app
+ * holds no key valid beyond the window. A key expiring beside one that lives on is a rotation in progress (a
+ * `rotate --grace`, or scheduled rotation's superseded key), not a partner about to lose access; counting it would
+ * keep the warning on for every rotation.
+ */
 export function countKeysExpiringWithin(keyring: Keyring, now: number, windowMs: number): number {
+  const horizon = now + windowMs;
   let count = 0;
   for (const app of keyring.values()) {
-    for (const key of app.keys) {
-      if (key.expiresAt !== undefined && key.expiresAt > now && key.expiresAt <= now + windowMs) count++;
-    }
+    const livesOn = app.keys.some((key) => key.expiresAt === undefined || key.expiresAt > horizon);
+    if (livesOn) continue;
+    count += app.keys.filter((key) => key.expiresAt !== undefined && key.expiresAt > now).length;
   }
   return count;
 }

@@ -85,15 +85,22 @@ export function canonicalAddress(
 
 /** An app's allowed networks. An empty list allows nothing; no allowlist at all is represented by its absence. */
 export class SourceAllowlist {
-  private readonly blockList = new BlockList();
+  /**
+   * One list per family: node's BlockList would also match an IPv4 source against an IPv6 block that contains the
+   * IPv4-mapped range (`::/0`), so an allowlist meant for IPv6 would let every IPv4 caller in.
+   */
+  private readonly byFamily: Readonly<Record<IpFamily, BlockList>> = {
+    ipv4: new BlockList(),
+    ipv6: new BlockList(),
+  };
 
   constructor(readonly cidrs: readonly Cidr[]) {
-    for (const { address, prefix, family } of cidrs) this.blockList.addSubnet(address, prefix, family);
+    for (const { address, prefix, family } of cidrs) this.byFamily[family].addSubnet(address, prefix, family);
   }
 
   /** Whether a request from `sourceIp` may use the app's keys; an unknown or unparsable source never may. */
   allows(sourceIp: string | undefined): boolean {
     const source = sourceIp === undefined ? undefined : canonicalAddress(sourceIp);
-    return source !== undefined && this.blockList.check(source.address, source.family);
+    return source !== undefined && this.byFamily[source.family].check(source.address, source.family);
   }
 }

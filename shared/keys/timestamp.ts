@@ -17,9 +17,11 @@ function daysInMonth(year: number, month: number): number {
 export function parseTimestamp(text: string): number | undefined {
   const match = DATE_TIME.exec(text);
   if (match === null) return undefined;
-  const [year, month, day, hour, minute, second, , offsetHour = 0, offsetMinute = 0] = match
-    .slice(1)
-    .map((field) => (field === undefined || field === '+' || field === '-' ? undefined : Number(field)));
+  // Groups that did not take part (no offset after Z) are undefined, whatever RegExpExecArray's type says.
+  const groups = match.slice(1) as (string | undefined)[];
+  const [year, month, day, hour, minute, second, , offsetHour = 0, offsetMinute = 0] = groups.map((field) =>
+    field === undefined || field === '+' || field === '-' ? undefined : Number(field),
+  );
   if (year === undefined || month === undefined || day === undefined) return undefined;
   const inRange =
     month >= 1 &&

@@ -1,5 +1,9 @@
 import { join } from 'node:path';
+import { authenticate, type AuthDecision } from '../../shared/keys/authenticate';
+import { parseKeyDocument, serializeKeyDocument, type KeyDocument } from '../../shared/keys/key-document';
+import { parseKeyring } from '../../shared/keys/keyring';
 import type { KeyStore, ReplaceOutcome, Snapshot } from '../../tools/keys/key-store';
+import { DEMO_KEY } from './keys';
 import { run, type CliIo } from '../../tools/keys/main';
 import { runInProcess, spawnTool, TSX, type ToolRun } from './tool-process';
 
@@ -9,6 +13,56 @@ export const PROJECT_ROOT = join(__dirname, '..', '..');
 export const GENERATED_KEY_PATTERN = /^payk_[A-Za-z0-9_-]{43}$/;
 
 export type CliResult = ToolRun;
+
+/** A document of plain keys without expiry or allowlist: app id → its keys, oldest first. */
+export function plainKeyDocument(apps: Readonly<Record<string, readonly string[]>>): KeyDocument {
+  return new Map(
+    Object.entries(apps).map(([appId, keys]) => [appId, { keys: keys.map((stored) => ({ stored })) }]),
+  );
+}
+
+/** The same, as the CLI writes it. */
+export function plainKeysText(apps: Readonly<Record<string, readonly string[]>>): string {
+  return serializeKeyDocument(plainKeyDocument(apps));
+}
+
+/**
+ * A secret of exactly `bytes` bytes as the CLI writes it: app `demo` with DEMO_KEY, then apps `a0000`, `a0001`, …
+ * with one long plain key each, the last key cut to fit. For the size guard.
+ */
+export function keysTextOfSize(bytes: number): string {
+  const apps: Record<string, string[]> = { demo: [DEMO_KEY] };
+  const entryOverhead = ',"a0000":[""]'.length;
+  for (let index = 0; ; index++) {
+    const room = bytes - plainKeysText(apps).length - entryOverhead;
+    const last = room <= 400;
+    // Short of the last key, leave room for one of at least 16 characters.
+    const length = last ? room : Math.min(400, room - entryOverhead - 16);
+    apps[`a${String(index).padStart(4, '0')}`] = [`k${String(index)}`.padEnd(length, 'k')];
+    if (last) break;
+  }
+  const text = plainKeysText(apps);
+  if (text.length !== bytes) throw new Error(`keysTextOfSize(${bytes}) made ${text.length} bytes`);
+  return text;
+}
+
+/** The stored keys of an app in `text`, oldest first (none when the app is not there). */
+export function storedKeysOf(text: string | undefined, appId: string): readonly string[] {
+  return (parseKeyDocument(text ?? '{}').get(appId)?.keys ?? []).map((key) => key.stored);
+}
+
+/** How the payment Lambda decides a request with these credentials against the secret's `text`. */
+export function decide(
+  text: string,
+  appId: string,
+  appKey: string,
+  facts: { readonly now?: number; readonly sourceIp?: string } = {},
+): AuthDecision {
+  return authenticate({ appId, appKey }, parseKeyring(text).keyring, {
+    now: facts.now ?? Date.now(),
+    sourceIp: facts.sourceIp,
+  });
+}
 
 /** Runs the CLI in-process with the given environment and captures both streams. */
 export function runCli(

@@ -1,18 +1,46 @@
 import { appIdProblem } from '../../shared/keys/app-id';
 import { INVALID_KEY_ID_MESSAGE, isKeyId } from '../../shared/keys/key-material';
+import { parseCidr } from '../../shared/keys/network';
+import { parseTimestamp, TIMESTAMP_RULE } from '../../shared/keys/timestamp';
 import { nonEmpty, parseArgsQuietly } from '../common/args';
 import { UsageError } from '../common/exit';
 import type { Env } from '../common/tool-io';
 import { KEY_STORE_ENV } from '../common/key-store-env';
+import { DURATION_RULE, parseDuration } from './duration';
 
 export { UsageError };
 
+/** How `expire` changes a key's expiry: a span from now, an instant, or no expiry at all. */
+export type ExpiryChange =
+  | { readonly kind: 'in'; readonly ms: number }
+  | { readonly kind: 'at'; readonly at: number }
+  | { readonly kind: 'never' };
+
 export type Command =
   | { readonly name: 'list' }
-  | { readonly name: 'add-app'; readonly appId: string; readonly hash: boolean }
-  | { readonly name: 'rotate'; readonly appId: string; readonly hash: boolean }
+  | {
+      readonly name: 'add-app';
+      readonly appId: string;
+      readonly hash: boolean;
+      /** The new key's own lifetime; absent: it does not expire. */
+      readonly expiresInMs?: number;
+    }
+  | {
+      readonly name: 'rotate';
+      readonly appId: string;
+      readonly hash: boolean;
+      readonly expiresInMs?: number;
+      /** Every other key of the app then expires by now + this. */
+      readonly graceMs?: number;
+    }
   | { readonly name: 'revoke'; readonly appId: string; readonly keyId: string; readonly force: boolean }
-  | { readonly name: 'remove-app'; readonly appId: string };
+  | { readonly name: 'remove-app'; readonly appId: string }
+  | { readonly name: 'expire'; readonly appId: string; readonly keyId: string; readonly expiry: ExpiryChange }
+  /** `appId` absent: every app. */
+  | { readonly name: 'prune'; readonly appId?: string }
+  /** `cidrs` 'any': remove the allowlist. */
+  | { readonly name: 'allow'; readonly appId: string; readonly cidrs: readonly string[] | 'any' }
+  | { readonly name: 'disallow'; readonly appId: string; readonly cidrs: readonly string[] };
 
 export type CommandName = Command['name'];
 
@@ -27,11 +55,17 @@ export type Invocation =
 export const USAGE = `Usage: npm run keys -- <command> [options]
 
 Commands:
-  list                              every App-id with its key ids (never a key)
+  list                              every App-id with its networks, key ids and expiries (never a key)
   add-app <app-id>                  a new app with one fresh key
-  rotate <app-id>                   add a fresh key; the existing keys stay valid
+  rotate <app-id>                   add a fresh key; the existing keys stay valid (until --grace ends)
   revoke <app-id> <key-id>          remove one key (the app's last key only with --force)
   remove-app <app-id>               remove an app and all its keys
+  expire <app-id> <key-id> (--in <duration> | --at <date-time> | --never)
+                                    set or clear one key's expiry
+  prune [<app-id>]                  remove the keys whose expiry has passed (of one app, or of all)
+  allow <app-id> <cidr>...          let the app call only from these networks (added to its allowlist)
+  allow <app-id> --any              remove the app's allowlist: any network again
+  disallow <app-id> <cidr>...       remove networks from the app's allowlist (none left: no network at all)
 
 Where the keys are (exactly one; a flag wins over the environment):
   --secret-id <id>                  Secrets Manager secret name or ARN (env ${KEY_STORE_ENV.secretId}); region,
@@ -40,24 +74,67 @@ Where the keys are (exactly one; a flag wins over the environment):
 
 Options:
   --hash                            add-app, rotate: store only sha256:<hex> of the new key
+  --expires-in <duration>           add-app, rotate: the new key expires after this long
+  --grace <duration>                rotate: every other key of the app expires after this long at the latest
+                                    (0s: at once; they stay listed until prune)
+  --in <duration>, --at <date-time>, --never
+                                    expire: the key expires after this long, at this instant, or never
+  --any                             allow: any network (removes the allowlist)
   --force                           revoke: allow removing the app's last key (the app goes with it)
   --json                            machine-readable output
   -h, --help                        this text
+
+A duration is ${DURATION_RULE}.
+A date-time is ${TIMESTAMP_RULE}.
+A CIDR block is an IPv4 or IPv6 network (203.0.113.0/24, 2001:db8::/32) or a single address.
 
 A new key is printed once, on standard output, and nowhere else. For --json, run npm with -s
 (npm run -s keys -- ...) or call npx tsx bin/keys.ts, so npm's banner stays off standard output.
 `;
 
-const COMMAND_ARITY: Readonly<Record<CommandName, readonly string[]>> = {
-  list: [],
-  'add-app': ['<app-id>'],
-  rotate: ['<app-id>'],
-  revoke: ['<app-id>', '<key-id>'],
-  'remove-app': ['<app-id>'],
+/** How many operands each command takes after its name, and how its usage reads when they are wrong. */
+const COMMAND_OPERANDS: Readonly<
+  Record<CommandName, { readonly min: number; readonly max: number; readonly usage: string }>
+> = {
+  list: { min: 0, max: 0, usage: 'list' },
+  'add-app': { min: 1, max: 1, usage: 'add-app <app-id>' },
+  rotate: { min: 1, max: 1, usage: 'rotate <app-id>' },
+  revoke: { min: 2, max: 2, usage: 'revoke <app-id> <key-id>' },
+  'remove-app': { min: 1, max: 1, usage: 'remove-app <app-id>' },
+  expire: {
+    min: 2,
+    max: 2,
+    usage: 'expire <app-id> <key-id> (--in <duration> | --at <date-time> | --never)',
+  },
+  prune: { min: 0, max: 1, usage: 'prune [<app-id>]' },
+  allow: { min: 1, max: Infinity, usage: 'allow <app-id> (<cidr>... | --any)' },
+  disallow: { min: 2, max: Infinity, usage: 'disallow <app-id> <cidr>...' },
 };
 
+const COMMAND_NAMES = Object.keys(COMMAND_OPERANDS) as CommandName[];
+
+/** Each command-specific option, and the commands it applies to. */
+const OPTION_COMMANDS = {
+  hash: ['add-app', 'rotate'],
+  'expires-in': ['add-app', 'rotate'],
+  grace: ['rotate'],
+  in: ['expire'],
+  at: ['expire'],
+  never: ['expire'],
+  any: ['allow'],
+  force: ['revoke'],
+} as const satisfies Readonly<Record<string, readonly CommandName[]>>;
+
+type CommandOption = keyof typeof OPTION_COMMANDS;
+
 function isCommandName(value: string): value is CommandName {
-  return Object.hasOwn(COMMAND_ARITY, value);
+  return Object.hasOwn(COMMAND_OPERANDS, value);
+}
+
+/** `a`, `a and b`, `a, b or c`. */
+function listed(words: readonly string[], conjunction: 'and' | 'or'): string {
+  const last = words[words.length - 1] ?? '';
+  return words.length <= 1 ? last : `${words.slice(0, -1).join(', ')} ${conjunction} ${last}`;
 }
 
 function checkedAppId(value: string): string {
@@ -122,6 +199,12 @@ function parseOptions(argv: readonly string[]) {
         'secret-id': { type: 'string' },
         file: { type: 'string' },
         hash: { type: 'boolean', default: false },
+        'expires-in': { type: 'string' },
+        grace: { type: 'string' },
+        in: { type: 'string' },
+        at: { type: 'string' },
+        never: { type: 'boolean', default: false },
+        any: { type: 'boolean', default: false },
         force: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -131,6 +214,113 @@ function parseOptions(argv: readonly string[]) {
   );
 }
 
+type OptionValues = ReturnType<typeof parseOptions>['values'];
+
+function given(values: OptionValues, option: CommandOption): boolean {
+  const value = values[option];
+  return value !== undefined && value !== false;
+}
+
+function checkOptionsApply(values: OptionValues, name: CommandName): void {
+  for (const [option, commands] of Object.entries(OPTION_COMMANDS) as [
+    CommandOption,
+    readonly CommandName[],
+  ][]) {
+    if (given(values, option) && !commands.includes(name)) {
+      throw new UsageError(`--${option} applies only to ${listed(commands, 'and')}`);
+    }
+  }
+}
+
+/**
+ * A duration option's value in milliseconds. Never echoed: it is no duration, and may be anything. A zero span
+ * makes sense for a grace or an expiry set from now, not for the lifetime of a key being made.
+ */
+function checkedDuration(option: 'expires-in' | 'grace' | 'in', text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined) throw new UsageError(`invalid --${option}: expected ${DURATION_RULE}`);
+  if (ms === 0 && option === 'expires-in') {
+    throw new UsageError(
+      '--expires-in must be longer than 0s: a new key that has already expired is of no use',
+    );
+  }
+  return ms;
+}
+
+function optionalDuration(
+  option: 'expires-in' | 'grace',
+  text: string | undefined,
+): { readonly ms?: number } {
+  return text === undefined ? {} : { ms: checkedDuration(option, text) };
+}
+
+function checkedExpiry(values: OptionValues): ExpiryChange {
+  const chosen = (['in', 'at', 'never'] as const).filter((option) => given(values, option));
+  if (chosen.length !== 1) {
+    throw new UsageError('expire needs exactly one of --in <duration>, --at <date-time> or --never');
+  }
+  if (values.in !== undefined) return { kind: 'in', ms: checkedDuration('in', values.in) };
+  if (values.at !== undefined) {
+    const at = parseTimestamp(values.at);
+    if (at === undefined) throw new UsageError(`invalid --at: expected ${TIMESTAMP_RULE}`);
+    return { kind: 'at', at };
+  }
+  return { kind: 'never' };
+}
+
+/** Every block checked before anything is read; a bad one is named by position (it may be anything). */
+function checkedCidrs(values: readonly string[]): string[] {
+  return values.map((value, index) => {
+    const reading = parseCidr(value);
+    if (!reading.ok) throw new UsageError(`CIDR block #${index + 1} is not valid: ${reading.reason}`);
+    return value;
+  });
+}
+
+function commandOf(name: CommandName, operands: readonly string[], values: OptionValues): Command {
+  const [first = '', second = '', ...rest] = operands;
+  switch (name) {
+    case 'list':
+      return { name };
+    case 'add-app': {
+      const { ms: expiresInMs } = optionalDuration('expires-in', values['expires-in']);
+      return {
+        name,
+        appId: checkedAppId(first),
+        hash: values.hash,
+        ...(expiresInMs === undefined ? {} : { expiresInMs }),
+      };
+    }
+    case 'rotate': {
+      const { ms: expiresInMs } = optionalDuration('expires-in', values['expires-in']);
+      const { ms: graceMs } = optionalDuration('grace', values.grace);
+      return {
+        name,
+        appId: checkedAppId(first),
+        hash: values.hash,
+        ...(expiresInMs === undefined ? {} : { expiresInMs }),
+        ...(graceMs === undefined ? {} : { graceMs }),
+      };
+    }
+    case 'revoke':
+      return { name, appId: checkedAppId(first), keyId: checkedKeyId(second), force: values.force };
+    case 'remove-app':
+      return { name, appId: checkedAppId(first) };
+    case 'expire':
+      return { name, appId: checkedAppId(first), keyId: checkedKeyId(second), expiry: checkedExpiry(values) };
+    case 'prune':
+      return operands.length === 0 ? { name } : { name, appId: checkedAppId(first) };
+    case 'allow': {
+      const cidrs = operands.slice(1);
+      if (values.any && cidrs.length > 0) throw new UsageError('give CIDR blocks or --any, not both');
+      if (!values.any && cidrs.length === 0) throw new UsageError(`usage: ${COMMAND_OPERANDS.allow.usage}`);
+      return { name, appId: checkedAppId(first), cidrs: values.any ? 'any' : checkedCidrs(cidrs) };
+    }
+    case 'disallow':
+      return { name, appId: checkedAppId(first), cidrs: checkedCidrs([second, ...rest]) };
+  }
+}
+
 /** Turns argv (without node and the script) into a typed invocation, or throws UsageError. */
 export function parseInvocation(argv: readonly string[], env: Env): Invocation {
   const { values, positionals } = parseOptions(argv);
@@ -138,27 +328,14 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
 
   const [name, ...operands] = positionals;
   if (name === undefined) throw new UsageError('no command given; run with --help for usage');
-  if (!isCommandName(name))
-    throw new UsageError('unknown command; expected list, add-app, rotate, revoke or remove-app');
+  if (!isCommandName(name)) {
+    throw new UsageError(`unknown command; expected ${listed(COMMAND_NAMES, 'or')}`);
+  }
 
-  const expected = COMMAND_ARITY[name];
-  if (operands.length !== expected.length) {
-    throw new UsageError(`usage: ${[name, ...expected].join(' ')}`);
-  }
-  if (values.hash && name !== 'add-app' && name !== 'rotate') {
-    throw new UsageError('--hash applies only to add-app and rotate');
-  }
-  if (values.force && name !== 'revoke') throw new UsageError('--force applies only to revoke');
+  const { min, max, usage } = COMMAND_OPERANDS[name];
+  if (operands.length < min || operands.length > max) throw new UsageError(`usage: ${usage}`);
+  checkOptionsApply(values, name);
 
   const target = resolveTarget({ secretId: values['secret-id'], file: values.file }, env);
-  const [first = '', second = ''] = operands;
-  const command: Command =
-    name === 'list'
-      ? { name }
-      : name === 'add-app' || name === 'rotate'
-        ? { name, appId: checkedAppId(first), hash: values.hash }
-        : name === 'revoke'
-          ? { name, appId: checkedAppId(first), keyId: checkedKeyId(second), force: values.force }
-          : { name, appId: checkedAppId(first) };
-  return { kind: 'run', command, target, json: values.json };
+  return { kind: 'run', command: commandOf(name, operands, values), target, json: values.json };
 }

@@ -1,34 +1,120 @@
 import {
   addApp,
   addKey,
+  appOf,
+  expiresAtOf,
+  isExpired,
   keyIdOf,
   removeApp,
   revokeKey,
-  type AppKeyIds,
+  type DocumentKey,
   type KeyDocument,
 } from '../../shared/keys/key-document';
 import { toDigestForm } from '../../shared/keys/key-material';
+import {
+  allowAnyNetwork,
+  allowCidrs,
+  disallowCidrs,
+  listsCidr,
+  limitOtherKeysExpiry,
+  pruneExpiredKeys,
+  setKeyExpiry,
+  type PrunedKey,
+} from '../../shared/keys/key-rules';
+import { formatTimestamp } from '../../shared/keys/timestamp';
 import type { Change } from './edit';
+
+/**
+ * The key CLI's edits, each a pure Change (see edit.ts): the clock comes in as `now`, read once per command so
+ * that every retry writes the same instants.
+ */
 
 /** A key made for add-app or rotate: `key` goes to the operator once, `storedKey` into the document. */
 export interface FreshKey {
   readonly key: string;
   readonly storedKey: string;
   readonly keyId: string;
+  /** Only the key's sha256: digest is stored. */
+  readonly hashed: boolean;
 }
 
 export function freshKey(key: string, hash: boolean): FreshKey {
   const storedKey = hash ? toDigestForm(key) : key;
-  return { key, storedKey, keyId: keyIdOf(storedKey) };
+  return { key, storedKey, keyId: keyIdOf(storedKey), hashed: hash };
+}
+
+/** The key ids of an app, oldest first; none when the app is not there. */
+function keyIdsOf(document: KeyDocument, appId: string): string[] {
+  return (document.get(appId)?.keys ?? []).map((key) => keyIdOf(key.stored));
+}
+
+/** The key ids of an app that are not expired at `now`. */
+function validKeyIdsOf(document: KeyDocument, appId: string, now: number): string[] {
+  return (document.get(appId)?.keys ?? [])
+    .filter((key) => !isExpired(key, now))
+    .map((key) => keyIdOf(key.stored));
+}
+
+export interface NewKeyRequest {
+  readonly command: 'add-app' | 'rotate';
+  readonly appId: string;
+  readonly fresh: FreshKey;
+  readonly now: number;
+  /** The new key's own expiry (epoch ms); absent: it does not expire. */
+  readonly expiresAt?: number;
+  /** rotate --grace: every other key of the app expires at the earlier of its own expiry and this. */
+  readonly othersExpireBy?: number;
 }
 
 export interface NewKeyResult {
   readonly command: 'add-app' | 'rotate';
   readonly appId: string;
   readonly fresh: FreshKey;
-  readonly hashed: boolean;
   /** All of the app's key ids afterwards, oldest first. */
   readonly keyIds: readonly string[];
+  /** Those not expired at the command's `now`. */
+  readonly validKeyIds: readonly string[];
+  /** The new key's expiry, as written. */
+  readonly expires?: string;
+  /** rotate --grace: the instant every other key expires by, as written. */
+  readonly othersExpireBy?: string;
+  /** rotate --grace 0s: every other key has expired at once. */
+  readonly othersExpired: boolean;
+}
+
+/**
+ * add-app and rotate. The fresh key is made once, outside the change, so every retry stores the same key (and the
+ * same expiries). A document that already holds it means our own earlier attempt landed (its answer was lost):
+ * done, grace included, since both were one write.
+ */
+export function newKeyChange(request: NewKeyRequest): Change<NewKeyResult> {
+  const { command, appId, fresh, now, expiresAt, othersExpireBy } = request;
+  const key: DocumentKey =
+    expiresAt === undefined
+      ? { stored: fresh.storedKey }
+      : { stored: fresh.storedKey, expires: formatTimestamp(expiresAt) };
+  return (document) => {
+    const alreadyStored = keyIdsOf(document, appId).includes(fresh.keyId);
+    let next: KeyDocument | undefined;
+    if (!alreadyStored) {
+      next = command === 'add-app' ? addApp(document, appId, key) : addKey(document, appId, key);
+      if (othersExpireBy !== undefined) next = limitOtherKeysExpiry(next, appId, fresh.keyId, othersExpireBy);
+    }
+    const after = next ?? document;
+    return {
+      next,
+      result: {
+        command,
+        appId,
+        fresh,
+        keyIds: keyIdsOf(after, appId),
+        validKeyIds: validKeyIdsOf(after, appId, now),
+        ...(key.expires === undefined ? {} : { expires: key.expires }),
+        ...(othersExpireBy === undefined ? {} : { othersExpireBy: formatTimestamp(othersExpireBy) }),
+        othersExpired: othersExpireBy !== undefined && othersExpireBy <= now,
+      },
+    };
+  };
 }
 
 export interface RevokeResult {
@@ -41,39 +127,6 @@ export interface RevokeResult {
    * retry, found that another writer had already revoked the key or removed the whole app, and did nothing.
    */
   readonly outcome: 'revoked' | 'app-removed' | 'key-already-gone' | 'app-already-gone';
-}
-
-export interface RemoveAppResult {
-  readonly command: 'remove-app';
-  readonly appId: string;
-  readonly removedKeyIds: readonly string[];
-}
-
-export type EditResult = NewKeyResult | RevokeResult | RemoveAppResult;
-
-function keyIdsOf(document: KeyDocument, appId: string): string[] {
-  return (document.get(appId) ?? []).map(keyIdOf);
-}
-
-/**
- * add-app and rotate. The fresh key is made once, outside the change, so every retry stores the same key.
- * A document that already holds it means our own earlier attempt landed (its answer was lost): done.
- */
-export function newKeyChange(
-  command: 'add-app' | 'rotate',
-  appId: string,
-  fresh: FreshKey,
-  hashed: boolean,
-): Change<NewKeyResult> {
-  return (document) => {
-    const alreadyStored = keyIdsOf(document, appId).includes(fresh.keyId);
-    const next = alreadyStored
-      ? undefined
-      : command === 'add-app'
-        ? addApp(document, appId, fresh.storedKey)
-        : addKey(document, appId, fresh.storedKey);
-    return { next, result: { command, appId, fresh, hashed, keyIds: keyIdsOf(next ?? document, appId) } };
-  };
 }
 
 /**
@@ -101,6 +154,12 @@ export function revokeChange(appId: string, keyId: string, force: boolean): Chan
   };
 }
 
+export interface RemoveAppResult {
+  readonly command: 'remove-app';
+  readonly appId: string;
+  readonly removedKeyIds: readonly string[];
+}
+
 export function removeAppChange(appId: string): Change<RemoveAppResult> {
   return (document, { isRetry }) => {
     const next = isRetry && !document.has(appId) ? undefined : removeApp(document, appId);
@@ -108,60 +167,101 @@ export function removeAppChange(appId: string): Change<RemoveAppResult> {
   };
 }
 
-function formatRevoke(result: RevokeResult): string {
-  const { appId, keyId, keyIds } = result;
-  switch (result.outcome) {
-    case 'revoked':
-      return `app ${appId}: revoked key ${keyId}; valid keys: ${keyIds.join(' ')}\n`;
-    case 'app-removed':
-      return `app ${appId}: revoked key ${keyId}, its last key; the app is removed\n`;
-    case 'key-already-gone':
-      return `app ${appId}: key ${keyId} is already revoked; valid keys: ${keyIds.join(' ')}\n`;
-    case 'app-already-gone':
-      return `app ${appId} is already gone; nothing to revoke\n`;
-  }
+export interface ExpireResult {
+  readonly command: 'expire';
+  readonly appId: string;
+  readonly keyId: string;
+  /** The key's expiry afterwards (epoch ms); absent: it no longer expires. */
+  readonly expiresAt?: number;
 }
 
-/** Human output. The only place a key appears: the first line after add-app or rotate. */
-export function formatResult(result: EditResult): string {
-  switch (result.command) {
-    case 'add-app':
-    case 'rotate': {
-      const stored = result.hashed ? ' (stored as its sha256 digest)' : '';
-      const what =
-        result.command === 'add-app'
-          ? `created with key ${result.fresh.keyId}${stored}`
-          : `added key ${result.fresh.keyId}${stored}; valid keys: ${result.keyIds.join(' ')}`;
-      return `${result.fresh.key}\napp ${result.appId}: ${what}; the key above is shown only this once\n`;
+/** `expire`: sets one key's expiry to `at` (epoch ms), or clears it with undefined. The same on every retry. */
+export function expireChange(appId: string, keyId: string, at: number | undefined): Change<ExpireResult> {
+  return (document) => {
+    const next = setKeyExpiry(document, appId, keyId, at);
+    const key = appOf(next, appId).keys.find((candidate) => keyIdOf(candidate.stored) === keyId);
+    const expiresAt = key === undefined ? undefined : expiresAtOf(key);
+    return {
+      next,
+      result: { command: 'expire', appId, keyId, ...(expiresAt === undefined ? {} : { expiresAt }) },
+    };
+  };
+}
+
+export interface PruneResult {
+  readonly command: 'prune';
+  /** The one app pruned; absent: all of them. */
+  readonly appId?: string;
+  readonly removed: readonly PrunedKey[];
+  /** Apps removed because every key they had had expired. */
+  readonly removedApps: readonly string[];
+}
+
+/** `prune`: removes the keys expired at `now`, of one app or of all. Nothing expired: nothing is written. */
+export function pruneChange(now: number, appId?: string): Change<PruneResult> {
+  return (document) => {
+    const pruned = pruneExpiredKeys(document, now, appId);
+    return {
+      next: pruned.removed.length === 0 ? undefined : pruned.document,
+      result: {
+        command: 'prune',
+        ...(appId === undefined ? {} : { appId }),
+        removed: pruned.removed,
+        removedApps: pruned.removedApps,
+      },
+    };
+  };
+}
+
+/** What an allowlist edit asks for. */
+export type NetworkChange =
+  | { readonly kind: 'allow'; readonly cidrs: readonly string[] }
+  | { readonly kind: 'allow-any' }
+  | { readonly kind: 'disallow'; readonly cidrs: readonly string[] };
+
+export interface NetworkResult {
+  readonly command: 'allow' | 'disallow';
+  readonly appId: string;
+  /** The app's allowlist afterwards; absent: any network. Empty: none. */
+  readonly allowedCidrs?: readonly string[];
+}
+
+/** Whether the app's allowlist holds `cidr` in any spelling. */
+function isListed(document: KeyDocument, appId: string, cidr: string): boolean {
+  return listsCidr(appOf(document, appId), cidr);
+}
+
+/**
+ * `allow`, `allow --any` and `disallow`. On a retry, blocks another writer (or our own lost-answer write) has
+ * already removed are the state asked for: only those still listed are removed, and none left means done.
+ */
+export function networkChange(appId: string, change: NetworkChange): Change<NetworkResult> {
+  return (document, { isRetry }) => {
+    let next: KeyDocument | undefined;
+    switch (change.kind) {
+      case 'allow':
+        next = allowCidrs(document, appId, change.cidrs);
+        break;
+      case 'allow-any':
+        next = allowAnyNetwork(document, appId);
+        break;
+      case 'disallow': {
+        const cidrs = isRetry ? change.cidrs.filter((cidr) => isListed(document, appId, cidr)) : change.cidrs;
+        next = cidrs.length === 0 ? undefined : disallowCidrs(document, appId, cidrs);
+        break;
+      }
     }
-    case 'revoke':
-      return formatRevoke(result);
-    case 'remove-app':
-      return `removed app ${result.appId}${
-        result.removedKeyIds.length > 0 ? ` and its keys ${result.removedKeyIds.join(' ')}` : ''
-      }\n`;
-  }
+    const allowedCidrs = appOf(next ?? document, appId).allowedCidrs;
+    return {
+      next,
+      result: {
+        command: change.kind === 'disallow' ? 'disallow' : 'allow',
+        appId,
+        ...(allowedCidrs === undefined ? {} : { allowedCidrs }),
+      },
+    };
+  };
 }
 
-export function formatResultJson(result: EditResult): string {
-  switch (result.command) {
-    case 'add-app':
-    case 'rotate':
-      return JSON.stringify({ appId: result.appId, keyId: result.fresh.keyId, key: result.fresh.key }) + '\n';
-    case 'revoke':
-      return (
-        JSON.stringify({ appId: result.appId, revokedKeyId: result.keyId, keyIds: result.keyIds }) + '\n'
-      );
-    case 'remove-app':
-      return JSON.stringify({ appId: result.appId, removedKeyIds: result.removedKeyIds }) + '\n';
-  }
-}
-
-export function formatList(apps: readonly AppKeyIds[]): string {
-  if (apps.length === 0) return 'no apps\n';
-  return apps.map(({ appId, keyIds }) => `${appId}: ${keyIds.join(' ')}\n`).join('');
-}
-
-export function formatListJson(apps: readonly AppKeyIds[]): string {
-  return JSON.stringify(apps.map(({ appId, keyIds }) => ({ appId, keyIds }))) + '\n';
-}
+export type EditResult =
+  NewKeyResult | RevokeResult | RemoveAppResult | ExpireResult | PruneResult | NetworkResult;

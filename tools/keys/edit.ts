@@ -1,5 +1,6 @@
 import { parseKeyDocument, serializeKeyDocument, type KeyDocument } from '../../shared/keys/key-document';
 import { KeyStoreError, type KeyStore } from './key-store';
+import { checkSecretSize } from './size-guard';
 
 export interface ChangeContext {
   /** True after a conflict: the document is someone else's newer version, or holds our own earlier write. */
@@ -8,7 +9,8 @@ export interface ChangeContext {
 
 /**
  * A pure edit of the key document. `next: undefined` means the document is already as wanted (after a
- * conflict, our own write may have landed), so nothing is written. Throws KeyDocumentError for bad input.
+ * conflict, our own write may have landed), so nothing is written; so does a `next` that serializes as the
+ * document does. Throws KeyDocumentError for bad input.
  */
 export type Change<Result> = (
   document: KeyDocument,
@@ -29,6 +31,7 @@ export interface EditOutcome<Result> {
   readonly result: Result;
   /** How many times the change was applied to a fresh read: 1 when nobody else wrote meanwhile. */
   readonly attempts: number;
+  /** The store's own, and the size guard's when the written secret is nearly full. */
   readonly warnings: readonly string[];
 }
 
@@ -58,8 +61,9 @@ function documentOf(store: KeyStore, text: string | undefined, createIfMissing: 
 }
 
 /**
- * Read → apply → compare-and-swap, again on a conflict: re-read, re-apply the same change (the same fresh key,
- * so the key a command prints is the key it stored), up to `maxAttempts` times.
+ * Read → apply → measure → compare-and-swap, again on a conflict: re-read, re-apply the same change (the same
+ * fresh key, so the key a command prints is the key it stored), up to `maxAttempts` times. A document that would
+ * not fit in a secret is refused before anything is written (SecretTooLargeError).
  */
 export async function editKeys<Result>(
   store: KeyStore,
@@ -75,11 +79,18 @@ export async function editKeys<Result>(
     const snapshot = await store.read();
     const document = documentOf(store, snapshot.text, options.createIfMissing === true);
     const { next, result } = change(document, { isRetry: attempt > 1 });
-    if (next === undefined) return { result, attempts: attempt, warnings };
+    const text = next === undefined ? undefined : serializeKeyDocument(next);
+    if (text === undefined || text === serializeKeyDocument(document)) {
+      return { result, attempts: attempt, warnings };
+    }
 
-    const outcome = await store.replace(snapshot.version, serializeKeyDocument(next));
+    const sizeWarning = checkSecretSize(text);
+    const outcome = await store.replace(snapshot.version, text);
     warnings.push(...outcome.warnings);
-    if (outcome.status === 'replaced') return { result, attempts: attempt, warnings };
+    if (outcome.status === 'replaced') {
+      if (sizeWarning !== undefined) warnings.push(sizeWarning);
+      return { result, attempts: attempt, warnings };
+    }
     if (attempt < maxAttempts) await sleep(backoffMs(attempt, random));
   }
   throw new ConflictError(maxAttempts);

@@ -1,7 +1,7 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import {
   KeyDocumentError,
-  listKeyIds,
+  listApps,
   MalformedEntryError,
   parseKeyDocument,
 } from '../../shared/keys/key-document';
@@ -11,12 +11,11 @@ import { errorLine as toolErrorLine, EXIT_CODES, exitCodeOf, UsageError } from '
 import type { Env, ToolIo } from '../common/tool-io';
 import { parseInvocation, USAGE, type Command, type Target } from './args';
 import {
-  formatList,
-  formatListJson,
-  formatResult,
-  formatResultJson,
+  expireChange,
   freshKey,
+  networkChange,
   newKeyChange,
+  pruneChange,
   removeAppChange,
   revokeChange,
   type EditResult,
@@ -24,12 +23,16 @@ import {
 import { ConflictError, editKeys, type Change, type EditOptions } from './edit';
 import { FileStore } from './file-store';
 import { KeyStoreError, type KeyStore } from './key-store';
+import { formatList, formatListJson, formatResult, formatResultJson } from './output';
 import { SecretsManagerStore } from './secrets-manager-store';
+import { SecretTooLargeError } from './size-guard';
 
 export interface CliIo extends ToolIo {
   /** Test seams; the defaults are the real thing. */
   readonly createSecretsManagerClient?: (env: Env) => SecretsManagerClient;
   readonly generateKey?: () => string;
+  /** The clock expiries are set and judged by, read once per command. */
+  readonly now?: () => number;
   readonly editOptions?: Omit<EditOptions, 'createIfMissing'>;
 }
 
@@ -40,26 +43,62 @@ function openStore(target: Target, io: CliIo): KeyStore {
   return new SecretsManagerStore(target.secretId, client);
 }
 
-async function list(store: KeyStore, json: boolean): Promise<string> {
+async function list(store: KeyStore, json: boolean, now: number): Promise<string> {
   const { text } = await store.read();
   if (text === undefined) throw new KeyStoreError(`${store.description} does not exist (add-app creates it)`);
-  const apps = listKeyIds(parseKeyDocument(text));
-  return json ? formatListJson(apps) : formatList(apps);
+  const apps = listApps(parseKeyDocument(text));
+  return json ? formatListJson(apps, now) : formatList(apps, now);
 }
 
-function changeFor(command: Exclude<Command, { name: 'list' }>, newKey: () => string): Change<EditResult> {
+/**
+ * `now` plus `ms`, when `ms` is given, in whole seconds (rounded down, so a key never outlives what was asked):
+ * expiries then read `2026-12-24T00:00:00Z`, not `...00.123Z`.
+ */
+function after(now: number, ms: number | undefined): number | undefined {
+  return ms === undefined ? undefined : Math.floor((now + ms) / 1_000) * 1_000;
+}
+
+function changeFor(
+  command: Exclude<Command, { name: 'list' }>,
+  newKey: () => string,
+  now: number,
+): Change<EditResult> {
   switch (command.name) {
     case 'add-app':
-    case 'rotate':
-      return newKeyChange(command.name, command.appId, freshKey(newKey(), command.hash), command.hash);
+    case 'rotate': {
+      const expiresAt = after(now, command.expiresInMs);
+      const othersExpireBy = command.name === 'rotate' ? after(now, command.graceMs) : undefined;
+      return newKeyChange({
+        command: command.name,
+        appId: command.appId,
+        fresh: freshKey(newKey(), command.hash),
+        now,
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+        ...(othersExpireBy === undefined ? {} : { othersExpireBy }),
+      });
+    }
     case 'revoke':
       return revokeChange(command.appId, command.keyId, command.force);
     case 'remove-app':
       return removeAppChange(command.appId);
+    case 'expire': {
+      const { expiry } = command;
+      const at = expiry.kind === 'in' ? after(now, expiry.ms) : expiry.kind === 'at' ? expiry.at : undefined;
+      return expireChange(command.appId, command.keyId, at);
+    }
+    case 'prune':
+      return pruneChange(now, command.appId);
+    case 'allow':
+      return networkChange(
+        command.appId,
+        command.cidrs === 'any' ? { kind: 'allow-any' } : { kind: 'allow', cidrs: command.cidrs },
+      );
+    case 'disallow':
+      return networkChange(command.appId, { kind: 'disallow', cidrs: command.cidrs });
   }
 }
 
-const KNOWN_FAILURES = [UsageError, KeyDocumentError, KeyStoreError, ConflictError];
+const KNOWN_FAILURES = [UsageError, KeyDocumentError, KeyStoreError, ConflictError, SecretTooLargeError];
 
 /** One line, whatever went wrong (see tools/common/exit.ts), never a key. */
 export function errorLine(error: unknown): string {
@@ -81,12 +120,13 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     }
     const { command, target, json } = invocation;
     const store = openStore(target, io);
+    const now = (io.now ?? Date.now)();
     if (command.name === 'list') {
-      io.stdout.write(await list(store, json));
+      io.stdout.write(await list(store, json, now));
       return EXIT_CODES.ok;
     }
 
-    const outcome = await editKeys(store, changeFor(command, io.generateKey ?? generateKey), {
+    const outcome = await editKeys(store, changeFor(command, io.generateKey ?? generateKey, now), {
       ...io.editOptions,
       createIfMissing: target.kind === 'file' && command.name === 'add-app',
     });
@@ -96,7 +136,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         `note: the keys changed while this command ran; applied on attempt ${outcome.attempts}\n`,
       );
     }
-    io.stdout.write(json ? formatResultJson(outcome.result) : formatResult(outcome.result));
+    io.stdout.write(json ? formatResultJson(outcome.result, now) : formatResult(outcome.result, now));
     return EXIT_CODES.ok;
   } catch (error) {
     io.stderr.write(errorLine(error));

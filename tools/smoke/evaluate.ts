@@ -160,8 +160,20 @@ function evaluateRequestCheck(
     return { ...base, got: 'no answer', passed: false, problems: [mask(outcome.reason)] };
   }
   const { got, problems } = evaluateAnswer(check.expect, outcome.answer, mask);
+  if (check.id === 'accepted' && outcome.answer.status === UNAUTHORIZED_STATUS)
+    problems.push(OWN_KEY_REFUSED_HINT);
   return { ...base, got, status: outcome.answer.status, passed: problems.length === 0, problems };
 }
+
+const UNAUTHORIZED_STATUS = 401;
+
+/**
+ * A 401 to the app's own key has three causes the answer never tells apart; the API's logs do. Said once, on the
+ * row where an operator looks first.
+ */
+export const OWN_KEY_REFUSED_HINT =
+  "the key is wrong, has expired, or this machine's address is outside the app's allowedCidrs " +
+  '(the payment Lambda logs which: reason wrong_key, expired_key or source_not_allowed)';
 
 /** Groups the checks' titles by a value of their answers; one group means "identical". */
 function groupBy(entries: readonly { title: string; value: string }[]): string[][] {

@@ -143,5 +143,10 @@ export async function readStackTarget(
         `app ${appId} has only sha256: digests in secret ${keysSecretArn}, no key the test could send; ` +
           `run with --url ${reading.url.href} and the app's key in ${APP_KEY_ENV}`,
       );
+    case 'expired-only':
+      throw new SmokeError(
+        `app ${appId} has only expired keys in secret ${keysSecretArn}; give it a key ` +
+          `(npm run keys -- rotate ${appId}) or run with --url ${reading.url.href} and the app's key in ${APP_KEY_ENV}`,
+      );
   }
 }

@@ -9,11 +9,11 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { invokeAsset, invokeAssetOutcomes, pause } from '../../support/asset-runner';
-import { emfProblems, readEmfLines, totalCounts } from '../../support/emf';
+import { emfProblems, readEmfLines, samplesOf, totalCounts } from '../../support/emf';
 import { startFaultProxy } from '../../support/fault-proxy';
 import { paymentEvent } from '../../support/events';
-import { DEMO_KEY, PARTNER_KEY, SECRET_STRING } from '../../support/keys';
-import { parseKeyDocument } from '../../../shared/keys/key-document';
+import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY, SECRET_STRING } from '../../support/keys';
+import { expiresAtOf, parseKeyDocument } from '../../../shared/keys/key-document';
 import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
 import { ROTATION_STEPS } from '../../../lambda/rotation/rotation-rules';
 import { motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
@@ -68,9 +68,25 @@ describe.each([
   });
 });
 
+/**
+ * Keys with rules, for the scripted sequence: demo's second key expired long ago; partner's one key expires in 3
+ * days (within the 14-day warning) and may be used only from networks the test events do not come from.
+ */
+function secretWithRules(now: number): string {
+  return JSON.stringify({
+    demo: [DEMO_KEY, { key: DEMO_NEXT_KEY, expires: '2020-01-01T00:00:00Z' }],
+    partner: {
+      keys: [{ key: PARTNER_KEY, expires: new Date(now + 3 * 86_400_000).toISOString() }],
+      allowedCidrs: ['198.51.100.0/24', '2001:db8::/32'],
+    },
+  });
+}
+
 describe('the bundled payment Lambda in cdk.out', () => {
   let moto: MotoServer;
   let secretArn: string;
+  let rulesSecretArn: string;
+  let rulesSecret: string;
 
   beforeAll(async () => {
     moto = await startMoto();
@@ -79,6 +95,11 @@ describe('the bundled payment Lambda in cdk.out', () => {
       new CreateSecretCommand({ Name: 'payment-api/keys', SecretString: SECRET_STRING }),
     );
     secretArn = created.ARN ?? '';
+    rulesSecret = secretWithRules(Date.now());
+    const withRules = await client.send(
+      new CreateSecretCommand({ Name: 'payment-api/keys-with-rules', SecretString: rulesSecret }),
+    );
+    rulesSecretArn = withRules.ARN ?? '';
     client.destroy();
   }, 180_000);
 
@@ -141,7 +162,7 @@ describe('the bundled payment Lambda in cdk.out', () => {
     expect(output).not.toContain(PARTNER_KEY);
   });
 
-  it('writes EMF metrics that follow the specification, with exactly the counts of a scripted sequence', async () => {
+  it('writes EMF metrics that follow the specification, with exactly the counts and levels of a scripted sequence', async () => {
     // Secrets Manager answers the first fetch (at init), then stops: connections are refused.
     const proxy = await startFaultProxy(moto.port);
     await proxy.setMode('refused', { afterCalls: 1 });
@@ -156,6 +177,9 @@ describe('the bundled payment Lambda in cdk.out', () => {
         ['App-key', DEMO_KEY],
       ]),
       paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]], { body: '{not json' }),
+      // A right key past its expiry; a right key from a network its app does not allow (the events' 203.0.113.10).
+      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_NEXT_KEY]]),
+      paymentEvent([JSON_TYPE, ['App-id', 'partner'], ['App-key', PARTNER_KEY]]),
       // Past the 1 s TTL, within TTL + 1 s of staleness: the refresh fails, the stale keys answer.
       pause(1_100),
       valid,
@@ -167,36 +191,63 @@ describe('the bundled payment Lambda in cdk.out', () => {
     try {
       const { results, output } = await invokeAsset(app.paymentAssetDir, steps, {
         ...runtimeEnv(),
+        KEYS_SECRET_ID: rulesSecretArn,
         AWS_ENDPOINT_URL: proxy.endpoint,
         KEY_CACHE_TTL_SECONDS: '1',
         KEY_MAX_STALE_SECONDS: '1',
         SERVICE_NAME: 'PaymentApi-artifact',
       });
 
-      expect(results.map((result) => result.statusCode)).toEqual([200, 401, 401, 415, 400, 200, 503]);
+      expect(results.map((result) => result.statusCode)).toEqual([
+        200, 401, 401, 415, 400, 401, 401, 200, 503,
+      ]);
+      expect(results[5]?.body).toBe(results[1]?.body);
+      expect(results[6]?.body).toBe(results[1]?.body);
       const { raw, lines } = readEmfLines(output);
       expect(raw.map(emfProblems)).toEqual(raw.map(() => []));
       // One line per invocation, each in the default namespace with the one Service dimension.
-      expect(lines).toHaveLength(7);
+      expect(lines).toHaveLength(9);
       for (const line of lines) {
         expect([line.namespace, line.dimensionSets, line.dimensions]).toEqual([
           'PaymentApi',
           [['Service']],
           { Service: 'PaymentApi-artifact' },
         ]);
-        expect(new Set(Object.values(line.units))).toEqual(new Set(['Count']));
       }
-      expect(totalCounts(lines)).toEqual({
+      expect(
+        lines.map((line) => line.units).reduce((all, units) => ({ ...all, ...units }), {}),
+      ).toMatchObject({
+        Accepted: 'Count',
+        KeysExpiringSoon: 'Count',
+        SecretFill: 'Percent',
+      });
+      const levels = ['KeysExpiringSoon', 'SecretFill'];
+      expect(totalCounts(lines, levels)).toEqual({
         ColdStart: 1,
         KeyRefreshSucceeded: 1,
         Accepted: 2,
-        Unauthorized: 2,
+        Unauthorized: 4,
+        ExpiredKey: 1,
+        SourceNotAllowed: 1,
         UnsupportedMediaType: 1,
         BadRequest: 1,
         StaleKeysServed: 1,
         KeyRefreshFailed: 2,
         Unavailable: 1,
       });
+      // Measured once, at the one refresh that succeeded: partner's key expires within 14 days (demo's expired one
+      // is past warning), and the secret's share of 65,536 bytes.
+      expect(samplesOf(lines, 'KeysExpiringSoon')).toEqual([1]);
+      expect(samplesOf(lines, 'SecretFill')).toEqual([(Buffer.byteLength(rulesSecret) / 65_536) * 100]);
+      const refusals = output
+        .split('\n')
+        .filter((line) => line.includes('"message":"request refused"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((entry) => entry.reason === 'expired_key' || entry.reason === 'source_not_allowed');
+      expect(refusals.map((entry) => [entry.reason, entry.appId])).toEqual([
+        ['expired_key', 'demo'],
+        ['source_not_allowed', 'partner'],
+      ]);
       expect(output).not.toContain(DEMO_KEY);
       expect(output).not.toContain(PARTNER_KEY);
     } finally {
@@ -261,7 +312,7 @@ describe('the bundled rotation Lambda in cdk.out', () => {
     await moto.stop();
   });
 
-  it('runs the four rotation steps with credentials from the environment, adding one key per app', async () => {
+  it('runs the four rotation steps with credentials from the environment, adding one key per app and expiring the keys it supersedes one period on', async () => {
     const client = motoSecretsManager(moto);
     const { ARN: arn = '' } = await client.send(
       new CreateSecretCommand({ Name: 'payment-api/rotated-keys', SecretString: SECRET_STRING }),
@@ -280,16 +331,29 @@ describe('the bundled rotation Lambda in cdk.out', () => {
     ).rejects.toThrow(ResourceNotFoundException);
     const rotationDir = app.rotationAssetDir ?? '';
 
+    const startedAt = Date.now();
     const { results, output } = await invokeAssetOutcomes(
       rotationDir,
       ROTATION_STEPS.map((step) => ({ Step: step, SecretId: arn, ClientRequestToken: token })),
-      { ...moto.awsEnv, ROTATION_KEEP_KEYS: '2' },
+      { ...moto.awsEnv, ROTATION_KEEP_KEYS: '2', ROTATION_PERIOD_HOURS: '720' },
     );
+    const endedAt = Date.now();
 
     expect(results).toEqual(ROTATION_STEPS.map(() => ({ ok: true })));
     const rotated = parseKeyDocument(await secretsManagerSource(arn, client).fetchSecretString());
-    expect(rotated.get('demo')?.length).toBe(2);
-    expect(rotated.get('partner')?.length).toBe(2);
+    const demo = rotated.get('demo')?.keys ?? [];
+    const partner = rotated.get('partner')?.keys ?? [];
+    const superseded = [...demo.slice(0, -1), ...partner.slice(0, -1)];
+    expect(superseded.map((key) => key.stored)).toEqual([DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY]);
+    // 30 days after the rotation's window opened: midnight UTC of the day it ran.
+    const inThirtyDaysFromMidnight = (instant: number): number =>
+      Math.floor(instant / 86_400_000) * 86_400_000 + 30 * 86_400_000;
+    for (const key of superseded) {
+      expect(expiresAtOf(key)).toBeGreaterThanOrEqual(inThirtyDaysFromMidnight(startedAt));
+      expect(expiresAtOf(key)).toBeLessThanOrEqual(inThirtyDaysFromMidnight(endedAt));
+    }
+    expect([demo.at(-1)?.expires, partner.at(-1)?.expires]).toEqual([undefined, undefined]);
+    expect(rotated.get('hashed')).toEqual(parseKeyDocument(SECRET_STRING).get('hashed'));
     const description = await client.send(new DescribeSecretCommand({ SecretId: arn }));
     expect(description.VersionIdsToStages?.[token]).toEqual(['AWSCURRENT']);
     expect(output).not.toContain(DEMO_KEY);

@@ -30,6 +30,16 @@ afterAll(() => {
   killAllLocalServers();
 });
 
+/** What `read` returns once it returns something, read again every 20 ms for up to 15 s; else undefined. */
+async function eventually<T>(read: () => T | undefined): Promise<T | undefined> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const value = read();
+    if (value !== undefined || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 function occurrences(text: string, fragment: string): number {
   return text.split(fragment).length - 1;
 }
@@ -291,6 +301,84 @@ describe('npm start with an existing keys file', () => {
     // Assert
     expect(code).toBe(0);
     expect(occurrences(server.output(), existingKey)).toBe(0);
+  });
+});
+
+describe('npm start with expiring keys and allowlists in the key file', () => {
+  let directory: string;
+  let server: LocalServerProcess;
+  const keys = {
+    expired: generateKey(),
+    current: generateKey(),
+    loopback: generateKey(),
+    elsewhere: generateKey(),
+    closed: generateKey(),
+  };
+
+  beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
+    const keysFile = join(directory, 'keys.json');
+    const secret = {
+      rolling: [
+        { key: keys.expired, expires: '2020-01-01T00:00:00Z' },
+        { key: keys.current, expires: '2999-01-01T00:00:00+01:00' },
+      ],
+      // The server listens on 127.0.0.1: its callers come from the loopback network.
+      local: { keys: [keys.loopback], allowedCidrs: ['127.0.0.0/8', '::1/128'] },
+      remote: { keys: [keys.elsewhere], allowedCidrs: ['203.0.113.0/24'] },
+      nowhere: { keys: [keys.closed], allowedCidrs: [] },
+    };
+    await writeFile(keysFile, JSON.stringify(secret), { mode: 0o600 });
+    server = await startLocalServer({ PORT: String(await freeLoopbackPort()), KEYS_FILE: keysFile });
+  }, SETUP_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await stopLocalServer(server, 'SIGTERM');
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['a key before its expiry', 'rolling', 'current'],
+    ['a key from an allowed network', 'local', 'loopback'],
+  ] as const)('answers 200 to %s', async (_case, appId, key) => {
+    const reply = await send(server.baseUrl, { headers: credentials(appId, keys[key]) });
+
+    expect(reply.status).toBe(200);
+  });
+
+  it.each([
+    ['an expired key', 'rolling', 'expired', 'expired_key'],
+    ['a key from outside its allowlist', 'remote', 'elsewhere', 'source_not_allowed'],
+    ['a key of an app whose allowlist is empty', 'nowhere', 'closed', 'source_not_allowed'],
+  ] as const)(
+    'answers %s with the same 401 as any refusal, logging why',
+    async (_case, appId, key, reason) => {
+      const wrongKey = await send(server.baseUrl, { headers: credentials(appId, generateKey()) });
+
+      const reply = await send(server.baseUrl, { headers: credentials(appId, keys[key]) });
+
+      expect(reply.status).toBe(401);
+      expect(reply.body).toBe(wrongKey.body);
+      expect(reply.headers['www-authenticate']).toBe(wrongKey.headers['www-authenticate']);
+      // The log line travels through the server's stdout: wait for it rather than assume it has arrived.
+      const refusal = await eventually(() =>
+        server
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('"request refused"') && line.includes(`"reason":"${reason}"`))
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .find((line) => line.appId === appId),
+      );
+      expect(refusal).toMatchObject({
+        status: 401,
+        appId,
+        keyId: expect.stringMatching(/^[0-9a-f]{12}$/) as unknown,
+      });
+    },
+  );
+
+  it('never prints a key of the file', () => {
+    for (const key of Object.values(keys)) expect(occurrences(server.output(), key)).toBe(0);
   });
 });
 

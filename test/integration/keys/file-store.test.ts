@@ -5,10 +5,9 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { authenticate } from '../../../shared/keys/authenticate';
 import { parseKeyring } from '../../../shared/keys/keyring';
 import { DEMO_KEY } from '../../support/keys';
-import { spawnCli } from '../../support/keys-cli';
+import { decide, spawnCli } from '../../support/keys-cli';
 
 let directory: string;
 let file: string;
@@ -35,12 +34,13 @@ describe('concurrent writers through the key file', () => {
       [0, ''],
       [0, ''],
     ]);
-    const { keyring } = parseKeyring(readFileSync(file, 'utf8'));
+    const stored = readFileSync(file, 'utf8');
+    const { keyring } = parseKeyring(stored);
     for (const result of results) {
       const { key } = JSON.parse(result.stdout) as { key: string };
-      expect(authenticate({ appId: 'demo', appKey: key }, keyring).ok).toBe(true);
+      expect(decide(stored, 'demo', key).ok).toBe(true);
     }
-    expect(keyring.get('demo')).toHaveLength(3);
+    expect(keyring.get('demo')?.keys).toHaveLength(3);
     expect(readdirSync(directory)).toEqual(['keys.json']);
   });
 });

@@ -13,13 +13,20 @@ import {
 import type { CallBounds } from '../../../shared/aws/bounded-client';
 import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-settings';
 import type { CliIo } from '../../../tools/keys/main';
-import { authenticate } from '../../../shared/keys/authenticate';
+import { createHandler } from '../../../lambda/payment/create-handler';
+import { KeyCache } from '../../../lambda/payment/key-cache';
+import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
 import { keyIdOf } from '../../../shared/keys/key-document';
 import { parseKeyring } from '../../../shared/keys/keyring';
+import { captureLogs } from '../../support/capture-logger';
+import { baseEvent, paymentEvent } from '../../support/events';
+import { DEMO_KEY } from '../../support/keys';
 import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';
 import {
   cliStderrLines,
+  decide,
   GENERATED_KEY_PATTERN,
+  keysTextOfSize,
   runCli as runCliWithBounds,
   spawnCli,
   type CliResult,
@@ -67,8 +74,7 @@ async function current(secretId: string): Promise<{ text: string; versionId: str
 }
 
 async function accepts(secretId: string, appId: string, appKey: string): Promise<boolean> {
-  const { keyring } = parseKeyring((await current(secretId)).text);
-  return authenticate({ appId, appKey }, keyring).ok;
+  return decide((await current(secretId)).text, appId, appKey).ok;
 }
 
 async function stagesOf(secretId: string): Promise<string[]> {
@@ -96,9 +102,19 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     expect(await stagesOf(secretId)).toEqual(['AWSCURRENT', 'AWSPREVIOUS']);
 
     const listed = await keys('list', '--json');
-    expect(listed.stdout).toBe(
-      JSON.stringify([{ appId: 'demo', keyIds: [keyIdOf(first), keyIdOf(second)] }]) + '\n',
-    );
+    expect(JSON.parse(listed.stdout)).toEqual([
+      {
+        appId: 'demo',
+        keyIds: [keyIdOf(first), keyIdOf(second)],
+        keys: [first, second].map((key) => ({
+          keyId: keyIdOf(key),
+          expires: null,
+          expired: false,
+          digest: false,
+        })),
+        allowedCidrs: null,
+      },
+    ]);
 
     const revoked = await keys('revoke', 'demo', keyIdOf(first));
     expect(revoked.stdout).toBe(`app demo: revoked key ${keyIdOf(first)}; valid keys: ${keyIdOf(second)}\n`);
@@ -173,17 +189,18 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
 
     const succeeded = results.filter((result) => result.code === 0);
     const failed = results.filter((result) => result.code !== 0);
-    const { keyring, problems } = parseKeyring((await current(secretId)).text);
+    const text = (await current(secretId)).text;
+    const { keyring, problems } = parseKeyring(text);
     expect(problems).toEqual([]);
     for (const result of succeeded) {
-      expect(authenticate({ appId: 'demo', appKey: keyOf(result) }, keyring).ok).toBe(true);
+      expect(decide(text, 'demo', keyOf(result)).ok).toBe(true);
     }
     for (const result of failed) {
       expect(result.stdout).toBe('');
       expect(cliStderrLines(result.stderr)).toEqual([expect.stringMatching(/^error: /) as unknown]);
     }
-    expect(authenticate({ appId: 'demo', appKey: original }, keyring).ok).toBe(true);
-    expect(keyring.get('demo')).toHaveLength(1 + succeeded.length);
+    expect(decide(text, 'demo', original).ok).toBe(true);
+    expect(keyring.get('demo')?.keys).toHaveLength(1 + succeeded.length);
     expect(await stagesOf(secretId)).not.toContain('AWSPENDING');
 
     const attempts = succeeded.map((result) =>
@@ -240,7 +257,10 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       })),
     );
     const { keyring } = parseKeyring((await current(secretId)).text);
-    expect(keyring.get('demo')?.keys.map((key) => key.id)).toEqual([keyIdOf(original), keyIdOf(keyOf(winner))]);
+    expect(keyring.get('demo')?.keys.map((key) => key.id)).toEqual([
+      keyIdOf(original),
+      keyIdOf(keyOf(winner)),
+    ]);
     expect(await stagesOf(secretId)).not.toContain('AWSPENDING');
   });
 
@@ -464,5 +484,212 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
+  });
+});
+
+describe('expiry, grace, prune and allowlists through the key CLI, as the payment Lambda sees them (moto)', () => {
+  const OLD_KEY = 'test-moto-old-key-0123456789abcdef';
+  const OTHER_KEY = 'test-moto-other-key-0123456789abcdef';
+  const OFFICE = '203.0.113.0/24';
+
+  /** What the payment Lambda answers and logs for one request. */
+  interface LambdaAnswer {
+    readonly status: number;
+    /** The log line's `reason`, `appId` and `keyId` (undefined for an accepted request's reason). */
+    readonly reason: unknown;
+    readonly appId: unknown;
+    readonly keyId: unknown;
+  }
+
+  /**
+   * One request through the handler as the Lambda composes it: a key cache over Secrets Manager (a new one, so it
+   * reads AWSCURRENT as it is now, waiting for that read) and createHandler, with the request's clock and source.
+   */
+  async function lambdaAnswer(
+    secretId: string,
+    appId: string,
+    appKey: string,
+    request: { readonly now?: number; readonly sourceIp?: string } = {},
+  ): Promise<LambdaAnswer> {
+    const logs = captureLogs();
+    const client = cliClient(moto.awsEnv);
+    try {
+      const keys = new KeyCache({
+        source: secretsManagerSource(secretId, client),
+        logger: logs.logger,
+        ttlMs: 60_000,
+        maxStaleMs: 0,
+      });
+      const now = request.now;
+      const handle = createHandler({
+        keys,
+        logger: logs.logger,
+        ...(now === undefined ? {} : { now: () => now }),
+      });
+      const { identity } = baseEvent.requestContext;
+      const response = await handle(
+        paymentEvent(
+          [
+            ['Content-Type', 'application/json'],
+            ['App-id', appId],
+            ['App-key', appKey],
+          ],
+          {
+            body: '{"amount":1}',
+            requestContext: {
+              ...baseEvent.requestContext,
+              identity: { ...identity, sourceIp: request.sourceIp ?? identity.sourceIp },
+            },
+          },
+        ),
+      );
+      const line = logs.entries().find((entry) => String(entry.message).startsWith('request '));
+      return { status: response.statusCode, reason: line?.reason, appId: line?.appId, keyId: line?.keyId };
+    } finally {
+      client.destroy();
+    }
+  }
+
+  it('rotate --grace: the old key works until the grace ends, then gets 401 logged as expired_key with its id', async () => {
+    const secretId = await createSecret(JSON.stringify({ demo: [OLD_KEY], other: OTHER_KEY }));
+    const keys = (...argv: string[]) => runCli([...argv, '--secret-id', secretId], moto.awsEnv);
+    const before = Date.now();
+
+    const rotated = await keys('rotate', 'demo', '--grace', '1h', '--json');
+
+    expect(rotated.code).toBe(0);
+    const fresh = keyOf(rotated);
+    const othersExpireBy = Date.parse(
+      (JSON.parse(rotated.stdout) as { othersExpireBy: string }).othersExpireBy,
+    );
+    // Written in whole seconds, rounded down.
+    expect(othersExpireBy).toBeGreaterThanOrEqual(Math.floor((before + 3_600_000) / 1000) * 1000);
+    expect(await lambdaAnswer(secretId, 'demo', OLD_KEY, { now: othersExpireBy - 1 })).toMatchObject({
+      status: 200,
+    });
+    expect(await lambdaAnswer(secretId, 'demo', OLD_KEY, { now: othersExpireBy })).toEqual({
+      status: 401,
+      reason: 'expired_key',
+      appId: 'demo',
+      keyId: keyIdOf(OLD_KEY),
+    });
+    expect(await lambdaAnswer(secretId, 'demo', fresh, { now: othersExpireBy })).toMatchObject({
+      status: 200,
+    });
+    expect(await lambdaAnswer(secretId, 'other', OTHER_KEY, { now: othersExpireBy })).toMatchObject({
+      status: 200,
+    });
+  });
+
+  it('rotate --grace 0s, list --json and prune: the old key is refused at once, listed as expired, then removed', async () => {
+    const secretId = await createSecret(JSON.stringify({ demo: [OLD_KEY], other: OTHER_KEY }));
+    const keys = (...argv: string[]) => runCli([...argv, '--secret-id', secretId], moto.awsEnv);
+
+    const fresh = keyOf(await keys('rotate', 'demo', '--grace', '0s', '--json'));
+
+    expect(await lambdaAnswer(secretId, 'demo', OLD_KEY)).toMatchObject({
+      status: 401,
+      reason: 'expired_key',
+    });
+    const listed = JSON.parse((await keys('list', '--json')).stdout) as unknown;
+    expect(listed).toEqual([
+      {
+        appId: 'demo',
+        keyIds: [keyIdOf(OLD_KEY), keyIdOf(fresh)],
+        keys: [
+          {
+            keyId: keyIdOf(OLD_KEY),
+            expires: expect.stringMatching(/Z$/) as unknown,
+            expired: true,
+            digest: false,
+          },
+          { keyId: keyIdOf(fresh), expires: null, expired: false, digest: false },
+        ],
+        allowedCidrs: null,
+      },
+      {
+        appId: 'other',
+        keyIds: [keyIdOf(OTHER_KEY)],
+        keys: [{ keyId: keyIdOf(OTHER_KEY), expires: null, expired: false, digest: false }],
+        allowedCidrs: null,
+      },
+    ]);
+
+    const pruned = await keys('prune');
+
+    expect(pruned).toEqual({
+      code: 0,
+      stderr: '',
+      stdout: `app demo: removed expired key ${keyIdOf(OLD_KEY)}\n`,
+    });
+    expect(JSON.parse((await current(secretId)).text)).toEqual({ demo: [fresh], other: [OTHER_KEY] });
+    expect(await lambdaAnswer(secretId, 'demo', OLD_KEY)).toMatchObject({ status: 401, reason: 'wrong_key' });
+    expect(await keys('prune')).toEqual({ code: 0, stderr: '', stdout: 'no expired keys\n' });
+    expect(await stagesOf(secretId)).toEqual(['AWSCURRENT', 'AWSPREVIOUS']);
+  });
+
+  it('allow and disallow: a source outside the allowlist gets 401 logged as source_not_allowed with the key id', async () => {
+    const secretId = await createSecret(JSON.stringify({ demo: [OLD_KEY], other: OTHER_KEY }));
+    const keys = (...argv: string[]) => runCli([...argv, '--secret-id', secretId], moto.awsEnv);
+
+    expect((await keys('allow', 'demo', OFFICE, '2001:db8::/32')).code).toBe(0);
+
+    expect(await lambdaAnswer(secretId, 'demo', OLD_KEY, { sourceIp: '203.0.113.10' })).toMatchObject({
+      status: 200,
+    });
+    expect(await lambdaAnswer(secretId, 'demo', OLD_KEY, { sourceIp: '198.51.100.10' })).toEqual({
+      status: 401,
+      reason: 'source_not_allowed',
+      appId: 'demo',
+      keyId: keyIdOf(OLD_KEY),
+    });
+    expect(await lambdaAnswer(secretId, 'other', OTHER_KEY, { sourceIp: '198.51.100.10' })).toMatchObject({
+      status: 200,
+    });
+
+    expect((await keys('disallow', 'demo', OFFICE)).code).toBe(0);
+
+    expect(await lambdaAnswer(secretId, 'demo', OLD_KEY, { sourceIp: '203.0.113.10' })).toMatchObject({
+      status: 401,
+      reason: 'source_not_allowed',
+    });
+    expect(await lambdaAnswer(secretId, 'demo', OLD_KEY, { sourceIp: '2001:db8::7' })).toMatchObject({
+      status: 200,
+    });
+
+    expect((await keys('allow', 'demo', '--any')).code).toBe(0);
+
+    expect(await lambdaAnswer(secretId, 'demo', OLD_KEY, { sourceIp: '198.51.100.10' })).toMatchObject({
+      status: 200,
+    });
+    expect(JSON.parse((await current(secretId)).text)).toEqual({ demo: [OLD_KEY], other: [OTHER_KEY] });
+  });
+
+  it('refuses a write past 65,536 bytes without touching the secret, and warns from 80% full', async () => {
+    const nearlyFull = keysTextOfSize(65_500);
+    const secretId = await createSecret(nearlyFull);
+    const keys = (...argv: string[]) => runCli([...argv, '--secret-id', secretId], moto.awsEnv);
+    const before = await current(secretId);
+
+    const refused = await keys('rotate', 'demo');
+
+    expect(refused).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: expect.stringMatching(
+        /^error: the keys would take 65,551 bytes, 15 over the 65,536 a secret can hold; nothing was written\. /,
+      ) as unknown,
+    });
+    expect(await current(secretId)).toEqual(before);
+    expect(await stagesOf(secretId)).toEqual(['AWSCURRENT']);
+
+    const revoked = await keys('revoke', 'demo', keyIdOf(DEMO_KEY), '--force');
+
+    expect(revoked.code).toBe(0);
+    expect(cliStderrLines(revoked.stderr)).toEqual([
+      expect.stringMatching(
+        /^warning: the keys now take 65,4\d\d bytes, 99\.\d% of the 65,536 a secret can hold /,
+      ),
+    ]);
   });
 });

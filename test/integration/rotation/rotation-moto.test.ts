@@ -5,23 +5,32 @@ import {
   PutSecretValueCommand,
   ResourceNotFoundException,
   RotateSecretCommand,
-  SecretsManagerClient,
+  type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { randomUUID } from 'node:crypto';
-import { authenticate } from '../../../shared/keys/authenticate';
-import { parseKeyDocument } from '../../../shared/keys/key-document';
+import { authenticate, type AuthDecision } from '../../../shared/keys/authenticate';
+import { keyIdOf } from '../../../shared/keys/key-document';
 import { GENERATED_KEY_PREFIX, toDigestForm } from '../../../shared/keys/key-material';
 import { parseKeyring, type Keyring } from '../../../shared/keys/keyring';
+import { SECRET_MAX_BYTES } from '../../../shared/keys/secret-size';
 import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
-import { createRotationHandler } from '../../../lambda/rotation/create-rotation-handler';
+import {
+  createRotationHandler,
+  type RotationHandler,
+  type RotationHandlerOptions,
+} from '../../../lambda/rotation/create-rotation-handler';
 import { ROTATION_STEPS, type RotationEvent } from '../../../lambda/rotation/rotation-rules';
 import { captureLogs, type CapturedLogs } from '../../support/capture-logger';
-import { MOTO_AWS_ENV, startMoto, type MotoServer } from '../../support/moto';
+import { motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
 
 const KEY_A = 'test-moto-rotation-demo-key-a-0123456789';
 const KEY_P = 'test-moto-rotation-partner-key-0123456789';
 const HASHED = toDigestForm('test-moto-rotation-hashed-key-0123456789');
 const INITIAL = JSON.stringify({ demo: [KEY_A], partner: KEY_P, hashed: [HASHED] });
+
+const DAY_MS = 86_400_000;
+const PERIOD_MS = 30 * DAY_MS;
+const GENERATED_KEY = new RegExp(`^${GENERATED_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
 
 /**
  * moto cannot invoke a rotation Lambda it does not host, but RotateSecret still does what Secrets Manager does
@@ -31,21 +40,57 @@ const INITIAL = JSON.stringify({ demo: [KEY_A], partner: KEY_P, hashed: [HASHED]
  */
 const UNHOSTED_FUNCTION_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:payment-api-rotation';
 
+/** One key of each app, in every form the secret may hold. */
+const FORMS = {
+  bare: 'test-moto-forms-bare-key-0123456789',
+  listed1: 'test-moto-forms-listed-key-1-0123456789',
+  listed2: 'test-moto-forms-listed-key-2-0123456789',
+  expiringSoon: 'test-moto-forms-expiring-soon-0123456789',
+  objectNoExpiry: 'test-moto-forms-object-no-expiry-0123456789',
+  lone: 'test-moto-forms-lone-object-0123456789',
+  fenced: 'test-moto-forms-fenced-key-0123456789',
+  closed: 'test-moto-forms-closed-key-0123456789',
+  staleOld: 'test-moto-forms-stale-old-key-0123456789',
+  staleCurrent: 'test-moto-forms-stale-current-0123456789',
+  lapsed: 'test-moto-forms-lapsed-key-0123456789',
+} as const;
+
+/** The rotation's clock in the test of every form: the expiries below are on either side of it. */
+const ROTATED_AT = Date.parse('2026-06-01T08:00:00Z');
+/**
+ * One period after ROTATED_AT's rotation window opened (midnight UTC, the period being in days): when every key the
+ * rotation supersedes expires, unless it expired earlier.
+ */
+const IN_ONE_PERIOD = '2026-07-01T00:00:00Z';
+
+/** Written by hand, spaced and out of order, as an operator's secret may be. */
+const EVERY_FORM = JSON.stringify(
+  {
+    bare: FORMS.bare,
+    listed: [FORMS.listed1, FORMS.listed2],
+    expiring: [
+      { key: FORMS.expiringSoon, expires: '2026-06-20T10:00:00+02:00' },
+      { key: FORMS.objectNoExpiry },
+    ],
+    lone: { key: FORMS.lone, expires: '2027-01-01T00:00:00Z' },
+    hashed: [HASHED],
+    fenced: { keys: [FORMS.fenced], allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] },
+    closed: { keys: [FORMS.closed], allowedCidrs: [] },
+    stale: [{ key: FORMS.staleOld, expires: '2026-05-01T00:00:00Z' }, FORMS.staleCurrent],
+    lapsed: [{ key: FORMS.lapsed, expires: '2026-01-01T00:00:00Z' }],
+  },
+  null,
+  2,
+);
+
 describe('scheduled rotation against the Secrets Manager API (moto)', () => {
   let moto: MotoServer;
   let client: SecretsManagerClient;
-  let logs: CapturedLogs;
+  let logs: CapturedLogs = captureLogs();
 
   beforeAll(async () => {
     moto = await startMoto();
-    client = new SecretsManagerClient({
-      region: MOTO_AWS_ENV.AWS_REGION,
-      endpoint: moto.endpoint,
-      credentials: {
-        accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
-        secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-      },
-    });
+    client = motoSecretsManager(moto);
   });
 
   afterAll(async () => {
@@ -57,9 +102,19 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     logs = captureLogs();
   });
 
-  async function createKeysSecret(): Promise<string> {
+  function rotationHandler(options: Partial<RotationHandlerOptions> = {}): RotationHandler {
+    return createRotationHandler({
+      client,
+      keep: 2,
+      periodMs: PERIOD_MS,
+      ...options,
+      logger: options.logger ?? logs.logger,
+    });
+  }
+
+  async function createKeysSecret(secretString = INITIAL): Promise<string> {
     const output = await client.send(
-      new CreateSecretCommand({ Name: `payment-api-keys-${randomUUID()}`, SecretString: INITIAL }),
+      new CreateSecretCommand({ Name: `payment-api-keys-${randomUUID()}`, SecretString: secretString }),
     );
     if (output.ARN === undefined) throw new Error('CreateSecret returned no ARN');
     return output.ARN;
@@ -88,18 +143,17 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     expect(description.VersionIdsToStages?.[token]).toEqual(['AWSPENDING']);
   }
 
-  async function runSteps(secretArn: string, token: string, keep = 2): Promise<void> {
-    const handler = createRotationHandler({ client, keep, logger: logs.logger });
+  async function runSteps(secretArn: string, token: string, handler = rotationHandler()): Promise<void> {
     for (const step of ROTATION_STEPS) {
       const event: RotationEvent = { Step: step, SecretId: secretArn, ClientRequestToken: token };
       await handler(event);
     }
   }
 
-  async function rotate(secretArn: string, keep = 2): Promise<string> {
+  async function rotate(secretArn: string, handler = rotationHandler()): Promise<string> {
     const token = randomUUID();
     await beginRotation(secretArn, token);
-    await runSteps(secretArn, token, keep);
+    await runSteps(secretArn, token, handler);
     return token;
   }
 
@@ -112,40 +166,186 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     return { versionId: output.VersionId, secretString: output.SecretString ?? '' };
   }
 
-  /** The keyring exactly as the payment Lambda reads it. */
+  async function currentValue(secretArn: string): Promise<Record<string, unknown>> {
+    return JSON.parse((await readCurrent(secretArn)).secretString) as Record<string, unknown>;
+  }
+
+  /** The keyring exactly as the payment Lambda reads it, which must find no problem. */
   async function serviceKeyring(secretArn: string): Promise<Keyring> {
     const parsed = parseKeyring(await secretsManagerSource(secretArn, client).fetchSecretString());
     expect(parsed.problems).toEqual([]);
     return parsed.keyring;
   }
 
-  function keysOf(secretString: string, appId: string): readonly string[] {
-    return parseKeyDocument(secretString).get(appId) ?? [];
+  /** The stored keys of one app, oldest first, whatever form the app is in. */
+  function storedKeys(value: Record<string, unknown>, appId: string): string[] {
+    const app = value[appId];
+    const list =
+      typeof app === 'object' && app !== null && !Array.isArray(app) && 'keys' in app ? app.keys : app;
+    const entries: unknown[] = Array.isArray(list) ? list : list === undefined ? [] : [list];
+    return entries.map((entry) => (typeof entry === 'string' ? entry : (entry as { key: string }).key));
   }
 
-  it('gives every app a fresh key, keeps the previous one valid, and leaves digest apps alone', async () => {
-    const secretArn = await createKeysSecret();
-    const initialVersion = (await readCurrent(secretArn)).versionId ?? '';
+  describe('from a secret holding every form', () => {
+    let secretArn: string;
+    let token: string;
+    let rotated: Record<string, unknown>;
+    let keyring: Keyring;
+    /** This rotation's own log: it runs once, before the tests that read it. */
+    const rotationLogs = captureLogs();
+    const fresh = (appId: string): string => storedKeys(rotated, appId).at(-1) ?? '';
+    const at = (now: number, sourceIp = '192.0.2.10') => ({ now, sourceIp });
+    const check = (appId: string, appKey: string, facts = at(ROTATED_AT + 60_000)): AuthDecision =>
+      authenticate({ appId, appKey }, keyring, facts);
 
-    const token = await rotate(secretArn);
+    beforeAll(async () => {
+      secretArn = await createKeysSecret(EVERY_FORM);
+      token = await rotate(
+        secretArn,
+        rotationHandler({ now: () => ROTATED_AT, logger: rotationLogs.logger }),
+      );
+      rotated = await currentValue(secretArn);
+      keyring = await serviceKeyring(secretArn);
+    });
 
-    const current = await readCurrent(secretArn);
-    expect(current.versionId).toBe(token);
-    const demo = keysOf(current.secretString, 'demo');
-    const partner = keysOf(current.secretString, 'partner');
-    expect(demo).toEqual([
-      KEY_A,
-      expect.stringMatching(new RegExp(`^${GENERATED_KEY_PREFIX}[A-Za-z0-9_-]{43}$`)),
-    ]);
-    expect(partner).toEqual([KEY_P, expect.stringMatching(new RegExp(`^${GENERATED_KEY_PREFIX}`))]);
-    expect(keysOf(current.secretString, 'hashed')).toEqual([HASHED]);
-    expect(demo[1]).not.toBe(partner[1]);
+    it('completes: the rotation is the current version, written compact', async () => {
+      const current = await readCurrent(secretArn);
 
-    const keyring = await serviceKeyring(secretArn);
-    for (const appKey of [KEY_A, demo[1] ?? '']) {
-      expect(authenticate({ appId: 'demo', appKey }, keyring)).toMatchObject({ ok: true, appId: 'demo' });
-    }
-    expect(await stagesOf(secretArn)).toEqual({ [initialVersion]: ['AWSPREVIOUS'], [token]: ['AWSCURRENT'] });
+      expect(current.versionId).toBe(token);
+      expect(current.secretString).toBe(JSON.stringify(JSON.parse(current.secretString)));
+      expect(Object.keys(rotated)).toEqual([
+        'bare',
+        'closed',
+        'expiring',
+        'fenced',
+        'hashed',
+        'lapsed',
+        'listed',
+        'lone',
+        'stale',
+      ]);
+    });
+
+    it('gives a lone key an expiry one period away and a fresh key without one', () => {
+      expect(rotated.bare).toEqual([
+        { key: FORMS.bare, expires: IN_ONE_PERIOD },
+        expect.stringMatching(GENERATED_KEY),
+      ]);
+    });
+
+    it('expires every key of a list one period away', () => {
+      expect(rotated.listed).toEqual([
+        { key: FORMS.listed1, expires: IN_ONE_PERIOD },
+        { key: FORMS.listed2, expires: IN_ONE_PERIOD },
+        expect.stringMatching(GENERATED_KEY),
+      ]);
+    });
+
+    it('keeps an earlier expiry as written, offset included, and gives a key object without one an expiry', () => {
+      expect(rotated.expiring).toEqual([
+        { key: FORMS.expiringSoon, expires: '2026-06-20T10:00:00+02:00' },
+        { key: FORMS.objectNoExpiry, expires: IN_ONE_PERIOD },
+        expect.stringMatching(GENERATED_KEY),
+      ]);
+    });
+
+    it("ends the fresh key of an app whose every key expires with the app's last key, never later", () => {
+      expect(rotated.lone).toEqual([
+        { key: FORMS.lone, expires: IN_ONE_PERIOD },
+        { key: expect.stringMatching(GENERATED_KEY) as unknown, expires: '2027-01-01T00:00:00Z' },
+      ]);
+    });
+
+    it('keeps an allowlist, and an empty one, as they were', () => {
+      expect(rotated.fenced).toEqual({
+        keys: [{ key: FORMS.fenced, expires: IN_ONE_PERIOD }, expect.stringMatching(GENERATED_KEY)],
+        allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'],
+      });
+      expect(rotated.closed).toEqual({
+        keys: [{ key: FORMS.closed, expires: IN_ONE_PERIOD }, expect.stringMatching(GENERATED_KEY)],
+        allowedCidrs: [],
+      });
+    });
+
+    it('removes a key that had expired and leaves apps it does not rotate as they were', () => {
+      expect(rotated.stale).toEqual([
+        { key: FORMS.staleCurrent, expires: IN_ONE_PERIOD },
+        expect.stringMatching(GENERATED_KEY),
+      ]);
+      expect(rotated.hashed).toEqual([HASHED]);
+      expect(rotated.lapsed).toEqual([{ key: FORMS.lapsed, expires: '2026-01-01T00:00:00Z' }]);
+    });
+
+    it('gives every rotated app a key of its own', () => {
+      const rotatedApps = ['bare', 'closed', 'expiring', 'fenced', 'listed', 'lone', 'stale'];
+
+      expect(new Set(rotatedApps.map(fresh)).size).toBe(rotatedApps.length);
+    });
+
+    it('logs what it skipped, pruned and left expired by app and key id, never a key', () => {
+      expect(rotationLogs.entries()).toContainEqual(
+        expect.objectContaining({
+          message: 'wrote the pending version',
+          apps: 9,
+          rotatedApps: 7,
+          skippedAppIds: 'hashed',
+          expiredAppIds: 'lapsed',
+          prunedKeyIds: `stale/${keyIdOf(FORMS.staleOld)}`,
+          supersededKeysExpireBy: IN_ONE_PERIOD,
+        }),
+      );
+      const written = rotationLogs.lines.join('\n');
+      for (const key of [...Object.values(FORMS), HASHED]) expect(written).not.toContain(key);
+      expect(written).not.toMatch(/payk_[A-Za-z0-9_-]{43}/);
+    });
+
+    it.each([
+      ['bare', FORMS.bare],
+      ['listed', FORMS.listed1],
+      ['expiring', FORMS.objectNoExpiry],
+      ['fenced', FORMS.fenced],
+      ['stale', FORMS.staleCurrent],
+    ])(
+      "lets the payment Lambda accept %s's fresh key, and its previous key until one period later",
+      (appId, previous) => {
+        const fenced = appId === 'fenced';
+        const source = fenced ? '203.0.113.7' : '192.0.2.10';
+        const justBefore = Date.parse(IN_ONE_PERIOD) - 1_000;
+
+        expect(check(appId, fresh(appId), at(ROTATED_AT + 60_000, source))).toMatchObject({
+          ok: true,
+          appId,
+        });
+        expect(check(appId, previous, at(justBefore, source))).toMatchObject({ ok: true, appId });
+        expect(check(appId, previous, at(Date.parse(IN_ONE_PERIOD), source))).toEqual({
+          ok: false,
+          reason: 'expired_key',
+          appId,
+          keyId: keyIdOf(previous),
+        });
+        expect(check(appId, fresh(appId), at(Date.parse('2030-01-01T00:00:00Z'), source))).toMatchObject({
+          ok: true,
+        });
+      },
+    );
+
+    it('lets the payment Lambda enforce the allowlists and refuse the removed and lapsed keys', () => {
+      expect(check('fenced', fresh('fenced'), at(ROTATED_AT, '198.51.100.7'))).toMatchObject({
+        ok: false,
+        reason: 'source_not_allowed',
+      });
+      expect(check('fenced', fresh('fenced'), at(ROTATED_AT, '2001:db8::1'))).toMatchObject({ ok: true });
+      expect(check('closed', fresh('closed'), at(ROTATED_AT, '203.0.113.7'))).toMatchObject({
+        ok: false,
+        reason: 'source_not_allowed',
+      });
+      expect(check('stale', FORMS.staleOld)).toEqual({ ok: false, reason: 'wrong_key' });
+      expect(check('lapsed', FORMS.lapsed)).toMatchObject({ ok: false, reason: 'expired_key' });
+      expect(check('lone', fresh('lone'), at(Date.parse('2027-01-01T00:00:00Z')))).toMatchObject({
+        ok: false,
+        reason: 'expired_key',
+      });
+    });
   });
 
   it('is idempotent: the same four steps again with the same token change nothing', async () => {
@@ -160,11 +360,10 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     expect(await readCurrent(secretArn)).toEqual(valueAfterFirstRun);
   });
 
-  it('is idempotent step by step: each step run twice before the next still rotates once', async () => {
+  it('is idempotent step by step: each step run twice, on clocks a period apart, still rotates once', async () => {
     const secretArn = await createKeysSecret();
     const token = randomUUID();
     await beginRotation(secretArn, token);
-    const handler = createRotationHandler({ client, keep: 2, logger: logs.logger });
     const readPending = async (): Promise<string | undefined> =>
       (
         await client.send(
@@ -172,10 +371,16 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
         )
       ).SecretString;
     const pendingAfterEachCreate: (string | undefined)[] = [];
+    // A retried step may run much later than the first try: a period later, the superseded keys have expired.
+    const clocks = [Date.now(), Date.now() + PERIOD_MS];
 
     for (const step of ROTATION_STEPS) {
-      for (let run = 0; run < 2; run++) {
-        await handler({ Step: step, SecretId: secretArn, ClientRequestToken: token });
+      for (const now of clocks) {
+        await rotationHandler({ now: () => now })({
+          Step: step,
+          SecretId: secretArn,
+          ClientRequestToken: token,
+        });
         if (step === 'createSecret') pendingAfterEachCreate.push(await readPending());
       }
     }
@@ -183,29 +388,36 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     expect(pendingAfterEachCreate[1]).toBe(pendingAfterEachCreate[0]);
     const current = await readCurrent(secretArn);
     expect(current).toEqual({ versionId: token, secretString: pendingAfterEachCreate[0] });
-    expect(keysOf(current.secretString, 'demo')).toEqual([KEY_A, expect.stringMatching(/^payk_/)]);
+    expect(storedKeys(JSON.parse(current.secretString) as Record<string, unknown>, 'demo')).toEqual([
+      KEY_A,
+      expect.stringMatching(GENERATED_KEY),
+    ]);
     expect(Object.keys(await stagesOf(secretArn))).toHaveLength(2);
   });
 
-  it('drops the oldest key on the next rotation with keep 2, keeping the two newest', async () => {
+  it('removes a superseded key at the first rotation after it expired: rotations on schedule keep keep keys', async () => {
     const secretArn = await createKeysSecret();
-    await rotate(secretArn);
-    const firstFresh = keysOf((await readCurrent(secretArn)).secretString, 'demo')[1] ?? '';
+    const first = Date.now();
+    await rotate(secretArn, rotationHandler({ now: () => first }));
+    const firstFresh = storedKeys(await currentValue(secretArn), 'demo')[1] ?? '';
 
-    await rotate(secretArn);
+    // The next rotation on schedule, at the earliest: as its window opens, one period after the first one's did.
+    const next = Math.floor(first / DAY_MS) * DAY_MS + PERIOD_MS;
+    await rotate(secretArn, rotationHandler({ now: () => next }));
 
-    const demo = keysOf((await readCurrent(secretArn)).secretString, 'demo');
-    expect(demo).toEqual([firstFresh, expect.stringMatching(/^payk_/)]);
+    const demo = storedKeys(await currentValue(secretArn), 'demo');
+    expect(demo).toEqual([firstFresh, expect.stringMatching(GENERATED_KEY)]);
     expect(demo[1]).not.toBe(firstFresh);
     const keyring = await serviceKeyring(secretArn);
-    expect(authenticate({ appId: 'demo', appKey: KEY_A }, keyring)).toEqual({
+    const facts = { now: next + 60_000, sourceIp: '192.0.2.10' };
+    expect(authenticate({ appId: 'demo', appKey: KEY_A }, keyring, facts)).toEqual({
       ok: false,
       reason: 'wrong_key',
     });
     for (const appKey of demo) {
-      expect(authenticate({ appId: 'demo', appKey }, keyring)).toMatchObject({ ok: true });
+      expect(authenticate({ appId: 'demo', appKey }, keyring, facts)).toMatchObject({ ok: true });
     }
-    expect(keysOf((await readCurrent(secretArn)).secretString, 'hashed')).toEqual([HASHED]);
+    expect((await currentValue(secretArn)).hashed).toEqual([HASHED]);
   });
 
   it('leaves no AWSPENDING label behind, so the next rotation can start', async () => {
@@ -220,39 +432,70 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     expect(pending).toEqual([]);
   });
 
-  it('does not move AWSCURRENT over a version an operator wrote during the rotation', async () => {
-    const secretArn = await createKeysSecret();
+  it.each([
+    ['added a key', { demo: [KEY_A, 'test-moto-rotation-operator-key-0123456789'], partner: KEY_P }],
+    ['expired a key at once', { demo: [{ key: KEY_A, expires: '2020-01-01T00:00:00Z' }], partner: KEY_P }],
+    ['fenced an app', { demo: { keys: [KEY_A], allowedCidrs: ['203.0.113.0/24'] }, partner: KEY_P }],
+  ])(
+    'does not move AWSCURRENT over a version in which an operator %s during the rotation',
+    async (_label, edit) => {
+      const secretArn = await createKeysSecret();
+      const token = randomUUID();
+      await beginRotation(secretArn, token);
+      const handler = rotationHandler();
+      await handler({ Step: 'createSecret', SecretId: secretArn, ClientRequestToken: token });
+      const operatorValue = JSON.stringify({ ...edit, hashed: [HASHED] });
+      const operatorWrite = await client.send(
+        new PutSecretValueCommand({
+          SecretId: secretArn,
+          SecretString: operatorValue,
+          ClientRequestToken: randomUUID(),
+        }),
+      );
+
+      await expect(
+        handler({ Step: 'finishSecret', SecretId: secretArn, ClientRequestToken: token }),
+      ).rejects.toThrow('app demo: the pending keys are not one rotation of the current keys');
+
+      expect(await readCurrent(secretArn)).toEqual({
+        versionId: operatorWrite.VersionId,
+        secretString: operatorValue,
+      });
+    },
+  );
+
+  it('fails before writing anything when the rotated secret would not fit, and leaves the current one in use', async () => {
+    // Apps holding a digest fill the secret; rotation leaves them alone, so only demo's new key adds to it.
+    const entries: Record<string, unknown> = { demo: [KEY_A] };
+    for (let index = 0; Buffer.byteLength(JSON.stringify(entries)) < SECRET_MAX_BYTES - 40; index++) {
+      entries[`filler-${index}`] = [HASHED];
+    }
+    const full = JSON.stringify(entries);
+    const secretArn = await createKeysSecret(full);
     const token = randomUUID();
     await beginRotation(secretArn, token);
-    const handler = createRotationHandler({ client, keep: 2, logger: logs.logger });
-    await handler({ Step: 'createSecret', SecretId: secretArn, ClientRequestToken: token });
-    const operatorKey = 'test-moto-rotation-operator-key-0123456789';
-    const operatorValue = JSON.stringify({ demo: [KEY_A, operatorKey], partner: KEY_P, hashed: [HASHED] });
-    const operatorWrite = await client.send(
-      new PutSecretValueCommand({
-        SecretId: secretArn,
-        SecretString: operatorValue,
-        ClientRequestToken: randomUUID(),
-      }),
-    );
 
     await expect(
-      handler({ Step: 'finishSecret', SecretId: secretArn, ClientRequestToken: token }),
-    ).rejects.toThrow('app demo: the pending keys are not one rotation of the current keys');
+      rotationHandler()({ Step: 'createSecret', SecretId: secretArn, ClientRequestToken: token }),
+    ).rejects.toThrow(/^the rotated secret would be \d+ bytes, \d+ over Secrets Manager's limit of 65536: /);
 
-    expect(await readCurrent(secretArn)).toEqual({
-      versionId: operatorWrite.VersionId,
-      secretString: operatorValue,
-    });
+    await expect(
+      client.send(
+        new GetSecretValueCommand({ SecretId: secretArn, VersionId: token, VersionStage: 'AWSPENDING' }),
+      ),
+    ).rejects.toThrow(ResourceNotFoundException);
+    expect((await readCurrent(secretArn)).secretString).toBe(full);
+    expect(logs.entries()).toContainEqual(
+      expect.objectContaining({ level: 'error', message: 'rotation step failed', step: 'createSecret' }),
+    );
   });
 
   it('passes the configuration test Secrets Manager runs when rotation is set up without rotating', async () => {
     const secretArn = await createKeysSecret();
     const token = randomUUID();
     await beginRotation(secretArn, token, false);
-    const handler = createRotationHandler({ client, keep: 2, logger: logs.logger });
 
-    await handler({ Step: 'testSecret', SecretId: secretArn, ClientRequestToken: token });
+    await rotationHandler()({ Step: 'testSecret', SecretId: secretArn, ClientRequestToken: token });
 
     expect((await readCurrent(secretArn)).secretString).toBe(INITIAL);
   });

@@ -10,6 +10,7 @@ import {
   type LocalServerProcess,
 } from '../../support/local-server-process';
 import { ownStderrLines, parseReport, runSmokeInProcess, spawnSmoke } from '../../support/run-smoke';
+import { OWN_KEY_REFUSED_HINT } from '../../../tools/smoke/evaluate';
 
 const APP_KEY = generateKey();
 let server: LocalServerProcess;
@@ -114,6 +115,7 @@ describe('npm run smoke against npm start', () => {
     expect(report.checks[0]?.problems).toEqual([
       'status 401, expected 200',
       'code "unauthorized", expected "ok"',
+      OWN_KEY_REFUSED_HINT,
     ]);
   });
 });

@@ -6,11 +6,27 @@
 import fc from 'fast-check';
 import { toDigestForm } from '../../../shared/keys/key-material';
 import { baseEvent } from '../events';
+import { blockBits, formatIpv4, formatIpv6, type Family } from './network-model';
+
+/** The instant the handler's clock reads in the property tests; keys expire around it. */
+export const CONTRACT_NOW = Date.parse('2026-11-21T12:00:00Z');
+
+export interface KeySpec {
+  /** The plain key the client sends. */
+  readonly key: string;
+  /** Stored in the secret as its `sha256:` digest. */
+  readonly hashed: boolean;
+  /** Epoch milliseconds from which it is refused; absent: never. */
+  readonly expiresAt?: number;
+  /** The UTC offset, in minutes, the secret writes `expires` with (0: `Z`). */
+  readonly offsetMinutes?: number;
+}
 
 export interface AppSpec {
   readonly appId: string;
-  /** Plain keys; `hashed` ones are stored in the secret as `sha256:` digests. */
-  readonly keys: readonly { readonly key: string; readonly hashed: boolean }[];
+  readonly keys: readonly KeySpec[];
+  /** The app's `allowedCidrs`; absent: no allowlist (any network). */
+  readonly allowedCidrs?: readonly string[];
 }
 
 /** Characters that parsers get wrong: Unicode spaces, BOM, lone surrogates, separators, quotes, controls. */
@@ -55,27 +71,148 @@ export const plainKeyArb = fc
   .stringMatching(/^[\x21-\x7e]{16,32}$/)
   .filter((key) => !key.startsWith('sha256:'));
 
-export const keyringArb: fc.Arbitrary<readonly AppSpec[]> = fc.uniqueArray(
-  fc.record({
-    appId: appIdArb,
-    keys: fc.uniqueArray(fc.record({ key: plainKeyArb, hashed: fc.boolean() }), {
-      minLength: 1,
-      maxLength: 3,
-      selector: ({ key }) => key,
+const DAY_MS = 86_400_000;
+
+/** Mostly no expiry; otherwise just before, at and just after the clock, or well either side of it. */
+const expiryArb: fc.Arbitrary<Pick<KeySpec, 'expiresAt' | 'offsetMinutes'>> = fc.oneof(
+  { weight: 4, arbitrary: fc.constant({}) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      expiresAt: fc
+        .constantFrom(-DAY_MS, -1_000, -1, 0, 1, 1_000, DAY_MS, 30 * DAY_MS)
+        .map((offset) => CONTRACT_NOW + offset),
+      offsetMinutes: fc.constantFrom(0, 0, 60, -300, 330, 14 * 60, -12 * 60),
     }),
-  }),
+  },
+);
+
+/** A block with its host bits zero, as the secret must hold it; IPv6 in global unicast space (2000::/3). */
+const blockArb: fc.Arbitrary<string> = fc.oneof(
+  fc
+    .tuple(
+      fc.bigInt({ min: 0n, max: (1n << 32n) - 1n }),
+      fc.oneof(fc.integer({ min: 8, max: 32 }), fc.constant(0)),
+    )
+    .map(([value, prefix]) => {
+      const { network } = blockBits(4, value, prefix);
+      return prefix === 32 ? formatIpv4(network) : `${formatIpv4(network)}/${prefix}`;
+    }),
+  fc
+    .tuple(
+      fc.bigInt({ min: 0x2000n << 112n, max: (0x4000n << 112n) - 1n }),
+      fc.integer({ min: 3, max: 128 }),
+      fc.boolean(),
+    )
+    .map(
+      ([value, prefix, compress]) => `${formatIpv6(blockBits(6, value, prefix).network, compress)}/${prefix}`,
+    ),
+);
+
+/** Mostly none; sometimes a few blocks; sometimes the empty list, which allows no network. */
+const allowlistArb: fc.Arbitrary<readonly string[] | undefined> = fc.oneof(
+  { weight: 6, arbitrary: fc.constant(undefined) },
+  { weight: 3, arbitrary: fc.uniqueArray(blockArb, { minLength: 1, maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.constant([]) },
+);
+
+export const keyringArb: fc.Arbitrary<readonly AppSpec[]> = fc.uniqueArray(
+  fc.record(
+    {
+      appId: appIdArb,
+      keys: fc.uniqueArray(
+        fc
+          .tuple(fc.record({ key: plainKeyArb, hashed: fc.boolean() }), expiryArb)
+          .map(([key, expiry]): KeySpec => ({ ...key, ...expiry })),
+        { minLength: 1, maxLength: 3, selector: ({ key }) => key },
+      ),
+      allowedCidrs: allowlistArb,
+    },
+    { requiredKeys: ['appId', 'keys'] },
+  ),
   { minLength: 1, maxLength: 4, selector: ({ appId }) => appId },
 );
 
-/** The secret's text for a keyring spec, as an operator would store it. */
+/** `2026-11-21T17:30:00.000+05:30`: the instant written in the offset an operator might use. */
+function rfc3339(instant: number, offsetMinutes: number): string {
+  if (offsetMinutes === 0) return new Date(instant).toISOString();
+  const local = new Date(instant + offsetMinutes * 60_000).toISOString().slice(0, -1);
+  const magnitude = Math.abs(offsetMinutes);
+  const hours = String(Math.floor(magnitude / 60)).padStart(2, '0');
+  const minutes = String(magnitude % 60).padStart(2, '0');
+  return `${local}${offsetMinutes < 0 ? '-' : '+'}${hours}:${minutes}`;
+}
+
+/** The secret's text for a keyring spec, as an operator would store it, in whichever form each entry needs. */
 export function secretOf(apps: readonly AppSpec[]): string {
+  const keyEntry = ({ key, hashed, expiresAt, offsetMinutes = 0 }: KeySpec): unknown => {
+    const stored = hashed ? toDigestForm(key) : key;
+    return expiresAt === undefined ? stored : { key: stored, expires: rfc3339(expiresAt, offsetMinutes) };
+  };
   return JSON.stringify(
     Object.fromEntries(
-      apps.map(({ appId, keys }) => [
+      apps.map(({ appId, keys, allowedCidrs }) => [
         appId,
-        keys.map(({ key, hashed }) => (hashed ? toDigestForm(key) : key)),
+        allowedCidrs === undefined ? keys.map(keyEntry) : { keys: keys.map(keyEntry), allowedCidrs },
       ]),
     ),
+  );
+}
+
+/** An address inside `cidr`: its network with random host bits; an IPv4 one sometimes IPv4-mapped. */
+function addressInside(cidr: string): fc.Arbitrary<string> {
+  const [network = '', prefixText] = cidr.split('/');
+  const family: Family = network.includes(':') ? 6 : 4;
+  const bits = family === 4 ? 32 : 128;
+  const prefix = prefixText === undefined ? bits : Number(prefixText);
+  const networkValue =
+    family === 4
+      ? network.split('.').reduce((value, part) => (value << 8n) | BigInt(part), 0n)
+      : expandedIpv6Value(network);
+  const { hostMask } = blockBits(family, 0n, prefix);
+  return fc.tuple(fc.bigInt({ min: 0n, max: hostMask }), fc.boolean()).map(([host, mapped]) => {
+    const value = networkValue | host;
+    if (family === 6) return formatIpv6(value, mapped);
+    return mapped ? `::ffff:${formatIpv4(value)}` : formatIpv4(value);
+  });
+}
+
+/** The value of an IPv6 address as formatIpv6 writes it (`::` at most once, no IPv4 tail). */
+function expandedIpv6Value(text: string): bigint {
+  const [head = '', tail] = text.split('::');
+  const groups = (side: string): string[] => (side === '' ? [] : side.split(':'));
+  const before = groups(head);
+  const after = tail === undefined ? [] : groups(tail);
+  const all = [...before, ...Array<string>(8 - before.length - after.length).fill('0'), ...after];
+  return all.reduce((value, group) => (value << 16n) | BigInt(`0x${group}`), 0n);
+}
+
+/**
+ * The caller's address API Gateway reports: often inside one of the apps' blocks, sometimes anywhere, sometimes
+ * missing or not an address at all.
+ */
+export function sourceIpArb(apps: readonly AppSpec[]): fc.Arbitrary<unknown> {
+  const blocks = apps.flatMap(({ allowedCidrs = [] }) => allowedCidrs);
+  const anywhere = fc.oneof(
+    fc.bigInt({ min: 0n, max: (1n << 32n) - 1n }).map(formatIpv4),
+    fc.bigInt({ min: 0x2000n << 112n, max: (0x4000n << 112n) - 1n }).map((value) => formatIpv6(value, true)),
+  );
+  const notAnAddress = fc.constantFrom<unknown>(
+    undefined,
+    '',
+    'unknown',
+    '1.2.3',
+    '01.2.3.4',
+    '::ffff:999.1.1.1',
+    7,
+  );
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.constant(baseEvent.requestContext.identity.sourceIp) },
+    ...(blocks.length === 0
+      ? []
+      : [{ weight: 6, arbitrary: fc.constantFrom(...blocks).chain(addressInside) }]),
+    { weight: 2, arbitrary: anywhere },
+    { weight: 1, arbitrary: notAnAddress },
   );
 }
 
@@ -429,6 +566,17 @@ const requestContextArb = fc.oneof(
   { weight: 1, arbitrary: oddValue },
 );
 
+/** The request context with `identity.sourceIp` set, when it is an object with an identity to hold it. */
+function withSourceIp(requestContext: unknown, sourceIp: unknown): unknown {
+  if (typeof requestContext !== 'object' || requestContext === null || Array.isArray(requestContext)) {
+    return requestContext;
+  }
+  const context = requestContext as Record<string, unknown>;
+  const identity = context.identity;
+  if (typeof identity !== 'object' || identity === null) return requestContext;
+  return { ...context, identity: withoutUndefined({ ...identity, sourceIp }) };
+}
+
 /** Leaves out the fields whose value is undefined, as a hand-written event would. */
 function withoutUndefined(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
@@ -445,10 +593,16 @@ export function eventArb(apps: readonly AppSpec[]): fc.Arbitrary<unknown> {
       ),
       body: bodyFieldsArb,
       requestContext: requestContextArb,
+      sourceIp: sourceIpArb(apps),
     })
-    .map(({ pairs, damage, body, requestContext }) => {
+    .map(({ pairs, damage, body, requestContext, sourceIp }) => {
       const maps = damage.reduce<Record<string, unknown>>(damaged, { ...apiGatewayHeaderMaps(pairs) });
-      return withoutUndefined({ ...baseEvent, ...maps, ...body, requestContext });
+      return withoutUndefined({
+        ...baseEvent,
+        ...maps,
+        ...body,
+        requestContext: withSourceIp(requestContext, sourceIp),
+      });
     });
   return fc.oneof(
     { weight: 40, arbitrary: shaped },

@@ -1,10 +1,24 @@
 /**
  * The HTTP contract of POST /payment, stated again as plainly as possible and independently of the code under
- * test (nothing here imports from lambda/): property tests compare the handler and its parsers with it.
+ * test (nothing here imports from lambda/ or shared/): property tests compare the handler and its parsers with it.
  */
+import { addressModel, inBlockModel } from './network-model';
 
-/** App id → the plain keys that open it. */
-export type KeyringModel = ReadonlyMap<string, readonly string[]>;
+export interface KeyModel {
+  /** The plain key that opens the app. */
+  readonly key: string;
+  /** Epoch milliseconds from which it no longer does; absent: never. */
+  readonly expiresAt?: number;
+}
+
+export interface AppModel {
+  readonly keys: readonly KeyModel[];
+  /** The networks the app may call from; absent: any. An empty list: none. */
+  readonly allowedCidrs?: readonly string[];
+}
+
+/** App id → what opens it and from where. */
+export type KeyringModel = ReadonlyMap<string, AppModel>;
 
 export type ExpectedStatus = 200 | 400 | 401 | 415 | 503;
 
@@ -122,17 +136,55 @@ export function requestIdModel(event: unknown): string | undefined {
   return typeof requestId === 'string' && /^[\x21-\x7e]{1,128}$/.test(requestId) ? requestId : undefined;
 }
 
+/** The caller's address API Gateway reports (`requestContext.identity.sourceIp`), when it is text. */
+export function sourceIpModel(event: unknown): string | undefined {
+  const sourceIp = fieldOf(fieldOf(fieldOf(event, 'requestContext'), 'identity'), 'sourceIp');
+  return typeof sourceIp === 'string' ? sourceIp : undefined;
+}
+
+/** No allowlist: any caller. Otherwise the caller's address, read as an IP address, must lie in one of its blocks. */
+export function sourceAllowedModel(
+  sourceIp: string | undefined,
+  allowedCidrs: readonly string[] | undefined,
+): boolean {
+  if (allowedCidrs === undefined) return true;
+  const address = sourceIp === undefined ? undefined : addressModel(sourceIp);
+  return address !== undefined && allowedCidrs.some((cidr) => inBlockModel(address, cidr));
+}
+
+/**
+ * Whether the key opens the app for this request: it is one of the app's keys, it has not expired by the clock of
+ * the request (`expiresAt` itself is already too late), and the caller's network is allowed.
+ */
+export function keyAcceptedModel(
+  app: AppModel | undefined,
+  appKey: string,
+  now: number,
+  sourceIp: string | undefined,
+): boolean {
+  const key = app?.keys.find((candidate) => candidate.key === appKey);
+  if (app === undefined || key === undefined) return false;
+  if (key.expiresAt !== undefined && key.expiresAt <= now) return false;
+  return sourceAllowedModel(sourceIp, app.allowedCidrs);
+}
+
 /**
  * The status the contract gives: credentials first (exactly one non-empty App-id and App-key; the key must be
- * one of that app's), 503 if the keys cannot be read, then the media type, then the body.
+ * one of that app's, unexpired at `now`, sent from a network the app allows), 503 if the keys cannot be read,
+ * then the media type, then the body.
  */
-export function expectedStatus(event: unknown, keyring: KeyringModel, keysReadable: boolean): ExpectedStatus {
+export function expectedStatus(
+  event: unknown,
+  keyring: KeyringModel,
+  keysReadable: boolean,
+  now: number,
+): ExpectedStatus {
   const appIds = headerValuesModel(event, 'App-Id');
   const appKeys = headerValuesModel(event, 'App-Key');
   const [appId = '', appKey = ''] = [appIds[0], appKeys[0]];
   if (appIds.length !== 1 || appKeys.length !== 1 || appId === '' || appKey === '') return 401;
   if (!keysReadable) return 503;
-  if (!(keyring.get(appId) ?? []).includes(appKey)) return 401;
+  if (!keyAcceptedModel(keyring.get(appId), appKey, now, sourceIpModel(event))) return 401;
   if (!isJsonContentTypeModel(headerValuesModel(event, 'Content-Type'))) return 415;
   if (bodyModel(fieldOf(event, 'body'), fieldOf(event, 'isBase64Encoded')) === 'refused') return 400;
   return 200;

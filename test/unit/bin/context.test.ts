@@ -34,6 +34,7 @@ function comparable({ stackName, env, props }: AppConfig): Record<string, unknow
     ...props,
     keyCacheTtl: props.keyCacheTtl?.toSeconds(),
     keyMaxStale: props.keyMaxStale?.toSeconds(),
+    keyExpiryWarning: props.keyExpiryWarning?.toDays(),
     rotation: props.rotation && { everyDays: props.rotation.every.toDays(), keep: props.rotation.keep },
     monitoring: props.monitoring && {
       ...props.monitoring,
@@ -63,6 +64,7 @@ describe('readContext', () => {
       secretKmsKeyArn: KMS_KEY_ARN,
       keyCacheTtlSeconds: '30',
       keyMaxStaleSeconds: '600',
+      keyExpiryWarningDays: '30',
       throttlingRateLimit: '12.5',
       throttlingBurstLimit: '25',
       stageName: 'v1',
@@ -97,6 +99,7 @@ describe('readContext', () => {
       secretKmsKeyArn: KMS_KEY_ARN,
       keyCacheTtl: 30,
       keyMaxStale: 600,
+      keyExpiryWarning: 30,
       throttlingRateLimit: 12.5,
       throttlingBurstLimit: 25,
       stageName: 'v1',
@@ -128,6 +131,7 @@ describe('readContext', () => {
   it('takes numbers and booleans as cdk.json gives them', () => {
     const config = readContext({
       keyCacheTtlSeconds: 45,
+      keyExpiryWarningDays: 7,
       memorySize: 1024,
       throttlingRateLimit: 0.5,
       logRetentionDays: 7,
@@ -146,6 +150,7 @@ describe('readContext', () => {
       env: undefined,
       keyCacheTtl: 45,
       keyMaxStale: undefined,
+      keyExpiryWarning: 7,
       memorySize: 1024,
       throttlingRateLimit: 0.5,
       logRetention: RetentionDays.ONE_WEEK,
@@ -240,6 +245,21 @@ describe('readContext', () => {
       'context "keyMaxStaleSeconds" must be a whole number of seconds from 0 to 86400, got 86401',
     ],
     [
+      'no expiry warning at all',
+      { keyExpiryWarningDays: '0' },
+      'context "keyExpiryWarningDays" must be a whole number of days from 1 to 365, got "0"',
+    ],
+    [
+      'an expiry warning with a unit',
+      { keyExpiryWarningDays: '14d' },
+      'context "keyExpiryWarningDays" must be a whole number of days from 1 to 365, got "14d"',
+    ],
+    [
+      'an expiry warning over a year',
+      { keyExpiryWarningDays: 366 },
+      'context "keyExpiryWarningDays" must be a whole number of days from 1 to 365, got 366',
+    ],
+    [
       'a negative memory size',
       { memorySize: -1 },
       'context "memorySize" must be a whole number of MiB from 128 to 10240, got -1',
@@ -303,7 +323,7 @@ describe('readContext', () => {
     [
       'keeping a single key',
       { rotationDays: '30', rotationKeep: '1' },
-      'context "rotationKeep" must be a whole number of at least 2, got "1"',
+      'context "rotationKeep" must be a whole number from 2 to 10, got "1"',
     ],
     [
       'an environment name with an underscore',
@@ -464,6 +484,8 @@ describe('unknown context keys', () => {
     ['keyCacheTTL', 'keyCacheTtlSeconds'],
     ['keyCacheTtl', 'keyCacheTtlSeconds'],
     ['cacheTtlSeconds', 'keyCacheTtlSeconds'],
+    ['keyExpiryWarning', 'keyExpiryWarningDays'],
+    ['expiryWarningDays', 'keyExpiryWarningDays'],
     ['LOGLEVEL', 'logLevel'],
     ['memory', 'memorySize'],
     ['rotationday', 'rotationDays'],
@@ -590,6 +612,7 @@ describe('a bad value', () => {
   it.each<[string, unknown, string, PaymentApiProps]>([
     ['keyCacheTtlSeconds', 0, 'keyCacheTtl', { keyCacheTtl: Duration.seconds(0) }],
     ['keyMaxStaleSeconds', 86_401, 'keyMaxStale', { keyMaxStale: Duration.seconds(86_401) }],
+    ['keyExpiryWarningDays', 0, 'keyExpiryWarning', { keyExpiryWarning: Duration.days(0) }],
     ['throttlingRateLimit', 0, 'throttlingRateLimit', { throttlingRateLimit: 0 }],
     ['throttlingBurstLimit', 0, 'throttlingBurstLimit', { throttlingBurstLimit: 0 }],
     ['stageName', 'my stage', 'stageName', { stageName: 'my stage' }],

@@ -120,9 +120,9 @@ describe('PaymentApi scheduled rotation', () => {
       expect(resource(template, rotationId).Properties?.Timeout).toBe(ROTATION_TIMEOUT.toSeconds());
     });
 
-    it('tells the rotation function to keep 2 keys and log at info, and nothing else', () => {
+    it('tells the rotation function to keep 2 keys, the period in hours (superseded keys expire by it) and to log at info, and nothing else', () => {
       expect(resource(template, rotationId).Properties?.Environment).toEqual({
-        Variables: { ROTATION_KEEP_KEYS: '2', LOG_LEVEL: 'info' },
+        Variables: { ROTATION_KEEP_KEYS: '2', ROTATION_PERIOD_HOURS: '720', LOG_LEVEL: 'info' },
       });
     });
 
@@ -239,9 +239,9 @@ describe('PaymentApi scheduled rotation', () => {
       customRotationId = onlyLogicalId(custom, 'AWS::Lambda::Function', {}, ROTATION_ID);
     });
 
-    it('tells the rotation function to keep 3 keys and log at debug', () => {
+    it('tells the rotation function to keep 3 keys, a 12-hour period, and to log at debug', () => {
       expect(resource(custom, customRotationId).Properties?.Environment).toEqual({
-        Variables: { ROTATION_KEEP_KEYS: '3', LOG_LEVEL: 'debug' },
+        Variables: { ROTATION_KEEP_KEYS: '3', ROTATION_PERIOD_HOURS: '12', LOG_LEVEL: 'debug' },
       });
     });
 
@@ -294,12 +294,17 @@ describe('PaymentApi rotation options validation', () => {
     [
       'keeping a single key',
       { rotation: { every: Duration.days(30), keep: 1 } },
-      'rotation.keep must be a whole number of at least 2, got 1',
+      'rotation.keep must be a whole number from 2 to 10, got 1',
     ],
     [
       'keeping a fractional number of keys',
       { rotation: { every: Duration.days(30), keep: 2.5 } },
-      'rotation.keep must be a whole number of at least 2, got 2.5',
+      'rotation.keep must be a whole number from 2 to 10, got 2.5',
+    ],
+    [
+      'keeping 11 keys (each superseded key costs room in the secret)',
+      { rotation: { every: Duration.days(30), keep: 11 } },
+      'rotation.keep must be a whole number from 2 to 10, got 11',
     ],
   ])('rejects %s', (_case, props, message) => {
     expect(() => {

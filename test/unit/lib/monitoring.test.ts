@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { METRIC, METRICS_ENV, OUTCOME_METRICS } from '../../../lambda/payment/metric-names';
+import { MEASURED_METRICS, METRIC, METRICS_ENV, OUTCOME_METRICS } from '../../../lambda/payment/metric-names';
 import type { MonitoringOptions } from '../../../lib/monitoring';
 import { PaymentApiStack } from '../../../lib/payment-api-stack';
 import {
@@ -140,24 +140,57 @@ const DEFAULT_ALARMS: [string, Record<string, unknown>][] = [
       Threshold: 100,
     },
   ],
+  [
+    'Test-KeysExpiringSoon',
+    {
+      Namespace: CUSTOM.namespace,
+      Dimensions: CUSTOM.dimensions,
+      MetricName: 'KeysExpiringSoon',
+      Statistic: 'Maximum',
+      Period: 3600,
+      EvaluationPeriods: 1,
+      DatapointsToAlarm: 1,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 0,
+    },
+  ],
+  [
+    'Test-SecretNearlyFull',
+    {
+      Namespace: CUSTOM.namespace,
+      Dimensions: CUSTOM.dimensions,
+      MetricName: 'SecretFill',
+      Statistic: 'Maximum',
+      Period: 3600,
+      EvaluationPeriods: 1,
+      DatapointsToAlarm: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 80,
+    },
+  ],
 ];
 
 describe('the metric names shared with the Lambda', () => {
-  it('are the ten names operators alarm on, the six outcomes among them', () => {
+  it('are the fourteen names operators alarm on, the six outcomes and the two measured levels among them', () => {
     expect(Object.values(METRIC).sort()).toEqual(
       [
         'Accepted',
         'BadRequest',
         'ColdStart',
+        'ExpiredKey',
         'InternalError',
         'KeyRefreshFailed',
         'KeyRefreshSucceeded',
+        'KeysExpiringSoon',
+        'SecretFill',
+        'SourceNotAllowed',
         'StaleKeysServed',
         'Unauthorized',
         'Unavailable',
         'UnsupportedMediaType',
       ].sort(),
     );
+    expect(MEASURED_METRICS).toEqual({ KeysExpiringSoon: 'Count', SecretFill: 'Percent' });
     expect([...OUTCOME_METRICS].sort()).toEqual(
       [
         'Accepted',
@@ -187,7 +220,7 @@ describe('PaymentApi monitoring with default props', () => {
   });
 
   describe('alarms', () => {
-    it('are the seven of the runbook, each named after the stack', () => {
+    it('are the nine of the runbook, each named after the stack', () => {
       expect(Object.keys(alarmsByName(template)).sort()).toEqual(DEFAULT_ALARMS.map(([name]) => name).sort());
     });
 
@@ -217,7 +250,7 @@ describe('PaymentApi monitoring with default props', () => {
     it('say what they mean and end with the runbook section named after them, within CloudWatch’s 1024 characters', () => {
       const alarms = Object.entries(alarmsByName(template));
 
-      expect(alarms).toHaveLength(7);
+      expect(alarms).toHaveLength(9);
       for (const [name, alarm] of alarms) {
         const section = name.replace(/^Test-/, '').toLowerCase();
         const description = String(alarm.AlarmDescription);
@@ -229,6 +262,35 @@ describe('PaymentApi monitoring with default props', () => {
           ) as unknown,
         });
         expect(description.length).toBeLessThanOrEqual(1024);
+      }
+    });
+
+    it('warn of keys expiring within the 14 days the Lambda counts, and say how to find and replace them', () => {
+      const description = String(alarmsByName(template)['Test-KeysExpiringSoon']?.AlarmDescription);
+
+      for (const fragment of [
+        'every key of at least one app expires within 14 days',
+        'expired_key',
+        'a rotation in progress',
+        'npm run keys -- list',
+        'rotate <app-id> --grace <duration>',
+        'expire <app-id> <key-id> --never',
+      ]) {
+        expect(description).toContain(fragment);
+      }
+    });
+
+    it('warn of a secret 80% full before any writer is refused, and say how to make room', () => {
+      const description = String(alarmsByName(template)['Test-SecretNearlyFull']?.AlarmDescription);
+
+      for (const fragment of [
+        '80%',
+        '65,536 bytes',
+        'npm run keys -- prune',
+        'fewer keys per app',
+        'sha256:',
+      ]) {
+        expect(description).toContain(fragment);
       }
     });
 
@@ -274,6 +336,30 @@ describe('PaymentApi monitoring with default props', () => {
       expect(body).toContain('"stat":"p99"');
     });
 
+    it('graphs the refusals of expired keys and of networks not allowed, per minute', () => {
+      const body = dashboardBody(template);
+
+      for (const name of ['ExpiredKey', 'SourceNotAllowed']) {
+        expect(body).toContain(
+          `["PaymentApi","${name}","Service","Test",{"label":"${name}","period":60,"stat":"Sum"}]`,
+        );
+      }
+    });
+
+    it('graphs the keys expiring soon and the secret’s fill at their highest, with the fill alarm’s threshold drawn', () => {
+      const body = dashboardBody(template);
+
+      // A graph's period is 5 minutes unless a metric says otherwise, so none is written for these.
+      expect(body).toContain(
+        '["PaymentApi","KeysExpiringSoon","Service","Test",{"label":"KeysExpiringSoon","stat":"Maximum"}]',
+      );
+      expect(body).toContain(
+        '["PaymentApi","SecretFill","Service","Test",{"label":"SecretFill (%)","stat":"Maximum","yAxis":"right"}]',
+      );
+      expect(body).toContain('"horizontal":[{"value":80,"label":"SecretNearlyFull","yAxis":"right"}]');
+      expect(body).toContain('"right":{"min":0,"max":100}');
+    });
+
     it('shows the state of every alarm', () => {
       const body = dashboardBody(template);
 
@@ -300,6 +386,16 @@ describe('PaymentApi monitoring with default props', () => {
         ['message = "request refused"', 'status = 401', 'by reason, sourceIp, appId', 'count(*)'],
       ],
       [
+        'Test/Expired keys and networks not allowed, by app and key id',
+        [
+          'message = "request refused"',
+          'reason = "expired_key" or reason = "source_not_allowed"',
+          'by reason, appId, keyId, sourceIp',
+          'count(*) as refusals',
+          'latest(@timestamp) as lastSeen',
+        ],
+      ],
+      [
         'Test/503s and key refresh failures per minute',
         [
           'message = "keys unavailable"',
@@ -318,8 +414,8 @@ describe('PaymentApi monitoring with default props', () => {
       for (const fragment of fragments) expect(query?.Properties.QueryString).toContain(fragment);
     });
 
-    it('are exactly those three', () => {
-      template.resourceCountIs('AWS::Logs::QueryDefinition', 3);
+    it('are exactly those four', () => {
+      template.resourceCountIs('AWS::Logs::QueryDefinition', 4);
     });
   });
 
@@ -464,7 +560,7 @@ describe('PaymentApi monitoring with an existing topic', () => {
     template.resourceCountIs('AWS::SNS::Topic', 0);
     template.resourceCountIs('AWS::SNS::TopicPolicy', 0);
     template.resourceCountIs('AWS::KMS::Key', 0);
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 7);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 9);
     template.allResourcesProperties('AWS::CloudWatch::Alarm', {
       AlarmActions: [topicArn],
       OKActions: [topicArn],
@@ -502,13 +598,32 @@ describe('PaymentApi monitoring with tuned options', () => {
   it('reads and tells the Lambda the given namespace', () => {
     const alarms = alarmsByName(template);
 
-    for (const name of ['Test-KeysUnavailable', 'Test-KeyRefreshFailing', 'Test-UnauthorizedRequests']) {
+    for (const name of [
+      'Test-KeysUnavailable',
+      'Test-KeyRefreshFailing',
+      'Test-UnauthorizedRequests',
+      'Test-KeysExpiringSoon',
+      'Test-SecretNearlyFull',
+    ]) {
       expect(alarms[name]).toMatchObject({ Namespace: 'Payments/Staging' });
     }
     expect(dashboardBody(template)).toContain('["Payments/Staging","Accepted","Service","Test"');
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ METRICS_NAMESPACE: 'Payments/Staging' }) },
     });
+  });
+});
+
+describe('PaymentApi monitoring with a 30-day key expiry warning', () => {
+  it('tells the Lambda the window and states it in the alarm that the count raises', () => {
+    const { template } = synthesize({ keyExpiryWarning: Duration.days(30) });
+
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ KEY_EXPIRY_WARNING_DAYS: '30' }) },
+    });
+    expect(alarmsByName(template)['Test-KeysExpiringSoon']?.AlarmDescription).toContain(
+      'expires within 30 days',
+    );
   });
 });
 
@@ -681,8 +796,8 @@ describe('two environments in one account', () => {
     const productionNames = names(production);
     const stagingNames = names(staging);
 
-    expect(productionNames).toHaveLength(11);
-    expect(new Set([...productionNames, ...stagingNames]).size).toBe(22);
+    expect(productionNames).toHaveLength(14);
+    expect(new Set([...productionNames, ...stagingNames]).size).toBe(28);
   });
 
   it('emit and watch their metrics under their own Service dimension', () => {
@@ -691,8 +806,8 @@ describe('two environments in one account', () => {
         .filter((alarm) => alarm.Namespace === 'PaymentApi')
         .map((alarm) => alarm.Dimensions);
 
-    expect(serviceOf(production)).toEqual(Array(3).fill([{ Name: 'Service', Value: 'PaymentApi' }]));
-    expect(serviceOf(staging)).toEqual(Array(3).fill([{ Name: 'Service', Value: 'PaymentApi-staging' }]));
+    expect(serviceOf(production)).toEqual(Array(5).fill([{ Name: 'Service', Value: 'PaymentApi' }]));
+    expect(serviceOf(staging)).toEqual(Array(5).fill([{ Name: 'Service', Value: 'PaymentApi-staging' }]));
     staging.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ SERVICE_NAME: 'PaymentApi-staging' }) },
     });

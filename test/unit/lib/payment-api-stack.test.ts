@@ -367,6 +367,18 @@ describe('PaymentApiStack props validation', () => {
     );
   });
 
+  it('passes the key expiry warning on to the Lambda and to the alarm it raises', () => {
+    const template = synthesize({ keyExpiryWarning: Duration.days(30) });
+
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ KEY_EXPIRY_WARNING_DAYS: '30' }) },
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'PaymentApi-KeysExpiringSoon',
+      AlarmDescription: Match.stringLikeRegexp('expires within 30 days'),
+    });
+  });
+
   it('refuses the demo app with an existing secret, which is used as it is', () => {
     expect(() => synthesize({ existingSecret: 'payment-api/keys', createDemoApp: true })).toThrow(
       'createDemoApp cannot be used with existingSecret: the demo key is generated only in a new secret',
@@ -457,6 +469,10 @@ const DEPLOYED_IDS = [
   'PaymentApiMonitoringRequestsByKeyQuery6DFA456D',
   'PaymentApiMonitoringUnauthorizedBySourceQuery90863962',
   'PaymentApiMonitoringKeyFailureTimelineQueryA6E4AC76',
+  // Added since, with key expiry and allowlists: new resources, so nothing deployed is replaced.
+  'PaymentApiMonitoringKeysExpiringSoonAlarmA17A390A',
+  'PaymentApiMonitoringSecretNearlyFullAlarmDAE7CBDB',
+  'PaymentApiMonitoringKeyRuleRefusalsQuery2F572BFE',
 ];
 const DEPLOYED_ROTATION_IDS = [
   'PaymentApiKeyRotationFunctionLogs37CC23ED',

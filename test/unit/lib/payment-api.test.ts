@@ -48,6 +48,7 @@ describe('PaymentApi with default props', () => {
             KEYS_SECRET_ID: { Ref: secretId },
             KEY_CACHE_TTL_SECONDS: '60',
             KEY_MAX_STALE_SECONDS: '900',
+            KEY_EXPIRY_WARNING_DAYS: '14',
             LOG_LEVEL: 'info',
             METRICS_NAMESPACE: 'PaymentApi',
             SERVICE_NAME: 'Test',
@@ -335,6 +336,7 @@ describe('PaymentApi with every prop set', () => {
       {
         keyCacheTtl: Duration.seconds(30),
         keyMaxStale: Duration.minutes(5),
+        keyExpiryWarning: Duration.days(7),
         throttlingRateLimit: 10,
         throttlingBurstLimit: 20,
         stageName: 'v1',
@@ -347,13 +349,14 @@ describe('PaymentApi with every prop set', () => {
     keyId = onlyLogicalId(template, 'AWS::KMS::Key');
   });
 
-  it('passes the cache settings and log level to the handler', () => {
+  it('passes the cache settings, the expiry warning and the log level to the handler', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       MemorySize: 512,
       Environment: {
         Variables: Match.objectLike({
           KEY_CACHE_TTL_SECONDS: '30',
           KEY_MAX_STALE_SECONDS: '300',
+          KEY_EXPIRY_WARNING_DAYS: '7',
           LOG_LEVEL: 'debug',
         }),
       },
@@ -467,6 +470,21 @@ describe('PaymentApi props validation', () => {
       'keyMaxStale must be a whole number of seconds from 0 to 86400, got 172800',
     ],
     [
+      'a zero-day expiry warning',
+      { keyExpiryWarning: Duration.days(0) },
+      'keyExpiryWarning must be a whole number of days from 1 to 365, got 0',
+    ],
+    [
+      'an expiry warning in part days',
+      { keyExpiryWarning: Duration.hours(36) },
+      'keyExpiryWarning must be a whole number of days from 1 to 365, got 1.5',
+    ],
+    [
+      'an expiry warning over a year',
+      { keyExpiryWarning: Duration.days(366) },
+      'keyExpiryWarning must be a whole number of days from 1 to 365, got 366',
+    ],
+    [
       'too little memory',
       { memorySize: 64 },
       'memorySize must be a whole number of MiB from 128 to 10240, got 64',
@@ -535,6 +553,7 @@ describe('PaymentApi props validation', () => {
       constructUnbundled({
         keyCacheTtl: Duration.seconds(3600),
         keyMaxStale: Duration.seconds(0),
+        keyExpiryWarning: Duration.days(365),
         memorySize: 10240,
         throttlingRateLimit: 0.5,
         throttlingBurstLimit: 1,
@@ -545,6 +564,7 @@ describe('PaymentApi props validation', () => {
       constructUnbundled({
         keyCacheTtl: Duration.seconds(1),
         keyMaxStale: Duration.days(1),
+        keyExpiryWarning: Duration.hours(24),
         memorySize: 128,
       });
     }).not.toThrow();

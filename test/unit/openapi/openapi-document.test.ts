@@ -186,6 +186,14 @@ describe('openapi.yaml', () => {
     },
   );
 
+  it('says a 401 may also mean an expired key or a disallowed network, and that it never tells which', () => {
+    const { description } = documentedResponse(401);
+
+    expect(description).toMatch(/expired/);
+    expect(description).toMatch(/network outside the application's allowed ones/);
+    expect(description).toMatch(/no way to tell an expired key or a\s+disallowed network from a wrong key/);
+  });
+
   it('documents WWW-Authenticate on 401 and Allow on 405, required, with their exact values', () => {
     expect(headerOf(documentedResponse(401), 'WWW-Authenticate')).toEqual(
       expect.objectContaining({

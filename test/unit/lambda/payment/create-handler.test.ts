@@ -395,7 +395,7 @@ describe('the outcome metrics', () => {
     const handle = createHandler({
       keys,
       logger: captureLogs().logger,
-      metrics: { count: (name) => counted.push(name) },
+      metrics: { count: (name) => counted.push(name), measure: () => undefined },
     });
     return { handle, counted };
   }
@@ -440,7 +440,7 @@ describe('the outcome metrics', () => {
     const handle = createHandler({
       keys: { getKeys: () => Promise.resolve({ keyring: parseKeyring(SECRET_STRING).keyring, stale: true }) },
       logger: logs.logger,
-      metrics: { count: (name) => counted.push(name) },
+      metrics: { count: (name) => counted.push(name), measure: () => undefined },
     });
 
     await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
@@ -461,5 +461,173 @@ describe('the outcome metrics', () => {
       ['unknown_app', undefined],
     ]);
     expect(logs.lines.join('\n')).not.toContain(PARTNER_KEY);
+  });
+});
+
+describe('keys that expire and apps fenced to their networks', () => {
+  const NOW = Date.parse('2026-11-21T12:00:00Z');
+  const FENCED_KEY = 'test-fenced-key-0123456789abcdef';
+  const CLOSED_KEY = 'test-closed-key-0123456789abcdef';
+  /** demo: its first key expires at NOW; partner: two networks; closed: an empty allowlist, so no network. */
+  const RULES_SECRET = JSON.stringify({
+    demo: [{ key: DEMO_KEY, expires: '2026-11-21T12:00:00Z' }, DEMO_NEXT_KEY],
+    partner: { keys: [PARTNER_KEY, FENCED_KEY], allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] },
+    closed: { keys: [CLOSED_KEY], allowedCidrs: [] },
+  });
+  const keyring = parseKeyring(RULES_SECRET).keyring;
+  const rulesProvider: KeyringProvider = { getKeys: () => Promise.resolve({ keyring, stale: false }) };
+
+  function handlerAt(clock: () => number = () => NOW) {
+    const logs = captureLogs();
+    const counted: string[] = [];
+    const handle = createHandler({
+      keys: rulesProvider,
+      logger: logs.logger,
+      metrics: { count: (name) => counted.push(name), measure: () => undefined },
+      now: clock,
+    });
+    return { handle, logs, counted };
+  }
+
+  /** A request with these credentials from `sourceIp`; undefined: an event whose identity has no address. */
+  function from(sourceIp: string | undefined, appId: string, appKey: string): unknown {
+    const event = paymentEvent([JSON_TYPE, ['App-id', appId], ['App-key', appKey]]);
+    const identity: Record<string, unknown> = { ...event.requestContext.identity, sourceIp };
+    return { ...event, requestContext: { ...event.requestContext, identity } };
+  }
+
+  /** Any other refusal, for comparison: what every 401 must look like. */
+  async function wrongKeyAnswer(): Promise<APIGatewayProxyResult> {
+    return handlerAt().handle(from('203.0.113.10', 'demo', PARTNER_KEY));
+  }
+
+  it.each<[string, string | undefined, string, string, string]>([
+    ['a key whose expiry is now', '203.0.113.10', 'demo', DEMO_KEY, 'expired_key'],
+    [
+      'a key sent from outside the app’s networks',
+      '198.51.100.7',
+      'partner',
+      PARTNER_KEY,
+      'source_not_allowed',
+    ],
+    [
+      'a key sent from an IPv4-mapped address outside them',
+      '::ffff:198.51.100.7',
+      'partner',
+      PARTNER_KEY,
+      'source_not_allowed',
+    ],
+    [
+      'a key sent from an IPv6 address outside them',
+      '2001:db9::1',
+      'partner',
+      FENCED_KEY,
+      'source_not_allowed',
+    ],
+    ['a key sent with no known source address', undefined, 'partner', PARTNER_KEY, 'source_not_allowed'],
+    [
+      'a key sent from a source that is not an address',
+      'unknown',
+      'partner',
+      PARTNER_KEY,
+      'source_not_allowed',
+    ],
+    ['a key of an app whose allowlist is empty', '203.0.113.10', 'closed', CLOSED_KEY, 'source_not_allowed'],
+  ])(
+    'answer %s with the same 401 as any refusal, and log the reason with the app and key id',
+    async (_label, sourceIp, appId, appKey, reason) => {
+      const { handle, logs } = handlerAt();
+
+      const result = await handle(from(sourceIp, appId, appKey));
+
+      expect(result).toEqual(await wrongKeyAnswer());
+      expect(result.statusCode).toBe(401);
+      expect(logs.entries()).toEqual([
+        expect.objectContaining({
+          message: 'request refused',
+          status: 401,
+          reason,
+          appId,
+          keyId: expect.stringMatching(/^[0-9a-f]{12}$/) as unknown,
+        }),
+      ]);
+      expect(logs.lines.join('\n')).not.toContain(appKey);
+    },
+  );
+
+  it.each<[string, string]>([
+    ['an address inside the IPv4 block', '203.0.113.77'],
+    ['the IPv4-mapped form of that address, as a dual-stack socket reports it', '::ffff:203.0.113.77'],
+    ['an address inside the IPv6 block', '2001:db8:1234::9'],
+  ])('answer 200 to a key sent from %s', async (_label, sourceIp) => {
+    const { handle } = handlerAt();
+
+    const result = await handle(from(sourceIp, 'partner', PARTNER_KEY));
+
+    expect(result.statusCode).toBe(200);
+  });
+
+  it('accept any source for an app without an allowlist, and a key of it that has not expired', async () => {
+    const { handle } = handlerAt();
+
+    const results = await Promise.all(
+      [undefined, 'unknown', '198.51.100.7', '2001:db9::1'].map((sourceIp) =>
+        handle(from(sourceIp, 'demo', DEMO_NEXT_KEY)),
+      ),
+    );
+
+    expect(results.map((result) => result.statusCode)).toEqual([200, 200, 200, 200]);
+  });
+
+  it('refuse a key at the clock of each request: one that expires between two requests, with no refresh between them', async () => {
+    // Arrange: one keyring, loaded once; only the clock moves.
+    let clock = NOW - 1;
+    const served: unknown[] = [];
+    const logs = captureLogs();
+    const handle = createHandler({
+      keys: {
+        getKeys: () => {
+          served.push(keyring);
+          return Promise.resolve({ keyring, stale: false });
+        },
+      },
+      logger: logs.logger,
+      now: () => clock,
+    });
+
+    // Act
+    const before = await handle(from('203.0.113.10', 'demo', DEMO_KEY));
+    clock = NOW;
+    const after = await handle(from('203.0.113.10', 'demo', DEMO_KEY));
+
+    // Assert
+    expect([before.statusCode, after.statusCode]).toEqual([200, 401]);
+    expect(served).toEqual([keyring, keyring]);
+    expect(logs.entries().map((entry) => entry.reason)).toEqual([undefined, 'expired_key']);
+  });
+
+  it('give nothing away to a wrong key from a network not allowed: it is a wrong key', async () => {
+    const { handle, logs } = handlerAt();
+
+    const result = await handle(from('198.51.100.7', 'partner', DEMO_KEY));
+
+    expect(result).toEqual(await wrongKeyAnswer());
+    expect(logs.entries().map((entry) => [entry.reason, entry.keyId])).toEqual([['wrong_key', undefined]]);
+  });
+
+  it('count an expired key and a network not allowed each under its own metric, beside Unauthorized', async () => {
+    const { handle, counted } = handlerAt();
+
+    await handle(from('203.0.113.10', 'demo', DEMO_KEY));
+    await handle(from('198.51.100.7', 'partner', PARTNER_KEY));
+    await handle(from('203.0.113.10', 'demo', PARTNER_KEY));
+
+    expect(counted).toEqual([
+      'ExpiredKey',
+      'Unauthorized',
+      'SourceNotAllowed',
+      'Unauthorized',
+      'Unauthorized',
+    ]);
   });
 });

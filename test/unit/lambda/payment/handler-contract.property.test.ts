@@ -4,6 +4,7 @@ import { parseKeyring } from '../../../../shared/keys/keyring';
 import { createHandler } from '../../../../lambda/payment/create-handler';
 import { captureLogs } from '../../../support/capture-logger';
 import {
+  CONTRACT_NOW,
   eventArb,
   headerPairsArb,
   keyringArb,
@@ -16,7 +17,9 @@ import {
   expectedHeaders,
   expectedStatus,
   headerValuesModel,
+  keyAcceptedModel,
   requestIdModel,
+  sourceIpModel,
   type ExpectedStatus,
   type KeyringModel,
 } from '../../../support/properties/contract-model';
@@ -25,7 +28,27 @@ import {
 const RUNS = 5_000;
 
 function keyringModelOf(apps: readonly AppSpec[]): KeyringModel {
-  return new Map(apps.map(({ appId, keys }) => [appId, keys.map(({ key }) => key)]));
+  return new Map(
+    apps.map(({ appId, keys, allowedCidrs }) => [
+      appId,
+      { keys: keys.map(({ key, expiresAt }) => ({ key, expiresAt })), allowedCidrs },
+    ]),
+  );
+}
+
+/** Why the model refuses a request whose credentials name a real app with one of its keys, if it does. */
+type KeyRuleOutcome = 'accepted' | 'expired' | 'network' | 'other';
+
+function keyRuleOutcome(event: unknown, keyring: KeyringModel): KeyRuleOutcome {
+  const [appId = '', appKey = ''] = [
+    headerValuesModel(event, 'App-Id')[0],
+    headerValuesModel(event, 'App-Key')[0],
+  ];
+  const app = keyring.get(appId);
+  const key = app?.keys.find((candidate) => candidate.key === appKey);
+  if (app === undefined || key === undefined) return 'other';
+  if (keyAcceptedModel(app, appKey, CONTRACT_NOW, sourceIpModel(event))) return 'accepted';
+  return key.expiresAt !== undefined && key.expiresAt <= CONTRACT_NOW ? 'expired' : 'network';
 }
 
 function providerOf(apps: readonly AppSpec[], readable: boolean): KeyringProvider {
@@ -52,16 +75,24 @@ const scenarioArb = keyringArb.chain((apps) =>
 describe('the handler against a model of the contract', () => {
   it('answers every event, however malformed, with the status, body and headers the contract gives', async () => {
     const seen = new Map<number, number>();
+    const ruleOutcomes = new Map<KeyRuleOutcome, number>();
 
     await fc.assert(
       fc.asyncProperty(scenarioArb, async ({ apps, event, keysReadable }) => {
         const logs = captureLogs();
-        const handle = createHandler({ keys: providerOf(apps, keysReadable), logger: logs.logger });
+        const handle = createHandler({
+          keys: providerOf(apps, keysReadable),
+          logger: logs.logger,
+          now: () => CONTRACT_NOW,
+        });
 
         const result = await handle(event);
 
-        const status: ExpectedStatus = expectedStatus(event, keyringModelOf(apps), keysReadable);
+        const keyring = keyringModelOf(apps);
+        const status: ExpectedStatus = expectedStatus(event, keyring, keysReadable, CONTRACT_NOW);
         seen.set(status, (seen.get(status) ?? 0) + 1);
+        const outcome = keyRuleOutcome(event, keyring);
+        ruleOutcomes.set(outcome, (ruleOutcomes.get(outcome) ?? 0) + 1);
         expect(result.statusCode).toBe(status);
         expect(result.headers).toEqual(expectedHeaders(status, requestIdModel(event)));
         expect(result.multiValueHeaders).toBeUndefined();
@@ -85,9 +116,13 @@ describe('the handler against a model of the contract', () => {
       { numRuns: RUNS },
     );
 
-    // The generators reach every line of the contract often, not just the easy 401.
+    // The generators reach every line of the contract often, not just the easy 401: a right key refused for its
+    // expiry or its network as well as accepted.
     for (const status of [200, 400, 401, 415, 503]) {
       expect(seen.get(status) ?? 0).toBeGreaterThan(RUNS / 100);
+    }
+    for (const outcome of ['accepted', 'expired', 'network'] as const) {
+      expect(ruleOutcomes.get(outcome) ?? 0).toBeGreaterThan(RUNS / 100);
     }
   });
 
@@ -98,7 +133,11 @@ describe('the handler against a model of the contract', () => {
         async ([apps, pairs]) => {
           // Without repeats, headers alone says what both maps say.
           fc.pre(new Set(pairs.map(([name]) => name.toLowerCase())).size === pairs.length);
-          const handle = createHandler({ keys: providerOf(apps, true), logger: captureLogs().logger });
+          const handle = createHandler({
+            keys: providerOf(apps, true),
+            logger: captureLogs().logger,
+            now: () => CONTRACT_NOW,
+          });
           const maps = apiGatewayHeaderMaps(pairs);
 
           const both = await handle({ ...maps, requestContext: { requestId: 'r-1' } });

@@ -6,7 +6,12 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { KeyCache, KeysUnavailableError, type CurrentKeys } from '../../../../lambda/payment/key-cache';
+import {
+  KeyCache,
+  KeysUnavailableError,
+  type CurrentKeys,
+  type RefreshedKeys,
+} from '../../../../lambda/payment/key-cache';
 import { sha256 } from '../../../../shared/keys/key-material';
 import { secretsManagerSource } from '../../../../lambda/payment/secrets-manager-source';
 import { captureLogs, type CapturedLogs } from '../../../support/capture-logger';
@@ -142,7 +147,10 @@ describe('KeyCache over Secrets Manager', () => {
       const afterTtl = await cache.getKeys();
 
       expect([...beforeTtl.keyring.keys()]).toEqual(['demo', 'partner', 'hashed']);
-      expect(afterTtl).toEqual({ keyring: new Map([['partner', { keys: expect.any(Array) }]]), stale: false });
+      expect(afterTtl).toEqual({
+        keyring: new Map([['partner', { keys: expect.any(Array) as unknown }]]),
+        stale: false,
+      });
     });
 
     it('tells the observer of each refresh', async () => {
@@ -152,6 +160,28 @@ describe('KeyCache over Secrets Manager', () => {
       await cache.getKeys();
 
       expect(refreshes).toEqual(['succeeded', 'failed']);
+    });
+
+    it('hands the observer the keyring it loaded and the size of the secret, and logs the size, never the text', async () => {
+      const seen: RefreshedKeys[] = [];
+      const observed = new KeyCache({
+        source: { description: 'a test secret', fetchSecretString: () => Promise.resolve(SECRET_STRING) },
+        logger: logs.logger,
+        ttlMs: TTL_MS,
+        maxStaleMs: MAX_STALE_MS,
+        observer: { refreshSucceeded: (refreshed) => seen.push(refreshed), refreshFailed: () => undefined },
+      });
+
+      const { keyring } = await observed.getKeys();
+
+      const bytes = Buffer.byteLength(SECRET_STRING, 'utf8');
+      expect(seen).toHaveLength(1);
+      expect(seen[0]?.keyring).toBe(keyring);
+      expect(seen[0]?.secretSize).toMatchObject({ bytes, fillPercent: (bytes / 65_536) * 100, fits: true });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'keys loaded', apps: 3, secretBytes: bytes }),
+      );
+      expect(logs.lines.join('\n')).not.toContain(DEMO_KEY);
     });
   });
 
@@ -170,7 +200,10 @@ describe('KeyCache over Secrets Manager', () => {
       const tookMs = await settleTiming(request);
 
       expect(tookMs).toBeLessThan(REFRESH_WAIT_MS);
-      expect(await request).toEqual({ keyring: new Map([['partner', { keys: expect.any(Array) }]]), stale: false });
+      expect(await request).toEqual({
+        keyring: new Map([['partner', { keys: expect.any(Array) as unknown }]]),
+        stale: false,
+      });
     });
 
     it('serves the stale keys once the budget has passed, and the refresh goes on to replace them', async () => {

@@ -87,7 +87,11 @@ describe('malformed secret entries in the key cache logs', () => {
       keyPosition: 1,
       reason: 'key length must be 16 to 512 characters',
     });
-    expect(lines[1]).toMatchObject({ entryPosition: 2, keyPosition: 1, reason: 'key is not a string or a key object' });
+    expect(lines[1]).toMatchObject({
+      entryPosition: 2,
+      keyPosition: 1,
+      reason: 'key is not a string or a key object',
+    });
     expect(lines[2]).toMatchObject({
       error: 'MalformedSecretError: secret has 2 app entries and none is valid',
     });

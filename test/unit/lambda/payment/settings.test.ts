@@ -3,22 +3,24 @@ import { readKeyCacheSettings, readLambdaSettings } from '../../../../lambda/pay
 describe('readLambdaSettings', () => {
   const secretId = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api-keys-AbCdEf';
 
-  it('uses a 60 s TTL, 15 min staleness and info logs by default', () => {
+  it('uses a 60 s TTL, 15 min staleness, a 14-day expiry warning and info logs by default', () => {
     expect(readLambdaSettings({ KEYS_SECRET_ID: secretId })).toEqual({
       secretId,
       ttlMs: 60_000,
       maxStaleMs: 900_000,
+      keyExpiryWarningMs: 14 * 86_400_000,
       logLevel: 'info',
       serviceName: 'PaymentApi',
       metricsNamespace: 'PaymentApi',
     });
   });
 
-  it('reads the TTL, staleness and log level from the environment', () => {
+  it('reads the TTL, staleness, expiry warning and log level from the environment', () => {
     const settings = readLambdaSettings({
       KEYS_SECRET_ID: secretId,
       KEY_CACHE_TTL_SECONDS: '5',
       KEY_MAX_STALE_SECONDS: '0',
+      KEY_EXPIRY_WARNING_DAYS: '30',
       LOG_LEVEL: 'DEBUG',
       SERVICE_NAME: 'PaymentApi-staging',
       METRICS_NAMESPACE: 'Payments/Staging',
@@ -28,6 +30,7 @@ describe('readLambdaSettings', () => {
       secretId,
       ttlMs: 5_000,
       maxStaleMs: 0,
+      keyExpiryWarningMs: 30 * 86_400_000,
       logLevel: 'debug',
       serviceName: 'PaymentApi-staging',
       metricsNamespace: 'Payments/Staging',
@@ -72,6 +75,24 @@ describe('readLambdaSettings', () => {
     expect(() => readKeyCacheSettings({ KEY_MAX_STALE_SECONDS: value })).toThrow(
       `KEY_MAX_STALE_SECONDS must be a whole number of seconds from 0 to 86400, got "${value}"`,
     );
+  });
+
+  it.each(['0', '366', '14d', '1.5', '-1'])(
+    'refuses an expiry warning of %j days, naming the variable',
+    (value) => {
+      expect(() => readLambdaSettings({ KEYS_SECRET_ID: secretId, KEY_EXPIRY_WARNING_DAYS: value })).toThrow(
+        `KEY_EXPIRY_WARNING_DAYS must be a whole number of days from 1 to 365, got "${value}"`,
+      );
+    },
+  );
+
+  it.each([
+    ['1', 86_400_000],
+    ['365', 365 * 86_400_000],
+  ])('accepts an expiry warning of %s days, a bound the stack accepts', (value, ms) => {
+    expect(
+      readLambdaSettings({ KEYS_SECRET_ID: secretId, KEY_EXPIRY_WARNING_DAYS: value }).keyExpiryWarningMs,
+    ).toBe(ms);
   });
 
   it('accepts the bounds the stack accepts', () => {

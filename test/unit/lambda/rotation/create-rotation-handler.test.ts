@@ -9,12 +9,15 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
+import { keyIdOf } from '../../../../shared/keys/key-document';
 import { toDigestForm } from '../../../../shared/keys/key-material';
+import { SECRET_MAX_BYTES } from '../../../../shared/keys/secret-size';
 import {
   createRotationHandler,
   type RotationHandler,
 } from '../../../../lambda/rotation/create-rotation-handler';
 import {
+  RotationError,
   ROTATION_STEPS,
   type RotationEvent,
   type RotationStep,
@@ -33,9 +36,31 @@ const FRESH_2 = 'test-handler-fresh-2-0123456789';
 const HASHED = toDigestForm('test-handler-hashed-0123456789');
 const ALL_KEYS = [KEY_A, KEY_P, FRESH_1, FRESH_2];
 
+const PERIOD_MS = 30 * 86_400_000;
+/** The handler's clock. */
+const NOW = Date.parse('2026-03-01T12:00:00.250Z');
+/** When a key superseded at NOW expires with keep 2: one period after NOW's rotation window opened (midnight). */
+const IN_ONE_PERIOD = '2026-03-31T00:00:00Z';
+
 const CURRENT = JSON.stringify({ demo: [KEY_A], partner: KEY_P, hashed: [HASHED] });
-/** What createSecret writes for CURRENT with keep 2 and fresh keys FRESH_1, FRESH_2 (apps in sorted order). */
-const PENDING = JSON.stringify({ demo: [KEY_A, FRESH_1], hashed: [HASHED], partner: [KEY_P, FRESH_2] });
+/** What createSecret writes for CURRENT at NOW with keep 2 and fresh keys FRESH_1, FRESH_2 (apps in sorted order). */
+const PENDING = JSON.stringify({
+  demo: [{ key: KEY_A, expires: IN_ONE_PERIOD }, FRESH_1],
+  hashed: [HASHED],
+  partner: [{ key: KEY_P, expires: IN_ONE_PERIOD }, FRESH_2],
+});
+
+/**
+ * A valid secret of at least `bytes` bytes (at most one entry more): app demo with one plain key, then apps holding a
+ * digest, which rotation leaves alone, so only demo's rotation adds to the size.
+ */
+function secretOfSize(bytes: number): string {
+  const entries: Record<string, unknown> = { demo: [KEY_A] };
+  for (let index = 0; Buffer.byteLength(JSON.stringify(entries)) < bytes; index++) {
+    entries[`filler-${index}`] = [HASHED];
+  }
+  return JSON.stringify(entries);
+}
 
 const secretsManager = mockClient(SecretsManagerClient);
 
@@ -89,8 +114,10 @@ describe('the rotation handler', () => {
     handler = createRotationHandler({
       client: new SecretsManagerClient({ region: 'eu-west-1' }),
       keep: 2,
+      periodMs: PERIOD_MS,
       logger: logs.logger,
       generateKey: () => fresh.shift() ?? 'test-handler-out-of-fresh-keys',
+      now: () => NOW,
     });
   });
 
@@ -163,13 +190,29 @@ describe('the rotation handler', () => {
 
     it('refuses to be created with keep below 2', () => {
       expect(() =>
-        createRotationHandler({ client: new SecretsManagerClient({}), keep: 1, logger: logs.logger }),
-      ).toThrow('keep must be a whole number of at least 2');
+        createRotationHandler({
+          client: new SecretsManagerClient({}),
+          keep: 1,
+          periodMs: PERIOD_MS,
+          logger: logs.logger,
+        }),
+      ).toThrow('keep must be a whole number from 2 to 10');
+    });
+
+    it('refuses to be created without a positive rotation period', () => {
+      expect(() =>
+        createRotationHandler({
+          client: new SecretsManagerClient({}),
+          keep: 2,
+          periodMs: 0,
+          logger: logs.logger,
+        }),
+      ).toThrow('the rotation period must be a whole, positive number of hours');
     });
   });
 
   describe('createSecret', () => {
-    it('writes every app one fresh key as the AWSPENDING version under the token, leaving digest apps alone', async () => {
+    it('writes every app one fresh key as the AWSPENDING version under the token, expiring the previous one a period later and leaving digest apps alone', async () => {
       describes(ROTATION_UNDER_WAY);
       currentIs(CURRENT);
       pendingIsEmpty();
@@ -184,7 +227,52 @@ describe('the rotation handler', () => {
         VersionStages: ['AWSPENDING'],
       });
       const written = secretsManager.commandCalls(PutSecretValueCommand)[0]?.args[0].input.SecretString ?? '';
-      expect(JSON.parse(written)).toEqual(JSON.parse(PENDING));
+      expect(written).toBe(PENDING);
+    });
+
+    it('removes expired keys and logs them by app and key id, never the key', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(JSON.stringify({ demo: [{ key: KEY_P, expires: '2026-02-01T00:00:00Z' }, KEY_A] }));
+      pendingIsEmpty();
+
+      await handler(event('createSecret'));
+
+      const written = secretsManager.commandCalls(PutSecretValueCommand)[0]?.args[0].input.SecretString ?? '';
+      expect(JSON.parse(written)).toEqual({ demo: [{ key: KEY_A, expires: IN_ONE_PERIOD }, FRESH_1] });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          message: 'wrote the pending version',
+          prunedKeys: 1,
+          prunedKeyIds: `demo/${keyIdOf(KEY_P)}`,
+        }),
+      );
+    });
+
+    it('fails, writing nothing, when the rotated secret would not fit in Secrets Manager, saying by how much and what to do', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(secretOfSize(SECRET_MAX_BYTES - 20));
+      pendingIsEmpty();
+
+      const failure = handler(event('createSecret'));
+
+      await expect(failure).rejects.toThrow(RotationError);
+      await expect(failure).rejects.toThrow(
+        /^the rotated secret would be \d+ bytes, \d+ over Secrets Manager's limit of 65536: remove apps and keys no longer used \(the key CLI's prune removes expired ones\), keep fewer keys per app \(rotationKeep\), or store plain keys rather than sha256: digests, which take more room$/,
+      );
+      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
+    });
+
+    it('warns from 80% full, with the size, and still writes', async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(secretOfSize(Math.ceil(SECRET_MAX_BYTES * 0.85)));
+      pendingIsEmpty();
+
+      await handler(event('createSecret'));
+
+      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 1);
+      const warning = logs.entries().find((entry) => entry.message === 'the keys secret is nearly full');
+      expect(warning).toMatchObject({ level: 'warn', step: 'createSecret' });
+      expect(warning?.fillPercent).toBeGreaterThanOrEqual(85);
     });
 
     it('reads the current version by its stage, explicitly', async () => {
@@ -218,7 +306,11 @@ describe('the rotation handler', () => {
           rotatedApps: 2,
           skippedApps: 1,
           skippedAppIds: 'hashed',
+          expiredApps: 0,
+          prunedKeys: 0,
+          supersededKeysExpireBy: IN_ONE_PERIOD,
           keep: 2,
+          secretBytes: Buffer.byteLength(PENDING),
         }),
       );
     });
@@ -338,6 +430,23 @@ describe('the rotation handler', () => {
 
       await expect(handler(event('testSecret'))).rejects.toThrow(problem);
       expect(secretsManager).toHaveReceivedCommandTimes(UpdateSecretVersionStageCommand, 0);
+    });
+
+    it("judges the pending version by the step's own clock", async () => {
+      describes(ROTATION_UNDER_WAY);
+      currentIs(CURRENT);
+      pendingIs(PENDING);
+      const twoDaysEarlier = createRotationHandler({
+        client: new SecretsManagerClient({ region: 'eu-west-1' }),
+        keep: 2,
+        periodMs: PERIOD_MS,
+        logger: logs.logger,
+        now: () => NOW - 2 * 86_400_000,
+      });
+
+      await expect(twoDaysEarlier(event('testSecret'))).rejects.toThrow(
+        `app demo: the pending keys are not one rotation of the current keys (key ${keyIdOf(KEY_A)} expires later than a rotation made now allows)`,
+      );
     });
 
     it('reads the pending version by token and stage', async () => {

@@ -1,9 +1,13 @@
+import { keyIdOf, parseKeyDocument, serializeKeyDocument } from '../../../../shared/keys/key-document';
 import { toDigestForm } from '../../../../shared/keys/key-material';
+import { rotateAllApps, type RotationPolicy } from '../../../../shared/keys/rotation';
+import { TIMESTAMP_RULE } from '../../../../shared/keys/timestamp';
 import {
   decideStep,
   isRotationStep,
   pendingVersionProblems,
   RotationError,
+  type PendingCheck,
   type RotationState,
 } from '../../../../lambda/rotation/rotation-rules';
 
@@ -13,6 +17,10 @@ const CURRENT_VERSION = '0e1d2c3b-4a59-4687-9a1b-2c3d4e5f6a7b';
 const KEY_A = 'test-rules-key-a-0123456789';
 const KEY_B = 'test-rules-key-b-0123456789';
 const FRESH = 'test-rules-fresh-0123456789';
+const FRESH_2 = 'test-rules-fresh-2-0123456789';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 const HASHED = toDigestForm('test-rules-hashed-0123456789');
 
 function state(stages: Record<string, string[]>, rotationEnabled = true): RotationState {
@@ -71,60 +79,250 @@ describe('isRotationStep', () => {
 });
 
 describe('pendingVersionProblems', () => {
-  const current = JSON.stringify({ demo: [KEY_A, KEY_B], hashed: [HASHED] });
+  const policy: RotationPolicy = { keep: 2, periodMs: 30 * DAY_MS };
+  /** When createSecret made the pending version. */
+  const MADE_AT = Date.parse('2026-03-01T12:00:00Z');
+  /** Checked a minute later, as testSecret and finishSecret usually are. */
+  const CHECK: PendingCheck = { policy, now: MADE_AT + 60_000 };
+  /** One period after the start of MADE_AT's rotation window (midnight: the period is in days). */
+  const IN_ONE_PERIOD = '2026-03-31T00:00:00Z';
 
-  it.each([
-    ['one rotation with keep 2', { demo: [KEY_B, FRESH], hashed: [HASHED] }],
-    ['one rotation with keep 3', { demo: [KEY_A, KEY_B, FRESH], hashed: [HASHED] }],
-    [
-      'an unchanged copy (what a rotation test without rotating writes)',
-      { demo: [KEY_A, KEY_B], hashed: [HASHED] },
-    ],
-  ])('accepts %s', (_label, pending) => {
-    expect(pendingVersionProblems(current, JSON.stringify(pending))).toEqual([]);
+  const currentEntries = { demo: [KEY_A, KEY_B], hashed: [HASHED] };
+  const current = JSON.stringify(currentEntries);
+  /** What one rotation at MADE_AT makes of `current`, with FRESH as the fresh key. */
+  const rotated = {
+    demo: [{ key: KEY_A, expires: IN_ONE_PERIOD }, { key: KEY_B, expires: IN_ONE_PERIOD }, FRESH],
+    hashed: [HASHED],
+  };
+
+  function rotationOf(text: string, madeAt: number, rotationPolicy: RotationPolicy = policy): string {
+    const fresh = [FRESH, FRESH_2];
+    return serializeKeyDocument(
+      rotateAllApps(parseKeyDocument(text), rotationPolicy, madeAt, () => fresh.shift() ?? FRESH).document,
+    );
+  }
+
+  const notOneRotation = (appId: string, why: string): string =>
+    `app ${appId}: the pending keys are not one rotation of the current keys (${why})`;
+
+  it('accepts what a rotation writes, checked a minute later', () => {
+    expect(rotationOf(current, MADE_AT)).toBe(JSON.stringify(rotated));
+    expect(pendingVersionProblems(current, rotationOf(current, MADE_AT), CHECK)).toEqual([]);
   });
 
   it.each([
-    ['an app is missing', { demo: [KEY_B, FRESH] }, ['app hashed is missing from the pending version']],
+    ['keep 3', { keep: 3, periodMs: 30 * DAY_MS }],
+    ['a 4-hour period', { keep: 2, periodMs: 4 * HOUR_MS }],
+  ])('accepts what a rotation with %s writes', (_label, rotationPolicy) => {
+    const pending = rotationOf(current, MADE_AT, rotationPolicy);
+
+    expect(
+      pendingVersionProblems(current, pending, { policy: rotationPolicy, now: MADE_AT + 60_000 }),
+    ).toEqual([]);
+  });
+
+  it.each([
+    ['on a clock a minute behind the one that made it', MADE_AT - 60_000],
+    ['40 days later, when every superseded key has expired (a retried step)', MADE_AT + 40 * DAY_MS],
+  ])('accepts what a rotation writes, checked %s', (_label, now) => {
+    expect(pendingVersionProblems(current, rotationOf(current, MADE_AT), { policy, now })).toEqual([]);
+  });
+
+  it('accepts an unchanged copy (what Secrets Manager tests when rotation is set up without rotating)', () => {
+    expect(pendingVersionProblems(current, current, CHECK)).toEqual([]);
+  });
+
+  it.each([
+    [
+      'pruned an expired key',
+      { demo: [{ key: KEY_A, expires: '2026-02-01T00:00:00Z' }, KEY_B] },
+      { demo: [{ key: KEY_B, expires: IN_ONE_PERIOD }, FRESH] },
+    ],
+    [
+      'kept a key that expired after the rotation ran, before the check',
+      { demo: [{ key: KEY_A, expires: '2026-03-01T12:00:30Z' }, KEY_B] },
+      {
+        demo: [
+          { key: KEY_A, expires: '2026-03-01T12:00:30Z' },
+          { key: KEY_B, expires: IN_ONE_PERIOD },
+          FRESH,
+        ],
+      },
+    ],
+    [
+      'ended the fresh key with an app that has an end date',
+      { temporary: [{ key: KEY_A, expires: '2026-06-01T00:00:00+02:00' }] },
+      {
+        temporary: [
+          { key: KEY_A, expires: IN_ONE_PERIOD },
+          { key: FRESH, expires: '2026-06-01T00:00:00+02:00' },
+        ],
+      },
+    ],
+    [
+      'left an app with no valid key as it was',
+      { lapsed: [{ key: KEY_A, expires: '2026-01-01T00:00:00Z' }], demo: [KEY_B] },
+      {
+        demo: [{ key: KEY_B, expires: IN_ONE_PERIOD }, FRESH],
+        lapsed: [{ key: KEY_A, expires: '2026-01-01T00:00:00Z' }],
+      },
+    ],
+    [
+      'kept an allowlist, an empty one included',
+      {
+        shop: { keys: [KEY_A], allowedCidrs: ['203.0.113.0/24'] },
+        closed: { keys: [KEY_B], allowedCidrs: [] },
+      },
+      {
+        closed: { keys: [{ key: KEY_B, expires: IN_ONE_PERIOD }, FRESH], allowedCidrs: [] },
+        shop: { keys: [{ key: KEY_A, expires: IN_ONE_PERIOD }, FRESH_2], allowedCidrs: ['203.0.113.0/24'] },
+      },
+    ],
+  ])('accepts a rotation that %s', (_label, currentValue, pendingValue) => {
+    const currentText = JSON.stringify(currentValue);
+
+    expect(rotationOf(currentText, MADE_AT)).toBe(JSON.stringify(pendingValue));
+    expect(pendingVersionProblems(currentText, JSON.stringify(pendingValue), CHECK)).toEqual([]);
+  });
+
+  it.each([
+    ['an app is missing', { demo: rotated.demo }, ['app hashed is missing from the pending version']],
     [
       'an app was added (an operator added it after the pending version was made)',
-      { demo: [KEY_B, FRESH], hashed: [HASHED], partner: [FRESH] },
+      { ...rotated, partner: [FRESH_2] },
       ['app partner is in the pending version but not in the current one'],
     ],
     [
-      'the newest current key is dropped',
-      { demo: [KEY_A, FRESH], hashed: [HASHED] },
-      ['app demo: the pending keys are not one rotation of the current keys'],
+      'a key still valid is dropped',
+      { ...rotated, demo: [{ key: KEY_A, expires: IN_ONE_PERIOD }, FRESH] },
+      [notOneRotation('demo', `key ${keyIdOf(KEY_B)} is still valid but missing`)],
     ],
     [
       'two fresh keys are added',
-      { demo: [KEY_B, FRESH, 'test-rules-fresh-2-0123456789'], hashed: [HASHED] },
-      ['app demo: the pending keys are not one rotation of the current keys'],
+      { ...rotated, demo: [...rotated.demo, FRESH_2] },
+      [notOneRotation('demo', `key ${keyIdOf(FRESH)} is not in the current version`)],
+    ],
+    [
+      'the kept keys are in another order',
+      {
+        ...rotated,
+        demo: [{ key: KEY_B, expires: IN_ONE_PERIOD }, { key: KEY_A, expires: IN_ONE_PERIOD }, FRESH],
+      },
+      [notOneRotation('demo', 'its keys are not in their current order')],
     ],
     [
       'the fresh key is one the app already had',
-      { demo: [KEY_B, KEY_A], hashed: [HASHED] },
-      ['app demo: the pending keys are not one rotation of the current keys'],
+      { ...rotated, demo: [{ key: KEY_B, expires: IN_ONE_PERIOD }, KEY_A] },
+      [notOneRotation('demo', 'its last key is not one it did not have')],
     ],
     [
       'keys are only dropped',
-      { demo: [KEY_B], hashed: [HASHED] },
-      ['app demo: the pending keys are not one rotation of the current keys'],
+      { ...rotated, demo: [KEY_B] },
+      [notOneRotation('demo', 'its last key is not one it did not have')],
+    ],
+    [
+      'a superseded key keeps living forever (the count rule of old)',
+      { ...rotated, demo: [KEY_A, KEY_B, FRESH] },
+      [
+        notOneRotation(
+          'demo',
+          `key ${keyIdOf(KEY_A)} has no expiry, though a rotation gives every superseded key one`,
+        ),
+      ],
+    ],
+    [
+      'a superseded key lives longer than keep - 1 periods',
+      { ...rotated, demo: [{ key: KEY_A, expires: '2026-04-02T12:00:00Z' }, rotated.demo[1], FRESH] },
+      [notOneRotation('demo', `key ${keyIdOf(KEY_A)} expires later than a rotation made now allows`)],
+    ],
+    [
+      'the fresh key has an expiry though the app has a key without one',
+      { ...rotated, demo: [rotated.demo[0], rotated.demo[1], { key: FRESH, expires: IN_ONE_PERIOD }] },
+      [notOneRotation('demo', 'its fresh key does not expire as a rotation sets it')],
     ],
     [
       'a digest app gets a key',
-      { demo: [KEY_B, FRESH], hashed: [HASHED, FRESH] },
-      ['app hashed: the pending keys are not one rotation of the current keys'],
+      { ...rotated, hashed: [HASHED, FRESH_2] },
+      [notOneRotation('hashed', 'it holds a sha256: key, which rotation leaves unchanged')],
+    ],
+    [
+      'a digest is the fresh key',
+      { ...rotated, demo: [rotated.demo[0], rotated.demo[1], toDigestForm(FRESH)] },
+      [notOneRotation('demo', 'its last key is not one it did not have')],
+    ],
+    [
+      'an allowlist is added',
+      { ...rotated, demo: { keys: rotated.demo, allowedCidrs: ['0.0.0.0/0'] } },
+      [notOneRotation('demo', 'its allowlist changed')],
     ],
   ])('refuses a pending version where %s', (_label, pending, problems) => {
-    expect(pendingVersionProblems(current, JSON.stringify(pending))).toEqual(problems);
+    expect(pendingVersionProblems(current, JSON.stringify(pending), CHECK)).toEqual(problems);
+  });
+
+  describe('after an operator changed the current version during the rotation', () => {
+    const pending = JSON.stringify(rotated);
+
+    it.each([
+      [
+        'added a key',
+        { ...currentEntries, demo: [KEY_A, KEY_B, FRESH_2] },
+        `key ${keyIdOf(FRESH_2)} is still valid but missing`,
+      ],
+      [
+        'revoked a key',
+        { ...currentEntries, demo: [KEY_B] },
+        `key ${keyIdOf(KEY_A)} is not in the current version`,
+      ],
+      [
+        'expired a key at once',
+        { ...currentEntries, demo: [{ key: KEY_A, expires: '2026-03-01T12:00:10Z' }, KEY_B] },
+        `key ${keyIdOf(KEY_A)} expires later than in the current version`,
+      ],
+      [
+        'rotated the app with a grace period',
+        {
+          ...currentEntries,
+          demo: [
+            { key: KEY_A, expires: '2026-03-02T00:00:00Z' },
+            { key: KEY_B, expires: '2026-03-02T00:00:00Z' },
+            FRESH_2,
+          ],
+        },
+        `key ${keyIdOf(KEY_A)} expires later than in the current version`,
+      ],
+      [
+        'fenced the app to a network',
+        { ...currentEntries, demo: { keys: [KEY_A, KEY_B], allowedCidrs: ['198.51.100.0/24'] } },
+        'its allowlist changed',
+      ],
+    ])('refuses it when the operator %s', (_label, changed, why) => {
+      expect(pendingVersionProblems(JSON.stringify(changed), pending, CHECK)).toEqual([
+        notOneRotation('demo', why),
+      ]);
+    });
+  });
+
+  it('refuses an app that had no valid key and now has only a fresh one: rotation never gives access back', () => {
+    const lapsed = JSON.stringify({ lapsed: [{ key: KEY_A, expires: '2026-01-01T00:00:00Z' }] });
+
+    expect(pendingVersionProblems(lapsed, JSON.stringify({ lapsed: [FRESH] }), CHECK)).toEqual([
+      notOneRotation('lapsed', 'no current key is kept (rotation leaves an app with no valid key as it is)'),
+    ]);
   });
 
   it('refuses a pending version that the payment Lambda reads with problems, naming app and key position', () => {
     const pending = JSON.stringify({ demo: [KEY_B, 'short'], hashed: [HASHED] });
 
-    expect(pendingVersionProblems(current, pending)).toEqual([
+    expect(pendingVersionProblems(current, pending, CHECK)).toEqual([
       'entry #1, key #2: key length must be 16 to 512 characters',
+    ]);
+  });
+
+  it('refuses a pending version with an unparsable expiry, by position', () => {
+    const pending = JSON.stringify({ ...rotated, demo: [{ key: KEY_A, expires: '31/03/2026' }, FRESH] });
+
+    expect(pendingVersionProblems(current, pending, CHECK)).toEqual([
+      `entry #1, key #1: "expires" must be ${TIMESTAMP_RULE}`,
     ]);
   });
 
@@ -132,22 +330,29 @@ describe('pendingVersionProblems', () => {
     const pastedKey = 'payk_' + 'P'.repeat(43);
     const pending = `{"demo": ["${KEY_B}", "${FRESH}"], "${pastedKey}": ["${FRESH}"], "hashed": ["${HASHED}"]}`;
 
-    const problems = pendingVersionProblems(current, pending);
+    const problems = pendingVersionProblems(current, pending, CHECK);
 
     expect(problems).toEqual(['entry #2: app id starts with payk_, like a generated key (a pasted key?)']);
     expect(problems.join('\n')).not.toContain(pastedKey.slice(5));
   });
 
   it('refuses a pending version that does not parse, without quoting it', () => {
-    const problems = pendingVersionProblems(current, `{"demo": ["${FRESH}"`);
+    const problems = pendingVersionProblems(current, `{"demo": ["${FRESH}"`, CHECK);
 
     expect(problems).toEqual(['the pending version does not parse: secret is not valid JSON']);
+  });
+
+  it('never names a key in its reasons', () => {
+    const problems = pendingVersionProblems(current, JSON.stringify({ demo: [KEY_B, KEY_A, FRESH] }), CHECK);
+
+    expect(problems).not.toEqual([]);
+    for (const key of [KEY_A, KEY_B, FRESH]) expect(problems.join('\n')).not.toContain(key);
   });
 
   it('fails when the current version cannot be read strictly', () => {
     const badCurrent = JSON.stringify({ demo: [KEY_A, 'short'] });
 
-    expect(() => pendingVersionProblems(badCurrent, JSON.stringify({ demo: [KEY_A, FRESH] }))).toThrow(
+    expect(() => pendingVersionProblems(badCurrent, JSON.stringify({ demo: [KEY_A, FRESH] }), CHECK)).toThrow(
       new RotationError(
         "the current version: the secret's entry #1, key #2: key length must be 16 to 512 characters",
       ),

@@ -195,20 +195,32 @@ describe('countKeysExpiringWithin', () => {
   const DAY = 86_400_000;
   const { keyring } = parseKeyring(
     JSON.stringify({
-      a: [
+      // Every key ends within 14 days: the app is about to lose access.
+      ending: [
         { key: DEMO_KEY, expires: '2026-11-30T00:00:00Z' },
         { key: DEMO_NEXT_KEY, expires: '2026-12-01T00:00:01Z' },
         { key: PARTNER_KEY, expires: '2026-12-15T00:00:00Z' },
       ],
-      b: [{ key: HASHED_APP_KEY, expires: '2026-12-15T00:00:01Z' }, 'test-forever-key-0123456789'],
+      // A rotation in progress: the old key ends soon, the new one lives on.
+      rolling: [{ key: HASHED_APP_KEY, expires: '2026-12-03T00:00:00Z' }, 'test-forever-key-0123456789'],
+      // Its last key ends after the window.
+      later: [{ key: 'test-later-key-0123456789', expires: '2026-12-15T00:00:01Z' }],
     }),
   );
 
-  it('counts the keys still valid that expire within the window, its end included', () => {
+  it("counts the still-valid keys of apps whose every key ends within the window, the window's end included", () => {
     expect(countKeysExpiringWithin(keyring, NOW, 14 * DAY)).toBe(2);
   });
 
-  it('counts none with an empty window, and never an expired key or one without expiry', () => {
+  it('does not count a key expiring beside one that lives on: that is a rotation in progress', () => {
+    const { keyring: rolling } = parseKeyring(
+      JSON.stringify({ rolling: [{ key: HASHED_APP_KEY, expires: '2026-12-03T00:00:00Z' }, DEMO_KEY] }),
+    );
+
+    expect(countKeysExpiringWithin(rolling, NOW, 14 * DAY)).toBe(0);
+  });
+
+  it('counts none with an empty window, and never an expired key', () => {
     expect(countKeysExpiringWithin(keyring, NOW, 0)).toBe(0);
     expect(countKeysExpiringWithin(keyring, NOW, 365 * DAY)).toBe(3);
   });

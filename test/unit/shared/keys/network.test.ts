@@ -99,6 +99,14 @@ describe('SourceAllowlist', () => {
     expect(allowlist.allows(source)).toBe(false);
   });
 
+  it('never lets an IPv4 caller through an IPv6 block, even one that holds the IPv4-mapped range', () => {
+    const ipv6Only = new SourceAllowlist([cidr('::/0')]);
+
+    expect(ipv6Only.allows('2001:db8::1')).toBe(true);
+    expect(ipv6Only.allows('203.0.113.9')).toBe(false);
+    expect(ipv6Only.allows('::ffff:203.0.113.9')).toBe(false);
+  });
+
   it('allows nothing when the list is empty', () => {
     expect(new SourceAllowlist([]).allows('203.0.113.9')).toBe(false);
   });

@@ -1,7 +1,9 @@
-import { parseInvocation, UsageError, type Invocation } from '../../../../tools/keys/args';
+import { parseInvocation, UsageError, type Command, type Invocation } from '../../../../tools/keys/args';
 
 const KEY_ID = '0a1b2c3d4e5f';
 const SECRET = { kind: 'secret', secretId: 'payment-api-keys' } as const;
+const DAY_MS = 86_400_000;
+const runOn = (command: Command): Invocation => ({ kind: 'run', command, target: SECRET, json: false });
 
 describe('parseInvocation', () => {
   it.each<[string, string[], Invocation]>([
@@ -60,6 +62,82 @@ describe('parseInvocation', () => {
         json: false,
       },
     ],
+    [
+      'add-app --expires-in',
+      ['add-app', 'demo', '--expires-in', '90d', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'add-app', appId: 'demo', hash: false, expiresInMs: 90 * DAY_MS }),
+    ],
+    [
+      'rotate --grace',
+      ['rotate', 'demo', '--grace', '7d', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'rotate', appId: 'demo', hash: false, graceMs: 7 * DAY_MS }),
+    ],
+    [
+      'rotate --grace 0s',
+      ['rotate', 'demo', '--grace=0s', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'rotate', appId: 'demo', hash: false, graceMs: 0 }),
+    ],
+    [
+      'rotate with --expires-in, --grace and --hash together',
+      [
+        'rotate',
+        'demo',
+        '--hash',
+        '--expires-in',
+        '24h',
+        '--grace',
+        '30m',
+        '--secret-id',
+        'payment-api-keys',
+      ],
+      runOn({ name: 'rotate', appId: 'demo', hash: true, expiresInMs: 24 * 3_600_000, graceMs: 30 * 60_000 }),
+    ],
+    [
+      'expire --in',
+      ['expire', 'demo', KEY_ID, '--in', '45s', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'expire', appId: 'demo', keyId: KEY_ID, expiry: { kind: 'in', ms: 45_000 } }),
+    ],
+    [
+      'expire --in 0s',
+      ['expire', 'demo', KEY_ID, '--in', '0s', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'expire', appId: 'demo', keyId: KEY_ID, expiry: { kind: 'in', ms: 0 } }),
+    ],
+    [
+      'expire --at with an offset',
+      ['expire', 'demo', KEY_ID, '--at', '2026-12-24T01:00:00+01:00', '--secret-id', 'payment-api-keys'],
+      runOn({
+        name: 'expire',
+        appId: 'demo',
+        keyId: KEY_ID,
+        expiry: { kind: 'at', at: Date.parse('2026-12-24T00:00:00Z') },
+      }),
+    ],
+    [
+      'expire --never',
+      ['expire', 'demo', KEY_ID, '--never', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'expire', appId: 'demo', keyId: KEY_ID, expiry: { kind: 'never' } }),
+    ],
+    ['prune', ['prune', '--secret-id', 'payment-api-keys'], runOn({ name: 'prune' })],
+    [
+      'prune of one app',
+      ['prune', 'demo', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'prune', appId: 'demo' }),
+    ],
+    [
+      'allow with IPv4 and IPv6 blocks and a bare address',
+      ['allow', 'demo', '203.0.113.0/24', '2001:db8::/32', '198.51.100.7', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'allow', appId: 'demo', cidrs: ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7'] }),
+    ],
+    [
+      'allow --any',
+      ['allow', 'demo', '--any', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'allow', appId: 'demo', cidrs: 'any' }),
+    ],
+    [
+      'disallow',
+      ['disallow', 'demo', '203.0.113.0/24', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'disallow', appId: 'demo', cidrs: ['203.0.113.0/24'] }),
+    ],
     ['--help', ['--help'], { kind: 'help' }],
     ['-h after a command', ['rotate', 'demo', '-h'], { kind: 'help' }],
   ])('parses %s', (_label, argv, expected) => {
@@ -105,9 +183,34 @@ describe('parseInvocation', () => {
       'an unknown command',
       ['delete', '--secret-id', 's'],
       {},
-      'unknown command; expected list, add-app, rotate, revoke or remove-app',
+      'unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow or disallow',
     ],
     ['a missing app id', ['rotate', '--secret-id', 's'], {}, 'usage: rotate <app-id>'],
+    [
+      'expire without its key id',
+      ['expire', 'demo', '--never', '--secret-id', 's'],
+      {},
+      'usage: expire <app-id> <key-id> (--in <duration> | --at <date-time> | --never)',
+    ],
+    ['prune of two apps', ['prune', 'a', 'b', '--secret-id', 's'], {}, 'usage: prune [<app-id>]'],
+    [
+      'allow without an app id',
+      ['allow', '--any', '--secret-id', 's'],
+      {},
+      'usage: allow <app-id> (<cidr>... | --any)',
+    ],
+    [
+      'allow without blocks or --any',
+      ['allow', 'demo', '--secret-id', 's'],
+      {},
+      'usage: allow <app-id> (<cidr>... | --any)',
+    ],
+    [
+      'disallow without blocks',
+      ['disallow', 'demo', '--secret-id', 's'],
+      {},
+      'usage: disallow <app-id> <cidr>...',
+    ],
     ['a missing key id', ['revoke', 'demo', '--secret-id', 's'], {}, 'usage: revoke <app-id> <key-id>'],
     ['an extra operand', ['list', 'demo', '--secret-id', 's'], {}, 'usage: list'],
     [
@@ -165,6 +268,139 @@ describe('parseInvocation', () => {
       {},
       '--force applies only to revoke',
     ],
+    [
+      '--expires-in on revoke',
+      ['revoke', 'demo', KEY_ID, '--expires-in', '1d', '--secret-id', 's'],
+      {},
+      '--expires-in applies only to add-app and rotate',
+    ],
+    [
+      '--grace on add-app',
+      ['add-app', 'demo', '--grace', '1d', '--secret-id', 's'],
+      {},
+      '--grace applies only to rotate',
+    ],
+    [
+      '--in on rotate',
+      ['rotate', 'demo', '--in', '1d', '--secret-id', 's'],
+      {},
+      '--in applies only to expire',
+    ],
+    [
+      '--at on prune',
+      ['prune', '--at', '2026-12-24T00:00:00Z', '--secret-id', 's'],
+      {},
+      '--at applies only to expire',
+    ],
+    ['--never on list', ['list', '--never', '--secret-id', 's'], {}, '--never applies only to expire'],
+    [
+      '--any on disallow',
+      ['disallow', 'demo', '10.0.0.0/8', '--any', '--secret-id', 's'],
+      {},
+      '--any applies only to allow',
+    ],
+    [
+      'a duration without a unit',
+      ['rotate', 'demo', '--grace', '7', '--secret-id', 's'],
+      {},
+      'invalid --grace: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
+    ],
+    [
+      'a duration of two units',
+      ['add-app', 'demo', '--expires-in', '1d12h', '--secret-id', 's'],
+      {},
+      'invalid --expires-in: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
+    ],
+    [
+      'a negative duration',
+      ['expire', 'demo', KEY_ID, '--in=-5m', '--secret-id', 's'],
+      {},
+      'invalid --in: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
+    ],
+    [
+      'an empty duration',
+      ['rotate', 'demo', '--grace=', '--secret-id', 's'],
+      {},
+      'invalid --grace: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
+    ],
+    [
+      'a new key that would expire at once',
+      ['add-app', 'demo', '--expires-in', '0s', '--secret-id', 's'],
+      {},
+      '--expires-in must be longer than 0s: a new key that has already expired is of no use',
+    ],
+    [
+      'a date without a time',
+      ['expire', 'demo', KEY_ID, '--at', '2026-12-24', '--secret-id', 's'],
+      {},
+      'invalid --at: expected an RFC 3339 date-time with Z or an offset, such as 2026-12-24T00:00:00Z',
+    ],
+    [
+      'a date-time without an offset',
+      ['expire', 'demo', KEY_ID, '--at', '2026-12-24T00:00:00', '--secret-id', 's'],
+      {},
+      'invalid --at: expected an RFC 3339 date-time with Z or an offset, such as 2026-12-24T00:00:00Z',
+    ],
+    [
+      'an impossible date',
+      ['expire', 'demo', KEY_ID, '--at', '2026-02-30T00:00:00Z', '--secret-id', 's'],
+      {},
+      'invalid --at: expected an RFC 3339 date-time with Z or an offset, such as 2026-12-24T00:00:00Z',
+    ],
+    [
+      'expire without a choice',
+      ['expire', 'demo', KEY_ID, '--secret-id', 's'],
+      {},
+      'expire needs exactly one of --in <duration>, --at <date-time> or --never',
+    ],
+    [
+      'expire with two choices',
+      ['expire', 'demo', KEY_ID, '--in', '1d', '--never', '--secret-id', 's'],
+      {},
+      'expire needs exactly one of --in <duration>, --at <date-time> or --never',
+    ],
+    [
+      'a key where the key id of expire belongs',
+      ['expire', 'demo', 'payk_' + 'K'.repeat(43), '--never', '--secret-id', 's'],
+      {},
+      'invalid key id: expected the 12 hex characters that "list" shows, not a key',
+    ],
+    [
+      'a key where the app id of prune belongs',
+      ['prune', 'payk_' + 'K'.repeat(43), '--secret-id', 's'],
+      {},
+      'invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
+    ],
+    [
+      'a CIDR block with host bits set',
+      ['allow', 'demo', '10.0.0.0/8', '203.0.113.7/24', '--secret-id', 's'],
+      {},
+      'CIDR block #2 is not valid: host bits are set: give the network address of the block',
+    ],
+    [
+      'a CIDR block with a prefix too long',
+      ['disallow', 'demo', '10.0.0.0/33', '--secret-id', 's'],
+      {},
+      'CIDR block #1 is not valid: the prefix length must be a whole number from 0 to 32',
+    ],
+    [
+      'something that is no address',
+      ['allow', 'demo', 'office-network', '--secret-id', 's'],
+      {},
+      'CIDR block #1 is not valid: not an IPv4 or IPv6 address or CIDR block',
+    ],
+    [
+      'an IPv4-mapped IPv6 block',
+      ['allow', 'demo', '::ffff:10.0.0.0/104', '--secret-id', 's'],
+      {},
+      'CIDR block #1 is not valid: an IPv4-mapped IPv6 block: write it as an IPv4 block',
+    ],
+    [
+      'blocks and --any together',
+      ['allow', 'demo', '10.0.0.0/8', '--any', '--secret-id', 's'],
+      {},
+      'give CIDR blocks or --any, not both',
+    ],
     ['an unknown option', ['list', '--secret', 's'], {}, "Unknown option '--secret'"],
     [
       'an option without its value',
@@ -204,5 +440,34 @@ describe('parseInvocation', () => {
 
     expect(message).toMatch(/^invalid app id/);
     expect(message).not.toContain(pastedKey);
+  });
+
+  it.each([
+    ['--grace', ['rotate', 'demo', '--grace']],
+    ['--expires-in', ['add-app', 'demo', '--expires-in']],
+    ['--in', ['expire', 'demo', KEY_ID, '--in']],
+    ['--at', ['expire', 'demo', KEY_ID, '--at']],
+  ])('never echoes a key pasted as the value of %s', (_option, argv) => {
+    const pastedKey = 'payk_' + 'y'.repeat(43);
+    let message = '';
+
+    try {
+      parseInvocation([...argv, pastedKey, '--secret-id', 's'], {});
+    } catch (error) {
+      message = error instanceof Error ? error.message : '';
+    }
+
+    expect(message).toMatch(/^invalid --/);
+    expect(message).not.toContain('payk_');
+  });
+
+  it('never echoes a key pasted where a CIDR block belongs', () => {
+    const pastedKey = 'payk_' + 'z'.repeat(43);
+
+    const parse = () => parseInvocation(['allow', 'demo', pastedKey, '--secret-id', 's'], {});
+
+    expect(parse).toThrow(
+      new UsageError('CIDR block #1 is not valid: not an IPv4 or IPv6 address or CIDR block'),
+    );
   });
 });

@@ -1,12 +1,14 @@
 import {
-  formatResult,
   freshKey,
+  networkChange,
   newKeyChange,
   removeAppChange,
   revokeChange,
 } from '../../../../tools/keys/commands';
 import { backoffMs, ConflictError, editKeys, type Change } from '../../../../tools/keys/edit';
 import { KeyStoreError } from '../../../../tools/keys/key-store';
+import { formatResult } from '../../../../tools/keys/output';
+import { SecretTooLargeError } from '../../../../tools/keys/size-guard';
 import {
   addApp,
   addKey,
@@ -16,13 +18,12 @@ import {
   serializeKeyDocument,
 } from '../../../../shared/keys/key-document';
 import { generateKey } from '../../../../shared/keys/key-material';
+import { SECRET_MAX_BYTES } from '../../../../shared/keys/secret-size';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY } from '../../../support/keys';
-import { MemoryStore } from '../../../support/keys-cli';
+import { keysTextOfSize, MemoryStore, plainKeysText as text, storedKeysOf } from '../../../support/keys-cli';
 
-const text = (entries: Record<string, string[]>): string =>
-  serializeKeyDocument(new Map(Object.entries(entries)));
-const keysIn = (store: MemoryStore, appId: string): readonly string[] =>
-  parseKeyDocument(store.text ?? '{}').get(appId) ?? [];
+const NOW = Date.parse('2026-06-01T12:00:00Z');
+const keysIn = (store: MemoryStore, appId: string): readonly string[] => storedKeysOf(store.text, appId);
 
 /** No real waiting in unit tests; the delays asked for are recorded. */
 function recordingSleep(): { sleep: (ms: number) => Promise<void>; delays: number[] } {
@@ -37,7 +38,7 @@ function recordingSleep(): { sleep: (ms: number) => Promise<void>; delays: numbe
 }
 
 const rotateWith = (key: string): Change<unknown> =>
-  newKeyChange('rotate', 'demo', freshKey(key, false), false);
+  newKeyChange({ command: 'rotate', appId: 'demo', fresh: freshKey(key, false), now: NOW });
 
 describe('editKeys', () => {
   it('reads, applies and replaces once when nobody else writes', async () => {
@@ -55,7 +56,9 @@ describe('editKeys', () => {
     const store = new MemoryStore(text({ demo: [DEMO_KEY] }));
     store.beforeReplace = (s) => {
       s.beforeReplace = undefined;
-      s.write(serializeKeyDocument(addKey(parseKeyDocument(s.text ?? ''), 'demo', DEMO_NEXT_KEY)));
+      s.write(
+        serializeKeyDocument(addKey(parseKeyDocument(s.text ?? ''), 'demo', { stored: DEMO_NEXT_KEY })),
+      );
     };
     const key = generateKey();
     const { sleep, delays } = recordingSleep();
@@ -73,7 +76,9 @@ describe('editKeys', () => {
     store.beforeReplace = (s) => {
       otherWrites++;
       s.write(
-        serializeKeyDocument(addApp(parseKeyDocument(s.text ?? ''), `other-${otherWrites}`, PARTNER_KEY)),
+        serializeKeyDocument(
+          addApp(parseKeyDocument(s.text ?? ''), `other-${otherWrites}`, { stored: PARTNER_KEY }),
+        ),
       );
     };
     const key = generateKey();
@@ -107,9 +112,11 @@ describe('editKeys', () => {
     const store = new MemoryStore(undefined);
     const key = generateKey();
 
-    await editKeys(store, newKeyChange('add-app', 'demo', freshKey(key, false), false), {
-      createIfMissing: true,
-    });
+    await editKeys(
+      store,
+      newKeyChange({ command: 'add-app', appId: 'demo', fresh: freshKey(key, false), now: NOW }),
+      { createIfMissing: true },
+    );
 
     expect(keysIn(store, 'demo')).toEqual([key]);
   });
@@ -125,7 +132,10 @@ describe('editKeys', () => {
   it('writes nothing when the change refuses the document', async () => {
     const store = new MemoryStore(text({ demo: [DEMO_KEY] }));
 
-    const edit = editKeys(store, newKeyChange('rotate', 'ghost', freshKey(generateKey(), false), false));
+    const edit = editKeys(
+      store,
+      newKeyChange({ command: 'rotate', appId: 'ghost', fresh: freshKey(generateKey(), false), now: NOW }),
+    );
 
     await expect(edit).rejects.toThrow(new KeyDocumentError('unknown app: ghost'));
     expect(store.replaceCalls).toBe(0);
@@ -150,7 +160,7 @@ describe('editKeys', () => {
       keyIds: [keyIdOf(DEMO_NEXT_KEY)],
       outcome: 'key-already-gone',
     });
-    expect(formatResult(outcome.result)).toBe(
+    expect(formatResult(outcome.result, NOW)).toBe(
       `app demo: key ${keyIdOf(DEMO_KEY)} is already revoked; valid keys: ${keyIdOf(DEMO_NEXT_KEY)}\n`,
     );
     expect(store.replaceCalls).toBe(1);
@@ -169,7 +179,7 @@ describe('editKeys', () => {
 
     expect(outcome.attempts).toBe(2);
     expect(outcome.result).toMatchObject({ keyIds: [], outcome: 'app-already-gone' });
-    expect(formatResult(outcome.result)).toBe('app demo is already gone; nothing to revoke\n');
+    expect(formatResult(outcome.result, NOW)).toBe('app demo is already gone; nothing to revoke\n');
     expect(store.replaceCalls).toBe(1);
     expect(keysIn(store, 'partner')).toEqual([PARTNER_KEY]);
   });
@@ -195,7 +205,7 @@ describe('editKeys', () => {
     const outcome = await editKeys(store, revokeChange('demo', keyIdOf(DEMO_KEY), force));
 
     expect(outcome.result).toMatchObject({ outcome: expected });
-    expect(formatResult(outcome.result)).toBe(line);
+    expect(formatResult(outcome.result, NOW)).toBe(line);
   });
 
   it('treats an app removed by a concurrent writer as done on the retry', async () => {
@@ -210,6 +220,106 @@ describe('editKeys', () => {
     expect(outcome.attempts).toBe(2);
     expect(keysIn(store, 'partner')).toEqual([PARTNER_KEY]);
     expect(parseKeyDocument(store.text ?? '').has('demo')).toBe(false);
+  });
+});
+
+describe('editKeys: writes that change nothing', () => {
+  it('writes nothing when the change leaves the document as it was', async () => {
+    const store = new MemoryStore(
+      serializeKeyDocument(
+        new Map([['demo', { keys: [{ stored: DEMO_KEY }], allowedCidrs: ['10.0.0.0/8'] }]]),
+      ),
+    );
+
+    const outcome = await editKeys(store, networkChange('demo', { kind: 'allow', cidrs: ['10.0.0.0/8'] }));
+
+    expect(outcome.result).toEqual({ command: 'allow', appId: 'demo', allowedCidrs: ['10.0.0.0/8'] });
+    expect(store.replaceCalls).toBe(0);
+  });
+
+  it('treats blocks a concurrent writer already disallowed as done on the retry', async () => {
+    const withBlocks = (cidrs: string[]) =>
+      serializeKeyDocument(new Map([['demo', { keys: [{ stored: DEMO_KEY }], allowedCidrs: cidrs }]]));
+    const store = new MemoryStore(withBlocks(['10.0.0.0/8', '192.0.2.0/24']));
+    store.beforeReplace = (s) => {
+      s.beforeReplace = undefined;
+      s.write(withBlocks(['192.0.2.0/24']));
+    };
+
+    const outcome = await editKeys(
+      store,
+      networkChange('demo', { kind: 'disallow', cidrs: ['10.0.0.0/8'] }),
+      {
+        sleep: () => Promise.resolve(),
+      },
+    );
+
+    expect(outcome.attempts).toBe(2);
+    expect(outcome.result).toEqual({ command: 'disallow', appId: 'demo', allowedCidrs: ['192.0.2.0/24'] });
+    expect(store.replaceCalls).toBe(1);
+  });
+});
+
+describe('editKeys: the size guard', () => {
+  /** What one more generated key costs in the demo app's list: the key, its quotes and a comma. */
+  const ONE_KEY = 48 + 3;
+
+  it('refuses a write past 65,536 bytes with the bytes over and what to do, and writes nothing', async () => {
+    const seed = keysTextOfSize(SECRET_MAX_BYTES - ONE_KEY + 41);
+    const store = new MemoryStore(seed);
+
+    const edit = editKeys(store, rotateWith(generateKey()));
+
+    await expect(edit).rejects.toBeInstanceOf(SecretTooLargeError);
+    await expect(edit).rejects.toThrow(
+      'the keys would take 65,577 bytes, 41 over the 65,536 a secret can hold; nothing was written. Make room ' +
+        'first: "prune" removes expired keys, "revoke" the keys clients no longer use (fewer keys per app), and a ' +
+        'sha256: digest (71 characters) costs more than a plain generated key (48)',
+    );
+    expect(store.replaceCalls).toBe(0);
+    expect(store.text).toBe(seed);
+  });
+
+  it('writes a secret of exactly 65,536 bytes, and warns that it is full', async () => {
+    const store = new MemoryStore(keysTextOfSize(SECRET_MAX_BYTES - ONE_KEY));
+
+    const outcome = await editKeys(store, rotateWith(generateKey()));
+
+    expect(store.text).toHaveLength(SECRET_MAX_BYTES);
+    expect(outcome.warnings).toEqual([expect.stringMatching(/^the keys now take 65,536 bytes, 100\.0% /)]);
+  });
+
+  it('writes from 80% full, then warns with the bytes, the fill and what to do', async () => {
+    const store = new MemoryStore(keysTextOfSize(55_000));
+
+    const outcome = await editKeys(store, rotateWith(generateKey()));
+
+    expect(store.replaceCalls).toBe(1);
+    expect(outcome.warnings).toEqual([
+      'the keys now take 55,051 bytes, 84.0% of the 65,536 a secret can hold (10,485 left; past the limit every ' +
+        'write and every scheduled rotation fails): "prune" removes expired keys, "revoke" the keys clients no ' +
+        'longer use (fewer keys per app), and a sha256: digest (71 characters) costs more than a plain generated ' +
+        'key (48)',
+    ]);
+  });
+
+  it('does not warn below 80% full', async () => {
+    const store = new MemoryStore(keysTextOfSize(52_000));
+
+    const outcome = await editKeys(store, rotateWith(generateKey()));
+
+    expect(store.text).toHaveLength(52_051);
+    expect(outcome.warnings).toEqual([]);
+  });
+
+  it('lets a write that makes the secret smaller through even when it stays over 80%', async () => {
+    const seed = keysTextOfSize(60_000);
+    const store = new MemoryStore(seed);
+
+    const outcome = await editKeys(store, revokeChange('demo', keyIdOf(DEMO_KEY), true));
+
+    expect(store.text?.length).toBeLessThan(seed.length);
+    expect(outcome.warnings).toEqual([expect.stringMatching(/^the keys now take 59,9\d\d bytes, 91\.\d% /)]);
   });
 });
 

@@ -13,10 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ABSENT_VERSION, FileStore } from '../../../../tools/keys/file-store';
 import { KeyStoreError } from '../../../../tools/keys/key-store';
-import { authenticate } from '../../../../shared/keys/authenticate';
 import { parseKeyring } from '../../../../shared/keys/keyring';
 import { DEMO_KEY } from '../../../support/keys';
-import { runCli } from '../../../support/keys-cli';
+import { decide, runCli } from '../../../support/keys-cli';
 
 /** `stat` passes through unless a test plays another writer at the moment the store inspects the lock. */
 jest.mock('node:fs/promises', () => {
@@ -146,10 +145,10 @@ describe('breaking a stale lock', () => {
     );
 
     expect(results.map((result) => result.code)).toEqual([0, 0, 0, 0, 0, 0]);
-    const { keyring } = parseKeyring(readFileSync(file, 'utf8'));
+    const stored = readFileSync(file, 'utf8');
     const reported = results.map((result) => (JSON.parse(result.stdout) as { key: string }).key);
     for (const key of [DEMO_KEY, ...reported]) {
-      expect(authenticate({ appId: 'demo', appKey: key }, keyring).ok).toBe(true);
+      expect(decide(stored, 'demo', key).ok).toBe(true);
     }
     expect(readdirSync(directory)).toEqual(['keys.json']);
   });
@@ -164,12 +163,13 @@ describe('concurrent writers through the key file', () => {
     );
 
     expect(results.map((result) => result.code)).toEqual([0, 0, 0, 0, 0, 0]);
-    const { keyring } = parseKeyring(readFileSync(file, 'utf8'));
+    const stored = readFileSync(file, 'utf8');
+    const { keyring } = parseKeyring(stored);
     const reported = results.map((result) => (JSON.parse(result.stdout) as { key: string }).key);
     expect(new Set(reported).size).toBe(6);
     for (const key of [DEMO_KEY, ...reported]) {
-      expect(authenticate({ appId: 'demo', appKey: key }, keyring).ok).toBe(true);
+      expect(decide(stored, 'demo', key).ok).toBe(true);
     }
-    expect(keyring.get('demo')).toHaveLength(7);
+    expect(keyring.get('demo')?.keys).toHaveLength(7);
   });
 });

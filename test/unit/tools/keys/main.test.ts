@@ -3,19 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { USAGE } from '../../../../tools/keys/args';
 import { errorLine } from '../../../../tools/keys/main';
-import { authenticate } from '../../../../shared/keys/authenticate';
-import { keyIdOf, serializeKeyDocument } from '../../../../shared/keys/key-document';
+import { keyIdOf } from '../../../../shared/keys/key-document';
 import { toDigestForm } from '../../../../shared/keys/key-material';
-import { parseKeyring } from '../../../../shared/keys/keyring';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY } from '../../../support/keys';
-import { GENERATED_KEY_PATTERN, runCli } from '../../../support/keys-cli';
+import { decide, GENERATED_KEY_PATTERN, plainKeysText, runCli } from '../../../support/keys-cli';
 
-const SEED = serializeKeyDocument(
-  new Map([
-    ['demo', [DEMO_KEY, DEMO_NEXT_KEY]],
-    ['partner', [PARTNER_KEY]],
-  ]),
-);
+const SEED = plainKeysText({ demo: [DEMO_KEY, DEMO_NEXT_KEY], partner: [PARTNER_KEY] });
 const SEEDED_KEYS = [DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY];
 /** The shape of the key the stack generates for the demo app: 48 letters and digits, no prefix. */
 const STACK_SHAPED_KEY = 'Q7tZk2WmX9aB4cD8eF1gH3jK5lM6nP0rS2uV4wY7zA9bC1dE';
@@ -37,7 +30,7 @@ const keys = (...argv: string[]) => runCli([...argv, '--file', file], {});
 const stored = (): string => readFileSync(file, 'utf8');
 
 function accepts(appId: string, appKey: string): boolean {
-  return authenticate({ appId, appKey }, parseKeyring(stored()).keyring).ok;
+  return decide(stored(), appId, appKey).ok;
 }
 
 describe('add-app and rotate', () => {
@@ -94,32 +87,38 @@ describe('add-app and rotate', () => {
 
     expect(result.code).toBe(0);
     const { key } = JSON.parse(result.stdout) as { key: string };
-    expect(
-      authenticate({ appId: 'demo', appKey: key }, parseKeyring(readFileSync(nested, 'utf8')).keyring).ok,
-    ).toBe(true);
+    expect(decide(readFileSync(nested, 'utf8'), 'demo', key).ok).toBe(true);
     expect(statSync(nested).mode & 0o777).toBe(0o600);
     expect(statSync(join(directory, 'new')).mode & 0o777).toBe(0o700);
   });
 });
 
 describe('list', () => {
-  it('shows every app with its key ids, never a key', async () => {
+  it('shows every app with its networks and its key ids, never a key', async () => {
     const result = await keys('list');
 
     expect(result).toEqual({
       code: 0,
       stderr: '',
-      stdout: `demo: ${keyIdOf(DEMO_KEY)} ${keyIdOf(DEMO_NEXT_KEY)}\n` + `partner: ${keyIdOf(PARTNER_KEY)}\n`,
+      stdout:
+        `demo: any network\n  ${keyIdOf(DEMO_KEY)}  never\n  ${keyIdOf(DEMO_NEXT_KEY)}  never\n` +
+        `partner: any network\n  ${keyIdOf(PARTNER_KEY)}  never\n`,
     });
   });
 
-  it('--json prints [{appId, keyIds}]', async () => {
+  it('--json prints [{appId, keyIds, keys, allowedCidrs}]', async () => {
     const result = await keys('list', '--json');
 
+    const never = (key: string) => ({ keyId: keyIdOf(key), expires: null, expired: false, digest: false });
     expect(result.stdout).toBe(
       JSON.stringify([
-        { appId: 'demo', keyIds: [keyIdOf(DEMO_KEY), keyIdOf(DEMO_NEXT_KEY)] },
-        { appId: 'partner', keyIds: [keyIdOf(PARTNER_KEY)] },
+        {
+          appId: 'demo',
+          keyIds: [keyIdOf(DEMO_KEY), keyIdOf(DEMO_NEXT_KEY)],
+          keys: [never(DEMO_KEY), never(DEMO_NEXT_KEY)],
+          allowedCidrs: null,
+        },
+        { appId: 'partner', keyIds: [keyIdOf(PARTNER_KEY)], keys: [never(PARTNER_KEY)], allowedCidrs: null },
       ]) + '\n',
     );
   });
@@ -217,7 +216,7 @@ describe('errors', () => {
       'an unknown command',
       ['destroy'],
       2,
-      'error: unknown command; expected list, add-app, rotate, revoke or remove-app',
+      'error: unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow or disallow',
     ],
   ])('%s: one line on stderr, exit %i, nothing printed or changed', async (_label, argv, code, line) => {
     const result = await keys(...argv);

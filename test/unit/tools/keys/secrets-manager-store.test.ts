@@ -8,14 +8,14 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { keyIdOf, parseKeyDocument, serializeKeyDocument } from '../../../../shared/keys/key-document';
+import { keyIdOf } from '../../../../shared/keys/key-document';
 import { DEMO_KEY, PARTNER_KEY } from '../../../support/keys';
-import { runCli } from '../../../support/keys-cli';
+import { plainKeysText, runCli, storedKeysOf } from '../../../support/keys-cli';
 
 const secretsManager = mockClient(SecretsManagerClient);
 const SECRET_ID = 'payment-api-keys';
 const READ_VERSION = '11111111-1111-4111-8111-111111111111';
-const SEED = serializeKeyDocument(new Map([['demo', [DEMO_KEY]]]));
+const SEED = plainKeysText({ demo: [DEMO_KEY] });
 const ENV = { AWS_REGION: 'eu-west-1', KEYS_SECRET_ID: SECRET_ID };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -62,7 +62,7 @@ describe('one rotate against Secrets Manager', () => {
       ClientRequestToken: expect.stringMatching(UUID) as unknown,
       VersionStages: ['AWSPENDING'],
     });
-    expect(parseKeyDocument(putInput.SecretString).get('demo')).toEqual([DEMO_KEY, key]);
+    expect(storedKeysOf(putInput.SecretString, 'demo')).toEqual([DEMO_KEY, key]);
     expect(move?.input).toEqual({
       SecretId: SECRET_ID,
       VersionStage: 'AWSCURRENT',
@@ -79,7 +79,11 @@ describe('one rotate against Secrets Manager', () => {
   it('list makes exactly 1 call', async () => {
     const result = await runCli(['list'], ENV);
 
-    expect(result).toEqual({ code: 0, stdout: `demo: ${keyIdOf(DEMO_KEY)}\n`, stderr: '' });
+    expect(result).toEqual({
+      code: 0,
+      stdout: `demo: any network\n  ${keyIdOf(DEMO_KEY)}  never\n`,
+      stderr: '',
+    });
     expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
     expect(secretsManager.calls()).toHaveLength(1);
   });
@@ -88,7 +92,7 @@ describe('one rotate against Secrets Manager', () => {
 describe('a conflicting writer', () => {
   it('makes the move fail; one read confirms it, AWSPENDING is dropped, and the retry succeeds on the newer version', async () => {
     const newerVersion = '22222222-2222-4222-8222-222222222222';
-    const newer = serializeKeyDocument(new Map([['demo', [DEMO_KEY, PARTNER_KEY]]]));
+    const newer = plainKeysText({ demo: [DEMO_KEY, PARTNER_KEY] });
     secretsManager
       .on(GetSecretValueCommand)
       .resolvesOnce({ SecretString: SEED, VersionId: READ_VERSION })
@@ -120,7 +124,7 @@ describe('a conflicting writer', () => {
       'UpdateSecretVersionStageCommand',
     ]);
     const puts = secretsManager.commandCalls(PutSecretValueCommand).map((call) => call.args[0].input);
-    expect(parseKeyDocument(puts[1]?.SecretString ?? '').get('demo')).toEqual([DEMO_KEY, PARTNER_KEY, key]);
+    expect(storedKeysOf(puts[1]?.SecretString, 'demo')).toEqual([DEMO_KEY, PARTNER_KEY, key]);
     expect(puts[0]?.ClientRequestToken).not.toBe(puts[1]?.ClientRequestToken);
     expect(secretsManager).toHaveReceivedCommandWith(UpdateSecretVersionStageCommand, {
       VersionStage: 'AWSPENDING',

@@ -1,6 +1,11 @@
 import { errorBody, SUCCESS_BODY } from '../../../../shared/api/responses';
 import { buildChecks, type CheckId, type Expectation } from '../../../../tools/smoke/checks';
-import { evaluateAnswer, evaluateChecks, printable } from '../../../../tools/smoke/evaluate';
+import {
+  evaluateAnswer,
+  evaluateChecks,
+  OWN_KEY_REFUSED_HINT,
+  printable,
+} from '../../../../tools/smoke/evaluate';
 import type { HttpAnswer, Outcome } from '../../../../tools/smoke/outcome';
 import { createSecretMask } from '../../../../tools/smoke/secret-mask';
 
@@ -184,6 +189,21 @@ describe('evaluateChecks', () => {
   });
   const uniformRow = (outcomes: ReadonlyMap<CheckId, Outcome>) =>
     evaluateChecks(checks, outcomes, NO_SECRETS).find((result) => result.id === 'same-401');
+
+  it("says what a 401 to the app's own key can mean: wrong, expired, or outside its allowed networks", () => {
+    const outcomes = new Map<CheckId, Outcome>([['accepted', refusal()]]);
+
+    const row = evaluateChecks(checks, outcomes, NO_SECRETS).find((result) => result.id === 'accepted');
+
+    expect(row?.passed).toBe(false);
+    expect(row?.problems).toEqual([
+      'status 401, expected 200',
+      'code "unauthorized", expected "ok"',
+      OWN_KEY_REFUSED_HINT,
+    ]);
+    expect(OWN_KEY_REFUSED_HINT).toContain('expired');
+    expect(OWN_KEY_REFUSED_HINT).toContain('allowedCidrs');
+  });
 
   it('passes the comparison when every 401 is the same', () => {
     const outcomes = new Map(refusalIds.map((id) => [id, refusal()] as const));

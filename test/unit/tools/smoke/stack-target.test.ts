@@ -80,6 +80,31 @@ describe('readStackTarget', () => {
     await expect(readStackTarget('PaymentApi', 'demo', clients)).rejects.toThrow(line);
   });
 
+  it('sends the newest key that has not expired', async () => {
+    secretsManager.on(GetSecretValueCommand).resolves({
+      SecretString: JSON.stringify({
+        demo: [
+          'live-key-0123456789abcdef',
+          { key: 'gone-key-0123456789abcdef', expires: '2020-01-01T00:00:00Z' },
+        ],
+      }),
+    });
+
+    expect((await readStackTarget('PaymentApi', 'demo', clients)).appKey).toBe('live-key-0123456789abcdef');
+  });
+
+  it('refuses an app whose every key has expired, in one line that says what to do', async () => {
+    secretsManager.on(GetSecretValueCommand).resolves({
+      SecretString: JSON.stringify({
+        demo: [{ key: 'gone-key-0123456789abcdef', expires: '2020-01-01T00:00:00Z' }],
+      }),
+    });
+
+    await expect(readStackTarget('PaymentApi', 'demo', clients)).rejects.toThrow(
+      `app demo has only expired keys in secret ${SECRET_ARN}; give it a key (npm run keys -- rotate demo)`,
+    );
+  });
+
   it('refuses a binary secret', async () => {
     secretsManager.on(GetSecretValueCommand).resolves({ SecretBinary: new Uint8Array([1]) });
 

@@ -1,0 +1,398 @@
+import {
+  expireChange,
+  freshKey,
+  networkChange,
+  newKeyChange,
+  pruneChange,
+  type EditResult,
+} from '../../../../tools/keys/commands';
+import type { Change } from '../../../../tools/keys/edit';
+import { formatList, formatListJson, formatResult, formatResultJson } from '../../../../tools/keys/output';
+import {
+  keyIdOf,
+  listApps,
+  serializeKeyDocument,
+  type DocumentApp,
+  type KeyDocument,
+} from '../../../../shared/keys/key-document';
+import { toDigestForm } from '../../../../shared/keys/key-material';
+import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY } from '../../../support/keys';
+
+const NOW = Date.parse('2026-06-01T12:00:00Z');
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const NEW_KEY = 'payk_' + 'N'.repeat(43);
+const DIGEST = toDigestForm(HASHED_APP_KEY);
+
+const documentOf = (apps: Record<string, DocumentApp>): KeyDocument => new Map(Object.entries(apps));
+
+function apply<Result extends EditResult>(
+  change: Change<Result>,
+  document: KeyDocument,
+  isRetry = false,
+): { readonly next: KeyDocument | undefined; readonly result: Result } {
+  return change(document, { isRetry });
+}
+
+const DEMO = documentOf({ demo: { keys: [{ stored: DEMO_KEY }, { stored: DEMO_NEXT_KEY }] } });
+
+describe('add-app and rotate with expiries', () => {
+  it('add-app --expires-in stores the new key with its expiry and says when it expires', () => {
+    const { next, result } = apply(
+      newKeyChange({
+        command: 'add-app',
+        appId: 'shop',
+        fresh: freshKey(NEW_KEY, false),
+        now: NOW,
+        expiresAt: NOW + 90 * DAY,
+      }),
+      new Map(),
+    );
+
+    expect(next?.get('shop')).toEqual({ keys: [{ stored: NEW_KEY, expires: '2026-08-30T12:00:00Z' }] });
+    expect(formatResult(result, NOW)).toBe(
+      `${NEW_KEY}\napp shop: created with key ${keyIdOf(NEW_KEY)}, expiring 2026-08-30T12:00:00Z; ` +
+        'the key above is shown only this once\n',
+    );
+    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({
+      appId: 'shop',
+      keyId: keyIdOf(NEW_KEY),
+      key: NEW_KEY,
+      expires: '2026-08-30T12:00:00Z',
+    });
+  });
+
+  it('rotate --grace limits every other key to now + grace and keeps an earlier expiry as it was', () => {
+    const document = documentOf({
+      demo: { keys: [{ stored: DEMO_KEY, expires: '2026-06-02T00:00:00Z' }, { stored: DEMO_NEXT_KEY }] },
+    });
+
+    const { next, result } = apply(
+      newKeyChange({
+        command: 'rotate',
+        appId: 'demo',
+        fresh: freshKey(NEW_KEY, false),
+        now: NOW,
+        othersExpireBy: NOW + 7 * DAY,
+      }),
+      document,
+    );
+
+    expect(next?.get('demo')?.keys).toEqual([
+      { stored: DEMO_KEY, expires: '2026-06-02T00:00:00Z' },
+      { stored: DEMO_NEXT_KEY, expires: '2026-06-08T12:00:00Z' },
+      { stored: NEW_KEY },
+    ]);
+    const ids = [DEMO_KEY, DEMO_NEXT_KEY, NEW_KEY].map(keyIdOf).join(' ');
+    expect(formatResult(result, NOW)).toBe(
+      `${NEW_KEY}\napp demo: added key ${keyIdOf(NEW_KEY)}; valid keys: ${ids}; every other key expires by ` +
+        '2026-06-08T12:00:00Z; the key above is shown only this once\n',
+    );
+    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({
+      appId: 'demo',
+      keyId: keyIdOf(NEW_KEY),
+      key: NEW_KEY,
+      othersExpireBy: '2026-06-08T12:00:00Z',
+    });
+  });
+
+  it('rotate --grace 0s expires every other key at once but keeps them, and names only the new key valid', () => {
+    const { next, result } = apply(
+      newKeyChange({
+        command: 'rotate',
+        appId: 'demo',
+        fresh: freshKey(NEW_KEY, true),
+        now: NOW,
+        expiresAt: NOW + 30 * DAY,
+        othersExpireBy: NOW,
+      }),
+      DEMO,
+    );
+
+    expect(next?.get('demo')?.keys).toEqual([
+      { stored: DEMO_KEY, expires: '2026-06-01T12:00:00Z' },
+      { stored: DEMO_NEXT_KEY, expires: '2026-06-01T12:00:00Z' },
+      { stored: toDigestForm(NEW_KEY), expires: '2026-07-01T12:00:00Z' },
+    ]);
+    expect(formatResult(result, NOW)).toBe(
+      `${NEW_KEY}\napp demo: added key ${keyIdOf(NEW_KEY)} (stored as its sha256 digest), expiring ` +
+        `2026-07-01T12:00:00Z; valid keys: ${keyIdOf(NEW_KEY)}; every other key has expired (list still shows ` +
+        'them; prune removes them); the key above is shown only this once\n',
+    );
+  });
+
+  it('on a retry that finds its own key stored, writes nothing and reports the stored state', () => {
+    const request = {
+      command: 'rotate',
+      appId: 'demo',
+      fresh: freshKey(NEW_KEY, false),
+      now: NOW,
+      othersExpireBy: NOW + DAY,
+    } as const;
+    const landed = apply(newKeyChange(request), DEMO).next ?? DEMO;
+
+    const { next, result } = apply(newKeyChange(request), landed, true);
+
+    expect(next).toBeUndefined();
+    expect(result).toMatchObject({ keyIds: [DEMO_KEY, DEMO_NEXT_KEY, NEW_KEY].map(keyIdOf) });
+  });
+});
+
+describe('expire', () => {
+  it('sets an expiry and says how far off it is', () => {
+    const { next, result } = apply(expireChange('demo', keyIdOf(DEMO_KEY), NOW + 3 * DAY + 5 * HOUR), DEMO);
+
+    expect(next?.get('demo')?.keys[0]).toEqual({ stored: DEMO_KEY, expires: '2026-06-04T17:00:00Z' });
+    expect(formatResult(result, NOW)).toBe(
+      `app demo: key ${keyIdOf(DEMO_KEY)} expires at 2026-06-04T17:00:00Z (in 3d)\n`,
+    );
+    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({
+      appId: 'demo',
+      keyId: keyIdOf(DEMO_KEY),
+      expires: '2026-06-04T17:00:00Z',
+      expired: false,
+    });
+  });
+
+  it('says when the expiry set is already past', () => {
+    const { result } = apply(expireChange('demo', keyIdOf(DEMO_KEY), NOW), DEMO);
+
+    expect(formatResult(result, NOW)).toBe(
+      `app demo: key ${keyIdOf(DEMO_KEY)} has expired (at 2026-06-01T12:00:00Z); list still shows it, prune ` +
+        'removes it\n',
+    );
+    expect(JSON.parse(formatResultJson(result, NOW))).toMatchObject({ expired: true });
+  });
+
+  it('clears an expiry', () => {
+    const document = documentOf({ demo: { keys: [{ stored: DEMO_KEY, expires: '2026-06-02T00:00:00Z' }] } });
+
+    const { next, result } = apply(expireChange('demo', keyIdOf(DEMO_KEY), undefined), document);
+
+    expect(serializeKeyDocument(next ?? document)).toBe(JSON.stringify({ demo: [DEMO_KEY] }));
+    expect(formatResult(result, NOW)).toBe(`app demo: key ${keyIdOf(DEMO_KEY)} no longer expires\n`);
+    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({
+      appId: 'demo',
+      keyId: keyIdOf(DEMO_KEY),
+      expires: null,
+      expired: false,
+    });
+  });
+
+  it('refuses a key the app does not have', () => {
+    expect(() => apply(expireChange('demo', keyIdOf(PARTNER_KEY), NOW), DEMO)).toThrow(
+      `app demo has no key ${keyIdOf(PARTNER_KEY)}`,
+    );
+  });
+});
+
+describe('prune', () => {
+  const document = documentOf({
+    demo: {
+      keys: [
+        { stored: DEMO_KEY, expires: '2026-06-01T11:00:00Z' },
+        { stored: DEMO_NEXT_KEY, expires: '2026-06-01T12:00:00Z' },
+        { stored: NEW_KEY },
+      ],
+    },
+    gone: { keys: [{ stored: PARTNER_KEY, expires: '2026-01-01T00:00:00+01:00' }] },
+    live: { keys: [{ stored: PARTNER_KEY, expires: '2026-06-01T12:00:01Z' }] },
+  });
+
+  it('removes the keys expired at now, by app, and an app left without keys, saying so by key id', () => {
+    const { next, result } = apply(pruneChange(NOW), document);
+
+    expect([...(next ?? document).keys()]).toEqual(['demo', 'live']);
+    expect(next?.get('demo')?.keys).toEqual([{ stored: NEW_KEY }]);
+    expect(formatResult(result, NOW)).toBe(
+      `app demo: removed expired keys ${keyIdOf(DEMO_KEY)} ${keyIdOf(DEMO_NEXT_KEY)}\n` +
+        `app gone: removed expired key ${keyIdOf(PARTNER_KEY)}; that was every key it had, so the app is removed\n`,
+    );
+    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({
+      removed: [
+        { appId: 'demo', keyId: keyIdOf(DEMO_KEY) },
+        { appId: 'demo', keyId: keyIdOf(DEMO_NEXT_KEY) },
+        { appId: 'gone', keyId: keyIdOf(PARTNER_KEY) },
+      ],
+      removedApps: ['gone'],
+    });
+  });
+
+  it('prunes one app only when named', () => {
+    const { next } = apply(pruneChange(NOW, 'gone'), document);
+
+    expect(next?.get('demo')).toEqual(document.get('demo'));
+    expect(next?.has('gone')).toBe(false);
+  });
+
+  it('writes nothing and says so when nothing has expired', () => {
+    const all = apply(pruneChange(NOW), DEMO);
+    const one = apply(pruneChange(NOW, 'live'), document);
+
+    expect([all.next, one.next]).toEqual([undefined, undefined]);
+    expect(formatResult(all.result, NOW)).toBe('no expired keys\n');
+    expect(formatResult(one.result, NOW)).toBe('app live has no expired keys\n');
+  });
+
+  it('refuses an unknown app', () => {
+    expect(() => apply(pruneChange(NOW, 'ghost'), document)).toThrow('unknown app: ghost');
+  });
+});
+
+describe('allow and disallow', () => {
+  const fenced = documentOf({
+    demo: { keys: [{ stored: DEMO_KEY }], allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] },
+  });
+
+  it('allow adds blocks to the allowlist and shows the whole list', () => {
+    const { next, result } = apply(
+      networkChange('demo', { kind: 'allow', cidrs: ['203.0.113.0/24', '198.51.100.7'] }),
+      DEMO,
+    );
+
+    expect(next?.get('demo')?.allowedCidrs).toEqual(['203.0.113.0/24', '198.51.100.7']);
+    expect(formatResult(result, NOW)).toBe('app demo: may call only from 203.0.113.0/24 198.51.100.7\n');
+    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({
+      appId: 'demo',
+      allowedCidrs: ['203.0.113.0/24', '198.51.100.7'],
+    });
+  });
+
+  it('allow --any removes the allowlist', () => {
+    const { next, result } = apply(networkChange('demo', { kind: 'allow-any' }), fenced);
+
+    expect(next?.get('demo')).toEqual({ keys: [{ stored: DEMO_KEY }] });
+    expect(formatResult(result, NOW)).toBe('app demo: no allowlist; it may call from any network\n');
+    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({ appId: 'demo', allowedCidrs: null });
+  });
+
+  it('disallow removes blocks, whatever their spelling', () => {
+    const { next, result } = apply(
+      networkChange('demo', { kind: 'disallow', cidrs: ['2001:DB8:0::/32'] }),
+      fenced,
+    );
+
+    expect(next?.get('demo')?.allowedCidrs).toEqual(['203.0.113.0/24']);
+    expect(formatResult(result, NOW)).toBe('app demo: may call only from 203.0.113.0/24\n');
+  });
+
+  it('says plainly when the last block is gone and no network may call', () => {
+    const { next, result } = apply(
+      networkChange('demo', { kind: 'disallow', cidrs: ['203.0.113.0/24', '2001:db8::/32'] }),
+      fenced,
+    );
+
+    expect(next?.get('demo')?.allowedCidrs).toEqual([]);
+    expect(formatResult(result, NOW)).toBe(
+      'app demo: its allowlist is now empty, so it may call from no network: every request is refused ' +
+        '(allow demo <cidr> adds a network; allow demo --any lifts the allowlist)\n',
+    );
+    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({ appId: 'demo', allowedCidrs: [] });
+  });
+
+  it.each([
+    [
+      'a block not in the allowlist',
+      fenced,
+      ['10.0.0.0/8'],
+      'CIDR block #1 is not in the allowlist of app demo',
+    ],
+    [
+      'an app without an allowlist',
+      DEMO,
+      ['10.0.0.0/8'],
+      'app demo has no allowlist: it may call from any network',
+    ],
+  ])('disallow refuses %s on the first attempt', (_label, document, cidrs, message) => {
+    expect(() => apply(networkChange('demo', { kind: 'disallow', cidrs }), document)).toThrow(message);
+  });
+});
+
+describe('list', () => {
+  /** Every form: no expiry, expiries ahead and past (one written with an offset), a digest, allowlists. */
+  const SAMPLE = documentOf({
+    'acme-shop': {
+      keys: [
+        { stored: DEMO_KEY, expires: '2026-06-01T17:30:00Z' },
+        { stored: DEMO_NEXT_KEY, expires: '2026-06-04T12:00:00Z' },
+        { stored: NEW_KEY },
+      ],
+    },
+    'beta-pay': {
+      keys: [{ stored: DIGEST, expires: '2026-06-01T12:10:00+02:00' }, { stored: PARTNER_KEY }],
+      allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'],
+    },
+    closed: { keys: [{ stored: PARTNER_KEY }], allowedCidrs: [] },
+  });
+
+  it('shows each app with its networks, then each key with its expiry and state, in UTC', () => {
+    expect(formatList(listApps(SAMPLE), NOW)).toBe(
+      [
+        'acme-shop: any network',
+        `  ${keyIdOf(DEMO_KEY)}  2026-06-01T17:30:00Z  expires in 5h`,
+        `  ${keyIdOf(DEMO_NEXT_KEY)}  2026-06-04T12:00:00Z  expires in 3d`,
+        `  ${keyIdOf(NEW_KEY)}  never`,
+        'beta-pay: only 203.0.113.0/24 2001:db8::/32',
+        `  ${keyIdOf(DIGEST)}  2026-06-01T10:10:00Z  expired  (stored as its sha256 digest)`,
+        `  ${keyIdOf(PARTNER_KEY)}  never`,
+        'closed: no network (its allowlist is empty: every request is refused)',
+        `  ${keyIdOf(PARTNER_KEY)}  never`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('--json gives every key with expires (UTC or null), expired and digest, and allowedCidrs or null', () => {
+    expect(JSON.parse(formatListJson(listApps(SAMPLE), NOW))).toEqual([
+      {
+        appId: 'acme-shop',
+        keyIds: [DEMO_KEY, DEMO_NEXT_KEY, NEW_KEY].map(keyIdOf),
+        keys: [
+          { keyId: keyIdOf(DEMO_KEY), expires: '2026-06-01T17:30:00Z', expired: false, digest: false },
+          { keyId: keyIdOf(DEMO_NEXT_KEY), expires: '2026-06-04T12:00:00Z', expired: false, digest: false },
+          { keyId: keyIdOf(NEW_KEY), expires: null, expired: false, digest: false },
+        ],
+        allowedCidrs: null,
+      },
+      {
+        appId: 'beta-pay',
+        keyIds: [DIGEST, PARTNER_KEY].map(keyIdOf),
+        keys: [
+          { keyId: keyIdOf(DIGEST), expires: '2026-06-01T10:10:00Z', expired: true, digest: true },
+          { keyId: keyIdOf(PARTNER_KEY), expires: null, expired: false, digest: false },
+        ],
+        allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'],
+      },
+      {
+        appId: 'closed',
+        keyIds: [keyIdOf(PARTNER_KEY)],
+        keys: [{ keyId: keyIdOf(PARTNER_KEY), expires: null, expired: false, digest: false }],
+        allowedCidrs: [],
+      },
+    ]);
+  });
+
+  it('shows a key expiring within the hour in minutes, and under a minute as <1m', () => {
+    const soon = documentOf({
+      demo: {
+        keys: [
+          { stored: DEMO_KEY, expires: '2026-06-01T12:59:59Z' },
+          { stored: DEMO_NEXT_KEY, expires: '2026-06-01T12:00:30Z' },
+        ],
+      },
+    });
+
+    expect(formatList(listApps(soon), NOW)).toBe(
+      'demo: any network\n' +
+        `  ${keyIdOf(DEMO_KEY)}  2026-06-01T12:59:59Z  expires in 59m\n` +
+        `  ${keyIdOf(DEMO_NEXT_KEY)}  2026-06-01T12:00:30Z  expires in <1m\n`,
+    );
+  });
+
+  it('never shows a key, plain or digest', () => {
+    const shown = formatList(listApps(SAMPLE), NOW) + formatListJson(listApps(SAMPLE), NOW);
+
+    for (const key of [DEMO_KEY, DEMO_NEXT_KEY, NEW_KEY, PARTNER_KEY, DIGEST])
+      expect(shown).not.toContain(key);
+  });
+});
