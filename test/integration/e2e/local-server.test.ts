@@ -461,6 +461,8 @@ describe('npm start with an invalid setting in the environment', () => {
 describe('npm start with KEYS_SECRET_ID (keys from Secrets Manager, here moto)', () => {
   const secretName = 'payment-api/local-server-e2e';
   const partnerKey = generateKey();
+  const expiredKey = generateKey();
+  const fencedKey = generateKey();
   let moto: MotoServer;
   let directory: string;
   let keysFile: string;
@@ -477,7 +479,13 @@ describe('npm start with KEYS_SECRET_ID (keys from Secrets Manager, here moto)',
       },
     });
     await client.send(
-      new CreateSecretCommand({ Name: secretName, SecretString: JSON.stringify({ partner: [partnerKey] }) }),
+      new CreateSecretCommand({
+        Name: secretName,
+        SecretString: JSON.stringify({
+          partner: [partnerKey, { key: expiredKey, expires: '2020-01-01T00:00:00Z' }],
+          fenced: { keys: [fencedKey], allowedCidrs: ['203.0.113.0/24'] },
+        }),
+      }),
     );
     client.destroy();
     directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
@@ -503,11 +511,18 @@ describe('npm start with KEYS_SECRET_ID (keys from Secrets Manager, here moto)',
   });
 
   it.each([
-    { name: 'the key in the secret', appKey: (): string => partnerKey, status: 200 },
-    { name: 'another key', appKey: (): string => generateKey(), status: 401 },
-  ])('answers $status for $name', async ({ appKey, status }) => {
+    { name: 'the key in the secret', appId: 'partner', appKey: (): string => partnerKey, status: 200 },
+    { name: 'another key', appId: 'partner', appKey: (): string => generateKey(), status: 401 },
+    { name: 'an expired key in the secret', appId: 'partner', appKey: (): string => expiredKey, status: 401 },
+    {
+      name: 'a key fenced to another network',
+      appId: 'fenced',
+      appKey: (): string => fencedKey,
+      status: 401,
+    },
+  ])('answers $status for $name', async ({ appId, appKey, status }) => {
     // Act
-    const reply = await send(server.baseUrl, { headers: credentials('partner', appKey()) });
+    const reply = await send(server.baseUrl, { headers: credentials(appId, appKey()) });
 
     // Assert
     expect(reply.status).toBe(status);
@@ -517,7 +532,7 @@ describe('npm start with KEYS_SECRET_ID (keys from Secrets Manager, here moto)',
   it('creates no keys file and prints no key', async () => {
     // Assert
     expect(await exists(keysFile)).toBe(false);
-    expect(occurrences(server.output(), partnerKey)).toBe(0);
+    for (const key of [partnerKey, expiredKey, fencedKey]) expect(occurrences(server.output(), key)).toBe(0);
     expect(server.output()).not.toMatch(/payk_[A-Za-z0-9_-]{43}/);
   });
 
