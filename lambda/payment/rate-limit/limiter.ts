@@ -1,0 +1,31 @@
+import type { RateLimit } from './gcra';
+
+/** What the limiter says of one authenticated request. */
+export type LimitDecision =
+  | {
+      readonly kind: 'accepted';
+      /** Requests the app could still make at once. */
+      readonly remaining: number;
+      /** Whole seconds until its bucket is full again. */
+      readonly resetSeconds: number;
+    }
+  | {
+      readonly kind: 'limited';
+      /** Whole seconds, at least 1, before a retry can be accepted. */
+      readonly retryAfterSeconds: number;
+    }
+  /** The shared store could not be asked in time (or refused): the caller fails open or closed. */
+  | { readonly kind: 'unavailable'; readonly error: string };
+
+/**
+ * Counts an app's authenticated requests against its limit. The payment Lambda's is shared by every execution
+ * environment (DynamoDB); the local server's lives in its one process.
+ */
+export interface RateLimiter {
+  check(appId: string, limit: RateLimit): Promise<LimitDecision>;
+}
+
+/** Whole seconds for a header: rounded up, and at least 1 so that a client never retries at once. */
+export function wholeSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}
