@@ -7,6 +7,7 @@ import {
   parseKeyDocument,
   type DocumentApp,
   type DocumentKey,
+  type DocumentRateLimit,
   type KeyDocument,
 } from '../../shared/keys/key-document';
 import {
@@ -88,6 +89,10 @@ function sameCidrs(a: readonly string[] | undefined, b: readonly string[] | unde
   return a.length === b.length && a.every((cidr, index) => cidr === b[index]);
 }
 
+function sameRateLimit(a: DocumentRateLimit | undefined, b: DocumentRateLimit | undefined): boolean {
+  return a?.perSecond === b?.perSecond && a?.burst === b?.burst;
+}
+
 /**
  * The steps of one rotation may run on different Lambda instances, minutes or (when Secrets Manager retries) hours
  * apart, and their clocks may differ slightly. The check leans this far towards accepting: far more than any clock
@@ -134,6 +139,7 @@ function rotationProblem(
   check: PendingCheck,
 ): string | undefined {
   if (!sameCidrs(current.allowedCidrs, pending.allowedCidrs)) return 'its allowlist changed';
+  if (!sameRateLimit(current.rateLimit, pending.rateLimit)) return 'its rate limit changed';
   if (sameKeys(current.keys, pending.keys)) return undefined;
   if (holdsDigestKey(current.keys)) return 'it holds a sha256: key, which rotation leaves unchanged';
   const fresh = pending.keys[pending.keys.length - 1];

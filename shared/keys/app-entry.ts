@@ -1,6 +1,7 @@
 import { appIdProblem, APP_ID_PATTERN, looksLikeGeneratedKey } from './app-id';
 import { GENERATED_KEY_PREFIX, readStoredKey } from './key-material';
 import { parseCidr, type Cidr } from './network';
+import { readRateLimit, type RateLimit } from './rate-limit';
 import type { SecretEntry } from './secret-json';
 import { parseTimestamp, TIMESTAMP_RULE } from './timestamp';
 
@@ -9,11 +10,12 @@ import { parseTimestamp, TIMESTAMP_RULE } from './timestamp';
  *
  *   "app": "<key>"                                   a key entry
  *   "app": ["<key>", {"key": "<key>", "expires": "2026-12-24T00:00:00Z"}]   a list of key entries
- *   "app": {"keys": [...], "allowedCidrs": ["203.0.113.0/24"]}             an app object
+ *   "app": {"keys": [...], "allowedCidrs": ["203.0.113.0/24"], "rateLimit": {"perSecond": 20, "burst": 40}}
+ *                                                    an app object (both fields optional)
  *
  * where a key is plain or `sha256:<64 hex>`. Strict, so that a typo can never widen access: an unknown field or an
  * unparsable `expires` makes that key malformed (it is left out); an unknown field of the app object, or a
- * malformed `allowedCidrs`, leaves the whole app out (it fails closed).
+ * malformed `allowedCidrs` or `rateLimit`, leaves the whole app out (it fails closed).
  */
 
 /**
@@ -59,10 +61,18 @@ export interface AppEntryReading {
   readonly keys: readonly ReadableKey[];
   /** Absent: any network. An empty list: none. */
   readonly allowlist?: ReadableAllowlist;
+  /** The app's own rate limit; absent: the stack's default applies (if any). */
+  readonly rateLimit?: ReadableRateLimit;
   readonly problems: readonly KeyringProblem[];
 }
 
-export const APP_OBJECT_FIELDS = ['keys', 'allowedCidrs'] as const;
+/** An app's own rate limit, as written and as applied (a burst left out is one second's worth). */
+export interface ReadableRateLimit {
+  readonly written: { readonly perSecond: number; readonly burst?: number };
+  readonly limit: RateLimit;
+}
+
+export const APP_OBJECT_FIELDS = ['keys', 'allowedCidrs', 'rateLimit'] as const;
 export const KEY_OBJECT_FIELDS = ['key', 'expires'] as const;
 
 type Located = Omit<KeyringProblem, 'reason'>;
@@ -170,6 +180,7 @@ export function readAppEntry({ position: entryPosition, name, value }: SecretEnt
 
   let keyValues: unknown;
   let allowlist: ReadableAllowlist | undefined;
+  let rateLimit: ReadableRateLimit | undefined;
   // An object with `key` (and no `keys`) is a lone key object: a key entry, like a lone key string.
   if (isPlainObject(value) && !(Object.hasOwn(value, 'key') && !Object.hasOwn(value, 'keys'))) {
     const unknownField = unknownFieldPosition(value, APP_OBJECT_FIELDS);
@@ -186,6 +197,12 @@ export function readAppEntry({ position: entryPosition, name, value }: SecretEnt
       if (!reading.ok) return unusable(located, reading.reason);
       allowlist = reading.allowlist;
     }
+    if (Object.hasOwn(value, 'rateLimit')) {
+      // Fails closed like the allowlist: a limit that cannot be read must not turn into no limit at all.
+      const reading = readRateLimit(value.rateLimit);
+      if (!reading.ok) return unusable(located, reading.reason);
+      rateLimit = { written: reading.written, limit: reading.limit };
+    }
   } else {
     keyValues = value;
   }
@@ -198,6 +215,7 @@ export function readAppEntry({ position: entryPosition, name, value }: SecretEnt
     usable: keys.length > 0,
     keys,
     ...(allowlist === undefined ? {} : { allowlist }),
+    ...(rateLimit === undefined ? {} : { rateLimit }),
     problems,
   };
 }

@@ -28,6 +28,13 @@ export interface DocumentApp {
   readonly keys: readonly DocumentKey[];
   /** Absent: any network. Empty: none. */
   readonly allowedCidrs?: readonly string[];
+  /** The app's own rate limit, as written (a burst left out is not added). Absent: the stack's default. */
+  readonly rateLimit?: DocumentRateLimit;
+}
+
+export interface DocumentRateLimit {
+  readonly perSecond: number;
+  readonly burst?: number;
 }
 
 /** App id → its keys and rules. */
@@ -129,6 +136,7 @@ export function parseKeyDocument(text: string): KeyDocument {
           : { stored: key.stored, expires: key.expires.text },
       ),
       ...(app.allowlist === undefined ? {} : { allowedCidrs: app.allowlist.texts }),
+      ...(app.rateLimit === undefined ? {} : { rateLimit: app.rateLimit.written }),
     });
   }
   return document;
@@ -142,18 +150,21 @@ function serializeKey(key: DocumentKey): string | { key: string; expires: string
 /**
  * Compact JSON (no indentation: Secrets Manager holds at most 65,536 bytes, and whitespace costs about 17% of them),
  * apps in a stable order so that two versions compare line for line once pretty-printed. An app is a list of keys,
- * or an app object when it has an allowlist.
+ * or an app object when it has an allowlist or a rate limit of its own.
  */
 export function serializeKeyDocument(document: KeyDocument): string {
   const sorted = [...document.entries()].sort(([a], [b]) => byCodeUnit(a, b));
-  return JSON.stringify(
-    Object.fromEntries(
-      sorted.map(([appId, app]) => {
-        const keys = app.keys.map(serializeKey);
-        return [appId, app.allowedCidrs === undefined ? keys : { keys, allowedCidrs: app.allowedCidrs }];
-      }),
-    ),
-  );
+  return JSON.stringify(Object.fromEntries(sorted.map(([appId, app]) => [appId, serializeApp(app)])));
+}
+
+function serializeApp(app: DocumentApp): unknown {
+  const keys = app.keys.map(serializeKey);
+  if (app.allowedCidrs === undefined && app.rateLimit === undefined) return keys;
+  return {
+    keys,
+    ...(app.allowedCidrs === undefined ? {} : { allowedCidrs: app.allowedCidrs }),
+    ...(app.rateLimit === undefined ? {} : { rateLimit: app.rateLimit }),
+  };
 }
 
 export interface KeyListing {
@@ -169,6 +180,8 @@ export interface AppListing {
   readonly appId: string;
   readonly keys: readonly KeyListing[];
   readonly allowedCidrs?: readonly string[];
+  /** The app's own rate limit, as written; absent: the stack's default applies. */
+  readonly rateLimit?: DocumentRateLimit;
 }
 
 /** Every app in code-unit order, with its key ids, expiries and allowlist; never a key. */
@@ -188,6 +201,7 @@ export function listApps(document: KeyDocument): AppListing[] {
         };
       }),
       ...(app.allowedCidrs === undefined ? {} : { allowedCidrs: app.allowedCidrs }),
+      ...(app.rateLimit === undefined ? {} : { rateLimit: app.rateLimit }),
     }));
 }
 

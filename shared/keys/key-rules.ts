@@ -10,9 +10,11 @@ import {
   withApp,
   type DocumentApp,
   type DocumentKey,
+  type DocumentRateLimit,
   type KeyDocument,
 } from './key-document';
 import { canonicalAddress, parseCidr } from './network';
+import { readRateLimit } from './rate-limit';
 import { formatTimestamp } from './timestamp';
 
 /**
@@ -173,5 +175,20 @@ export function disallowCidrs(document: KeyDocument, appId: string, cidrs: reado
 export function allowAnyNetwork(document: KeyDocument, appId: string): KeyDocument {
   const app: { -readonly [Field in keyof DocumentApp]?: DocumentApp[Field] } = { ...appOf(document, appId) };
   delete app.allowedCidrs;
+  return withApp(document, appId, { ...app, keys: appOf(document, appId).keys });
+}
+
+/** Gives the app a rate limit of its own, checked as the secret's reader checks it; a burst left out is not written. */
+export function setRateLimit(document: KeyDocument, appId: string, limit: DocumentRateLimit): KeyDocument {
+  const app = appOf(document, appId);
+  const reading = readRateLimit(limit);
+  if (!reading.ok) throw new KeyDocumentError(reading.reason);
+  return withApp(document, appId, { ...app, rateLimit: reading.written });
+}
+
+/** Removes the app's own rate limit: the stack's default (`appRateLimit`) applies again. */
+export function useDefaultRateLimit(document: KeyDocument, appId: string): KeyDocument {
+  const app: { -readonly [Field in keyof DocumentApp]?: DocumentApp[Field] } = { ...appOf(document, appId) };
+  delete app.rateLimit;
   return withApp(document, appId, { ...app, keys: appOf(document, appId).keys });
 }

@@ -1,6 +1,7 @@
 import { readAppEntry, type KeyringProblem } from './app-entry';
 import { keyIdFromDigest } from './key-material';
 import { SourceAllowlist } from './network';
+import type { RateLimit } from './rate-limit';
 import { readSecretObject } from './secret-json';
 
 export type { KeyringProblem } from './app-entry';
@@ -20,6 +21,8 @@ export interface KeyringApp {
   readonly keys: readonly StoredKey[];
   /** The networks it may call from; absent: any network. */
   readonly allowlist?: SourceAllowlist;
+  /** Its own rate limit; absent: the stack's default, if it has one. */
+  readonly rateLimit?: RateLimit;
 }
 
 /** App id → what its requests are checked against. */
@@ -88,6 +91,7 @@ export function parseKeyring(secretString: string): ParsedKeyring {
         ...(key.expires === undefined ? {} : { expiresAt: key.expires.at }),
       })),
       ...(app.allowlist === undefined ? {} : { allowlist: new SourceAllowlist(app.allowlist.cidrs) }),
+      ...(app.rateLimit === undefined ? {} : { rateLimit: app.rateLimit.limit }),
     });
   }
 

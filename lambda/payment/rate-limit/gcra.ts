@@ -5,13 +5,9 @@
  * number per app is what makes a single conditional write enough to share the limit across execution environments.
  */
 
-/** An app's limit: a steady rate, and how many requests may come at once. */
-export interface RateLimit {
-  /** Requests per second, on average. */
-  readonly perSecond: number;
-  /** Requests accepted at once from a full bucket: a whole number, at least 1. */
-  readonly burst: number;
-}
+import type { RateLimit } from '../../../shared/keys/rate-limit';
+
+export type { RateLimit } from '../../../shared/keys/rate-limit';
 
 export type GcraDecision =
   | {

@@ -255,6 +255,11 @@ describe('pendingVersionProblems', () => {
       { ...rotated, demo: { keys: rotated.demo, allowedCidrs: ['0.0.0.0/0'] } },
       [notOneRotation('demo', 'its allowlist changed')],
     ],
+    [
+      'a rate limit is added',
+      { ...rotated, demo: { keys: rotated.demo, rateLimit: { perSecond: 10000 } } },
+      [notOneRotation('demo', 'its rate limit changed')],
+    ],
   ])('refuses a pending version where %s', (_label, pending, problems) => {
     expect(pendingVersionProblems(current, JSON.stringify(pending), CHECK)).toEqual(problems);
   });

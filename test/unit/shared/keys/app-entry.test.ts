@@ -94,7 +94,7 @@ describe('readAppEntry: strict, so that a typo never widens access', () => {
     [
       'an unknown field in the app object',
       { keys: [DEMO_KEY], allowedCIDRs: ['203.0.113.0/24'] },
-      'app object field #2 is not one of "keys", "allowedCidrs"',
+      'app object field #2 is not one of "keys", "allowedCidrs", "rateLimit"',
     ],
     [
       'an allowlist that is not a list',

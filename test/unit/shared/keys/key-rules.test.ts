@@ -13,6 +13,8 @@ import {
   limitOtherKeysExpiry,
   pruneExpiredKeys,
   setKeyExpiry,
+  setRateLimit,
+  useDefaultRateLimit,
 } from '../../../../shared/keys/key-rules';
 import { parseKeyring } from '../../../../shared/keys/keyring';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY } from '../../../support/keys';
@@ -202,5 +204,42 @@ describe('allowCidrs, disallowCidrs and allowAnyNetwork (allow, disallow, allow 
     ],
   ])('refuses %s, changing nothing', (_label, edit, message) => {
     expectDocumentError(edit, message);
+  });
+});
+
+describe('setRateLimit and useDefaultRateLimit (limit)', () => {
+  it('gives the app a limit of its own, written as given, and serves it in the keyring', () => {
+    const after = setRateLimit(document({ shop: [DEMO_KEY] }), 'shop', { perSecond: 20 });
+
+    expect(serializeKeyDocument(after)).toBe(
+      `{"shop":{"keys":["${DEMO_KEY}"],"rateLimit":{"perSecond":20}}}`,
+    );
+    expect(parseKeyring(serializeKeyDocument(after)).keyring.get('shop')?.rateLimit).toEqual({
+      perSecond: 20,
+      burst: 20,
+    });
+  });
+
+  it('replaces a limit, keeping the allowlist', () => {
+    const before = document({ shop: { keys: [DEMO_KEY], allowedCidrs: [], rateLimit: { perSecond: 1 } } });
+
+    expect(setRateLimit(before, 'shop', { perSecond: 5, burst: 10 }).get('shop')).toEqual({
+      keys: [{ stored: DEMO_KEY }],
+      allowedCidrs: [],
+      rateLimit: { perSecond: 5, burst: 10 },
+    });
+  });
+
+  it("goes back to the stack's default, writing a plain key list when nothing else is set", () => {
+    const before = document({ shop: { keys: [DEMO_KEY], rateLimit: { perSecond: 1 } } });
+
+    expect(serializeKeyDocument(useDefaultRateLimit(before, 'shop'))).toBe(`{"shop":["${DEMO_KEY}"]}`);
+  });
+
+  it('refuses a limit the secret could not hold, changing nothing', () => {
+    expectDocumentError(
+      () => setRateLimit(document({ shop: [DEMO_KEY] }), 'shop', { perSecond: 5, burst: 0 }),
+      '"rateLimit"."burst" must be a whole number of requests from 1 to 100000',
+    );
   });
 });

@@ -109,7 +109,11 @@ describe('rotateAllApps', () => {
   it("keeps what it does not own: the app's allowlist, an empty one (no network) included", () => {
     const rotated = rotateAllApps(
       document({
-        shop: { keys: [KEY_A], allowedCidrs: ['203.0.113.0/24', '2001:DB8::/32'] },
+        shop: {
+          keys: [KEY_A],
+          allowedCidrs: ['203.0.113.0/24', '2001:DB8::/32'],
+          rateLimit: { perSecond: 20 },
+        },
         closed: { keys: [KEY_B], allowedCidrs: [] },
       }),
       MONTHLY,
@@ -119,6 +123,7 @@ describe('rotateAllApps', () => {
 
     expect(rotated.document.get('shop')?.allowedCidrs).toEqual(['203.0.113.0/24', '2001:DB8::/32']);
     expect(rotated.document.get('closed')?.allowedCidrs).toEqual([]);
+    expect(rotated.document.get('shop')?.rateLimit).toEqual({ perSecond: 20 });
     expect(rotated.rotatedAppIds).toEqual(['closed', 'shop']);
   });
 

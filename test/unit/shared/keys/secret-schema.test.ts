@@ -43,6 +43,8 @@ describe('docs/secret.schema.json', () => {
       { shop: { keys: [DEMO_KEY], allowedCidrs: ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7'] } },
     ],
     ['an app object with an empty allowlist', { shop: { keys: [{ key: DEMO_KEY }], allowedCidrs: [] } }],
+    ['an app object with a rate limit', { shop: { keys: [DEMO_KEY], rateLimit: { perSecond: 0.5 } } }],
+    ['a rate limit with a burst', { shop: { keys: [DEMO_KEY], rateLimit: { perSecond: 20, burst: 40 } } }],
     ['no apps', {}],
   ])('accepts %s, as the parser does', (_label, secret) => {
     expect(validate(secret)).toBe(true);
@@ -59,6 +61,14 @@ describe('docs/secret.schema.json', () => {
     ['an allowlist entry that is not an address', { shop: { keys: [DEMO_KEY], allowedCidrs: ['office'] } }],
     ['an IPv4 prefix over 32', { shop: { keys: [DEMO_KEY], allowedCidrs: ['203.0.113.0/33'] } }],
     ['an app object without keys', { shop: { allowedCidrs: [] } }],
+    ['a rate limit without perSecond', { shop: { keys: [DEMO_KEY], rateLimit: { burst: 10 } } }],
+    ['a rate limit of zero', { shop: { keys: [DEMO_KEY], rateLimit: { perSecond: 0 } } }],
+    ['a fractional burst', { shop: { keys: [DEMO_KEY], rateLimit: { perSecond: 5, burst: 2.5 } } }],
+    [
+      'an unknown field in a rate limit',
+      { shop: { keys: [DEMO_KEY], rateLimit: { perSecond: 5, perMinute: 100 } } },
+    ],
+    ['a rate limit given as text', { shop: { keys: [DEMO_KEY], rateLimit: { perSecond: '5' } } }],
     ['an empty key list', { shop: [] }],
     ['a short key', { shop: ['short'] }],
     ['a truncated digest', { shop: ['sha256:abc'] }],
