@@ -12,6 +12,10 @@ import { METRIC, type CountedMetricName } from './metric-names';
 import { NO_METRICS, type MetricsRecorder } from './metrics-recorder';
 import { readProxyRequest } from './proxy-request';
 import { readJsonBody } from './request-body';
+import { limitedHeaders, rateLimitHeaders } from './rate-limit/headers';
+import type { LimiterFailure, RateLimiter } from './rate-limit/limiter';
+import type { Keyring } from '../../shared/keys/keyring';
+import type { RateLimit } from '../../shared/keys/rate-limit';
 import { errorResponse, jsonResponse, SUCCESS_BODY, UNAUTHORIZED_HEADERS } from '../../shared/api/responses';
 
 export interface HandlerDependencies {
@@ -21,6 +25,17 @@ export interface HandlerDependencies {
   readonly metrics?: MetricsRecorder;
   /** The clock keys expire by, read at each request. Default Date.now. */
   readonly now?: () => number;
+  /** Per-app rate limits. Default: none (a rateLimit in the secret is then not enforced, and a warning says so). */
+  readonly limits?: RequestLimits;
+}
+
+/** How requests are counted against their app's limit. */
+export interface RequestLimits {
+  readonly limiter: RateLimiter;
+  /** Every app's limit, unless the secret gives it one of its own. */
+  readonly defaultLimit: RateLimit;
+  /** When the limiter cannot answer: the request goes on (open) or gets 503 (closed). */
+  readonly failure: LimiterFailure;
 }
 
 /**
@@ -31,12 +46,27 @@ export type PaymentHandler = (event: unknown) => Promise<APIGatewayProxyResult>;
 
 /** The metric each refusal counts under. */
 const REFUSAL_METRICS: Readonly<
-  Record<'unauthorized' | 'unsupportedMediaType' | 'badRequest', CountedMetricName>
+  Record<'unauthorized' | 'tooManyRequests' | 'unsupportedMediaType' | 'badRequest', CountedMetricName>
 > = {
   unauthorized: METRIC.unauthorized,
+  tooManyRequests: METRIC.throttled,
   unsupportedMediaType: METRIC.unsupportedMediaType,
   badRequest: METRIC.badRequest,
 };
+
+/** Keyrings already warned about: a limit in the secret with no limiter to enforce it is said once per refresh. */
+const warnedUnenforcedLimits = new WeakSet<Keyring>();
+
+function warnOfUnenforcedLimits(keyring: Keyring, logger: Logger): void {
+  if (warnedUnenforcedLimits.has(keyring)) return;
+  warnedUnenforcedLimits.add(keyring);
+  const apps = [...keyring.values()].filter((app) => app.rateLimit !== undefined).length;
+  if (apps > 0) {
+    logger.warn('rate limits in the secret are not enforced: the stack has no appRateLimit (no limiter)', {
+      apps,
+    });
+  }
+}
 
 /**
  * The refusals of a key that matched, counted beside Unauthorized: the dashboard shows them, since each means a
@@ -65,16 +95,18 @@ function refusedCaller(decision: Extract<AuthDecision, { ok: false }>, sentAppId
 }
 
 /**
- * The POST /payment handler: authentication first (one 401 for every cause), then the media type (415), then
- * the body (400). The event is never logged whole (it carries App-key); each request logs one line with its
- * outcome and counts one outcome metric. Whatever the event holds, the answer is one of those statuses, or 503
- * when keys cannot be read.
+ * The POST /payment handler: authentication first (one 401 for every cause), then the app's rate limit (429), then
+ * the media type (415), then the body (400). Only an authenticated request counts against an app's limit, so
+ * nobody without the key can spend a partner's budget. The event is never logged whole (it carries App-key); each
+ * request logs one line with its outcome and counts one outcome metric. Whatever the event holds, the answer is one
+ * of those statuses, or 503 when keys (or, failing closed, the limiter) cannot be read.
  */
 export function createHandler({
   keys,
   logger,
   metrics = NO_METRICS,
   now = Date.now,
+  limits,
 }: HandlerDependencies): PaymentHandler {
   return async (event) => {
     // Never throws, whatever the event holds.
@@ -116,26 +148,55 @@ export function createHandler({
         );
       }
 
+      const caller: LogFields = { ...keysUsed, appId: decision.appId, keyId: decision.keyId };
+      const appLimit = keyring.get(decision.appId)?.rateLimit;
+      let limitHeaders: Readonly<Record<string, string>> = {};
+      if (limits === undefined) {
+        if (appLimit !== undefined) warnOfUnenforcedLimits(keyring, logger);
+      } else {
+        const limit = appLimit ?? limits.defaultLimit;
+        const outcome = await limits.limiter.check(decision.appId, limit);
+        switch (outcome.kind) {
+          case 'accepted':
+            limitHeaders = rateLimitHeaders(limit, outcome.remaining, outcome.resetSeconds);
+            break;
+          case 'limited':
+            return refuse(
+              'tooManyRequests',
+              { ...caller, reason: 'rate_limited', retryAfterSeconds: outcome.retryAfterSeconds },
+              limitedHeaders(limit, outcome.retryAfterSeconds),
+            );
+          case 'unavailable':
+            metrics.count(METRIC.rateLimiterUnavailable);
+            logger.warn('rate limiter unavailable', {
+              ...context,
+              appId: decision.appId,
+              failure: limits.failure,
+              error: outcome.error,
+            });
+            if (limits.failure === 'closed') {
+              logger.info('request refused', {
+                ...context,
+                ...caller,
+                status: 503,
+                reason: 'rate_limiter_unavailable',
+              });
+              metrics.count(METRIC.unavailable);
+              return errorResponse('unavailable', apiRequestId);
+            }
+        }
+      }
+
       const mediaTypeProblem = contentTypeProblem(request.headers.all('content-type'));
       if (mediaTypeProblem !== undefined) {
-        return refuse('unsupportedMediaType', {
-          ...keysUsed,
-          appId: decision.appId,
-          reason: mediaTypeProblem,
-        });
+        return refuse('unsupportedMediaType', { ...caller, reason: mediaTypeProblem }, limitHeaders);
       }
       const body = readJsonBody(request.body);
-      if (!body.ok) return refuse('badRequest', { ...keysUsed, appId: decision.appId, reason: body.problem });
+      if (!body.ok) return refuse('badRequest', { ...caller, reason: body.problem }, limitHeaders);
 
-      logger.info('request accepted', {
-        ...context,
-        ...keysUsed,
-        status: 200,
-        appId: decision.appId,
-        keyId: decision.keyId,
-      });
+      logger.info('request accepted', { ...context, ...caller, status: 200 });
       metrics.count(METRIC.accepted);
-      return jsonResponse(200, JSON.stringify(SUCCESS_BODY), apiRequestId);
+      return jsonResponse(200, JSON.stringify(SUCCESS_BODY), apiRequestId, limitHeaders);
     } catch (error) {
       if (error instanceof KeysUnavailableError) {
         logger.error('keys unavailable', { ...context, status: 503, error: describeError(error) });

@@ -8,7 +8,7 @@
  * (MEASURED_METRICS) are levels sampled at each key refresh, read with Maximum.
  */
 export const METRIC = {
-  /** One of the six outcomes below per request: 200. */
+  /** One of the seven outcomes below per request: 200. */
   accepted: 'Accepted',
   /** 401: credentials missing, sent twice, unknown app, wrong key, expired key or a network not allowed. */
   unauthorized: 'Unauthorized',
@@ -20,6 +20,10 @@ export const METRIC = {
   unavailable: 'Unavailable',
   /** 500: an unexpected error in the handler. */
   internalError: 'InternalError',
+  /** 429: authenticated, but over the app's rate limit (appRateLimit, or the app's own). */
+  throttled: 'Throttled',
+  /** Per request the rate limiter could not decide in time (DynamoDB slow, throttling, refusing): failed open or closed. */
+  rateLimiterUnavailable: 'RateLimiterUnavailable',
   /** Per 401 for a key that matched but had expired (`reason: expired_key`); also counted as Unauthorized. */
   expiredKey: 'ExpiredKey',
   /** Per 401 for a key that matched, sent from outside the app's allowlist (`reason: source_not_allowed`). */
@@ -59,6 +63,7 @@ export const OUTCOME_METRICS: readonly CountedMetricName[] = [
   METRIC.badRequest,
   METRIC.unavailable,
   METRIC.internalError,
+  METRIC.throttled,
 ];
 
 export const DEFAULT_METRICS_NAMESPACE = 'PaymentApi';

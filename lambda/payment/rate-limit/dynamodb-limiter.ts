@@ -10,7 +10,7 @@ import { errorName } from '../../../shared/errors';
 import { describeError } from '../../../shared/logger';
 import { raceWithTimeout } from '../../../shared/timeout';
 import { decide, intervalMs, toleranceMs, type RateLimit } from './gcra';
-import { wholeSeconds, type LimitDecision, type RateLimiter } from './limiter';
+import { LIMITER_WORST_ADDED_MS, wholeSeconds, type LimitDecision, type RateLimiter } from './limiter';
 
 /**
  * Bounds on each DynamoDB call of the limiter. In-region UpdateItem answers in a few milliseconds; an attempt that
@@ -23,13 +23,6 @@ export const LIMITER_CALL_BOUNDS: CallBounds = {
   retryDelayMs: 10,
   callDeadlineMs: 140,
 };
-
-/**
- * The most the limiter adds to a request, every call included (a second call is needed only when another execution
- * environment changed the app's counter since this one last saw it). Past it the request goes on as if the store
- * were down: the caller fails open or closed.
- */
-export const LIMITER_WORST_ADDED_MS = 150;
 
 /**
  * One counter item takes about 1,000 writes a second (DynamoDB's per-partition limit). An app whose limit is above

@@ -1,5 +1,8 @@
 import type { RateLimit } from './gcra';
 
+/** What a request gets when the limiter cannot answer: it goes on (open), or 503 (closed). */
+export type LimiterFailure = 'open' | 'closed';
+
 /** What the limiter says of one authenticated request. */
 export type LimitDecision =
   | {
@@ -24,6 +27,13 @@ export type LimitDecision =
 export interface RateLimiter {
   check(appId: string, limit: RateLimit): Promise<LimitDecision>;
 }
+
+/**
+ * The most the shared limiter adds to a request, every call included (a second call is needed only when another
+ * execution environment changed the app's counter since this one last saw it). Past it the request goes on as if
+ * the store were down: the handler fails open or closed.
+ */
+export const LIMITER_WORST_ADDED_MS = 150;
 
 /** Whole seconds for a header: rounded up, and at least 1 so that a client never retries at once. */
 export function wholeSeconds(ms: number): number {

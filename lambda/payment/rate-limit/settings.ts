@@ -1,0 +1,86 @@
+import {
+  burstProblem,
+  defaultBurst,
+  perSecondProblem,
+  type RateLimit,
+} from '../../../shared/keys/rate-limit';
+import { LIMITER_WORST_ADDED_MS, type LimiterFailure } from './limiter';
+
+export type { LimiterFailure } from './limiter';
+
+export const LIMITER_FAILURES: readonly LimiterFailure[] = ['open', 'closed'];
+
+/** Environment variables of the rate-limited payment Lambda, shared with the stack that sets them. */
+export const RATE_LIMIT_ENV = {
+  table: 'RATE_LIMIT_TABLE',
+  perSecond: 'RATE_LIMIT_PER_SECOND',
+  burst: 'RATE_LIMIT_BURST',
+  failure: 'RATE_LIMIT_FAILURE',
+  /** Never set by the stack: tests against an emulator give the limiter more time than production allows. */
+  deadlineMs: 'RATE_LIMIT_DEADLINE_MS',
+} as const;
+
+export interface RateLimitSettings {
+  readonly tableName: string;
+  /** Every app's limit, unless the secret gives it one of its own. */
+  readonly defaultLimit: RateLimit;
+  readonly failure: LimiterFailure;
+  readonly deadlineMs: number;
+}
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** A number as an environment variable holds it: digits, optionally a fraction; NaN otherwise. */
+function numberIn(raw: string): number {
+  return /^\d{1,9}(\.\d{1,9})?$/.test(raw) ? Number(raw) : NaN;
+}
+
+/**
+ * A default limit from two variables (the Lambda's RATE_LIMIT_*, the local server's APP_RATE_*): undefined when the
+ * rate is absent or empty. A bad value is a configuration error, one line naming the variable.
+ */
+export function readDefaultLimit(
+  env: Environment,
+  perSecondName: string,
+  burstName: string,
+): RateLimit | undefined {
+  const rawRate = env[perSecondName];
+  if (rawRate === undefined || rawRate === '') {
+    const rawBurst = env[burstName];
+    if (rawBurst !== undefined && rawBurst !== '') throw new Error(`${burstName} needs ${perSecondName}`);
+    return undefined;
+  }
+  const perSecond = numberIn(rawRate);
+  const rateProblem = perSecondProblem(perSecond);
+  if (rateProblem !== undefined) throw new Error(`${perSecondName} ${rateProblem}, got "${rawRate}"`);
+  const rawBurst = env[burstName];
+  if (rawBurst === undefined || rawBurst === '') return { perSecond, burst: defaultBurst(perSecond) };
+  const burst = numberIn(rawBurst);
+  const problem = burstProblem(burst);
+  if (problem !== undefined) throw new Error(`${burstName} ${problem}, got "${rawBurst}"`);
+  return { perSecond, burst };
+}
+
+/** What the rate-limited entry needs; throws (failing the Lambda's init) when something is missing or invalid. */
+export function readRateLimitSettings(env: Environment): RateLimitSettings {
+  const tableName = env[RATE_LIMIT_ENV.table];
+  if (tableName === undefined || tableName === '') {
+    throw new Error(`${RATE_LIMIT_ENV.table} must name the rate limit table`);
+  }
+  const defaultLimit = readDefaultLimit(env, RATE_LIMIT_ENV.perSecond, RATE_LIMIT_ENV.burst);
+  if (defaultLimit === undefined) throw new Error(`${RATE_LIMIT_ENV.perSecond} must be set`);
+  const rawFailure = env[RATE_LIMIT_ENV.failure];
+  const failure = LIMITER_FAILURES.find((candidate) => candidate === (rawFailure || 'open'));
+  if (failure === undefined) {
+    throw new Error(
+      `${RATE_LIMIT_ENV.failure} must be one of ${LIMITER_FAILURES.join(', ')}, got "${rawFailure ?? ''}"`,
+    );
+  }
+  const rawDeadline = env[RATE_LIMIT_ENV.deadlineMs];
+  const deadlineMs =
+    rawDeadline === undefined || rawDeadline === '' ? LIMITER_WORST_ADDED_MS : numberIn(rawDeadline);
+  if (!(Number.isInteger(deadlineMs) && deadlineMs >= 10 && deadlineMs <= 60_000)) {
+    throw new Error(`${RATE_LIMIT_ENV.deadlineMs} must be a whole number of milliseconds from 10 to 60000`);
+  }
+  return { tableName, defaultLimit, failure, deadlineMs };
+}

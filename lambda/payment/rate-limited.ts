@@ -1,0 +1,22 @@
+/**
+ * The payment Lambda's entry point with per-app rate limits (`appRateLimit`): the limiter counts in the stack's
+ * DynamoDB table, shared by every execution environment. Its client lives at module scope, like the Secrets
+ * Manager one.
+ */
+import { composeLambdaHandler } from './compose';
+import { createLimiterDynamoDbClient, DynamoDbRateLimiter } from './rate-limit/dynamodb-limiter';
+import { readRateLimitSettings } from './rate-limit/settings';
+
+const settings = readRateLimitSettings(process.env);
+
+export const handler = composeLambdaHandler({
+  limits: {
+    limiter: new DynamoDbRateLimiter({
+      client: createLimiterDynamoDbClient(),
+      tableName: settings.tableName,
+      deadlineMs: settings.deadlineMs,
+    }),
+    defaultLimit: settings.defaultLimit,
+    failure: settings.failure,
+  },
+});
