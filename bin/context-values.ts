@@ -7,13 +7,16 @@ import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
   describeMismatch,
+  describeOneOf,
   describeOpenInterval,
   describePositiveNumber,
+  describeValue,
   describeWholeNumber,
   isInOpenInterval,
   isPositiveNumber,
   isWholeNumberIn,
   mustBe,
+  type NumberProblem,
   type OpenInterval,
   type TextFormat,
   type WholeNumberRange,
@@ -71,6 +74,16 @@ export function positiveNumber(unit?: string): Parser<number> {
   };
 }
 
+/** A number checked by a rule of its own (see requireNoProblem), in that rule's words. */
+export function checkedNumber(problemOf: NumberProblem): Parser<number> {
+  return (raw) => {
+    const value = numberOf(raw, DECIMAL_DIGITS);
+    const problem = problemOf(value);
+    if (problem !== undefined) throw new InvalidValue(`${problem}, got ${describeValue(raw)}`);
+    return value;
+  };
+}
+
 export function seconds(range: Omit<WholeNumberRange, 'unit'>): Parser<Duration> {
   const parse = wholeNumber({ ...range, unit: 'seconds' });
   return (raw) => Duration.seconds(parse(raw));
@@ -79,7 +92,7 @@ export function seconds(range: Omit<WholeNumberRange, 'unit'>): Parser<Duration>
 export function oneOf<T extends string>(values: readonly T[]): Parser<T> {
   return (raw) => {
     const value = values.find((candidate) => candidate === raw);
-    if (value === undefined) throw new InvalidValue(mustBe(`one of ${values.join(', ')}`, raw));
+    if (value === undefined) throw new InvalidValue(mustBe(describeOneOf(values), raw));
     return value;
   };
 }

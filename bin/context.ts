@@ -10,6 +10,9 @@ import { KEY_ROTATION_DEFAULTS, KEY_ROTATION_LIMITS } from '../lib/key-rotation'
 import { DEMO_APP_NEEDS_A_NEW_SECRET } from '../lib/keys-secret';
 import { ALARM_EMAIL, METRICS_NAMESPACE, MONITORING_DEFAULTS, MONITORING_LIMITS } from '../lib/monitoring';
 import { PAYMENT_API_DEFAULTS, PAYMENT_API_LIMITS, STAGE_NAME } from '../lib/payment-api';
+import { APP_RATE_LIMIT_DEFAULTS } from '../lib/rate-limit-table';
+import { LIMITER_FAILURES, type LimiterFailure } from '../lambda/payment/rate-limit/settings';
+import { burstProblem, perSecondProblem, RATE_LIMIT_LIMITS } from '../shared/keys/rate-limit';
 import {
   KMS_KEY_ARN,
   secretReferenceFormat,
@@ -21,6 +24,7 @@ import { nearest } from './nearest';
 import type { TextFormat } from '../lib/validation';
 import {
   boolean,
+  checkedNumber,
   InvalidValue,
   matching,
   numberBetween,
@@ -212,6 +216,39 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
     parse: wholeNumber(L.throttlingBurstLimit),
     defaultValue: String(D.throttlingBurstLimit),
     meaning: 'Stage throttling: burst size in requests.',
+  }),
+  setting({
+    key: 'appRateLimit',
+    sets: 'appRateLimit.perSecond',
+    parse: checkedNumber(perSecondProblem),
+    apply: (perSecond, config) =>
+      withProps(config, { appRateLimit: { ...config.props.appRateLimit, perSecond } }),
+    defaultValue: 'no per-app limits',
+    meaning: `Turns on per-app rate limits (a DynamoDB table): requests per second each authenticated app may make (${RATE_LIMIT_LIMITS.perSecond.min} to ${RATE_LIMIT_LIMITS.perSecond.max}), unless its app object in the secret has a \`rateLimit\` of its own; over it, 429.`,
+  }),
+  setting({
+    key: 'appRateBurst',
+    sets: 'appRateLimit.burst',
+    parse: checkedNumber(burstProblem),
+    apply: (burst, config) =>
+      config.props.appRateLimit
+        ? withProps(config, { appRateLimit: { ...config.props.appRateLimit, burst } })
+        : config,
+    needs: { keys: ['appRateLimit'], because: 'without it there are no per-app limits' },
+    defaultValue: '`appRateLimit` rounded up',
+    meaning: `Requests an app may make at once after a quiet spell (${RATE_LIMIT_LIMITS.burst.min} to ${RATE_LIMIT_LIMITS.burst.max}).`,
+  }),
+  setting<LimiterFailure>({
+    key: 'appRateLimitFailure',
+    sets: 'appRateLimit.failure',
+    parse: oneOf(LIMITER_FAILURES),
+    apply: (failure, config) =>
+      config.props.appRateLimit
+        ? withProps(config, { appRateLimit: { ...config.props.appRateLimit, failure } })
+        : config,
+    needs: { keys: ['appRateLimit'], because: 'without it there are no per-app limits' },
+    defaultValue: APP_RATE_LIMIT_DEFAULTS.failure,
+    meaning: `When the limiter cannot reach DynamoDB in time: \`open\` lets the request through uncounted, \`closed\` answers 503 (${LIMITER_FAILURES.join(', ')}).`,
   }),
   prop({
     key: 'stageName',

@@ -15,13 +15,17 @@ const PROJECT_ROOT = path.join(__dirname, '..');
 
 /**
  * What makes the Lambda bundles small and quick to load, with the same SDK: packages resolved module-first, so
- * esbuild tree-shakes their ESM builds (the CommonJS builds are single files it must keep whole), and the SDK's
+ * esbuild tree-shakes their ESM builds (the CommonJS builds are single files it must keep whole), the SDK's
  * default credential chain replaced by the environment provider, all a Lambda ever uses
- * (lambda/lambda-credentials.ts).
+ * (lambda/lambda-credentials.ts), and the DynamoDB client's endpoint cache by one without its LRU library
+ * (lambda/endpoint-cache.ts).
  */
 export const SLIM_BUNDLING = {
   mainFields: ['module', 'main'],
-  aliases: { '@aws-sdk/credential-provider-node': './lambda/lambda-credentials.ts' },
+  aliases: {
+    '@aws-sdk/credential-provider-node': './lambda/lambda-credentials.ts',
+    '@aws-sdk/endpoint-cache': './lambda/endpoint-cache.ts',
+  },
 } as const;
 
 /** A Lambda entry point of this project, by its path under `lambda/`. */

@@ -291,5 +291,6 @@ function pickOptions(props: PaymentApiOptions): AllOptions {
     waf: props.waf,
     webAclArn: props.webAclArn,
     disableExecuteApiEndpoint: props.disableExecuteApiEndpoint,
+    appRateLimit: props.appRateLimit,
   };
 }

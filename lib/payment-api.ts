@@ -24,6 +24,12 @@ import {
   type PaymentFunctionOptions,
 } from './payment-function';
 import {
+  RateLimitTable,
+  resolveAppRateLimit,
+  validateAppRateLimitOptions,
+  type AppRateLimitOptions,
+} from './rate-limit-table';
+import {
   PaymentRestApi,
   REST_API_DEFAULTS,
   REST_API_LIMITS,
@@ -36,6 +42,7 @@ export type { CustomDomainOptions } from './domain';
 export type { WafOptions } from './firewall';
 export type { KeyRotationOptions } from './key-rotation';
 export type { MonitoringOptions } from './monitoring';
+export type { AppRateLimitOptions, LimiterFailure } from './rate-limit-table';
 export { STAGE_NAME } from './payment-rest-api';
 
 /** The defaults of {@link PaymentApiProps}, in one place for the stack, the CDK app and the docs. */
@@ -141,6 +148,16 @@ export interface PaymentApiProps extends PaymentFunctionOptions, RestApiOptions 
    * @default - namespace `PaymentApi`, the default thresholds, alarms without actions
    */
   readonly monitoring?: MonitoringOptions;
+
+  /**
+   * Per-app rate limits, after authentication: an app over its limit gets 429 with `Retry-After`. Every app gets
+   * this limit unless its app object in the secret carries a `rateLimit` of its own. Counted in a DynamoDB table
+   * (created here, removed with the stack) that every Lambda execution environment shares. Adds the
+   * `RateLimiterUnavailable` alarm, a dashboard row and the saved query "429s by app".
+   * @default - no per-app limits, no table: only the stage throttle (and the WAF, if any) limit requests, and an
+   * app's own `rateLimit` in the secret is not enforced (the Lambda warns of it)
+   */
+  readonly appRateLimit?: AppRateLimitOptions;
 }
 
 /** Throws on the first invalid prop, before anything is built. Values that are tokens are left to CloudFormation. */
@@ -152,6 +169,7 @@ function validateProps(scope: Construct, props: PaymentApiProps): void {
   }
   if (props.rotation) validateKeyRotationOptions(props.rotation);
   if (props.monitoring) validateMonitoringOptions(props.monitoring, 'monitoring.');
+  if (props.appRateLimit) validateAppRateLimitOptions(props.appRateLimit);
   if (props.waf !== undefined && props.webAclArn !== undefined) {
     throw new Error('waf and webAclArn cannot both be set: the stage takes one web ACL, a new one or yours');
   }
@@ -191,6 +209,8 @@ export class PaymentApi extends Construct {
   public readonly firewall?: Firewall;
   /** The custom domain, when `customDomain` is set. */
   public readonly customDomain?: CustomDomain;
+  /** The per-app rate limiter's counters, when `appRateLimit` is set. */
+  public readonly rateLimitTable?: RateLimitTable;
   /** `https://<domain>/payment`, when `customDomain` is set. */
   public readonly customDomainPaymentUrl?: string;
 
@@ -209,6 +229,12 @@ export class PaymentApi extends Construct {
       scheduledRotation: props.rotation !== undefined,
     }).secret;
 
+    const rateLimit = props.appRateLimit && {
+      ...resolveAppRateLimit(props.appRateLimit),
+      table: new RateLimitTable(this, 'RateLimit'),
+    };
+    this.rateLimitTable = rateLimit?.table;
+
     this.handler = createPaymentFunction(this, 'Handler', {
       keyCacheTtl: props.keyCacheTtl,
       keyMaxStale: props.keyMaxStale,
@@ -221,6 +247,7 @@ export class PaymentApi extends Construct {
       metricsNamespace: props.monitoring?.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace,
       serviceName,
       tracing: props.tracing,
+      rateLimit,
     });
 
     if (props.rotation) {
@@ -274,6 +301,7 @@ export class PaymentApi extends Construct {
       rotationFunction: this.keyRotation?.handler,
       serviceName,
       keyExpiryWarning: props.keyExpiryWarning,
+      rateLimiter: rateLimit && { failure: rateLimit.failure, table: rateLimit.table.table },
     });
   }
 }

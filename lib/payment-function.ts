@@ -11,9 +11,11 @@ import {
   KEY_CACHE_LIMITS,
   KEY_EXPIRY_WARNING_LIMITS,
 } from '../lambda/payment/settings';
+import { RATE_LIMIT_ENV } from '../lambda/payment/rate-limit/settings';
 import type { LogLevel } from '../shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
 import { grantKeyUseThroughSecretsManager, type KeysSecretAccess } from './grants';
+import type { RateLimitTable, ResolvedAppRateLimit } from './rate-limit-table';
 import {
   requireWholeDuration,
   requireWholeNumber,
@@ -94,11 +96,42 @@ export interface PaymentFunctionProps extends PaymentFunctionOptions, KeysSecret
    * @default false
    */
   readonly tracing?: boolean;
+  /**
+   * Per-app rate limits: the handler is then built from `lambda/payment/rate-limited.ts` and counts in `table`.
+   * @default - no limits: built from `lambda/payment/index.ts`, without the DynamoDB client
+   */
+  readonly rateLimit?: PaymentFunctionRateLimit;
+}
+
+/** The shared counters of the per-app limits, and the limits the handler applies. */
+export interface PaymentFunctionRateLimit extends ResolvedAppRateLimit {
+  readonly table: RateLimitTable;
+}
+
+/** The entry points of the payment Lambda: two, so the bundle without limits carries no DynamoDB client. */
+export const PAYMENT_ENTRIES = {
+  withoutRateLimit: lambdaEntry('payment', 'index.ts'),
+  withRateLimit: lambdaEntry('payment', 'rate-limited.ts'),
+} as const;
+
+/** What the rate-limited entry reads (lambda/payment/rate-limit/settings.ts); RATE_LIMIT_DEADLINE_MS is for tests. */
+function rateLimitEnvironment({
+  table,
+  defaultLimit,
+  failure,
+}: PaymentFunctionRateLimit): Record<string, string> {
+  return {
+    [RATE_LIMIT_ENV.table]: table.table.tableName,
+    [RATE_LIMIT_ENV.perSecond]: String(defaultLimit.perSecond),
+    [RATE_LIMIT_ENV.burst]: String(defaultLimit.burst),
+    [RATE_LIMIT_ENV.failure]: failure,
+  };
 }
 
 /**
- * The payment Lambda, allowed to read the keys secret and nothing else beyond its own log group. Created in
- * `scope` as `<id>`, `<id>Logs` and `<id>Role` (see createBundledFunction), where PaymentApi has always had them.
+ * The payment Lambda, allowed to read the keys secret (and, with per-app limits, to update the rate limit
+ * counters) and nothing else beyond its own log group. Created in `scope` as `<id>`, `<id>Logs` and `<id>Role`
+ * (see createBundledFunction), where PaymentApi has always had them.
  */
 export function createPaymentFunction(
   scope: Construct,
@@ -109,10 +142,15 @@ export function createPaymentFunction(
   const ttl = props.keyCacheTtl ?? PAYMENT_FUNCTION_DEFAULTS.keyCacheTtl;
   const maxStale = props.keyMaxStale ?? PAYMENT_FUNCTION_DEFAULTS.keyMaxStale;
   const expiryWarning = props.keyExpiryWarning ?? PAYMENT_FUNCTION_DEFAULTS.keyExpiryWarning;
+  const { rateLimit } = props;
   const handler = createBundledFunction(scope, id, {
-    entry: lambdaEntry('payment', 'index.ts'),
-    description: 'payment-api: authenticates POST /payment by App-id/App-key against Secrets Manager',
-    roleDescription: 'payment-api handler: writes its own log group and reads the keys secret',
+    entry: rateLimit ? PAYMENT_ENTRIES.withRateLimit : PAYMENT_ENTRIES.withoutRateLimit,
+    description: rateLimit
+      ? 'payment-api: authenticates POST /payment by App-id/App-key against Secrets Manager, then limits each app'
+      : 'payment-api: authenticates POST /payment by App-id/App-key against Secrets Manager',
+    roleDescription: rateLimit
+      ? 'payment-api handler: writes its own log group, reads the keys secret and updates the rate limit counters'
+      : 'payment-api handler: writes its own log group and reads the keys secret',
     memorySize: props.memorySize ?? PAYMENT_FUNCTION_DEFAULTS.memorySize,
     timeout: HANDLER_TIMEOUT,
     logRetention: props.logRetention,
@@ -125,6 +163,7 @@ export function createPaymentFunction(
       [ENV.logLevel]: props.logLevel,
       [METRICS_ENV.namespace]: props.metricsNamespace,
       [METRICS_ENV.serviceName]: props.serviceName,
+      ...(rateLimit && rateLimitEnvironment(rateLimit)),
     },
     tracing: props.tracing,
   });
@@ -133,5 +172,6 @@ export function createPaymentFunction(
   // role, so it also works for imported keys, whose key policy this stack cannot change.
   props.secret.grantRead(handler);
   if (props.encryptionKey) grantKeyUseThroughSecretsManager(handler, props.encryptionKey, ['kms:Decrypt']);
+  rateLimit?.table.grantCounterUpdates(handler);
   return handler;
 }

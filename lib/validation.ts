@@ -60,6 +60,11 @@ export function describeOpenInterval({ above, below, noun = 'number' }: OpenInte
   return `a ${noun} greater than ${above} and less than ${below}`;
 }
 
+/** "one of open, closed". */
+export function describeOneOf(values: readonly string[]): string {
+  return `one of ${values.join(', ')}`;
+}
+
 /** A value as the message shows it: text quoted, objects and lists as JSON, numbers and the rest as they are. */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return `"${value}"`;
@@ -122,4 +127,21 @@ export function requireInOpenInterval(name: string, interval: OpenInterval, valu
   if (!Token.isUnresolved(value) && !isInOpenInterval(interval, value)) {
     fail(name, describeOpenInterval(interval), value);
   }
+}
+
+/**
+ * Says why a number is refused, phrased to follow its name (`must be …`), or undefined when it is valid: a rule
+ * whose words live with the runtime that applies it too (the rate limits of shared/keys/rate-limit.ts).
+ */
+export type NumberProblem = (value: number) => string | undefined;
+
+/** A number checked by a rule of its own, with that rule's words: `<name> must be …, got <value>`. */
+export function requireNoProblem(name: string, problemOf: NumberProblem, value: number): void {
+  if (Token.isUnresolved(value)) return;
+  const problem = problemOf(value);
+  if (problem !== undefined) throw new Error(`${name} ${problem}, got ${describeValue(value)}`);
+}
+
+export function requireOneOf<T extends string>(name: string, values: readonly T[], value: T): void {
+  if (!Token.isUnresolved(value) && !values.includes(value)) fail(name, describeOneOf(values), value);
 }

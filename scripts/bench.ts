@@ -8,6 +8,9 @@
  * - calls: Secrets Manager calls per execution environment per key-cache TTL, one request at a time as Lambda does;
  * - faults: Secrets Manager faults through the fault proxy: the slowest request while stale keys are usable, and
  *   the time from recovery to the first 200 with nothing usable, in-process for every fault and on `npm start`;
+ * - limits: per-app rate limits (appRateLimit): the limiter's added latency per request (median, p99; under and
+ *   over the limit), DynamoDB calls per request (one environment under the limit; several flooding at 6 times it,
+ *   with the accepted requests per whole second), the payment bundle with and without limits;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
  * - auth: the auth decision's cost per call.
  *
@@ -24,10 +27,11 @@ import { synthesizeApp, type SynthesizedApp } from '../test/support/synth';
 import { timeAuthenticate } from './bench/auth';
 import { bundle, callsPerTtl, coldStart, sizes } from './bench/bundles';
 import { faultTable, localServerFigures } from './bench/faults';
+import { limitLines } from './bench/limits';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt, median, spread } from './bench/stats';
 
-const SECTIONS = ['bundle', 'cold', 'calls', 'faults', 'secret', 'auth'] as const;
+const SECTIONS = ['bundle', 'cold', 'calls', 'faults', 'limits', 'secret', 'auth'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const COLD_RUNS = 3;
@@ -129,6 +133,12 @@ async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
       lines.push('| the local server (4 concurrent clients for the brownout) | value |', '|---|---|');
       lines.push(...(await localServerFigures(moto, secretArn)), '');
     }
+    if (sections.has('limits')) {
+      lines.push(
+        'Per-app rate limits (appRateLimit):',
+        ...(await limitLines(moto, work, app.paymentAssetDir)),
+      );
+    }
   } finally {
     killAllLocalServers();
     await moto.stop();
@@ -160,7 +170,7 @@ async function main(): Promise<void> {
   const sections = chosenSections(process.argv.slice(2));
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
-  if (['bundle', 'cold', 'calls', 'faults'].some((name) => sections.has(name as Section))) {
+  if (['bundle', 'cold', 'calls', 'faults', 'limits'].some((name) => sections.has(name as Section))) {
     for (const line of await awsSections(sections)) console.log(line);
   }
   if (sections.has('secret')) {

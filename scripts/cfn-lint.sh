@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Synthesizes the app offline in every configuration that changes the template's shape (by default, with scheduled
 # rotation, with everything at the edge, with monitoring to a new or an existing topic, with a custom domain but no
-# DNS record, with an existing web ACL and secret by ARN) and runs cfn-lint on every template: any finding (error or
-# warning) fails.
+# DNS record, with an existing web ACL and secret by ARN, with per-app rate limits) and runs cfn-lint on every
+# template: any finding (error or warning) fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 certificate=arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012
@@ -39,3 +39,6 @@ lint domain-no-zone --context env=production --context domainName=payments.examp
 lint existing-web-acl-and-secret-arn \
   --context webAclArn=arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/a1b2c3d4-5678-90ab-cdef-EXAMPLE11111 \
   --context existingSecret=arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf
+# Per-app rate limits: the DynamoDB table, its grant, the rate-limited entry's settings, its alarm, widget and query.
+lint rate-limits --context appRateLimit=50 --context appRateBurst=100 --context appRateLimitFailure=closed \
+  --context alarmEmail=oncall@example.com

@@ -4,7 +4,11 @@
  * Manager one.
  */
 import { composeLambdaHandler } from './compose';
-import { createLimiterDynamoDbClient, DynamoDbRateLimiter } from './rate-limit/dynamodb-limiter';
+import {
+  createLimiterDynamoDbClient,
+  DynamoDbRateLimiter,
+  limiterCallBounds,
+} from './rate-limit/dynamodb-limiter';
 import { readRateLimitSettings } from './rate-limit/settings';
 
 const settings = readRateLimitSettings(process.env);
@@ -12,7 +16,8 @@ const settings = readRateLimitSettings(process.env);
 export const handler = composeLambdaHandler({
   limits: {
     limiter: new DynamoDbRateLimiter({
-      client: createLimiterDynamoDbClient(),
+      // The production bounds, unless a test against an emulator set a longer deadline.
+      client: createLimiterDynamoDbClient(limiterCallBounds(settings.deadlineMs)),
       tableName: settings.tableName,
       deadlineMs: settings.deadlineMs,
     }),

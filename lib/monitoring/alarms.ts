@@ -5,6 +5,8 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { METRIC } from '../../lambda/payment/metric-names';
+import { LIMITER_WORST_ADDED_MS } from '../../lambda/payment/rate-limit/limiter';
+import type { LimiterFailure } from '../../lambda/payment/rate-limit/settings';
 import { SECRET_MAX_BYTES, SECRET_WARNING_FILL_PERCENT } from '../../shared/keys/secret-size';
 import { SAVED_QUERIES } from './saved-queries';
 import { FIVE_MINUTES, ONE_HOUR, ONE_MINUTE, type ServiceMetric } from './service-metrics';
@@ -21,11 +23,15 @@ export type ServiceAlarm =
   | 'KeysExpiringSoon'
   | 'SecretNearlyFull';
 
-/** Every alarm: `RotationFailing` exists only with scheduled rotation. */
-export type PaymentApiAlarm = ServiceAlarm | 'RotationFailing';
+/**
+ * Every alarm: `RotationFailing` exists only with scheduled rotation, `RateLimiterUnavailable` only with per-app
+ * rate limits.
+ */
+export type PaymentApiAlarm = ServiceAlarm | 'RotationFailing' | 'RateLimiterUnavailable';
 
 export type MonitoringAlarms = Readonly<Record<ServiceAlarm, cloudwatch.Alarm>> & {
   readonly RotationFailing?: cloudwatch.Alarm;
+  readonly RateLimiterUnavailable?: cloudwatch.Alarm;
 };
 
 export interface AlarmsProps {
@@ -45,6 +51,8 @@ export interface AlarmsProps {
   readonly serverErrorRateThreshold: number;
   /** How long before its expiry a key counts in KeysExpiringSoon (the Lambda's setting), in whole days. */
   readonly keyExpiryWarningDays: number;
+  /** What the per-app rate limiter does when it cannot count, when the stack has one. */
+  readonly rateLimiterFailure?: LimiterFailure;
 }
 
 /**
@@ -138,7 +146,11 @@ function serviceAlarmSpecs(props: AlarmsProps): Record<ServiceAlarm, AlarmSpec> 
         'The API answered 503: the Lambda cannot read the keys from Secrets Manager and has no usable copy, so ' +
         `no caller can pay. Run the saved query "${failureQuery}" and read lastError: access denied or KMS ` +
         '(permissions, key policy), a malformed secret (fix the JSON), or a Secrets Manager outage (AWS ' +
-        'Health Dashboard).',
+        'Health Dashboard).' +
+        (props.rateLimiterFailure === 'closed'
+          ? ' With appRateLimitFailure=closed a 503 can also come from the rate limiter: if that query shows ' +
+            'nothing, see RateLimiterUnavailable.'
+          : ''),
     },
     KeyRefreshFailing: {
       metric: metric(METRIC.keyRefreshFailed, SUM_PER_MINUTE),
@@ -212,6 +224,31 @@ function rotationAlarmSpec(rotationFunction: lambda.IFunction): AlarmSpec {
   };
 }
 
+/** Callers saw what the failure mode gives them: open lets the request through uncounted, closed answers 503. */
+const LIMITER_FAILURE_EFFECT: Readonly<Record<LimiterFailure, string>> = {
+  open:
+    'With appRateLimitFailure=open (this stack) those requests went on uncounted: payments continue, but no ' +
+    'app was limited for them.',
+  closed:
+    'With appRateLimitFailure=closed (this stack) those requests got 503: callers are failing (KeysUnavailable ' +
+    'and ApiServerErrors may be raised too).',
+};
+
+/** Any request the limiter could not count in time; what callers saw depends on the failure mode. */
+function rateLimiterAlarmSpec(metric: ServiceMetric, failure: LimiterFailure): AlarmSpec {
+  return {
+    metric: metric(METRIC.rateLimiterUnavailable, SUM_PER_MINUTE),
+    ...ANY_IN_FIVE_MINUTES,
+    description:
+      `The per-app rate limiter could not update its DynamoDB table within ${LIMITER_WORST_ADDED_MS} ms for some ` +
+      `requests. ${LIMITER_FAILURE_EFFECT[failure]} Read the Lambda log lines "rate limiter unavailable" and ` +
+      "their error: throttling (one very busy app, or an account limit: see the table's throttled writes on the " +
+      'dashboard), AccessDenied (the role lost dynamodb:UpdateItem on the table: redeploy), ResourceNotFound (the ' +
+      "table is gone: redeploy), or time-outs (the table's latency on the dashboard; AWS Health Dashboard). " +
+      'Nothing needs a restart: each request asks again.',
+  };
+}
+
 /** The alarms, created in `scope` as `<Name>Alarm` and named `<serviceName>-<Name>`. */
 export function createAlarms(scope: Construct, props: AlarmsProps): MonitoringAlarms {
   const specs = serviceAlarmSpecs(props);
@@ -237,6 +274,12 @@ export function createAlarms(scope: Construct, props: AlarmsProps): MonitoringAl
     SecretNearlyFull: alarm('SecretNearlyFull', specs.SecretNearlyFull),
     ...(props.rotationFunction && {
       RotationFailing: alarm('RotationFailing', rotationAlarmSpec(props.rotationFunction)),
+    }),
+    ...(props.rateLimiterFailure && {
+      RateLimiterUnavailable: alarm(
+        'RateLimiterUnavailable',
+        rateLimiterAlarmSpec(props.metric, props.rateLimiterFailure),
+      ),
     }),
   };
 }

@@ -1,6 +1,7 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { METRIC, OUTCOME_METRICS, SERVICE_DIMENSION } from '../../lambda/payment/metric-names';
@@ -18,6 +19,8 @@ export interface DashboardProps {
   readonly metric: ServiceMetric;
   readonly metricsNamespace: string;
   readonly serviceName: string;
+  /** The per-app rate limiter's table, when the stack has one: it gets a row of its own. */
+  readonly rateLimitTable?: dynamodb.ITable;
 }
 
 const SUM_PER_MINUTE = { statistic: cloudwatch.Stats.SUM, period: ONE_MINUTE };
@@ -62,6 +65,31 @@ function keyHealthRow(metric: ServiceMetric): cloudwatch.IWidget[] {
   ];
 }
 
+/**
+ * The per-app limits: the 429s they answered and the requests they could not count, then the table's side of it
+ * (slow or throttled UpdateItem calls are what makes the limiter unavailable).
+ */
+function rateLimitRow(metric: ServiceMetric, table: dynamodb.ITable): cloudwatch.IWidget[] {
+  return [
+    graph('Per-app rate limits: 429s and limiter unavailable (per minute)', [
+      metric(METRIC.throttled, { ...SUM_PER_MINUTE, label: METRIC.throttled }),
+      metric(METRIC.rateLimiterUnavailable, { ...SUM_PER_MINUTE, label: METRIC.rateLimiterUnavailable }),
+    ]),
+    graph(
+      'Rate limit table: UpdateItem latency (ms) and throttled writes (per minute)',
+      percentiles(
+        (options) =>
+          table.metricSuccessfulRequestLatency({ ...options, dimensionsMap: { Operation: 'UpdateItem' } }),
+        'UpdateItem',
+      ),
+      {
+        right: [table.metric('WriteThrottleEvents', { ...SUM_PER_MINUTE, label: 'Throttled writes' })],
+        rightYAxis: { min: 0 },
+      },
+    ),
+  ];
+}
+
 /** Rotation runs every few days, so its runs are counted per hour. */
 function rotationRow(rotationFunction: lambda.IFunction): cloudwatch.IWidget[] {
   const sumPerHour = { statistic: cloudwatch.Stats.SUM, period: Duration.hours(1) };
@@ -75,7 +103,11 @@ function rotationRow(rotationFunction: lambda.IFunction): cloudwatch.IWidget[] {
 
 /** The service's dashboard, created in `scope` as `Dashboard`. */
 export function createDashboard(scope: Construct, props: DashboardProps): cloudwatch.Dashboard {
-  const { stage, handler, metric, serviceName } = props;
+  const { stage, handler, metric, serviceName, rateLimitTable } = props;
+  // Without per-app limits nothing is ever throttled by the Lambda: the graph keeps the outcomes it can show.
+  const outcomes = OUTCOME_METRICS.filter(
+    (name) => rateLimitTable !== undefined || name !== METRIC.throttled,
+  );
   const rows: cloudwatch.IWidget[][] = [
     [
       new cloudwatch.TextWidget({
@@ -98,7 +130,7 @@ export function createDashboard(scope: Construct, props: DashboardProps): cloudw
     [
       graph(
         'Requests by outcome (per minute)',
-        OUTCOME_METRICS.map((name) => metric(name, { ...SUM_PER_MINUTE, label: name })),
+        outcomes.map((name) => metric(name, { ...SUM_PER_MINUTE, label: name })),
         { stacked: true },
       ),
       graph('API requests, 4XX and 5XX (per minute)', [
@@ -150,6 +182,7 @@ export function createDashboard(scope: Construct, props: DashboardProps): cloudw
       ]),
     ],
     keyHealthRow(metric),
+    ...(rateLimitTable ? [rateLimitRow(metric, rateLimitTable)] : []),
     ...(props.rotationFunction ? [rotationRow(props.rotationFunction)] : []),
   ];
 

@@ -1,18 +1,27 @@
 import { Duration } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import type { MetricName } from '../../lambda/payment/metric-names';
+import type { LimiterFailure } from '../../lambda/payment/rate-limit/settings';
 import { DEFAULT_KEY_EXPIRY_WARNING_DAYS } from '../../lambda/payment/settings';
 import { createAlarms, notifyTopic, type MonitoringAlarms } from './alarms';
 import { createAlarmTopic } from './alarm-topic';
 import { createDashboard } from './dashboard';
 import { MONITORING_DEFAULTS, validateMonitoringOptions, type MonitoringOptions } from './options';
-import { createSavedQueries, type PaymentApiQuery } from './saved-queries';
+import { createSavedQueries, type SavedQueries } from './saved-queries';
 import { serviceMetrics, type ServiceMetric } from './service-metrics';
+
+/** The per-app rate limiter, as on-call needs to see it. */
+export interface RateLimiterMonitoring {
+  /** What a request gets when the limiter cannot count it; the alarm tells on-call what callers saw. */
+  readonly failure: LimiterFailure;
+  /** The counters' table: its latency and throttled writes on the dashboard. */
+  readonly table: dynamodb.ITable;
+}
 
 export interface MonitoringProps extends MonitoringOptions {
   /** The stage that serves POST /payment: its API Gateway metrics (dimensions ApiName and Stage). */
@@ -35,6 +44,12 @@ export interface MonitoringProps extends MonitoringOptions {
    * @default Duration.days(14)
    */
   readonly keyExpiryWarning?: Duration;
+  /**
+   * The per-app rate limiter, when the stack has one: adds the `RateLimiterUnavailable` alarm, a dashboard row and
+   * the saved query "429s by app".
+   * @default - no rate limiter
+   */
+  readonly rateLimiter?: RateLimiterMonitoring;
 }
 
 /**
@@ -47,7 +62,7 @@ export class Monitoring extends Construct {
   public readonly dashboard: cloudwatch.Dashboard;
   /** Where alarm and recovery notices go: the topic created for `alarmEmail`, or `alarmTopic`. */
   public readonly topic?: sns.ITopic;
-  public readonly queries: Readonly<Record<PaymentApiQuery, logs.QueryDefinition>>;
+  public readonly queries: SavedQueries;
   /** The namespace of the Lambda's metrics. */
   public readonly metricsNamespace: string;
 
@@ -56,7 +71,7 @@ export class Monitoring extends Construct {
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
     validateMonitoringOptions(props);
-    const { stage, handler, rotationFunction, serviceName } = props;
+    const { stage, handler, rotationFunction, serviceName, rateLimiter } = props;
     this.metricsNamespace = props.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace;
     this.serviceMetric = serviceMetrics(this.metricsNamespace, serviceName);
 
@@ -76,6 +91,7 @@ export class Monitoring extends Construct {
       keyExpiryWarningDays: (
         props.keyExpiryWarning ?? Duration.days(DEFAULT_KEY_EXPIRY_WARNING_DAYS)
       ).toDays(),
+      rateLimiterFailure: rateLimiter?.failure,
     });
     this.topic =
       props.alarmTopic ??
@@ -91,8 +107,13 @@ export class Monitoring extends Construct {
       metric: this.serviceMetric,
       metricsNamespace: this.metricsNamespace,
       serviceName,
+      rateLimitTable: rateLimiter?.table,
     });
-    this.queries = createSavedQueries(this, { logGroup: handler.logGroup, serviceName });
+    this.queries = createSavedQueries(this, {
+      logGroup: handler.logGroup,
+      serviceName,
+      rateLimited: rateLimiter !== undefined,
+    });
   }
 
   /**

@@ -1,9 +1,16 @@
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 
-/** The saved Logs Insights queries. */
-export type PaymentApiQuery =
+/** The saved Logs Insights queries every deployment has. */
+export type ServiceQuery =
   'requestsByKey' | 'unauthorizedBySource' | 'keyRuleRefusals' | 'keyFailureTimeline';
+
+/** Every saved query: `throttledByApp` exists only with per-app rate limits. */
+export type PaymentApiQuery = ServiceQuery | 'throttledByApp';
+
+export type SavedQueries = Readonly<Record<ServiceQuery, logs.QueryDefinition>> & {
+  readonly throttledByApp?: logs.QueryDefinition;
+};
 
 interface SavedQuery {
   /** Construct id. */
@@ -58,6 +65,16 @@ export const SAVED_QUERIES: Readonly<Record<PaymentApiQuery, SavedQuery>> = {
       ],
     },
   },
+  throttledByApp: {
+    id: 'ThrottledByAppQuery',
+    name: '429s by app',
+    query: {
+      // Only authenticated requests are limited, so every line names a real partner: the one to talk to.
+      filterStatements: ['message = "request refused" and status = 429'],
+      statsStatements: ['count(*) as refusals, latest(@timestamp) as lastSeen by appId'],
+      sort: 'refusals desc',
+    },
+  },
 };
 
 export interface SavedQueriesProps {
@@ -65,6 +82,8 @@ export interface SavedQueriesProps {
   readonly logGroup: logs.ILogGroup;
   /** Prefix of the query names: `<serviceName>/...`, which the console shows as a folder. */
   readonly serviceName: string;
+  /** Whether the stack has per-app rate limits: adds "429s by app". */
+  readonly rateLimited: boolean;
 }
 
 /**
@@ -73,8 +92,8 @@ export interface SavedQueriesProps {
  */
 export function createSavedQueries(
   scope: Construct,
-  { logGroup, serviceName }: SavedQueriesProps,
-): Record<PaymentApiQuery, logs.QueryDefinition> {
+  { logGroup, serviceName, rateLimited }: SavedQueriesProps,
+): SavedQueries {
   const query = (key: PaymentApiQuery): logs.QueryDefinition => {
     const { id, name, query: queryString } = SAVED_QUERIES[key];
     return new logs.QueryDefinition(scope, id, {
@@ -88,5 +107,6 @@ export function createSavedQueries(
     unauthorizedBySource: query('unauthorizedBySource'),
     keyRuleRefusals: query('keyRuleRefusals'),
     keyFailureTimeline: query('keyFailureTimeline'),
+    ...(rateLimited && { throttledByApp: query('throttledByApp') }),
   };
 }

@@ -32,7 +32,7 @@ export const ERROR_RESPONSES = {
   unavailable: {
     statusCode: 503,
     code: 'unavailable',
-    message: 'The service cannot check credentials right now. Retry later.',
+    message: 'The service cannot check the request right now. Retry later.',
   },
   gatewayTimeout: {
     statusCode: 504,

@@ -5,7 +5,7 @@
 export interface RateLimit {
   /** Requests per second, on average: a positive number (fractions allowed: 0.5 is one request every 2 s). */
   readonly perSecond: number;
-  /** Requests accepted at once from a full bucket: a whole number, at least 1. */
+  /** Requests accepted at once, and in each window of `burst / perSecond` seconds: a whole number, at least 1. */
   readonly burst: number;
 }
 

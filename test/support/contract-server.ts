@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { parseKeyring } from '../../shared/keys/keyring';
 import { toHttpResponse, toProxyEvent, type LocalHttpResponse } from '../../tools/local-server/proxy-event';
 import { routeRequest } from '../../tools/local-server/routing';
-import { createHandler } from '../../lambda/payment/create-handler';
+import { createHandler, type RequestLimits } from '../../lambda/payment/create-handler';
 import { errorResponse } from '../../shared/api/responses';
 import { createJsonLogger } from '../../shared/logger';
 
@@ -29,6 +29,11 @@ export interface ContractServer {
 }
 
 export const STAGE_PREFIX = '/prod';
+
+export interface ContractServerOptions {
+  /** Per-app rate limits for the handler, as the rate-limited Lambda has them. Default: none. */
+  readonly limits?: RequestLimits;
+}
 
 /** The value of a request header (the last one), case-insensitively. */
 export function requestHeader(request: ReceivedRequest, name: string): string | undefined {
@@ -61,13 +66,15 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
  * bends one rule. Loopback only, a free port.
  */
 export async function startContractServer(
-  keys: Readonly<Record<string, readonly string[]>>,
+  keys: Readonly<Record<string, unknown>>,
   breakage: Breakage = (_request, response) => response,
+  options: ContractServerOptions = {},
 ): Promise<ContractServer> {
   const { keyring } = parseKeyring(JSON.stringify(keys));
   const handler = createHandler({
     keys: { getKeys: () => Promise.resolve({ keyring, stale: false }) },
     logger: createJsonLogger('error', () => undefined),
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
   });
   const received: ReceivedRequest[] = [];
 

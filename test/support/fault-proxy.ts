@@ -1,7 +1,7 @@
 /**
  * A fault-injecting HTTP proxy between an SDK client and moto, on a fixed loopback port. It passes calls through,
- * or fails them the way Secrets Manager or the network can fail, switchable at any time, and it records every call
- * it sees so tests can bound the call rate.
+ * or fails them the way the service (Secrets Manager or DynamoDB, told apart by the call's X-Amz-Target) or the
+ * network can fail, switchable at any time, and it records every call it sees so tests can bound the call rate.
  */
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -15,9 +15,9 @@ export type Fault =
   | 'slow'
   /** The answer starts (status, headers, half the body), then the connection is reset. */
   | 'reset-mid-answer'
-  /** Secrets Manager's 400 ThrottlingException. */
+  /** The service's own throttling answer: Secrets Manager's ThrottlingException, DynamoDB's hot-partition one. */
   | 'throttling'
-  /** Secrets Manager's 400 AccessDeniedException. */
+  /** The service's 400 AccessDeniedException, as IAM refuses the call. */
   | 'access-denied';
 
 export type ProxyMode = 'pass' | Fault;
@@ -34,7 +34,7 @@ export const FAULTS: readonly Fault[] = [
 export const SLOW_ANSWER_MS = 3_000;
 
 export interface RecordedCall {
-  /** `GetSecretValue`, ... from `X-Amz-Target`. */
+  /** `GetSecretValue`, `UpdateItem`, ... from `X-Amz-Target`, without the service's prefix. */
   readonly operation: string;
   readonly at: number;
   readonly mode: ProxyMode;
@@ -53,11 +53,55 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
-function awsJsonError(res: ServerResponse, type: string, message: string): void {
-  const body = JSON.stringify({ __type: type, message });
+interface ServiceError {
+  /** As the service writes `__type`: DynamoDB prefixes the shape's namespace, which the SDK strips. */
+  readonly type: string;
+  readonly message: string;
+}
+
+/** How one service answers the two refusals the proxy can fake: its protocol's content type and its error shapes. */
+interface ServiceErrors {
+  readonly contentType: string;
+  readonly throttling: ServiceError;
+  readonly accessDenied: ServiceError;
+}
+
+/** Secrets Manager speaks AWS JSON 1.1. */
+const SECRETS_MANAGER_ERRORS: ServiceErrors = {
+  contentType: 'application/x-amz-json-1.1',
+  throttling: { type: 'ThrottlingException', message: 'Rate exceeded' },
+  accessDenied: {
+    type: 'AccessDeniedException',
+    message: 'User is not authorized to perform: secretsmanager:GetSecretValue',
+  },
+};
+
+/**
+ * DynamoDB speaks AWS JSON 1.0, and throttles one hot key (a partition past its 1,000 writes a second, on-demand
+ * tables included) with ProvisionedThroughputExceededException.
+ */
+const DYNAMODB_ERRORS: ServiceErrors = {
+  contentType: 'application/x-amz-json-1.0',
+  throttling: {
+    type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
+    message: 'Throughput exceeds the current capacity of your table or index.',
+  },
+  accessDenied: {
+    type: 'com.amazon.coral.service#AccessDeniedException',
+    message: 'User is not authorized to perform: dynamodb:UpdateItem on resource: table/rate-limits',
+  },
+};
+
+/** The service a call is for, by its X-Amz-Target: `secretsmanager.<op>` or `DynamoDB_20120810.<op>`. */
+function errorsOf(target: string): ServiceErrors {
+  return target.startsWith('DynamoDB_') ? DYNAMODB_ERRORS : SECRETS_MANAGER_ERRORS;
+}
+
+function awsJsonError(res: ServerResponse, errors: ServiceErrors, error: ServiceError): void {
+  const body = JSON.stringify({ __type: error.type, message: error.message });
   res.writeHead(400, {
-    'Content-Type': 'application/x-amz-json-1.1',
-    'x-amzn-ErrorType': type,
+    'Content-Type': errors.contentType,
+    'x-amzn-ErrorType': error.type,
     'Content-Length': String(Buffer.byteLength(body)),
   });
   res.end(body);
@@ -149,25 +193,19 @@ export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
         scheduled = undefined;
       }
     }
-    const target = incoming.headers['x-amz-target'];
-    calls.push({
-      operation: (typeof target === 'string' ? target : 'unknown').replace(/^secretsmanager\./, ''),
-      at: Date.now(),
-      mode: current,
-    });
+    const rawTarget = incoming.headers['x-amz-target'];
+    const target = typeof rawTarget === 'string' ? rawTarget : 'unknown';
+    calls.push({ operation: target.replace(/^[^.]*\./, ''), at: Date.now(), mode: current });
     const body = await readAll(incoming);
+    const errors = errorsOf(target);
     switch (current) {
       case 'black-holed':
         return;
       case 'throttling':
-        awsJsonError(outgoing, 'ThrottlingException', 'Rate exceeded');
+        awsJsonError(outgoing, errors, errors.throttling);
         return;
       case 'access-denied':
-        awsJsonError(
-          outgoing,
-          'AccessDeniedException',
-          'User is not authorized to perform: secretsmanager:GetSecretValue',
-        );
+        awsJsonError(outgoing, errors, errors.accessDenied);
         return;
       default:
         break;

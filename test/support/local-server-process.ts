@@ -26,7 +26,14 @@ const INHERITED_SETTINGS = [
   'KEY_CACHE_TTL_SECONDS',
   'KEY_MAX_STALE_SECONDS',
   'LOG_LEVEL',
+  'APP_RATE_LIMIT',
+  'APP_RATE_BURST',
+  'APP_RATE_LIMIT_FAILURE',
+  'RATE_LIMIT_TABLE',
+  'RATE_LIMIT_DEADLINE_MS',
   'AWS_ENDPOINT_URL',
+  'AWS_ENDPOINT_URL_SECRETS_MANAGER',
+  'AWS_ENDPOINT_URL_DYNAMODB',
   'AWS_PROFILE',
 ];
 
@@ -188,9 +195,9 @@ export interface KeyFileServer {
   stop(): Promise<void>;
 }
 
-/** `npm start` on a free port, with a key file of its own holding `keys` (the secret's format). */
+/** `npm start` on a free port, with a key file of its own holding `keys` (the secret's format: lists or app objects). */
 export async function startLocalServerWithKeys(
-  keys: Readonly<Record<string, readonly string[]>>,
+  keys: Readonly<Record<string, unknown>>,
   env: Readonly<Record<string, string>> = {},
 ): Promise<KeyFileServer> {
   const directory = await mkdtemp(join(tmpdir(), 'payment-api-local-'));

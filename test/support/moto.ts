@@ -1,8 +1,10 @@
+import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { join } from 'node:path';
+import { COUNTER_TABLE } from '../../lambda/payment/rate-limit/counter-table';
 import type { CallBounds } from '../../shared/aws/bounded-client';
 
 /** Any credentials and a region: moto accepts them, and the SDK needs them to sign. */
@@ -24,6 +26,13 @@ export const EMULATOR_CALL_BOUNDS: CallBounds = {
   attemptTimeoutMs: 50_000,
   callDeadlineMs: 50_000,
 };
+
+/**
+ * The rate-limited payment Lambda's whole-check deadline against moto (its RATE_LIMIT_DEADLINE_MS; production's is
+ * 150 ms): moto on two busy cores may take longer than that to answer an UpdateItem, and that must never turn into
+ * a fail-open in a test that counts what the limiter accepted. Tests of the production bound leave it unset.
+ */
+export const EMULATOR_LIMITER_DEADLINE_MS = 10_000;
 
 export interface MotoServer {
   /** `http://127.0.0.1:<port>`, for AWS_ENDPOINT_URL. */
@@ -126,16 +135,52 @@ export async function startMoto(timeoutMs = 30_000): Promise<MotoServer> {
   };
 }
 
-/** An SDK client for the test process itself, pointed at the given moto server. */
-export function motoSecretsManager(moto: MotoServer): SecretsManagerClient {
-  return new SecretsManagerClient({
+/** Region, endpoint and credentials of an SDK client for the test process itself, pointed at moto. */
+function motoClientConfig(moto: MotoServer) {
+  return {
     region: MOTO_AWS_ENV.AWS_REGION,
     endpoint: moto.endpoint,
     credentials: {
       accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
       secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
     },
-  });
+  };
+}
+
+/** An SDK client for the test process itself, pointed at the given moto server. */
+export function motoSecretsManager(moto: MotoServer): SecretsManagerClient {
+  return new SecretsManagerClient(motoClientConfig(moto));
+}
+
+/** A DynamoDB client for the test process itself, pointed at the given moto server. */
+export function motoDynamoDb(moto: MotoServer): DynamoDBClient {
+  return new DynamoDBClient(motoClientConfig(moto));
+}
+
+/**
+ * Creates the per-app rate limiter's table in moto as the stack does (lib/rate-limit-table.ts): a string partition
+ * key, on-demand, the TTL attribute. The first DynamoDB call loads moto's DynamoDB, so this also warms it.
+ */
+export async function createMotoRateLimitTable(moto: MotoServer, tableName: string): Promise<void> {
+  const client = motoDynamoDb(moto);
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: COUNTER_TABLE.partitionKey, AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: COUNTER_TABLE.partitionKey, KeyType: 'HASH' }],
+      }),
+    );
+    await client.send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: COUNTER_TABLE.expiresAt, Enabled: true },
+      }),
+    );
+  } finally {
+    client.destroy();
+  }
 }
 
 /** Creates a secret holding `secretString` in moto; returns its ARN. */

@@ -10,6 +10,7 @@ export const OPENAPI_FILE = join(PROJECT_ROOT, 'openapi.yaml');
 
 /** The parts of an OpenAPI 3.1 document these tests read. Everything else stays `unknown`. */
 export interface HeaderObject {
+  readonly description?: string;
   readonly required?: boolean;
   readonly schema?: Record<string, unknown>;
   readonly $ref?: string;
@@ -38,6 +39,7 @@ export interface OperationObject {
 
 export interface OpenApiDocument {
   readonly openapi: string;
+  readonly info: { readonly description: string };
   readonly servers: readonly {
     readonly url: string;
     readonly variables?: Readonly<Record<string, { readonly default: string }>>;

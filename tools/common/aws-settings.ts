@@ -7,6 +7,7 @@ import type { Env } from './tool-io';
 export const AWS_SERVICES = {
   secretsManager: { name: 'Secrets Manager', endpointVariable: 'AWS_ENDPOINT_URL_SECRETS_MANAGER' },
   cloudFormation: { name: 'CloudFormation', endpointVariable: 'AWS_ENDPOINT_URL_CLOUDFORMATION' },
+  dynamoDb: { name: 'DynamoDB', endpointVariable: 'AWS_ENDPOINT_URL_DYNAMODB' },
 } as const;
 
 export type AwsService = (typeof AWS_SERVICES)[keyof typeof AWS_SERVICES];
@@ -80,6 +81,12 @@ function prepareProcessEnvForSdk(): void {
   }
 }
 
+/** The settings of a client of `service` built from `env`, with the process made ready for the SDK first. */
+export function operatorClientSettings(env: Env, service: AwsService): AwsClientSettings {
+  prepareProcessEnvForSdk();
+  return readAwsClientSettings(env, service);
+}
+
 /**
  * A bounded client configured from `env` rather than from the process, so a tool can run in-process with a
  * given environment. `bounds` defaults to the operator's; tests against an emulator on a loaded machine pass
@@ -89,8 +96,7 @@ export function createOperatorSecretsManagerClient(
   env: Env,
   bounds: CallBounds = OPERATOR_CALL_BOUNDS,
 ): SecretsManagerClient {
-  prepareProcessEnvForSdk();
-  return createSecretsManagerClient(bounds, readAwsClientSettings(env, AWS_SERVICES.secretsManager));
+  return createSecretsManagerClient(bounds, operatorClientSettings(env, AWS_SERVICES.secretsManager));
 }
 
 /** The region a client resolved (from its settings or the profile), or undefined when it has none. */

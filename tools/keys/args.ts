@@ -1,6 +1,14 @@
 import { appIdProblem } from '../../shared/keys/app-id';
 import { INVALID_KEY_ID_MESSAGE, isKeyId } from '../../shared/keys/key-material';
 import { parseCidr } from '../../shared/keys/network';
+import type { DocumentRateLimit } from '../../shared/keys/key-document';
+import {
+  burstProblem,
+  defaultBurst,
+  perSecondProblem,
+  RATE_LIMIT_LIMITS,
+  type RateLimit,
+} from '../../shared/keys/rate-limit';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../shared/keys/timestamp';
 import { nonEmpty, parseArgsQuietly } from '../common/args';
 import { UsageError } from '../common/exit';
@@ -16,8 +24,15 @@ export type ExpiryChange =
   | { readonly kind: 'at'; readonly at: number }
   | { readonly kind: 'never' };
 
+/** What `limit` gives an app: a limit of its own (a burst left out is not written), or the stack's default again. */
+export type LimitChange = DocumentRateLimit | 'default';
+
 export type Command =
-  | { readonly name: 'list' }
+  | {
+      readonly name: 'list';
+      /** The stack's appRateLimit (and appRateBurst) as the operator gives it; absent: not known here. */
+      readonly defaultLimit?: RateLimit;
+    }
   | {
       readonly name: 'add-app';
       readonly appId: string;
@@ -40,7 +55,8 @@ export type Command =
   | { readonly name: 'prune'; readonly appId?: string }
   /** `cidrs` 'any': remove the allowlist. */
   | { readonly name: 'allow'; readonly appId: string; readonly cidrs: readonly string[] | 'any' }
-  | { readonly name: 'disallow'; readonly appId: string; readonly cidrs: readonly string[] };
+  | { readonly name: 'disallow'; readonly appId: string; readonly cidrs: readonly string[] }
+  | { readonly name: 'limit'; readonly appId: string; readonly limit: LimitChange };
 
 export type CommandName = Command['name'];
 
@@ -55,7 +71,7 @@ export type Invocation =
 export const USAGE = `Usage: npm run keys -- <command> [options]
 
 Commands:
-  list                              every App-id with its networks, key ids and expiries (never a key)
+  list                              every App-id: its networks, rate limit, key ids and expiries (never a key)
   add-app <app-id>                  a new app with one fresh key
   rotate <app-id>                   add a fresh key; the existing keys stay valid (until --grace ends)
   revoke <app-id> <key-id>          remove one key (the app's last key only with --force)
@@ -66,6 +82,9 @@ Commands:
   allow <app-id> <cidr>...          let the app call only from these networks (added to its allowlist)
   allow <app-id> --any              remove the app's allowlist: any network again
   disallow <app-id> <cidr>...       remove networks from the app's allowlist (none left: no network at all)
+  limit <app-id> --per-second <n> [--burst <m>]
+                                    give the app a rate limit of its own
+  limit <app-id> --default          remove the app's own rate limit: the stack's appRateLimit applies again
 
 Where the keys are (exactly one; a flag wins over the environment):
   --secret-id <id>                  Secrets Manager secret name or ARN (env ${KEY_STORE_ENV.secretId}); region,
@@ -81,12 +100,21 @@ Options:
                                     expire: the key expires after this long, at this instant, or never
   --any                             allow: any network (removes the allowlist)
   --force                           revoke: allow removing the app's last key (the app goes with it)
+  --per-second <n>                  limit: requests per second, on average (0.5: one every 2s)
+  --burst <m>                       limit: requests accepted at once (default: the rate rounded up, at least 1)
+  --default                         limit: remove the app's own rate limit
+  --default-limit <n>, --default-burst <m>
+                                    list: the stack's appRateLimit (and appRateBurst), to show them for the apps
+                                    without a limit of their own (the CLI cannot read a stack's settings)
   --json                            machine-readable output
   -h, --help                        this text
 
 A duration is ${DURATION_RULE}.
 A date-time is ${TIMESTAMP_RULE}.
 A CIDR block is an IPv4 or IPv6 network (203.0.113.0/24, 2001:db8::/32) or a single address.
+A rate is ${RATE_LIMIT_LIMITS.perSecond.min} to ${RATE_LIMIT_LIMITS.perSecond.max} requests per second; a burst is a whole number from ${RATE_LIMIT_LIMITS.burst.min} to ${RATE_LIMIT_LIMITS.burst.max}.
+An app's own rate limit takes effect within the key cache's TTL, and only where the stack is deployed with
+appRateLimit.
 
 A new key is printed once, on standard output, and nowhere else. For --json, run npm with -s
 (npm run -s keys -- ...) or call npx tsx bin/keys.ts, so npm's banner stays off standard output.
@@ -109,6 +137,7 @@ const COMMAND_OPERANDS: Readonly<
   prune: { min: 0, max: 1, usage: 'prune [<app-id>]' },
   allow: { min: 1, max: Infinity, usage: 'allow <app-id> (<cidr>... | --any)' },
   disallow: { min: 2, max: Infinity, usage: 'disallow <app-id> <cidr>...' },
+  limit: { min: 1, max: 1, usage: 'limit <app-id> (--per-second <n> [--burst <m>] | --default)' },
 };
 
 const COMMAND_NAMES = Object.keys(COMMAND_OPERANDS) as CommandName[];
@@ -123,6 +152,11 @@ const OPTION_COMMANDS = {
   never: ['expire'],
   any: ['allow'],
   force: ['revoke'],
+  'per-second': ['limit'],
+  burst: ['limit'],
+  default: ['limit'],
+  'default-limit': ['list'],
+  'default-burst': ['list'],
 } as const satisfies Readonly<Record<string, readonly CommandName[]>>;
 
 type CommandOption = keyof typeof OPTION_COMMANDS;
@@ -206,6 +240,11 @@ function parseOptions(argv: readonly string[]) {
         never: { type: 'boolean', default: false },
         any: { type: 'boolean', default: false },
         force: { type: 'boolean', default: false },
+        'per-second': { type: 'string' },
+        burst: { type: 'string' },
+        default: { type: 'boolean', default: false },
+        'default-limit': { type: 'string' },
+        'default-burst': { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -277,11 +316,63 @@ function checkedCidrs(values: readonly string[]): string[] {
   });
 }
 
+/**
+ * A number as an operator types it: digits, optionally a fraction (`20`, `0.5`); NaN for anything else, so that
+ * `1e3`, `0x10`, ` 20` or `Infinity` get the rule rather than a reading nobody meant.
+ */
+function decimalOf(text: string): number {
+  return /^\d{1,9}(\.\d{1,9})?$/.test(text) ? Number(text) : NaN;
+}
+
+/** A rate option's value. Never echoed: it is no rate, and may be anything. */
+function checkedPerSecond(option: 'per-second' | 'default-limit', text: string): number {
+  const perSecond = decimalOf(text);
+  const problem = perSecondProblem(perSecond);
+  if (problem !== undefined) throw new UsageError(`--${option} ${problem}`);
+  return perSecond;
+}
+
+/** A burst option's value. Never echoed. */
+function checkedBurst(option: 'burst' | 'default-burst', text: string): number {
+  const burst = decimalOf(text);
+  const problem = burstProblem(burst);
+  if (problem !== undefined) throw new UsageError(`--${option} ${problem}`);
+  return burst;
+}
+
+function checkedLimitChange(values: OptionValues): LimitChange {
+  const perSecondText = values['per-second'];
+  const chosen = [perSecondText !== undefined, values.default].filter(Boolean).length;
+  if (chosen !== 1) throw new UsageError('limit needs exactly one of --per-second <n> or --default');
+  if (perSecondText === undefined) {
+    if (values.burst !== undefined)
+      throw new UsageError('--burst goes with --per-second, not with --default');
+    return 'default';
+  }
+  const perSecond = checkedPerSecond('per-second', perSecondText);
+  return values.burst === undefined
+    ? { perSecond }
+    : { perSecond, burst: checkedBurst('burst', values.burst) };
+}
+
+/** list's view of the stack's default limit; absent unless the operator names it. */
+function checkedDefaultLimit(values: OptionValues): { readonly defaultLimit?: RateLimit } {
+  const perSecondText = values['default-limit'];
+  const burstText = values['default-burst'];
+  if (perSecondText === undefined) {
+    if (burstText !== undefined) throw new UsageError('--default-burst needs --default-limit');
+    return {};
+  }
+  const perSecond = checkedPerSecond('default-limit', perSecondText);
+  const burst = burstText === undefined ? defaultBurst(perSecond) : checkedBurst('default-burst', burstText);
+  return { defaultLimit: { perSecond, burst } };
+}
+
 function commandOf(name: CommandName, operands: readonly string[], values: OptionValues): Command {
   const [first = '', second = '', ...rest] = operands;
   switch (name) {
     case 'list':
-      return { name };
+      return { name, ...checkedDefaultLimit(values) };
     case 'add-app': {
       const { ms: expiresInMs } = optionalDuration('expires-in', values['expires-in']);
       return {
@@ -318,6 +409,8 @@ function commandOf(name: CommandName, operands: readonly string[], values: Optio
     }
     case 'disallow':
       return { name, appId: checkedAppId(first), cidrs: checkedCidrs([second, ...rest]) };
+    case 'limit':
+      return { name, appId: checkedAppId(first), limit: checkedLimitChange(values) };
   }
 }
 

@@ -8,6 +8,7 @@ import {
   removeApp,
   revokeKey,
   type DocumentKey,
+  type DocumentRateLimit,
   type KeyDocument,
 } from '../../shared/keys/key-document';
 import { toDigestForm } from '../../shared/keys/key-material';
@@ -19,9 +20,13 @@ import {
   limitOtherKeysExpiry,
   pruneExpiredKeys,
   setKeyExpiry,
+  setRateLimit,
+  useDefaultRateLimit,
   type PrunedKey,
 } from '../../shared/keys/key-rules';
+import { defaultBurst, type RateLimit } from '../../shared/keys/rate-limit';
 import { formatTimestamp } from '../../shared/keys/timestamp';
+import type { LimitChange } from './args';
 import type { Change } from './edit';
 
 /**
@@ -263,5 +268,37 @@ export function networkChange(appId: string, change: NetworkChange): Change<Netw
   };
 }
 
+/** The limit an app's own `rateLimit` sets: a burst left out is filled in as the secret's reader fills it. */
+export function ownLimitOf(written: DocumentRateLimit): RateLimit {
+  return { perSecond: written.perSecond, burst: written.burst ?? defaultBurst(written.perSecond) };
+}
+
+export interface LimitResult {
+  readonly command: 'limit';
+  readonly appId: string;
+  /** The app's own limit afterwards (see ownLimitOf); absent: the stack's default applies. */
+  readonly rateLimit?: RateLimit;
+}
+
+/**
+ * `limit`: gives the app a rate limit of its own, or removes it so that the stack's default applies again. The
+ * same on every retry: another writer's newer document gets the same limit.
+ */
+export function limitChange(appId: string, change: LimitChange): Change<LimitResult> {
+  return (document) => {
+    const next =
+      change === 'default' ? useDefaultRateLimit(document, appId) : setRateLimit(document, appId, change);
+    const written = appOf(next, appId).rateLimit;
+    return {
+      next,
+      result: {
+        command: 'limit',
+        appId,
+        ...(written === undefined ? {} : { rateLimit: ownLimitOf(written) }),
+      },
+    };
+  };
+}
+
 export type EditResult =
-  NewKeyResult | RevokeResult | RemoveAppResult | ExpireResult | PruneResult | NetworkResult;
+  NewKeyResult | RevokeResult | RemoveAppResult | ExpireResult | PruneResult | NetworkResult | LimitResult;

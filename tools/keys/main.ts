@@ -13,6 +13,7 @@ import { parseInvocation, USAGE, type Command, type Target } from './args';
 import {
   expireChange,
   freshKey,
+  limitChange,
   networkChange,
   newKeyChange,
   pruneChange,
@@ -43,11 +44,16 @@ function openStore(target: Target, io: CliIo): KeyStore {
   return new SecretsManagerStore(target.secretId, client);
 }
 
-async function list(store: KeyStore, json: boolean, now: number): Promise<string> {
+async function list(
+  store: KeyStore,
+  command: Extract<Command, { name: 'list' }>,
+  json: boolean,
+  now: number,
+): Promise<string> {
   const { text } = await store.read();
   if (text === undefined) throw new KeyStoreError(`${store.description} does not exist (add-app creates it)`);
   const apps = listApps(parseKeyDocument(text));
-  return json ? formatListJson(apps, now) : formatList(apps, now);
+  return json ? formatListJson(apps, now, command.defaultLimit) : formatList(apps, now, command.defaultLimit);
 }
 
 /**
@@ -95,6 +101,8 @@ function changeFor(
       );
     case 'disallow':
       return networkChange(command.appId, { kind: 'disallow', cidrs: command.cidrs });
+    case 'limit':
+      return limitChange(command.appId, command.limit);
   }
 }
 
@@ -122,7 +130,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const store = openStore(target, io);
     const now = (io.now ?? Date.now)();
     if (command.name === 'list') {
-      io.stdout.write(await list(store, json, now));
+      io.stdout.write(await list(store, command, json, now));
       return EXIT_CODES.ok;
     }
 

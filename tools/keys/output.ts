@@ -1,12 +1,15 @@
 import type { AppListing, KeyListing } from '../../shared/keys/key-document';
+import type { RateLimit } from '../../shared/keys/rate-limit';
 import { formatTimestamp } from '../../shared/keys/timestamp';
-import type {
-  EditResult,
-  ExpireResult,
-  NetworkResult,
-  NewKeyResult,
-  PruneResult,
-  RevokeResult,
+import {
+  ownLimitOf,
+  type EditResult,
+  type ExpireResult,
+  type LimitResult,
+  type NetworkResult,
+  type NewKeyResult,
+  type PruneResult,
+  type RevokeResult,
 } from './commands';
 import { formatRemaining } from './duration';
 
@@ -26,6 +29,48 @@ function networksOf(allowedCidrs: readonly string[] | undefined): string {
   if (allowedCidrs === undefined) return 'any network';
   if (allowedCidrs.length === 0) return 'no network (its allowlist is empty: every request is refused)';
   return `only ${allowedCidrs.join(' ')}`;
+}
+
+/** `20/s, burst 40`; a fraction as written (`0.5/s`). */
+function limitText(limit: RateLimit): string {
+  return `${limit.perSecond}/s, burst ${limit.burst}`;
+}
+
+/**
+ * An app's rate limit and where it comes from. The CLI edits a secret, not a stack: it knows the stack's default only
+ * when the operator names it (list --default-limit).
+ */
+function rateLimitOf(app: AppListing, defaultLimit: RateLimit | undefined): string {
+  if (app.rateLimit !== undefined) return `${limitText(ownLimitOf(app.rateLimit))} (this app's own)`;
+  if (defaultLimit !== undefined) return `${limitText(defaultLimit)} (the stack's default)`;
+  return "the stack's appRateLimit, if set";
+}
+
+/** What `limit` and `list --json` say of an app's rate limit. */
+export type RateLimitJson =
+  | {
+      readonly perSecond: number;
+      readonly burst: number;
+      /** `app`: the app's own; `default`: the stack's, as given by list --default-limit. */
+      readonly source: 'app' | 'default';
+    }
+  /** The stack's default applies, its value not known to the CLI. */
+  | { readonly source: 'default' };
+
+function rateLimitJson(own: RateLimit | undefined, defaultLimit: RateLimit | undefined): RateLimitJson {
+  if (own !== undefined) return { ...own, source: 'app' };
+  return defaultLimit === undefined ? { source: 'default' } : { ...defaultLimit, source: 'default' };
+}
+
+function formatLimit(result: LimitResult): string {
+  const { appId, rateLimit } = result;
+  if (rateLimit === undefined) {
+    return `app ${appId}: no rate limit of its own; the stack's appRateLimit applies, if set\n`;
+  }
+  return (
+    `app ${appId}: its own rate limit is now ${limitText(rateLimit)} ` +
+    "(in effect within the key cache's TTL, where the stack has appRateLimit)\n"
+  );
 }
 
 function formatNewKey(result: NewKeyResult): string {
@@ -118,6 +163,8 @@ export function formatResult(result: EditResult, now: number): string {
     case 'allow':
     case 'disallow':
       return formatNetworks(result);
+    case 'limit':
+      return formatLimit(result);
   }
 }
 
@@ -153,6 +200,8 @@ export function formatResultJson(result: EditResult, now: number): string {
     case 'allow':
     case 'disallow':
       return json({ appId: result.appId, allowedCidrs: result.allowedCidrs ?? null });
+    case 'limit':
+      return json({ appId: result.appId, rateLimit: rateLimitJson(result.rateLimit, undefined) });
   }
 }
 
@@ -166,15 +215,16 @@ function formatKeyLine(key: KeyListing, now: number): string {
 }
 
 /**
- * `list`: each app with the networks it may call from, then one line per key (oldest first): its id, its expiry
- * or `never`, and whether only its digest is stored.
+ * `list`: each app with the networks it may call from and its rate limit, then one line per key (oldest first): its
+ * id, its expiry or `never`, and whether only its digest is stored. `defaultLimit`: the stack's, when the operator
+ * named it.
  */
-export function formatList(apps: readonly AppListing[], now: number): string {
+export function formatList(apps: readonly AppListing[], now: number, defaultLimit?: RateLimit): string {
   if (apps.length === 0) return 'no apps\n';
   return apps
     .map(
       (app) =>
-        `${app.appId}: ${networksOf(app.allowedCidrs)}\n` +
+        `${app.appId}: ${networksOf(app.allowedCidrs)}; rate limit: ${rateLimitOf(app, defaultLimit)}\n` +
         app.keys.map((key) => formatKeyLine(key, now)).join(''),
     )
     .join('');
@@ -194,9 +244,14 @@ export interface ListedAppJson {
   }[];
   /** null: any network; []: none. */
   readonly allowedCidrs: readonly string[] | null;
+  readonly rateLimit: RateLimitJson;
 }
 
-export function listJson(apps: readonly AppListing[], now: number): ListedAppJson[] {
+export function listJson(
+  apps: readonly AppListing[],
+  now: number,
+  defaultLimit?: RateLimit,
+): ListedAppJson[] {
   return apps.map((app) => ({
     appId: app.appId,
     keyIds: app.keys.map((key) => key.keyId),
@@ -207,9 +262,13 @@ export function listJson(apps: readonly AppListing[], now: number): ListedAppJso
       digest: key.digest,
     })),
     allowedCidrs: app.allowedCidrs ?? null,
+    rateLimit: rateLimitJson(
+      app.rateLimit === undefined ? undefined : ownLimitOf(app.rateLimit),
+      defaultLimit,
+    ),
   }));
 }
 
-export function formatListJson(apps: readonly AppListing[], now: number): string {
-  return JSON.stringify(listJson(apps, now)) + '\n';
+export function formatListJson(apps: readonly AppListing[], now: number, defaultLimit?: RateLimit): string {
+  return JSON.stringify(listJson(apps, now, defaultLimit)) + '\n';
 }

@@ -1,5 +1,6 @@
 import { DEMO_APP_ID } from '../../shared/keys/app-id';
-import type { KeysLocation } from './local-settings';
+import type { RateLimit } from '../../shared/keys/rate-limit';
+import { LOCAL_ENV, type KeysLocation, type LocalRateLimiting } from './local-settings';
 import { PAYMENT_RESOURCE } from './routing';
 
 export interface BannerInput {
@@ -13,6 +14,11 @@ export interface BannerInput {
   /** AWS_REGION / AWS_DEFAULT_REGION and AWS_ENDPOINT_URL, for the Secrets Manager line. */
   readonly awsRegion?: string;
   readonly awsEndpoint?: string;
+  /** Default: no limits. */
+  readonly rateLimiting?: LocalRateLimiting;
+  /** The limiter's DynamoDB region and endpoint, when it counts in a table. */
+  readonly limiterRegion?: string;
+  readonly limiterEndpoint?: string;
 }
 
 /** The first line tests and scripts wait for. */
@@ -36,6 +42,27 @@ function keysLine(input: BannerInput): string {
   return `keys: file ${input.keys.path}${created}, re-read every ${input.ttlSeconds} s`;
 }
 
+/** `20/s, burst 40`: the words the key CLI's list uses. */
+export function describeLimit(limit: RateLimit): string {
+  return `${limit.perSecond}/s, burst ${limit.burst}`;
+}
+
+function rateLimitLine(input: BannerInput): string {
+  const rateLimiting = input.rateLimiting ?? { kind: 'off' };
+  if (rateLimiting.kind === 'off') {
+    return `rate limits: off (set ${LOCAL_ENV.appRateLimit} to apply one to every app; an app's own rateLimit is not enforced)`;
+  }
+  const limit = `rate limits: ${describeLimit(rateLimiting.defaultLimit)} for every app without a rateLimit of its own`;
+  if (rateLimiting.kind === 'memory') return `${limit}, counted in this process`;
+  const region = input.limiterRegion ?? 'from the AWS config';
+  const endpoint = input.limiterEndpoint ?? 'the default AWS endpoint';
+  const failure = rateLimiting.failure === 'open' ? 'requests go on' : 'requests get 503';
+  return (
+    `${limit}, counted in DynamoDB table ${rateLimiting.tableName} (region ${region}, endpoint ${endpoint}); ` +
+    `when it cannot answer within ${rateLimiting.deadlineMs} ms, ${failure} (${rateLimiting.failure})`
+  );
+}
+
 function tryLine(input: BannerInput): string {
   if (input.generated) return curlCommand(input.baseUrl, input.generated.appId, input.generated.key);
   const where =
@@ -47,6 +74,7 @@ function tryLine(input: BannerInput): string {
 export function startupLines(input: BannerInput): string[] {
   return [
     keysLine(input),
+    rateLimitLine(input),
     'try:',
     `  ${tryLine(input)}`,
     `${LISTENING_PREFIX} ${input.baseUrl} (pid ${input.pid}); stop with Ctrl-C`,

@@ -1,8 +1,18 @@
 import { resolve } from 'node:path';
 import { parseLogLevel, type LogLevel } from '../../shared/logger';
 import { ENV, readKeyCacheSettings, type KeyCacheSettings } from '../../lambda/payment/settings';
+import {
+  LIMITER_FAILURES,
+  RATE_LIMIT_DEADLINE_LIMITS,
+  RATE_LIMIT_ENV,
+  readDefaultLimit,
+  type LimiterFailure,
+} from '../../lambda/payment/rate-limit/settings';
+import { LIMITER_WORST_ADDED_MS } from '../../lambda/payment/rate-limit/limiter';
+import type { RateLimit } from '../../shared/keys/rate-limit';
 import { nonEmpty } from '../common/args';
 import { KEY_STORE_ENV } from '../common/key-store-env';
+import { shortened } from '../common/text';
 
 /** The local server listens on loopback only: it is a development tool, not a deployment. */
 export const LOCAL_HOST = '127.0.0.1';
@@ -12,7 +22,34 @@ export const DEFAULT_KEYS_FILE = '.local/keys.json';
 export const LOCAL_ENV = {
   port: 'PORT',
   keysFile: KEY_STORE_ENV.keysFile,
+  /** Every app's limit, as the stack's appRateLimit context sets it for the Lambda. */
+  appRateLimit: 'APP_RATE_LIMIT',
+  appRateBurst: 'APP_RATE_BURST',
+  appRateLimitFailure: 'APP_RATE_LIMIT_FAILURE',
+  /** With it, the limit is counted in this DynamoDB table (shared by every server using it) instead of in memory. */
+  rateLimitTable: RATE_LIMIT_ENV.table,
+  /** The Lambda's test-only variable: more time for the shared limiter against an emulator. */
+  rateLimitDeadlineMs: RATE_LIMIT_ENV.deadlineMs,
 } as const;
+
+/** DynamoDB's table names (3 to 255 of these characters), or a table's ARN. */
+const TABLE_NAME = /^(arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table\/)?[A-Za-z0-9_.-]{3,255}$/;
+
+/** How the server applies per-app rate limits. */
+export type LocalRateLimiting =
+  /** No limiter: an app's own rateLimit in the keys is not enforced (the handler warns once per refresh). */
+  | { readonly kind: 'off' }
+  /** Counted in this process: one server needs no shared store. */
+  | { readonly kind: 'memory'; readonly defaultLimit: RateLimit }
+  /** Counted in a DynamoDB table, as the deployed Lambda counts. */
+  | {
+      readonly kind: 'dynamodb';
+      readonly defaultLimit: RateLimit;
+      readonly tableName: string;
+      readonly failure: LimiterFailure;
+      /** The most the limiter may add to a request, every DynamoDB call included. */
+      readonly deadlineMs: number;
+    };
 
 export type KeysLocation =
   | { readonly kind: 'file'; readonly path: string }
@@ -24,6 +61,7 @@ export interface LocalSettings extends KeyCacheSettings {
   readonly port: number;
   readonly keys: KeysLocation;
   readonly logLevel: LogLevel;
+  readonly rateLimiting: LocalRateLimiting;
 }
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -38,10 +76,73 @@ function readPort(env: Environment): number {
   return port;
 }
 
+function readFailure(env: Environment): LimiterFailure {
+  const raw = nonEmpty(env[LOCAL_ENV.appRateLimitFailure]);
+  if (raw === undefined) return 'open';
+  const failure = LIMITER_FAILURES.find((candidate) => candidate === raw);
+  if (failure === undefined) {
+    throw new Error(
+      `${LOCAL_ENV.appRateLimitFailure} must be one of ${LIMITER_FAILURES.join(', ')}, got "${raw}"`,
+    );
+  }
+  return failure;
+}
+
+function readDeadlineMs(env: Environment): number {
+  const raw = nonEmpty(env[LOCAL_ENV.rateLimitDeadlineMs]);
+  if (raw === undefined) return LIMITER_WORST_ADDED_MS;
+  const deadlineMs = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
+  if (!(deadlineMs >= RATE_LIMIT_DEADLINE_LIMITS.min && deadlineMs <= RATE_LIMIT_DEADLINE_LIMITS.max)) {
+    throw new Error(
+      `${LOCAL_ENV.rateLimitDeadlineMs} must be a whole number of milliseconds from ${RATE_LIMIT_DEADLINE_LIMITS.min} to ${RATE_LIMIT_DEADLINE_LIMITS.max}, got "${raw}"`,
+    );
+  }
+  return deadlineMs;
+}
+
+/**
+ * APP_RATE_LIMIT (and APP_RATE_BURST) switch limits on, in memory; RATE_LIMIT_TABLE moves the count to DynamoDB.
+ * Settings that only mean something with another (a burst without a rate, a failure mode or a deadline without a
+ * table) are refused rather than ignored, so a typo never passes for a limit that applies.
+ */
+export function readRateLimiting(env: Environment): LocalRateLimiting {
+  const defaultLimit = readDefaultLimit(env, LOCAL_ENV.appRateLimit, LOCAL_ENV.appRateBurst);
+  const tableName = nonEmpty(env[LOCAL_ENV.rateLimitTable]);
+  if (defaultLimit === undefined) {
+    const orphan = [
+      LOCAL_ENV.rateLimitTable,
+      LOCAL_ENV.appRateLimitFailure,
+      LOCAL_ENV.rateLimitDeadlineMs,
+    ].find((name) => nonEmpty(env[name]) !== undefined);
+    if (orphan !== undefined) throw new Error(`${orphan} needs ${LOCAL_ENV.appRateLimit}`);
+    return { kind: 'off' };
+  }
+  if (tableName === undefined) {
+    // The in-memory limiter always answers: there is no failure to choose a behaviour for.
+    const orphan = [LOCAL_ENV.appRateLimitFailure, LOCAL_ENV.rateLimitDeadlineMs].find(
+      (name) => nonEmpty(env[name]) !== undefined,
+    );
+    if (orphan !== undefined) throw new Error(`${orphan} needs ${LOCAL_ENV.rateLimitTable}`);
+    return { kind: 'memory', defaultLimit };
+  }
+  if (!TABLE_NAME.test(tableName)) {
+    throw new Error(
+      `${LOCAL_ENV.rateLimitTable} must be a DynamoDB table name (3 to 255 letters, digits, "_", "." or "-") or a table ARN, got "${shortened(tableName)}"`,
+    );
+  }
+  return {
+    kind: 'dynamodb',
+    defaultLimit,
+    tableName,
+    failure: readFailure(env),
+    deadlineMs: readDeadlineMs(env),
+  };
+}
+
 /**
  * Reads the local server's settings. Keys come from Secrets Manager when KEYS_SECRET_ID is set (with the
  * standard AWS environment: region, credentials, AWS_ENDPOINT_URL), otherwise from KEYS_FILE, resolved
- * against `cwd`. The key cache reads the same variables as the Lambda.
+ * against `cwd`. The key cache reads the same variables as the Lambda; rate limits are read by readRateLimiting.
  */
 export function readLocalSettings(env: Environment, cwd: string): LocalSettings {
   const secretId = nonEmpty(env[ENV.secretId]);
@@ -55,5 +156,6 @@ export function readLocalSettings(env: Environment, cwd: string): LocalSettings 
     keys,
     logLevel: parseLogLevel(env[ENV.logLevel], ENV.logLevel),
     ...readKeyCacheSettings(env),
+    rateLimiting: readRateLimiting(env),
   };
 }

@@ -12,6 +12,7 @@ import {
 import { startupLines } from './banner';
 import { ensureKeysFile, keysFilePermissionWarning } from './keys-file';
 import { readLocalSettings, type LocalSettings } from './local-settings';
+import { createLocalRateLimits, limiterClientSettings } from './rate-limits';
 import { LocalServer } from './server';
 
 export interface StartOptions {
@@ -52,6 +53,8 @@ function listenErrorMessage(error: unknown, settings: LocalSettings): string {
  * Starts the local server. It listens first, so a busy port fails before anything is written; requests that
  * arrive while the keys are being set up wait for the handler. Then the keys file is created if missing (or
  * Secrets Manager is used when KEYS_SECRET_ID is set), the first key fetch starts, and the banner is printed.
+ * With APP_RATE_LIMIT the handler counts each app's requests, in this process or, with RATE_LIMIT_TABLE, in
+ * DynamoDB as the deployed Lambda does.
  */
 export async function startLocalServer({ env, cwd, print }: StartOptions): Promise<RunningLocalServer> {
   let settings: LocalSettings;
@@ -75,6 +78,8 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
     throw new StartupError(listenErrorMessage(error, settings));
   }
 
+  const limits = createLocalRateLimits(settings.rateLimiting, env);
+
   try {
     let source: SecretSource;
     let generated: { appId: string; key: string } | undefined;
@@ -97,13 +102,14 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
 
     const keys = new KeyCache({ source, logger, ttlMs: settings.ttlMs, maxStaleMs: settings.maxStaleMs });
     keys.warm();
-    provideHandler(createHandler({ keys, logger }));
+    provideHandler(createHandler({ keys, logger, ...(limits === undefined ? {} : { limits }) }));
 
     const baseUrl = `http://${settings.host}:${port}`;
     const { region: awsRegion, endpoint: awsEndpoint } = readAwsClientSettings(
       env,
       AWS_SERVICES.secretsManager,
     );
+    const { region: limiterRegion, endpoint: limiterEndpoint } = limiterClientSettings(env);
     const lines = startupLines({
       baseUrl,
       pid: process.pid,
@@ -112,6 +118,9 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
       ...(generated ? { generated } : {}),
       ...(awsRegion ? { awsRegion } : {}),
       ...(awsEndpoint ? { awsEndpoint } : {}),
+      rateLimiting: settings.rateLimiting,
+      ...(limiterRegion ? { limiterRegion } : {}),
+      ...(limiterEndpoint ? { limiterEndpoint } : {}),
     });
     for (const line of lines) print(line);
 

@@ -28,7 +28,8 @@ export const USAGE = `Usage: npm run smoke -- (--url <payment-url> | --stack <st
 Calls a deployed payment API about a dozen times and checks each answer against the contract: 200 with the
 key; one identical 401 for a wrong key, an unknown app, a missing or a duplicated header; 415; 400; 405 with
 Allow: POST; 404; JSON with Cache-Control: no-store every time. Prints one row per check. Each request has
-${REQUEST_TIMEOUT_MS / 1000} s to answer, the whole run ${RUN_TIME_LIMIT_MS / 1000} s.
+${REQUEST_TIMEOUT_MS / 1000} s to answer, the whole run ${RUN_TIME_LIMIT_MS / 1000} s. A 429 with Retry-After (the app over its
+rate limit) is waited out within that time and the request sent once more; its row says so.
 
 Where the API is (exactly one):
   --url <url>        the /payment URL (https://<id>.execute-api.<region>.amazonaws.com/<stage>/payment);

@@ -1,6 +1,7 @@
 import { COMMON_HEADERS } from '../../shared/api/responses';
 import type { Check, CheckId, Expectation, RequestCheck, UniformityCheck } from './checks';
 import type { HttpAnswer, Outcome } from './outcome';
+import type { RetryNote } from './retry';
 import type { SecretMask } from './secret-mask';
 
 /** One row of the report. */
@@ -11,8 +12,10 @@ export interface CheckResult {
   readonly expected: string;
   /** What came back, in the same terms: `401 unauthorized`, `200 (body not JSON)`, `no answer: …`. */
   readonly got: string;
-  /** The HTTP status received, when there was an answer. */
+  /** The HTTP status received, when there was an answer (to the retry, when the request was sent again). */
   readonly status?: number;
+  /** The first answer was a 429 with Retry-After: whether the request was sent again after waiting that long. */
+  readonly retry?: RetryNote;
   readonly passed: boolean;
   /** Why it failed, one phrase each; empty when it passed. */
   readonly problems: readonly string[];
@@ -146,26 +149,68 @@ export function evaluateAnswer(
   return { got: [got, ...receivedHeaders(answer, expect, mask)].join(', '), problems };
 }
 
+/** What the GOT cell adds about a 429 that asked for a retry. */
+function retryRemark(retry: RetryNote): string {
+  return retry.retried
+    ? ` (sent again after a 429 with Retry-After: ${retry.retryAfterSeconds})`
+    : ` (Retry-After: ${retry.retryAfterSeconds})`;
+}
+
+/** Why the final answer was a 429, in the terms an operator acts on; undefined for any other answer. */
+function throttledHint(answer: HttpAnswer, retry: RetryNote | undefined): string | undefined {
+  if (answer.status !== TOO_MANY_REQUESTS_STATUS) return undefined;
+  if (retry === undefined) return answer.headers.has('retry-after') ? undefined : STAGE_THROTTLED_HINT;
+  return retry.retried
+    ? STILL_RATE_LIMITED_HINT
+    : `the app is over its rate limit, and waiting Retry-After (${retry.retryAfterSeconds} s) would pass the run's time limit: not sent again`;
+}
+
 function evaluateRequestCheck(
   check: RequestCheck,
   outcome: Outcome | undefined,
   mask: SecretMask,
+  retry: RetryNote | undefined,
 ): CheckResult {
-  const base = { id: check.id, title: check.title, expected: describeExpectation(check.expect) };
+  const base = {
+    id: check.id,
+    title: check.title,
+    expected: describeExpectation(check.expect),
+    ...(retry === undefined ? {} : { retry }),
+  };
   if (outcome === undefined || outcome.kind === 'not-run') {
     const reason = outcome?.reason ?? 'not sent';
     return { ...base, got: 'not run', passed: false, problems: [reason] };
   }
+  const remark = retry === undefined ? '' : retryRemark(retry);
   if (outcome.kind === 'no-answer') {
-    return { ...base, got: 'no answer', passed: false, problems: [mask(outcome.reason)] };
+    return { ...base, got: `no answer${remark}`, passed: false, problems: [mask(outcome.reason)] };
   }
   const { got, problems } = evaluateAnswer(check.expect, outcome.answer, mask);
   if (check.id === 'accepted' && outcome.answer.status === UNAUTHORIZED_STATUS)
     problems.push(OWN_KEY_REFUSED_HINT);
-  return { ...base, got, status: outcome.answer.status, passed: problems.length === 0, problems };
+  const throttled =
+    check.expect.status === TOO_MANY_REQUESTS_STATUS ? undefined : throttledHint(outcome.answer, retry);
+  if (throttled !== undefined) problems.push(throttled);
+  return {
+    ...base,
+    got: `${got}${remark}`,
+    status: outcome.answer.status,
+    passed: problems.length === 0,
+    problems,
+  };
 }
 
 const UNAUTHORIZED_STATUS = 401;
+const TOO_MANY_REQUESTS_STATUS = 429;
+
+/** A 429 without Retry-After is API Gateway's: the stage's rate, shared by every app, is used up. */
+export const STAGE_THROTTLED_HINT =
+  "a 429 without Retry-After: the stage's throttle refused it (the API as a whole is at its rate limit)";
+
+/** A 429 after honouring Retry-After once: the app's budget is being spent as fast as it refills. */
+export const STILL_RATE_LIMITED_HINT =
+  "still over the app's rate limit after waiting Retry-After once: other clients of the app are using its " +
+  'budget, or its rate limit leaves no room for these requests (the payment Lambda logs reason rate_limited)';
 
 /**
  * A 401 to the app's own key has three causes the answer never tells apart; the API's logs do. Said once, on the
@@ -228,15 +273,19 @@ function evaluateUniformity(
   return { ...base, got, passed: problems.length === 0, problems };
 }
 
-/** Pure: one result per check, in the checks' order; whatever the server sent is quoted through `mask`. */
+/**
+ * Pure: one result per check, in the checks' order; whatever the server sent is quoted through `mask`. A check in
+ * `retries` is judged by its last answer, and its row says it was sent again.
+ */
 export function evaluateChecks(
   checks: readonly Check[],
   outcomes: ReadonlyMap<CheckId, Outcome>,
   mask: SecretMask,
+  retries: ReadonlyMap<CheckId, RetryNote> = new Map(),
 ): CheckResult[] {
   return checks.map((check) =>
     check.kind === 'request'
-      ? evaluateRequestCheck(check, outcomes.get(check.id), mask)
+      ? evaluateRequestCheck(check, outcomes.get(check.id), mask, retries.get(check.id))
       : evaluateUniformity(check, checks, outcomes),
   );
 }

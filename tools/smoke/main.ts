@@ -93,7 +93,7 @@ async function smoke(
     appId: invocation.appId,
     ...(target.stack === undefined ? {} : { stack: target.stack }),
     requestsSent: run.requestsSent,
-    results: evaluateChecks(checks, run.outcomes, mask),
+    results: evaluateChecks(checks, run.outcomes, mask, run.retries),
   };
   io.stdout.write(mask(invocation.json ? formatJson(report) : formatTable(report)));
   if (stop !== undefined) io.stderr.write(mask(stop));

@@ -3,14 +3,15 @@ import {
   DynamoDBClient,
   UpdateItemCommand,
   type AttributeValue,
-  type UpdateItemCommandInput,
+  type DynamoDBClientConfig,
 } from '@aws-sdk/client-dynamodb';
 import { addCallDeadline, boundedClientConfig, type CallBounds } from '../../../shared/aws/bounded-client';
 import { errorName } from '../../../shared/errors';
 import { describeError } from '../../../shared/logger';
 import { raceWithTimeout } from '../../../shared/timeout';
-import { decide, intervalMs, toleranceMs, type RateLimit } from './gcra';
+import { COUNTER_TABLE } from './counter-table';
 import { LIMITER_WORST_ADDED_MS, wholeSeconds, type LimitDecision, type RateLimiter } from './limiter';
+import { windowAt, type LimitWindow, type RateLimit } from './window';
 
 /**
  * Bounds on each DynamoDB call of the limiter. In-region UpdateItem answers in a few milliseconds; an attempt that
@@ -25,17 +26,33 @@ export const LIMITER_CALL_BOUNDS: CallBounds = {
 };
 
 /**
- * One counter item takes about 1,000 writes a second (DynamoDB's per-partition limit). An app whose limit is above
- * this many requests a second is counted on several items, each holding an equal share of its rate and burst, so
- * that no item takes more than half of what a partition allows.
+ * LIMITER_CALL_BOUNDS for a whole-check deadline other than production's LIMITER_WORST_ADDED_MS (set only by tests
+ * against an emulator, RATE_LIMIT_DEADLINE_MS): every time stretched in proportion, so the calls keep their share of
+ * the deadline. Without it an emulator slower than 65 ms a call would still fail open, however long the deadline.
+ */
+export function limiterCallBounds(deadlineMs: number): CallBounds {
+  if (deadlineMs === LIMITER_WORST_ADDED_MS) return LIMITER_CALL_BOUNDS;
+  const stretch = (ms: number): number => Math.max(1, Math.round((ms * deadlineMs) / LIMITER_WORST_ADDED_MS));
+  const { retryDelayMs } = LIMITER_CALL_BOUNDS;
+  return {
+    maxAttempts: LIMITER_CALL_BOUNDS.maxAttempts,
+    connectionTimeoutMs: stretch(LIMITER_CALL_BOUNDS.connectionTimeoutMs),
+    attemptTimeoutMs: stretch(LIMITER_CALL_BOUNDS.attemptTimeoutMs),
+    ...(retryDelayMs === undefined ? {} : { retryDelayMs: stretch(retryDelayMs) }),
+    callDeadlineMs: stretch(LIMITER_CALL_BOUNDS.callDeadlineMs),
+  };
+}
+
+/**
+ * One item takes about 1,000 writes a second (DynamoDB's per-partition limit), and a window's count is one item. An
+ * app whose limit is above this many requests a second is counted on several items per window, each admitting an
+ * equal share, so that no item takes more than half of what a partition allows; failed writes (one per execution
+ * environment and window, once the window is full) count against it too.
  */
 export const REQUESTS_PER_SECOND_PER_ITEM = 500;
 
-/** After this many conditional writes lost to other environments, the request is refused for a second. */
-const MAX_WRITES = 3;
-
-/** Counter items outlive their last request by this much, then DynamoDB's TTL removes them. */
-const ITEM_LINGER_SECONDS = 3_600;
+/** Counter items outlive their window by this much, then DynamoDB's TTL removes them. */
+const ITEM_LINGER_SECONDS = 600;
 
 export interface DynamoDbRateLimiterOptions {
   readonly client: DynamoDBClient;
@@ -48,20 +65,28 @@ export interface DynamoDbRateLimiterOptions {
   readonly deadlineMs?: number;
 }
 
-/** A DynamoDB client for the limiter: region and credentials from the Lambda environment, every call bounded. */
-export function createLimiterDynamoDbClient(bounds: CallBounds = LIMITER_CALL_BOUNDS): DynamoDBClient {
-  const client = new DynamoDBClient(boundedClientConfig(bounds));
+/**
+ * A DynamoDB client for the limiter, every call bounded. Region, endpoint and credentials come from `config` or,
+ * when absent, the SDK's usual sources (in Lambda: the function's environment).
+ */
+export function createLimiterDynamoDbClient(
+  bounds: CallBounds = LIMITER_CALL_BOUNDS,
+  config: Omit<DynamoDBClientConfig, 'maxAttempts' | 'requestHandler' | 'retryStrategy'> = {},
+): DynamoDBClient {
+  const client = new DynamoDBClient({ ...config, ...boundedClientConfig(bounds) });
   addCallDeadline(client, bounds.callDeadlineMs);
   return client;
 }
 
-/** How many items an app's counter is spread over, and the share of the limit each holds. */
-export function counterShards(limit: RateLimit): { readonly count: number; readonly share: RateLimit } {
-  const count = Math.max(1, Math.ceil(limit.perSecond / REQUESTS_PER_SECOND_PER_ITEM));
-  return {
-    count,
-    share: { perSecond: limit.perSecond / count, burst: Math.max(1, Math.ceil(limit.burst / count)) },
-  };
+/** How many items an app's window is spread over, and what each admits (shares differ by at most one). */
+export function counterShards(limit: RateLimit): {
+  readonly count: number;
+  readonly capacities: readonly number[];
+} {
+  const count = Math.min(limit.burst, Math.max(1, Math.ceil(limit.perSecond / REQUESTS_PER_SECOND_PER_ITEM)));
+  const base = Math.floor(limit.burst / count);
+  const extra = limit.burst % count;
+  return { count, capacities: Array.from({ length: count }, (_, shard) => base + (shard < extra ? 1 : 0)) };
 }
 
 function numberAttribute(item: Record<string, AttributeValue> | undefined, name: string): number | undefined {
@@ -69,18 +94,11 @@ function numberAttribute(item: Record<string, AttributeValue> | undefined, name:
   return value === undefined ? undefined : Number(value);
 }
 
-type Write =
-  | { readonly kind: 'written'; readonly tat: number }
-  /** The condition did not hold: another environment moved the counter, or the app is over its limit. */
-  | { readonly kind: 'conflict'; readonly tat: number | undefined };
-
 /**
- * The limit shared by every execution environment: one GCRA counter per app (or a few, above
- * REQUESTS_PER_SECOND_PER_ITEM) in DynamoDB, moved by a conditional UpdateItem, so no two environments can accept
- * the same slot. Each environment remembers the last counter value it saw: it only ever grows, so a request that
- * value already refuses is refused without a call, and the branch of the update (a busy bucket adds one interval to
- * the counter; an idle one starts it from now) is guessed from it. Accepted requests cost one call, two when the
- * guess was wrong; refused ones mostly none.
+ * The limit shared by every execution environment: one count per app and window (windows aligned on the epoch:
+ * window.ts) in DynamoDB, raised by a conditional `ADD`, so no two environments can admit the same slot. Exactly one
+ * call per request, at most: an accepted request costs one write; a refused one costs one write the first time this
+ * environment finds the window full, and none after that, since a full window stays full.
  */
 export class DynamoDbRateLimiter implements RateLimiter {
   private readonly client: DynamoDBClient;
@@ -88,8 +106,8 @@ export class DynamoDbRateLimiter implements RateLimiter {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly deadlineMs: number;
-  /** Counter item key → the highest TAT this environment has seen for it: a lower bound of the real one. */
-  private readonly seen = new Map<string, number>();
+  /** Counter item key (without the window) → the latest window this environment found full. */
+  private readonly fullWindow = new Map<string, number>();
 
   constructor(options: DynamoDbRateLimiterOptions) {
     this.client = options.client;
@@ -111,93 +129,57 @@ export class DynamoDbRateLimiter implements RateLimiter {
   }
 
   private async decide(appId: string, limit: RateLimit): Promise<LimitDecision> {
-    const { count, share } = counterShards(limit);
-    const key = count === 1 ? appId : `${appId}#${Math.floor(this.random() * count)}`;
-    let known = this.seen.get(key);
-    for (let write = 0; write < MAX_WRITES; write++) {
-      const now = this.now();
-      const decision = decide(known, now, share);
-      if (!decision.accepted) {
-        return { kind: 'limited', retryAfterSeconds: wholeSeconds(decision.retryAfterMs) };
-      }
-      const busy = known !== undefined && known >= now;
-      const outcome = await this.write(key, share, now, busy);
-      if (outcome.kind === 'written') {
-        this.remember(key, outcome.tat);
-        // How many more would be accepted at this instant: the next one, and those after it; across all the
-        // app's counter items, each holding an equal share.
-        const next = decide(outcome.tat, now, share);
-        return {
-          kind: 'accepted',
-          remaining: next.accepted ? (next.remaining + 1) * count : 0,
-          resetSeconds: wholeSeconds(outcome.tat - now),
-        };
-      }
-      // Lost to another environment, or over the limit: what DynamoDB holds now decides the next step.
-      known = outcome.tat;
-      if (known !== undefined) this.remember(key, known);
+    const now = this.now();
+    const window = windowAt(limit, now);
+    const { count, capacities } = counterShards(limit);
+    const shard = count === 1 ? undefined : Math.floor(this.random() * count);
+    const counter = shard === undefined ? appId : `${appId}#${shard}`;
+    const capacity = capacities[shard ?? 0] ?? window.capacity;
+    const secondsLeft = wholeSeconds(window.endMs - now);
+    if (this.fullWindow.get(counter) === window.index)
+      return { kind: 'limited', retryAfterSeconds: secondsLeft };
+
+    const used = await this.increment(counter, window, capacity);
+    if (used === undefined) {
+      this.fullWindow.set(counter, window.index);
+      return { kind: 'limited', retryAfterSeconds: secondsLeft };
     }
-    return { kind: 'limited', retryAfterSeconds: 1 };
+    // What the app may still make at once in this window: this item's share, times the shares.
+    return { kind: 'accepted', remaining: (capacity - used) * count, resetSeconds: secondsLeft };
   }
 
-  private remember(key: string, tat: number): void {
-    const previous = this.seen.get(key);
-    if (previous === undefined || tat > previous) this.seen.set(key, tat);
-  }
-
-  /**
-   * Busy (the counter is at or past `now`): add one interval, if the counter still leaves room for this request.
-   * Idle (the counter is behind `now`, or there is none): start it from `now`, if it is still behind.
-   */
-  private async write(key: string, limit: RateLimit, now: number, busy: boolean): Promise<Write> {
-    const interval = intervalMs(limit);
-    const expiresAt = { N: String(Math.ceil(now / 1000) + ITEM_LINGER_SECONDS) };
-    const update: Pick<
-      UpdateItemCommandInput,
-      'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeValues'
-    > = busy
-      ? {
-          UpdateExpression: 'SET tat = tat + :interval, expiresAt = :expiresAt',
-          ConditionExpression: 'tat BETWEEN :now AND :latest',
-          ExpressionAttributeValues: {
-            ':interval': { N: String(interval) },
-            ':now': { N: String(now) },
-            ':latest': { N: String(now + toleranceMs(limit)) },
-            ':expiresAt': expiresAt,
-          },
-        }
-      : {
-          UpdateExpression: 'SET tat = :next, expiresAt = :expiresAt',
-          ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
-          ExpressionAttributeValues: {
-            ':next': { N: String(now + interval) },
-            ':now': { N: String(now) },
-            ':expiresAt': expiresAt,
-          },
-        };
+  /** Counts one request in the window's item, if it has room; the new count, or undefined when it is full. */
+  private async increment(
+    counter: string,
+    window: LimitWindow,
+    capacity: number,
+  ): Promise<number | undefined> {
     try {
       const output = await this.client.send(
         new UpdateItemCommand({
           TableName: this.tableName,
-          Key: { pk: { S: key } },
-          ...update,
+          Key: { [COUNTER_TABLE.partitionKey]: { S: `${counter}#${window.index}` } },
+          UpdateExpression: 'ADD #used :one SET #expiresAt = :expiresAt',
+          ConditionExpression: 'attribute_not_exists(#used) OR #used < :capacity',
+          ExpressionAttributeNames: { '#used': COUNTER_TABLE.counter, '#expiresAt': COUNTER_TABLE.expiresAt },
+          ExpressionAttributeValues: {
+            ':one': { N: '1' },
+            ':capacity': { N: String(capacity) },
+            ':expiresAt': { N: String(Math.ceil(window.endMs / 1000) + ITEM_LINGER_SECONDS) },
+          },
           ReturnValues: 'UPDATED_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      const tat = numberAttribute(output.Attributes, 'tat');
-      if (tat === undefined) throw new Error('UpdateItem returned no counter');
-      return { kind: 'written', tat };
+      const used = numberAttribute(output.Attributes, COUNTER_TABLE.counter);
+      if (used === undefined) throw new Error('UpdateItem returned no count');
+      return used;
     } catch (error) {
       // By name as well: an error built in another realm (a test's) is still this one.
       if (
         error instanceof ConditionalCheckFailedException ||
         errorName(error) === 'ConditionalCheckFailedException'
       ) {
-        return {
-          kind: 'conflict',
-          tat: numberAttribute((error as ConditionalCheckFailedException).Item, 'tat'),
-        };
+        return undefined;
       }
       throw error;
     }

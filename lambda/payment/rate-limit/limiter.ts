@@ -1,4 +1,4 @@
-import type { RateLimit } from './gcra';
+import type { RateLimit } from './window';
 
 /** What a request gets when the limiter cannot answer: it goes on (open), or 503 (closed). */
 export type LimiterFailure = 'open' | 'closed';
@@ -7,9 +7,9 @@ export type LimiterFailure = 'open' | 'closed';
 export type LimitDecision =
   | {
       readonly kind: 'accepted';
-      /** Requests the app could still make at once. */
+      /** Requests the app may still make in the current window. */
       readonly remaining: number;
-      /** Whole seconds until its bucket is full again. */
+      /** Whole seconds until the next window, when the count starts again. */
       readonly resetSeconds: number;
     }
   | {
@@ -29,9 +29,8 @@ export interface RateLimiter {
 }
 
 /**
- * The most the shared limiter adds to a request, every call included (a second call is needed only when another
- * execution environment changed the app's counter since this one last saw it). Past it the request goes on as if
- * the store were down: the handler fails open or closed.
+ * The most the shared limiter adds to a request: its one DynamoDB call, a retry included. Past it the request goes
+ * on as if the store were down: the handler fails open or closed.
  */
 export const LIMITER_WORST_ADDED_MS = 150;
 

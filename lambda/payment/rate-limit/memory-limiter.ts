@@ -1,23 +1,31 @@
-import { decide, type RateLimit } from './gcra';
+import type { RateLimit } from '../../../shared/keys/rate-limit';
 import { wholeSeconds, type LimitDecision, type RateLimiter } from './limiter';
+import { windowAt } from './window';
 
 /**
- * The limiter of one process (`npm start`): the same algorithm as the shared one, its state in a map. One process
+ * The limiter of one process (`npm start`): the same windows as the shared one, its counts in a map. One process
  * needs no shared store; several would each count on their own.
  */
 export function createMemoryRateLimiter(now: () => number = Date.now): RateLimiter {
-  const tats = new Map<string, number>();
+  const counts = new Map<string, { readonly index: number; used: number }>();
   return {
     check(appId: string, limit: RateLimit): Promise<LimitDecision> {
-      const decision = decide(tats.get(appId), now(), limit);
-      if (!decision.accepted) {
-        return Promise.resolve({ kind: 'limited', retryAfterSeconds: wholeSeconds(decision.retryAfterMs) });
+      const at = now();
+      const window = windowAt(limit, at);
+      let count = counts.get(appId);
+      if (count === undefined || count.index !== window.index) {
+        count = { index: window.index, used: 0 };
+        counts.set(appId, count);
       }
-      tats.set(appId, decision.tat);
+      const secondsLeft = wholeSeconds(window.endMs - at);
+      if (count.used >= window.capacity) {
+        return Promise.resolve({ kind: 'limited', retryAfterSeconds: secondsLeft });
+      }
+      count.used++;
       return Promise.resolve({
         kind: 'accepted',
-        remaining: decision.remaining,
-        resetSeconds: wholeSeconds(decision.fullInMs),
+        remaining: window.capacity - count.used,
+        resetSeconds: secondsLeft,
       });
     },
   };

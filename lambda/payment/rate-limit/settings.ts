@@ -20,6 +20,9 @@ export const RATE_LIMIT_ENV = {
   deadlineMs: 'RATE_LIMIT_DEADLINE_MS',
 } as const;
 
+/** The whole-check deadlines RATE_LIMIT_DEADLINE_MS may set (the local server reads the same variable). */
+export const RATE_LIMIT_DEADLINE_LIMITS = { min: 10, max: 60_000 } as const;
+
 export interface RateLimitSettings {
   readonly tableName: string;
   /** Every app's limit, unless the secret gives it one of its own. */
@@ -30,9 +33,9 @@ export interface RateLimitSettings {
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
-/** A number as an environment variable holds it: digits, optionally a fraction; NaN otherwise. */
+/** A number as an environment variable holds it: digits, optionally a fraction (as String(1 / 3) writes it); NaN otherwise. */
 function numberIn(raw: string): number {
-  return /^\d{1,9}(\.\d{1,9})?$/.test(raw) ? Number(raw) : NaN;
+  return /^\d{1,9}(\.\d{1,20})?$/.test(raw) ? Number(raw) : NaN;
 }
 
 /**
@@ -79,8 +82,11 @@ export function readRateLimitSettings(env: Environment): RateLimitSettings {
   const rawDeadline = env[RATE_LIMIT_ENV.deadlineMs];
   const deadlineMs =
     rawDeadline === undefined || rawDeadline === '' ? LIMITER_WORST_ADDED_MS : numberIn(rawDeadline);
-  if (!(Number.isInteger(deadlineMs) && deadlineMs >= 10 && deadlineMs <= 60_000)) {
-    throw new Error(`${RATE_LIMIT_ENV.deadlineMs} must be a whole number of milliseconds from 10 to 60000`);
+  const { min, max } = RATE_LIMIT_DEADLINE_LIMITS;
+  if (!(Number.isInteger(deadlineMs) && deadlineMs >= min && deadlineMs <= max)) {
+    throw new Error(
+      `${RATE_LIMIT_ENV.deadlineMs} must be a whole number of milliseconds from ${min} to ${max}`,
+    );
   }
   return { tableName, defaultLimit, failure, deadlineMs };
 }

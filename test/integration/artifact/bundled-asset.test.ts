@@ -16,26 +16,41 @@ import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY, SECRET_STRING } from '../../suppo
 import { expiresAtOf, parseKeyDocument } from '../../../shared/keys/key-document';
 import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
 import { ROTATION_STEPS } from '../../../lambda/rotation/rotation-rules';
-import { motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
+import {
+  createMotoRateLimitTable,
+  createMotoSecret,
+  EMULATOR_LIMITER_DEADLINE_MS,
+  motoSecretsManager,
+  startMoto,
+  type MotoServer,
+} from '../../support/moto';
+import { withinOneWindow } from '../../support/limit-windows';
+import { limitedAssetEnv } from '../../support/rate-limit-scenarios';
 import { synthesizeApp, type SynthesizedApp } from '../../support/synth';
 
 const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
 
 /**
  * The deployable artifacts, not the source: synthesize with the real CLI (scheduled rotation on, so both functions
- * are built), take the bundled Lambdas out of cdk.out, load each in a fresh Node process and invoke it against
- * moto's Secrets Manager API.
+ * are built; and again with per-app limits, which build the payment Lambda from lambda/payment/rate-limited.ts),
+ * take the bundled Lambdas out of cdk.out, load each in a fresh Node process and invoke it against moto's Secrets
+ * Manager and DynamoDB APIs.
  */
 let outdir: string;
 let app: SynthesizedApp;
+let limitedOutdir: string;
+let limitedApp: SynthesizedApp;
 
 beforeAll(async () => {
   outdir = mkdtempSync(join(tmpdir(), 'payment-cdk-out-'));
   app = await synthesizeApp(outdir, { rotationDays: '30' });
-}, 180_000);
+  limitedOutdir = mkdtempSync(join(tmpdir(), 'payment-cdk-out-limited-'));
+  limitedApp = await synthesizeApp(limitedOutdir, { appRateLimit: '20' });
+}, 300_000);
 
 afterAll(() => {
   rmSync(outdir, { recursive: true, force: true });
+  rmSync(limitedOutdir, { recursive: true, force: true });
 });
 
 /** Never hand a minified bundle to a matcher whole: a failure would print all of it. */
@@ -52,6 +67,7 @@ function bundleShape(assetDir: string | undefined, operation: string) {
 
 describe.each([
   ['payment', () => app.paymentAssetDir, 'GetSecretValue'],
+  ['rate-limited payment', () => limitedApp.paymentAssetDir, 'UpdateItem'],
   ['rotation', () => app.rotationAssetDir, 'UpdateSecretVersionStage'],
 ])('the %s bundle', (_name, assetDir, operation) => {
   it('is minified strict CommonJS, without a source map, with the AWS SDK inside', () => {
@@ -298,6 +314,121 @@ describe('the bundled payment Lambda in cdk.out', () => {
     expect(JSON.parse(results[0]?.body ?? '')).toMatchObject({ code: 'unavailable' });
     expect(output).toContain('"message":"keys refresh failed"');
     expect(output).not.toContain(DEMO_KEY);
+  });
+});
+
+describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', () => {
+  let moto: MotoServer;
+  let secretArn: string;
+  const DEMO_LIMIT = { perSecond: 0.01, burst: 3 };
+  const PARTNER_LIMIT = { perSecond: 0.02, burst: 1 };
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    // demo has the stack's default limit; partner one of its own, stricter. Both windows long (300 s and 50 s), so
+    // the sequence falls in one of each, however long moto takes to answer (and runs again if not: withinOneWindow).
+    secretArn = await createMotoSecret(
+      moto,
+      'payment-api/limited-keys',
+      JSON.stringify({
+        demo: DEMO_KEY,
+        partner: { keys: [PARTNER_KEY], rateLimit: { perSecond: PARTNER_LIMIT.perSecond } },
+      }),
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await moto.stop();
+  });
+
+  it('stays within its 240 KB budget (the DynamoDB client included), while the one without limits stays within 200 KB', () => {
+    expect(statSync(join(limitedApp.paymentAssetDir, 'index.js')).size).toBeLessThanOrEqual(240 * 1000);
+    expect(statSync(join(app.paymentAssetDir, 'index.js')).size).toBeLessThanOrEqual(200 * 1000);
+  });
+
+  it('answers 429 with Retry-After, RateLimit-Policy and RateLimit once the burst is spent, after authentication and before the media type, and counts Throttled', async () => {
+    const demo = paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]]);
+    const partner = paymentEvent([JSON_TYPE, ['App-id', 'partner'], ['App-key', PARTNER_KEY]]);
+    const steps = [
+      // Refused before any limit: it spends nothing of demo's burst of 3.
+      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', PARTNER_KEY]]),
+      demo,
+      demo,
+      demo,
+      demo,
+      paymentEvent([
+        ['Content-Type', 'text/plain'],
+        ['App-id', 'demo'],
+        ['App-key', DEMO_KEY],
+      ]),
+      partner,
+      partner,
+    ];
+
+    const {
+      result: { results, output },
+    } = await withinOneWindow([DEMO_LIMIT, PARTNER_LIMIT], async (attempt) => {
+      // A fresh table for each attempt: nothing counted yet.
+      const tableName = `payment-api-rate-limits-${attempt}`;
+      await createMotoRateLimitTable(moto, tableName);
+      return invokeAsset(
+        limitedApp.paymentAssetDir,
+        steps,
+        limitedAssetEnv({
+          moto,
+          secretArn,
+          tableName,
+          defaultLimit: DEMO_LIMIT,
+          deadlineMs: EMULATOR_LIMITER_DEADLINE_MS,
+        }),
+      );
+    });
+
+    expect(results.map((result) => result.statusCode)).toEqual([401, 200, 200, 200, 429, 429, 200, 429]);
+    const header = (index: number, name: string): unknown => results[index]?.headers?.[name];
+    expect([1, 2, 3, 4, 5].map((index) => header(index, 'RateLimit-Policy'))).toEqual(
+      [1, 2, 3, 4, 5].map(() => '"app";q=3;w=300'),
+    );
+    expect([6, 7].map((index) => header(index, 'RateLimit-Policy'))).toEqual([
+      '"app";q=1;w=50',
+      '"app";q=1;w=50',
+    ]);
+    expect([1, 2, 3, 6].map((index) => String(header(index, 'RateLimit')).replace(/;t=\d+$/, ''))).toEqual([
+      '"app";r=2',
+      '"app";r=1',
+      '"app";r=0',
+      '"app";r=0',
+    ]);
+    for (const refused of [4, 5, 7]) {
+      const retryAfter = String(header(refused, 'Retry-After'));
+      expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+      expect(header(refused, 'RateLimit')).toBe(`"app";r=0;t=${retryAfter}`);
+      expect(JSON.parse(results[refused]?.body ?? '')).toEqual({
+        code: 'too_many_requests',
+        message: 'Too many requests. Retry later.',
+      });
+    }
+    expect(header(0, 'RateLimit')).toBeUndefined();
+    const { raw, lines } = readEmfLines(output);
+    expect(raw.map(emfProblems)).toEqual(raw.map(() => []));
+    expect(totalCounts(lines, ['KeysExpiringSoon', 'SecretFill'])).toEqual({
+      ColdStart: 1,
+      KeyRefreshSucceeded: 1,
+      Unauthorized: 1,
+      Accepted: 4,
+      Throttled: 3,
+    });
+    const refusals = output
+      .split('\n')
+      .filter((line) => line.includes('"message":"request refused"') && line.includes('"status":429'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(refusals.map((entry) => [entry.reason, entry.appId, typeof entry.retryAfterSeconds])).toEqual([
+      ['rate_limited', 'demo', 'number'],
+      ['rate_limited', 'demo', 'number'],
+      ['rate_limited', 'partner', 'number'],
+    ]);
+    expect(output).not.toContain(DEMO_KEY);
+    expect(output).not.toContain(PARTNER_KEY);
   });
 });
 

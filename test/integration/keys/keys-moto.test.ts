@@ -13,7 +13,8 @@ import {
 import type { CallBounds } from '../../../shared/aws/bounded-client';
 import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-settings';
 import type { CliIo } from '../../../tools/keys/main';
-import { createHandler } from '../../../lambda/payment/create-handler';
+import { createHandler, type RequestLimits } from '../../../lambda/payment/create-handler';
+import { createMemoryRateLimiter } from '../../../lambda/payment/rate-limit/memory-limiter';
 import { KeyCache } from '../../../lambda/payment/key-cache';
 import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
 import { keyIdOf } from '../../../shared/keys/key-document';
@@ -113,6 +114,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
           digest: false,
         })),
         allowedCidrs: null,
+        rateLimit: { source: 'default' },
       },
     ]);
 
@@ -487,7 +489,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
   });
 });
 
-describe('expiry, grace, prune and allowlists through the key CLI, as the payment Lambda sees them (moto)', () => {
+describe('expiry, grace, prune, allowlists and rate limits through the key CLI, as the payment Lambda sees them (moto)', () => {
   const OLD_KEY = 'test-moto-old-key-0123456789abcdef';
   const OTHER_KEY = 'test-moto-other-key-0123456789abcdef';
   const OFFICE = '203.0.113.0/24';
@@ -509,7 +511,7 @@ describe('expiry, grace, prune and allowlists through the key CLI, as the paymen
     secretId: string,
     appId: string,
     appKey: string,
-    request: { readonly now?: number; readonly sourceIp?: string } = {},
+    request: { readonly now?: number; readonly sourceIp?: string; readonly limits?: RequestLimits } = {},
   ): Promise<LambdaAnswer> {
     const logs = captureLogs();
     const client = cliClient(moto.awsEnv);
@@ -525,6 +527,7 @@ describe('expiry, grace, prune and allowlists through the key CLI, as the paymen
         keys,
         logger: logs.logger,
         ...(now === undefined ? {} : { now: () => now }),
+        ...(request.limits === undefined ? {} : { limits: request.limits }),
       });
       const { identity } = baseEvent.requestContext;
       const response = await handle(
@@ -606,12 +609,14 @@ describe('expiry, grace, prune and allowlists through the key CLI, as the paymen
           { keyId: keyIdOf(fresh), expires: null, expired: false, digest: false },
         ],
         allowedCidrs: null,
+        rateLimit: { source: 'default' },
       },
       {
         appId: 'other',
         keyIds: [keyIdOf(OTHER_KEY)],
         keys: [{ keyId: keyIdOf(OTHER_KEY), expires: null, expired: false, digest: false }],
         allowedCidrs: null,
+        rateLimit: { source: 'default' },
       },
     ]);
 
@@ -663,6 +668,94 @@ describe('expiry, grace, prune and allowlists through the key CLI, as the paymen
       status: 200,
     });
     expect(JSON.parse((await current(secretId)).text)).toEqual({ demo: [OLD_KEY], other: [OTHER_KEY] });
+  });
+
+  it("limit: AWSCURRENT holds the app's own limit and the keyring serves it; limit --default removes it", async () => {
+    const secretId = await createSecret(JSON.stringify({ demo: [OLD_KEY], other: OTHER_KEY }));
+    const keys = (...argv: string[]) => runCli([...argv, '--secret-id', secretId], moto.awsEnv);
+    const servedLimit = async (appId: string) =>
+      parseKeyring((await current(secretId)).text).keyring.get(appId)?.rateLimit;
+
+    const limited = await keys('limit', 'demo', '--per-second', '20', '--burst', '40', '--json');
+
+    expect(limited).toEqual({
+      code: 0,
+      stderr: '',
+      stdout: '{"appId":"demo","rateLimit":{"perSecond":20,"burst":40,"source":"app"}}\n',
+    });
+    expect(JSON.parse((await current(secretId)).text)).toEqual({
+      demo: { keys: [OLD_KEY], rateLimit: { perSecond: 20, burst: 40 } },
+      other: [OTHER_KEY],
+    });
+    expect(await servedLimit('demo')).toEqual({ perSecond: 20, burst: 40 });
+    expect(await servedLimit('other')).toBeUndefined();
+    const listed = JSON.parse((await keys('list', '--json', '--default-limit', '50')).stdout) as {
+      appId: string;
+      rateLimit: unknown;
+    }[];
+    expect(listed.map(({ appId, rateLimit }) => ({ appId, rateLimit }))).toEqual([
+      { appId: 'demo', rateLimit: { perSecond: 20, burst: 40, source: 'app' } },
+      { appId: 'other', rateLimit: { perSecond: 50, burst: 50, source: 'default' } },
+    ]);
+
+    const restored = await keys('limit', 'demo', '--default');
+
+    expect(restored).toEqual({
+      code: 0,
+      stderr: '',
+      stdout: "app demo: no rate limit of its own; the stack's appRateLimit applies, if set\n",
+    });
+    expect(JSON.parse((await current(secretId)).text)).toEqual({ demo: [OLD_KEY], other: [OTHER_KEY] });
+    expect(await servedLimit('demo')).toBeUndefined();
+    expect(await stagesOf(secretId)).toEqual(['AWSCURRENT', 'AWSPREVIOUS']);
+  });
+
+  it("limit: the handler holds the app to its own limit, the other apps to the stack's default", async () => {
+    const secretId = await createSecret(JSON.stringify({ demo: [OLD_KEY], other: OTHER_KEY }));
+    const keys = (...argv: string[]) => runCli([...argv, '--secret-id', secretId], moto.awsEnv);
+    // One request every 1,000 s after the burst, so that what is refused does not depend on the machine's speed:
+    // demo's own burst is 1, the stack's 2.
+    expect((await keys('limit', 'demo', '--per-second', '0.001', '--burst', '1')).code).toBe(0);
+    const limits: RequestLimits = {
+      limiter: createMemoryRateLimiter(),
+      defaultLimit: { perSecond: 0.001, burst: 2 },
+      failure: 'open',
+    };
+    const answer = (appId: string, appKey: string) => lambdaAnswer(secretId, appId, appKey, { limits });
+
+    const answers = [
+      await answer('demo', OLD_KEY),
+      await answer('demo', OLD_KEY),
+      await answer('other', OTHER_KEY),
+      await answer('other', OTHER_KEY),
+      await answer('other', OTHER_KEY),
+    ];
+
+    expect(answers.map(({ status, reason, appId }) => ({ status, reason, appId }))).toEqual([
+      { status: 200, reason: undefined, appId: 'demo' },
+      { status: 429, reason: 'rate_limited', appId: 'demo' },
+      { status: 200, reason: undefined, appId: 'other' },
+      { status: 200, reason: undefined, appId: 'other' },
+      { status: 429, reason: 'rate_limited', appId: 'other' },
+    ]);
+  });
+
+  it('limit with a bad rate is a usage error (exit 2) that leaves the secret as it was', async () => {
+    const secretId = await createSecret(JSON.stringify({ demo: [OLD_KEY] }));
+    const before = await current(secretId);
+
+    const refused = await runCli(
+      ['limit', 'demo', '--per-second', '0', '--secret-id', secretId],
+      moto.awsEnv,
+    );
+
+    expect(refused).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'error: --per-second must be a number of requests per second from 0.001 to 10000\n',
+    });
+    expect(await current(secretId)).toEqual(before);
+    expect(await stagesOf(secretId)).toEqual(['AWSCURRENT']);
   });
 
   it('refuses a write past 65,536 bytes without touching the secret, and warns from 80% full', async () => {

@@ -1,6 +1,7 @@
 /**
- * The local server's real answers (npm start, as a user runs it) checked against openapi.yaml: each status
- * documented for its operation, each body valid for its schema, each required header present and valid.
+ * The local server's real answers (npm start, as a user runs it, with per-app rate limits on) checked against
+ * openapi.yaml: each status documented for its operation, each body valid for its schema, each required header
+ * present and every header sent valid.
  */
 import { writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -14,9 +15,13 @@ import {
   type KeyFileServer,
   type LocalServerProcess,
 } from '../../support/local-server-process';
+import { withinOneWindow } from '../../support/limit-windows';
 import { AnswerValidator, loadOpenApiDocument, type ReceivedAnswer } from '../../support/openapi-document';
 
 const APP_KEY = generateKey();
+/** One request per 1,000 s, for throttled and (should a window end during the test) throttled-2. */
+const THROTTLED_LIMIT = { perSecond: 0.001, burst: 1 };
+const THROTTLED_KEYS = { throttled: generateKey(), 'throttled-2': generateKey() };
 const validator = new AnswerValidator(loadOpenApiDocument());
 let keysFile: string;
 let server: LocalServerProcess;
@@ -24,9 +29,15 @@ let local: KeyFileServer;
 
 beforeAll(async () => {
   local = await startLocalServerWithKeys(
-    { demo: [APP_KEY] },
+    {
+      // Room for every request below; the server's default (APP_RATE_LIMIT) is for the others.
+      demo: { keys: [APP_KEY], rateLimit: { perSecond: 1000, burst: 1000 } },
+      // One request per 1,000 s: its second is refused however slowly the machine runs.
+      throttled: { keys: [THROTTLED_KEYS.throttled], rateLimit: THROTTLED_LIMIT },
+      'throttled-2': { keys: [THROTTLED_KEYS['throttled-2']], rateLimit: THROTTLED_LIMIT },
+    },
     // Short, so the 503 case below sees a broken key file within a second.
-    { KEY_CACHE_TTL_SECONDS: '1', KEY_MAX_STALE_SECONDS: '0' },
+    { KEY_CACHE_TTL_SECONDS: '1', KEY_MAX_STALE_SECONDS: '0', APP_RATE_LIMIT: '1' },
   );
   ({ server, keysFile } = local);
 }, SETUP_TIMEOUT_MS);
@@ -79,6 +90,26 @@ describe('the local server answers as openapi.yaml documents', () => {
     expect(validator.problems('POST', '/payment', reply)).toEqual([]);
   });
 
+  it('an app over its rate limit: 429 with Retry-After and the RateLimit fields; its 200 had the fields too', async () => {
+    // Act
+    const {
+      result: [accepted, refused],
+    } = await withinOneWindow([THROTTLED_LIMIT], async (attempt) => {
+      const appId = attempt === 0 ? 'throttled' : 'throttled-2';
+      const headers = credentials(appId, THROTTLED_KEYS[appId]);
+      return [await send(server.baseUrl, { headers }), await send(server.baseUrl, { headers })] as const;
+    });
+
+    // Assert
+    expect([accepted.status, refused.status]).toEqual([200, 429]);
+    for (const reply of [accepted, refused]) {
+      expect(validator.problems('POST', '/payment', reply)).toEqual([]);
+      expect(reply.headers['ratelimit-policy']).toBe('"app";q=1;w=1000');
+      expect(reply.headers.ratelimit).toEqual(expect.any(String));
+    }
+    expect(refused.headers['retry-after']).toEqual(expect.any(String));
+  });
+
   it('keys that cannot be read: 503', async () => {
     // Arrange
     await writeFile(keysFile, 'not JSON');
@@ -120,6 +151,16 @@ describe('the local server answers as openapi.yaml documents', () => {
         body: '{"code":"method_not_allowed","message":"x"}',
       }),
     ).toEqual(['body: data/code must be equal to constant']); // POST's 4XX: code client_error
+    expect(
+      validator.problems('POST', '/payment', {
+        status: 429,
+        headers: { ...headers, 'retry-after': '0', ratelimit: '"app";r=-1;t=1' },
+        body: '{"code":"too_many_requests","message":"x"}',
+      }),
+    ).toEqual([
+      'header Retry-After: data must match pattern "^[1-9][0-9]*$"',
+      'header RateLimit: data must match pattern "^"app";r=(0|[1-9][0-9]*);t=[1-9][0-9]*$"',
+    ]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
   boolean,
+  checkedNumber,
   numberBetween,
   InvalidValue,
   matching,
@@ -112,6 +113,16 @@ describe('context value parsers', () => {
     const percent = numberBetween({ above: 0, below: 100, noun: 'percentage' });
 
     expect(() => percent('100')).toThrow('must be a percentage greater than 0 and less than 100, got "100"');
+  });
+
+  it('reads a number checked by a rule of its own, and refuses it in that rule’s words', () => {
+    const even = checkedNumber((value) => (value % 2 === 0 ? undefined : 'must be an even number'));
+
+    expect(even('4')).toBe(4);
+    expect(even(2.0)).toBe(2);
+    expect(() => even('3')).toThrow(new InvalidValue('must be an even number, got "3"'));
+    expect(() => even(3)).toThrow('must be an even number, got 3');
+    expect(() => even('4e0')).toThrow('must be an even number, got "4e0"');
   });
 
   it('reads a retention CloudWatch Logs offers', () => {

@@ -67,6 +67,9 @@ describe('readContext', () => {
       keyExpiryWarningDays: '30',
       throttlingRateLimit: '12.5',
       throttlingBurstLimit: '25',
+      appRateLimit: '2.5',
+      appRateBurst: '5',
+      appRateLimitFailure: 'closed',
       stageName: 'v1',
       logRetentionDays: '90',
       memorySize: '512',
@@ -102,6 +105,7 @@ describe('readContext', () => {
       keyExpiryWarning: 30,
       throttlingRateLimit: 12.5,
       throttlingBurstLimit: 25,
+      appRateLimit: { perSecond: 2.5, burst: 5, failure: 'closed' },
       stageName: 'v1',
       logRetention: RetentionDays.THREE_MONTHS,
       memorySize: 512,
@@ -134,6 +138,8 @@ describe('readContext', () => {
       keyExpiryWarningDays: 7,
       memorySize: 1024,
       throttlingRateLimit: 0.5,
+      appRateLimit: 0.25,
+      appRateBurst: 2,
       logRetentionDays: 7,
       rotationDays: 7,
       rotationKeep: 4,
@@ -153,6 +159,7 @@ describe('readContext', () => {
       keyExpiryWarning: 7,
       memorySize: 1024,
       throttlingRateLimit: 0.5,
+      appRateLimit: { perSecond: 0.25, burst: 2 },
       logRetention: RetentionDays.ONE_WEEK,
       rotation: { everyDays: 7, keep: 4 },
       waf: { rateLimit: 100 },
@@ -202,6 +209,12 @@ describe('readContext', () => {
     const config = readContext({ rotationDays: '90', rotationKeep: '' });
 
     expect(comparable(config).rotation).toEqual({ everyDays: 90, keep: undefined });
+  });
+
+  it('turns per-app rate limits on with appRateLimit alone, leaving the burst and the failure mode to their defaults', () => {
+    expect(readContext({ appRateLimit: '20', appRateBurst: '', appRateLimitFailure: null }).props).toEqual({
+      appRateLimit: { perSecond: 20 },
+    });
   });
 
   it('associates an existing web ACL with webAclArn alone', () => {
@@ -401,6 +414,31 @@ describe('readContext', () => {
       'context "serverErrorRateAlarmThreshold" must be a percentage greater than 0 and less than 100, got "100"',
     ],
     [
+      'a zero per-app rate',
+      { appRateLimit: '0' },
+      'context "appRateLimit" must be a number of requests per second from 0.001 to 10000, got "0"',
+    ],
+    [
+      'a word as the per-app rate',
+      { appRateLimit: 'fast' },
+      'context "appRateLimit" must be a number of requests per second from 0.001 to 10000, got "fast"',
+    ],
+    [
+      'a per-app rate above 10000 a second',
+      { appRateLimit: 10_001 },
+      'context "appRateLimit" must be a number of requests per second from 0.001 to 10000, got 10001',
+    ],
+    [
+      'a fractional per-app burst',
+      { appRateLimit: '10', appRateBurst: '1.5' },
+      'context "appRateBurst" must be a whole number of requests from 1 to 100000, got "1.5"',
+    ],
+    [
+      'an unknown failure mode of the limiter',
+      { appRateLimit: '10', appRateLimitFailure: 'ajar' },
+      'context "appRateLimitFailure" must be one of open, closed, got "ajar"',
+    ],
+    [
       'the demo app switched on with a word',
       { createDemoApp: 'yes' },
       'context "createDemoApp" must be true or false, got "yes"',
@@ -419,6 +457,16 @@ describe('readContext', () => {
       'a number of keys to keep without a rotation period',
       { rotationKeep: '3' },
       'context "rotationKeep" needs "rotationDays": without it there is no scheduled rotation',
+    ],
+    [
+      'a per-app burst without a per-app rate',
+      { appRateBurst: '40' },
+      'context "appRateBurst" needs "appRateLimit": without it there are no per-app limits',
+    ],
+    [
+      'a failure mode of the limiter without a per-app rate',
+      { appRateLimitFailure: 'closed' },
+      'context "appRateLimitFailure" needs "appRateLimit": without it there are no per-app limits',
     ],
     [
       'a new web ACL and an existing one',
@@ -615,6 +663,8 @@ describe('a bad value', () => {
     ['keyExpiryWarningDays', 0, 'keyExpiryWarning', { keyExpiryWarning: Duration.days(0) }],
     ['throttlingRateLimit', 0, 'throttlingRateLimit', { throttlingRateLimit: 0 }],
     ['throttlingBurstLimit', 0, 'throttlingBurstLimit', { throttlingBurstLimit: 0 }],
+    ['appRateLimit', 0, 'appRateLimit.perSecond', { appRateLimit: { perSecond: 0 } }],
+    ['appRateLimit', 0.0001, 'appRateLimit.perSecond', { appRateLimit: { perSecond: 0.0001 } }],
     ['stageName', 'my stage', 'stageName', { stageName: 'my stage' }],
     ['memorySize', 64, 'memorySize', { memorySize: 64 }],
     ['wafRateLimit', 9, 'waf.rateLimit', { waf: { rateLimit: 9 } }],
@@ -653,6 +703,23 @@ describe('a bad value', () => {
 
     // Assert
     expect(constructError.startsWith(`${prop} must be `)).toBe(true);
+    expect(problem).toBe(`context "${key}" ${constructError.slice(prop.length + 1)}`);
+  });
+
+  it.each<[string, Record<string, unknown>, string, PaymentApiProps]>([
+    ['appRateBurst', { appRateBurst: 0 }, 'appRateLimit.burst', { appRateLimit: { perSecond: 1, burst: 0 } }],
+    [
+      'appRateLimitFailure',
+      { appRateLimitFailure: 'ajar' },
+      'appRateLimit.failure',
+      { appRateLimit: { perSecond: 1, failure: 'ajar' as 'open' } },
+    ],
+  ])('of context "%s" gets the words the construct uses for %s', (key, context, prop, props) => {
+    const [problem] = problemsWith({ appRateLimit: 1, ...context });
+    const constructError = errorOf(() => {
+      constructUnbundled(props);
+    });
+
     expect(problem).toBe(`context "${key}" ${constructError.slice(prop.length + 1)}`);
   });
 

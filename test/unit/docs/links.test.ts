@@ -68,10 +68,13 @@ describe('alarm runbook links', () => {
   let alarms: { name: string; description: string }[];
 
   beforeAll(() => {
-    // cdk.json's feature flags, as a deploy applies them; scheduled rotation on, so the rotation function's alarm
-    // is there too; no bundling, no esbuild.
+    // cdk.json's feature flags, as a deploy applies them; scheduled rotation and per-app limits on, so their alarms
+    // are there too; no bundling, no esbuild.
     const app = unbundledApp();
-    const stack = new PaymentApiStack(app, STACK_NAME, { rotation: { every: Duration.days(30), keep: 2 } });
+    const stack = new PaymentApiStack(app, STACK_NAME, {
+      rotation: { every: Duration.days(30), keep: 2 },
+      appRateLimit: { perSecond: 10 },
+    });
     const resources = Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm');
     alarms = Object.values(resources as Record<string, AlarmResource>).map(({ Properties }) => ({
       name: asText(Properties.AlarmName),

@@ -48,6 +48,8 @@ const MONITORING_TO_TOPIC = {
   existingSecret: 'payment-api/keys',
   secretKmsKeyArn: KMS_KEY_ARN,
 };
+/** Per-app rate limits with every key of theirs: a DynamoDB table, its grant, its alarm, widget and query. */
+const RATE_LIMITS = { appRateLimit: '50', appRateBurst: '100', appRateLimitFailure: 'closed' };
 const EVERYTHING_AT_THE_EDGE = {
   env: 'staging',
   ...WAF,
@@ -106,6 +108,8 @@ describe.each([
     'an existing alarm topic, tracing, and rotation of an existing secret with a customer KMS key',
     MONITORING_TO_TOPIC,
   ],
+  ['per-app rate limits, failing closed', RATE_LIMITS],
+  ['per-app rate limits, email alarm notices and tracing', { ...RATE_LIMITS, ...MONITORING_BY_EMAIL }],
 ])('cdk-nag AwsSolutions checks on the app with %s', (_case, context) => {
   let stack: Stack;
 
@@ -164,6 +168,11 @@ describe.each<[string, Record<string, unknown>, string[]]>([
     "with tracing, whose X-Ray permission is acknowledged on the handler's policy, and email alarm notices",
     MONITORING_BY_EMAIL,
     [...ACKNOWLEDGED_API_FINDINGS, 'AWS::IAM::Policy: AwsSolutions-IAM5', SECRET_ROTATION_FINDING].sort(),
+  ],
+  [
+    'with per-app rate limits, whose counter table keeps no point-in-time recovery',
+    RATE_LIMITS,
+    [...ACKNOWLEDGED_API_FINDINGS, 'AWS::DynamoDB::Table: AwsSolutions-DDB3', SECRET_ROTATION_FINDING].sort(),
   ],
 ])('cdk-nag acknowledgements %s', (_case, context, expected) => {
   let template: Template;

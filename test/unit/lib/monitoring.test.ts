@@ -171,7 +171,7 @@ const DEFAULT_ALARMS: [string, Record<string, unknown>][] = [
 ];
 
 describe('the metric names shared with the Lambda', () => {
-  it('are the fourteen names operators alarm on, the six outcomes and the two measured levels among them', () => {
+  it('are the sixteen names operators alarm on, the seven outcomes and the two measured levels among them', () => {
     expect(Object.values(METRIC).sort()).toEqual(
       [
         'Accepted',
@@ -182,9 +182,11 @@ describe('the metric names shared with the Lambda', () => {
         'KeyRefreshFailed',
         'KeyRefreshSucceeded',
         'KeysExpiringSoon',
+        'RateLimiterUnavailable',
         'SecretFill',
         'SourceNotAllowed',
         'StaleKeysServed',
+        'Throttled',
         'Unauthorized',
         'Unavailable',
         'UnsupportedMediaType',
@@ -196,6 +198,7 @@ describe('the metric names shared with the Lambda', () => {
         'Accepted',
         'BadRequest',
         'InternalError',
+        'Throttled',
         'Unauthorized',
         'Unavailable',
         'UnsupportedMediaType',
@@ -207,6 +210,14 @@ describe('the metric names shared with the Lambda', () => {
     });
   });
 });
+
+/** The two metrics only a stack with per-app rate limits can emit. */
+const RATE_LIMIT_METRICS: readonly string[] = [METRIC.throttled, METRIC.rateLimiterUnavailable];
+
+/** `"<namespace>","<name>","Service","Test"`: a custom metric as the dashboard body holds it. */
+function dashboardMetric(name: string, namespace = 'PaymentApi'): string {
+  return JSON.stringify([namespace, name, 'Service', 'Test']).slice(1, -1);
+}
 
 describe('PaymentApi monitoring with default props', () => {
   let template: Template;
@@ -315,11 +326,12 @@ describe('PaymentApi monitoring with default props', () => {
       });
     });
 
-    it('shows every custom metric of the service', () => {
+    it('shows every custom metric of the service but the two of per-app limits, which it cannot emit', () => {
       const body = dashboardBody(template);
 
       for (const name of Object.values(METRIC)) {
-        expect(body).toContain(JSON.stringify(['PaymentApi', name, 'Service', 'Test']).slice(1, -1));
+        const shown = body.includes(dashboardMetric(name));
+        expect({ name, shown }).toEqual({ name, shown: !RATE_LIMIT_METRICS.includes(name) });
       }
     });
 
@@ -437,6 +449,149 @@ describe('PaymentApi monitoring with default props', () => {
         }),
       },
     });
+  });
+});
+
+describe('PaymentApi monitoring with per-app rate limits', () => {
+  let template: Template;
+  let tableId: string;
+
+  beforeAll(() => {
+    ({ template } = synthesize({
+      appRateLimit: { perSecond: 20 },
+      monitoring: { alarmEmail: 'oncall@example.com' },
+    }));
+    tableId = onlyLogicalId(template, 'AWS::DynamoDB::Table');
+  });
+
+  describe('the RateLimiterUnavailable alarm', () => {
+    it('goes off on any request the limiter could not count in 5 minutes, and clears after 5 quiet ones', () => {
+      expect(alarmsByName(template)['Test-RateLimiterUnavailable']).toMatchObject({
+        Namespace: CUSTOM.namespace,
+        Dimensions: CUSTOM.dimensions,
+        MetricName: 'RateLimiterUnavailable',
+        Statistic: 'Sum',
+        Period: 60,
+        EvaluationPeriods: 5,
+        DatapointsToAlarm: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Threshold: 1,
+        TreatMissingData: 'notBreaching',
+      });
+    });
+
+    it('says that failing open let those requests through, where to look and what to do, then links its runbook', () => {
+      const description = String(alarmsByName(template)['Test-RateLimiterUnavailable']?.AlarmDescription);
+
+      for (const fragment of [
+        'within 150 ms',
+        'appRateLimitFailure=open (this stack)',
+        'went on uncounted',
+        '"rate limiter unavailable"',
+        'throttled writes',
+        'dynamodb:UpdateItem',
+        'ResourceNotFound',
+      ]) {
+        expect(description).toContain(fragment);
+      }
+      expect(description).toMatch(/ Runbook: docs\/operations\.md#ratelimiterunavailable$/);
+      expect(description.length).toBeLessThanOrEqual(1024);
+    });
+
+    it('notifies the alarm topic of it and of its recovery, like every other alarm', () => {
+      const topicId = onlyLogicalId(template, 'AWS::SNS::Topic');
+
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 10);
+      template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+        AlarmActions: [{ Ref: topicId }],
+        OKActions: [{ Ref: topicId }],
+      });
+    });
+  });
+
+  it('leaves the KeysUnavailable alarm as it was when failing open: a 503 then never comes from the limiter', () => {
+    const withoutLimits = synthesize().template;
+
+    expect(alarmsByName(template)['Test-KeysUnavailable']?.AlarmDescription).toBe(
+      alarmsByName(withoutLimits)['Test-KeysUnavailable']?.AlarmDescription,
+    );
+  });
+
+  describe('when failing closed', () => {
+    let alarms: Record<string, Record<string, unknown>>;
+
+    beforeAll(() => {
+      alarms = alarmsByName(synthesize({ appRateLimit: { perSecond: 20, failure: 'closed' } }).template);
+    });
+
+    it('says in RateLimiterUnavailable that those requests got 503', () => {
+      const description = String(alarms['Test-RateLimiterUnavailable']?.AlarmDescription);
+
+      expect(description).toContain('appRateLimitFailure=closed (this stack) those requests got 503');
+      expect(description.length).toBeLessThanOrEqual(1024);
+    });
+
+    it('says in KeysUnavailable that a 503 can also come from the limiter', () => {
+      const description = String(alarms['Test-KeysUnavailable']?.AlarmDescription);
+
+      expect(description).toContain(
+        'With appRateLimitFailure=closed a 503 can also come from the rate limiter',
+      );
+      expect(description).toContain('see RateLimiterUnavailable');
+      expect(description).toMatch(/ Runbook: docs\/operations\.md#keysunavailable$/);
+      expect(description.length).toBeLessThanOrEqual(1024);
+    });
+  });
+
+  describe('dashboard', () => {
+    it('counts the 429s among the outcomes', () => {
+      expect(dashboardBody(template)).toContain(
+        `[${dashboardMetric('Throttled')},{"label":"Throttled","period":60,"stat":"Sum"}]],"yAxis"`,
+      );
+    });
+
+    it('graphs the 429s and the requests the limiter could not count, per minute', () => {
+      const body = dashboardBody(template);
+      const widget = body.slice(body.indexOf('"title":"Per-app rate limits'));
+
+      expect(widget).toMatch(/^"title":"Per-app rate limits: 429s and limiter unavailable \(per minute\)"/);
+      for (const name of RATE_LIMIT_METRICS) {
+        expect(widget).toContain(`[${dashboardMetric(name)},{"label":"${name}","period":60,"stat":"Sum"}]`);
+      }
+    });
+
+    it('graphs the table’s UpdateItem latency and throttled writes, where a slow or throttled limiter shows', () => {
+      const body = dashboardBody(template);
+      const table = JSON.stringify({ Ref: tableId });
+
+      expect(body).toContain(
+        `"AWS/DynamoDB","SuccessfulRequestLatency","Operation","UpdateItem","TableName","${table}"`,
+      );
+      expect(body).toContain(`"AWS/DynamoDB","WriteThrottleEvents","TableName","${table}"`);
+    });
+
+    it('shows the state of the RateLimiterUnavailable alarm', () => {
+      const alarmId = onlyLogicalId(template, 'AWS::CloudWatch::Alarm', {
+        Properties: { AlarmName: 'Test-RateLimiterUnavailable' },
+      });
+
+      expect(dashboardBody(template)).toContain(JSON.stringify({ 'Fn::GetAtt': [alarmId, 'Arn'] }));
+    });
+  });
+
+  it('saves "429s by app": which apps are throttled, how often, and when last, from the Lambda log group', () => {
+    const handlerLogsId = onlyLogicalId(template, 'AWS::Logs::LogGroup', {}, /HandlerLogs/);
+    const [query] = Object.values(resources(template, 'AWS::Logs::QueryDefinition')).filter(
+      (resource) => resource.Properties.Name === 'Test/429s by app',
+    );
+
+    template.resourceCountIs('AWS::Logs::QueryDefinition', 5);
+    expect(query?.Properties.LogGroupNames).toEqual([{ Ref: handlerLogsId }]);
+    expect(query?.Properties.QueryString).toBe(
+      'filter message = "request refused" and status = 429\n' +
+        '| stats count(*) as refusals, latest(@timestamp) as lastSeen by appId\n' +
+        '| sort refusals desc',
+    );
   });
 });
 

@@ -379,6 +379,24 @@ describe('PaymentApiStack props validation', () => {
     });
   });
 
+  it('passes per-app rate limits on to the Lambda, and checks them in the construct’s words', () => {
+    const template = synthesize({ appRateLimit: { perSecond: 5, burst: 10, failure: 'closed' } });
+
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          RATE_LIMIT_PER_SECOND: '5',
+          RATE_LIMIT_BURST: '10',
+          RATE_LIMIT_FAILURE: 'closed',
+        }),
+      },
+    });
+    expect(() => synthesize({ appRateLimit: { perSecond: 0 } })).toThrow(
+      'appRateLimit.perSecond must be a number of requests per second from 0.001 to 10000, got 0',
+    );
+  });
+
   it('refuses the demo app with an existing secret, which is used as it is', () => {
     expect(() => synthesize({ existingSecret: 'payment-api/keys', createDemoApp: true })).toThrow(
       'createDemoApp cannot be used with existingSecret: the demo key is generated only in a new secret',
@@ -520,6 +538,16 @@ describe('PaymentApiStack resources, for stacks deployed before lib/ was split i
       'a web ACL and a custom domain with its alias record',
       { waf: { rateLimit: 2000 }, ...DOMAIN, ...ZONE },
       [...DEPLOYED_IDS, ...DEPLOYED_EDGE_IDS, 'PaymentApiCustomDomainMapPaymentApi8A8DA3870CECD7D7'],
+    ],
+    [
+      'per-app rate limits, which add only the table, the RateLimiterUnavailable alarm and the "429s by app" query',
+      { appRateLimit: { perSecond: 50, burst: 100, failure: 'closed' } },
+      [
+        ...DEPLOYED_IDS,
+        'PaymentApiRateLimitTable5DE605EE',
+        'PaymentApiMonitoringRateLimiterUnavailableAlarmDEA863C6',
+        'PaymentApiMonitoringThrottledByAppQuery1751AEE2',
+      ],
     ],
   ])('keep their logical IDs with %s', (_case, props, expected) => {
     expect(logicalIdsBesidesTheDeployment(synthesize(props))).toEqual([...expected].sort());

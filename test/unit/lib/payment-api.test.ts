@@ -1,10 +1,13 @@
+import * as path from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { readRateLimitSettings } from '../../../lambda/payment/rate-limit/settings';
 import { MIN_KEY_LENGTH } from '../../../shared/keys/key-material';
 import { ERROR_RESPONSES } from '../../../shared/api/responses';
+import * as bundledFunction from '../../../lib/bundled-function';
 import type { PaymentApiProps } from '../../../lib/payment-api';
 import {
   actionsOf,
@@ -13,6 +16,23 @@ import {
   policyStatements,
   synthesize,
 } from '../../support/construct-template';
+
+const PROJECT_ROOT = path.join(__dirname, '..', '..', '..');
+
+/** The file the payment Lambda is bundled from, relative to the project: unit tests never bundle, so it is caught. */
+function handlerEntry(props: PaymentApiProps): string {
+  const build = jest.spyOn(bundledFunction, 'createBundledFunction');
+  try {
+    synthesize(props);
+    const entries = build.mock.calls
+      .filter(([, id]) => id === 'Handler')
+      .map(([, , options]) => options.entry);
+    expect(entries).toHaveLength(1);
+    return path.relative(PROJECT_ROOT, entries[0] ?? '');
+  } finally {
+    build.mockRestore();
+  }
+}
 
 function functionEnvironment(template: Template): Record<string, unknown> {
   const [fn] = Object.values(template.findResources('AWS::Lambda::Function'));
@@ -110,6 +130,13 @@ describe('PaymentApi with default props', () => {
       expect(JSON.stringify(resources)).not.toContain('*');
       template.resourceCountIs('AWS::IAM::Role', 1);
       template.hasResourceProperties('AWS::IAM::Role', { ManagedPolicyArns: Match.absent() });
+    });
+
+    it('creates no rate limit table and grants nothing on DynamoDB without appRateLimit', () => {
+      const actions = policyStatements(template).flatMap(actionsOf);
+
+      template.resourceCountIs('AWS::DynamoDB::Table', 0);
+      expect(actions.filter((action) => action.startsWith('dynamodb:'))).toEqual([]);
     });
 
     it('grants no KMS permission when no customer key is given', () => {
@@ -403,6 +430,107 @@ describe('PaymentApi with every prop set', () => {
   });
 });
 
+describe('PaymentApi with per-app rate limits', () => {
+  let template: Template;
+  let secretId: string;
+  let tableId: string;
+
+  beforeAll(() => {
+    ({ template } = synthesize({ appRateLimit: { perSecond: 20 } }));
+    secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
+    tableId = onlyLogicalId(template, 'AWS::DynamoDB::Table');
+  });
+
+  it('builds the payment Lambda from the rate-limited entry point, and from index.ts without limits', () => {
+    expect(handlerEntry({ appRateLimit: { perSecond: 20 } })).toBe(
+      path.join('lambda', 'payment', 'rate-limited.ts'),
+    );
+    expect(handlerEntry({})).toBe(path.join('lambda', 'payment', 'index.ts'));
+  });
+
+  it('tells the Lambda the table, the default limit (burst: one second’s worth) and to fail open', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectEquals({
+          KEYS_SECRET_ID: { Ref: secretId },
+          KEY_CACHE_TTL_SECONDS: '60',
+          KEY_MAX_STALE_SECONDS: '900',
+          KEY_EXPIRY_WARNING_DAYS: '14',
+          LOG_LEVEL: 'info',
+          METRICS_NAMESPACE: 'PaymentApi',
+          SERVICE_NAME: 'Test',
+          RATE_LIMIT_TABLE: { Ref: tableId },
+          RATE_LIMIT_PER_SECOND: '20',
+          RATE_LIMIT_BURST: '20',
+          RATE_LIMIT_FAILURE: 'open',
+        }),
+      },
+    });
+  });
+
+  it.each<[string, NonNullable<PaymentApiProps['appRateLimit']>]>([
+    ['a fractional rate, a burst and failing closed', { perSecond: 0.5, burst: 3, failure: 'closed' }],
+    ['the smallest rate', { perSecond: 0.001 }],
+    ['the largest rate and burst', { perSecond: 10_000, burst: 100_000 }],
+  ])('writes %s as the Lambda reads them back', (_case, appRateLimit) => {
+    // Arrange
+    const environment = functionEnvironment(synthesize({ appRateLimit }).template);
+
+    // Act
+    const settings = readRateLimitSettings({
+      ...(environment as Record<string, string>),
+      RATE_LIMIT_TABLE: 'counters',
+    });
+
+    // Assert
+    expect(settings).toMatchObject({
+      tableName: 'counters',
+      defaultLimit: {
+        perSecond: appRateLimit.perSecond,
+        burst: appRateLimit.burst ?? Math.ceil(appRateLimit.perSecond),
+      },
+      failure: appRateLimit.failure ?? 'open',
+    });
+    expect(environment).not.toHaveProperty('RATE_LIMIT_DEADLINE_MS');
+  });
+
+  it('lets the handler update the counters of its one table, and nothing more than before besides', () => {
+    const logGroupId = onlyLogicalId(template, 'AWS::Logs::LogGroup', {}, /HandlerLogs/);
+
+    expect(policyStatements(template)).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
+      },
+      {
+        Effect: 'Allow',
+        Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
+        Resource: { Ref: secretId },
+      },
+      { Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: { 'Fn::GetAtt': [tableId, 'Arn'] } },
+    ]);
+  });
+
+  it('creates one table, keyed by "pk", billed per request, with a TTL on "expiresAt", removed with the stack', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResource('AWS::DynamoDB::Table', {
+      Properties: Match.objectLike({
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      }),
+      DeletionPolicy: 'Delete',
+    });
+  });
+
+  it('creates the table before the function, which depends on the policy that names it', () => {
+    const policyId = onlyLogicalId(template, 'AWS::IAM::Policy');
+
+    template.hasResource('AWS::Lambda::Function', { DependsOn: [policyId] });
+  });
+});
+
 describe('PaymentApi with an existing secret', () => {
   it('reads the given secret and creates none', () => {
     // Arrange
@@ -528,6 +656,16 @@ describe('PaymentApi props validation', () => {
       'a stage name with a space',
       { stageName: 'my stage' },
       'stageName must be 1 to 128 letters, digits, "-" or "_", got "my stage"',
+    ],
+    [
+      'a zero per-app rate',
+      { appRateLimit: { perSecond: 0 } },
+      'appRateLimit.perSecond must be a number of requests per second from 0.001 to 10000, got 0',
+    ],
+    [
+      'a per-app burst of zero',
+      { appRateLimit: { perSecond: 10, burst: 0 } },
+      'appRateLimit.burst must be a whole number of requests from 1 to 100000, got 0',
     ],
   ])('rejects %s', (_case, props, message) => {
     expect(() => {

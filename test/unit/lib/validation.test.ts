@@ -1,11 +1,14 @@
 import { Duration, Token } from 'aws-cdk-lib';
 import {
+  describeOneOf,
   describeOpenInterval,
   describePositiveNumber,
   describeValue,
   describeWholeNumber,
   requireFormat,
   requireInOpenInterval,
+  requireNoProblem,
+  requireOneOf,
   requirePositiveNumber,
   requireWholeDuration,
   requireWholeNumber,
@@ -27,6 +30,10 @@ describe('the words for a valid value', () => {
     expect(describeOpenInterval({ above: 0, below: 100, noun: 'percentage' })).toBe(
       'a percentage greater than 0 and less than 100',
     );
+  });
+
+  it('describe a choice of words', () => {
+    expect(describeOneOf(['open', 'closed'])).toBe('one of open, closed');
   });
 
   it.each<[unknown, string]>([
@@ -58,6 +65,29 @@ describe('the checks constructs run', () => {
     }).toThrow('stageName must be lower-case letters, got "v 1"');
   });
 
+  it('take the words of a rule defined elsewhere, and name the prop and the value given', () => {
+    const even = (value: number): string | undefined =>
+      value % 2 === 0 ? undefined : 'must be an even number';
+
+    expect(() => {
+      requireNoProblem('pairs', even, 3);
+    }).toThrow('pairs must be an even number, got 3');
+    expect(() => {
+      requireNoProblem('pairs', even, 4);
+    }).not.toThrow();
+  });
+
+  it('refuse a word that is not one of the choices', () => {
+    const modes = ['open', 'closed'] as const;
+
+    expect(() => {
+      requireOneOf('failure', modes, 'ajar' as (typeof modes)[number]);
+    }).toThrow('failure must be one of open, closed, got "ajar"');
+    expect(() => {
+      requireOneOf('failure', modes, 'closed');
+    }).not.toThrow();
+  });
+
   it('give a Duration in the unit the range counts in', () => {
     const range = { min: 1, max: 3600, unit: 'seconds' } as const;
 
@@ -87,6 +117,9 @@ describe('the checks constructs run', () => {
     }).not.toThrow();
     expect(() => {
       requireFormat('s', { pattern: /^x$/, description: 'x' }, Token.asString({ Ref: 'S' }));
+    }).not.toThrow();
+    expect(() => {
+      requireNoProblem('n', () => 'must be nothing', Token.asNumber({ Ref: 'N' }));
     }).not.toThrow();
   });
 });

@@ -14,6 +14,11 @@ import {
 import { PAYMENT_ROUTE } from '../../../shared/api/route';
 import { PAYMENT_API_DEFAULTS } from '../../../lib/payment-api';
 import {
+  limitedHeaders,
+  RATE_LIMIT_POLICY_NAME,
+  rateLimitHeaders,
+} from '../../../lambda/payment/rate-limit/headers';
+import {
   allRefs,
   loadOpenApiDocument,
   pointer,
@@ -212,11 +217,85 @@ describe('openapi.yaml', () => {
   it('documents X-Request-Id: always on 200 and 401 (only the function answers them), optional elsewhere', () => {
     expect(headerOf(documentedResponse(200), 'X-Request-Id')?.required).toBe(true);
     expect(headerOf(documentedResponse(401), 'X-Request-Id')?.required).toBe(true);
-    for (const statusCode of [400, 404, 405, 413, 415, 500, 502, 503]) {
+    for (const statusCode of [400, 404, 405, 413, 415, 429, 500, 502, 503]) {
       expect([statusCode, headerOf(documentedResponse(statusCode), 'X-Request-Id')?.required]).toEqual([
         statusCode,
         false,
       ]);
     }
+  });
+
+  describe('per-app rate limits', () => {
+    /** Limits whose policy is written in each way: a whole rate, a fraction, one request per 1,000 s. */
+    const LIMITS = [
+      { perSecond: 20, burst: 40 },
+      { perSecond: 0.5, burst: 1 },
+      { perSecond: 0.001, burst: 1 },
+      { perSecond: 10_000, burst: 100_000 },
+    ];
+
+    function patternOf(statusCode: number, name: string): RegExp {
+      const pattern = headerOf(documentedResponse(statusCode), name)?.schema?.pattern;
+      if (typeof pattern !== 'string') throw new Error(`${name} on ${statusCode} has no pattern`);
+      return new RegExp(pattern);
+    }
+
+    it('says the order: 401, then 429, then 415, then 400', () => {
+      expect(document.info.description).toMatch(/`401`, then `429`, then `415`, then `400`/);
+    });
+
+    it("documents both causes of a 429 with the same body: the stage's throttle and the app's own limit", () => {
+      const tooManyRequests = documentedResponse(429);
+
+      expect(tooManyRequests.description).toMatch(/application's own rate limit/);
+      expect(tooManyRequests.description).toMatch(/stage's request rate/);
+      expect(allowedCodes(tooManyRequests)).toEqual([ERROR_RESPONSES.tooManyRequests.code]);
+    });
+
+    it("documents a 429's headers as the limiter sends them, optional since the stage's 429 has none", () => {
+      const sent = LIMITS.map((limit) => limitedHeaders(limit, 7));
+
+      for (const headers of sent) {
+        expect(Object.keys(headers).sort()).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After']);
+        for (const [name, value] of Object.entries(headers)) {
+          expect([name, headerOf(documentedResponse(429), name)?.required]).toEqual([name, false]);
+          expect([name, value]).toEqual([name, expect.stringMatching(patternOf(429, name))]);
+        }
+      }
+    });
+
+    it.each([200, 400, 415])(
+      'documents RateLimit-Policy and RateLimit on %i as optional, matching what the limiter sends',
+      (statusCode) => {
+        for (const limit of LIMITS) {
+          for (const [name, value] of Object.entries(rateLimitHeaders(limit, 3, 1))) {
+            expect([name, headerOf(documentedResponse(statusCode), name)?.required]).toEqual([name, false]);
+            expect([name, value]).toEqual([name, expect.stringMatching(patternOf(statusCode, name))]);
+          }
+        }
+      },
+    );
+
+    it('documents no rate limit field on a 401: a request without valid credentials is never counted', () => {
+      for (const name of ['Retry-After', 'RateLimit-Policy', 'RateLimit']) {
+        expect([name, headerOf(documentedResponse(401), name)]).toEqual([name, undefined]);
+      }
+    });
+
+    it("names the code's policy and the draft the fields follow", () => {
+      for (const name of ['RateLimit-Policy', 'RateLimit']) {
+        expect(patternOf(429, name).source).toContain(`^"${RATE_LIMIT_POLICY_NAME}";`);
+        expect(headerOf(documentedResponse(429), name)?.description).toContain(
+          'draft-ietf-httpapi-ratelimit-headers-11',
+        );
+      }
+    });
+
+    it('would refuse a policy or a retry the limiter never sends', () => {
+      expect('"app";q=0;w=1').not.toMatch(patternOf(429, 'RateLimit-Policy'));
+      expect('"app";q=0.5;w=1').not.toMatch(patternOf(429, 'RateLimit-Policy'));
+      expect('"other";r=0;t=1').not.toMatch(patternOf(429, 'RateLimit'));
+      expect('0').not.toMatch(patternOf(429, 'Retry-After'));
+    });
   });
 });

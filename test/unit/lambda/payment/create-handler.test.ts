@@ -184,7 +184,7 @@ describe('POST /payment handler', () => {
       expect(result.statusCode).toBe(503);
       expect(bodyOf(result)).toEqual({
         code: 'unavailable',
-        message: 'The service cannot check credentials right now. Retry later.',
+        message: 'The service cannot check the request right now. Retry later.',
       });
       expect(logs.entries()).toContainEqual(
         expect.objectContaining({

@@ -138,6 +138,41 @@ describe('parseInvocation', () => {
       ['disallow', 'demo', '203.0.113.0/24', '--secret-id', 'payment-api-keys'],
       runOn({ name: 'disallow', appId: 'demo', cidrs: ['203.0.113.0/24'] }),
     ],
+    [
+      'limit --per-second',
+      ['limit', 'demo', '--per-second', '20', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'limit', appId: 'demo', limit: { perSecond: 20 } }),
+    ],
+    [
+      'limit --per-second with a fraction and --burst',
+      ['limit', 'demo', '--per-second=0.5', '--burst', '3', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'limit', appId: 'demo', limit: { perSecond: 0.5, burst: 3 } }),
+    ],
+    [
+      'limit at the edges of the ranges',
+      ['limit', 'demo', '--per-second', '10000', '--burst', '100000', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'limit', appId: 'demo', limit: { perSecond: 10_000, burst: 100_000 } }),
+    ],
+    [
+      'limit --per-second at its smallest',
+      ['limit', 'demo', '--per-second', '0.001', '--burst', '1', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'limit', appId: 'demo', limit: { perSecond: 0.001, burst: 1 } }),
+    ],
+    [
+      'limit --default',
+      ['limit', 'demo', '--default', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'limit', appId: 'demo', limit: 'default' }),
+    ],
+    [
+      'list --default-limit, the burst following the rate',
+      ['list', '--default-limit', '2.5', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'list', defaultLimit: { perSecond: 2.5, burst: 3 } }),
+    ],
+    [
+      'list --default-limit and --default-burst',
+      ['list', '--default-limit', '50', '--default-burst', '100', '--secret-id', 'payment-api-keys'],
+      runOn({ name: 'list', defaultLimit: { perSecond: 50, burst: 100 } }),
+    ],
     ['--help', ['--help'], { kind: 'help' }],
     ['-h after a command', ['rotate', 'demo', '-h'], { kind: 'help' }],
   ])('parses %s', (_label, argv, expected) => {
@@ -183,7 +218,7 @@ describe('parseInvocation', () => {
       'an unknown command',
       ['delete', '--secret-id', 's'],
       {},
-      'unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow or disallow',
+      'unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow or limit',
     ],
     ['a missing app id', ['rotate', '--secret-id', 's'], {}, 'usage: rotate <app-id>'],
     [
@@ -401,6 +436,139 @@ describe('parseInvocation', () => {
       {},
       'give CIDR blocks or --any, not both',
     ],
+    [
+      'limit without an app id',
+      ['limit', '--per-second', '5', '--secret-id', 's'],
+      {},
+      'usage: limit <app-id> (--per-second <n> [--burst <m>] | --default)',
+    ],
+    [
+      'limit of two apps',
+      ['limit', 'demo', 'shop', '--default', '--secret-id', 's'],
+      {},
+      'usage: limit <app-id> (--per-second <n> [--burst <m>] | --default)',
+    ],
+    [
+      'limit without a choice',
+      ['limit', 'demo', '--secret-id', 's'],
+      {},
+      'limit needs exactly one of --per-second <n> or --default',
+    ],
+    [
+      'limit with both choices',
+      ['limit', 'demo', '--per-second', '5', '--default', '--secret-id', 's'],
+      {},
+      'limit needs exactly one of --per-second <n> or --default',
+    ],
+    [
+      'limit with a burst alone',
+      ['limit', 'demo', '--burst', '5', '--secret-id', 's'],
+      {},
+      'limit needs exactly one of --per-second <n> or --default',
+    ],
+    [
+      'a burst with --default',
+      ['limit', 'demo', '--default', '--burst', '5', '--secret-id', 's'],
+      {},
+      '--burst goes with --per-second, not with --default',
+    ],
+    [
+      'a key where the app id of limit belongs',
+      ['limit', 'payk_' + 'L'.repeat(43), '--default', '--secret-id', 's'],
+      {},
+      'invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
+    ],
+    [
+      '--per-second on list',
+      ['list', '--per-second', '5', '--secret-id', 's'],
+      {},
+      '--per-second applies only to limit',
+    ],
+    [
+      '--burst on rotate',
+      ['rotate', 'demo', '--burst', '5', '--secret-id', 's'],
+      {},
+      '--burst applies only to limit',
+    ],
+    [
+      '--default on allow',
+      ['allow', 'demo', '--default', '--secret-id', 's'],
+      {},
+      '--default applies only to limit',
+    ],
+    [
+      '--default-limit on limit',
+      ['limit', 'demo', '--per-second', '5', '--default-limit', '5', '--secret-id', 's'],
+      {},
+      '--default-limit applies only to list',
+    ],
+    [
+      '--default-burst on limit',
+      ['limit', 'demo', '--default', '--default-burst', '5', '--secret-id', 's'],
+      {},
+      '--default-burst applies only to list',
+    ],
+    [
+      '--default-burst without --default-limit',
+      ['list', '--default-burst', '5', '--secret-id', 's'],
+      {},
+      '--default-burst needs --default-limit',
+    ],
+    ...[
+      ['of zero', '0'],
+      ['below the smallest rate', '0.0009'],
+      ['above the largest rate', '10000.5'],
+      ['negative', '-5'],
+      ['in exponent notation', '1e3'],
+      ['in hexadecimal', '0x10'],
+      ['of Infinity', 'Infinity'],
+      ['with a unit', '20/s'],
+      ['with a leading space', ' 20'],
+      ['with no digit before the point', '.5'],
+      ['empty', ''],
+      ['holding a pasted key', 'payk_' + 'R'.repeat(43)],
+    ].flatMap(([what, value = '']): [string, string[], Record<string, string>, string][] => [
+      [
+        `--per-second ${what}`,
+        ['limit', 'demo', `--per-second=${value}`, '--secret-id', 's'],
+        {},
+        '--per-second must be a number of requests per second from 0.001 to 10000',
+      ],
+      [
+        `--default-limit ${what}`,
+        ['list', `--default-limit=${value}`, '--secret-id', 's'],
+        {},
+        '--default-limit must be a number of requests per second from 0.001 to 10000',
+      ],
+    ]),
+    ...[
+      ['of zero', '0'],
+      ['with a fraction', '2.5'],
+      ['above the largest burst', '100001'],
+      ['negative', '-1'],
+      ['in exponent notation', '1e2'],
+      ['empty', ''],
+      ['holding a pasted key', 'payk_' + 'B'.repeat(43)],
+    ].flatMap(([what, value = '']): [string, string[], Record<string, string>, string][] => [
+      [
+        `--burst ${what}`,
+        ['limit', 'demo', '--per-second', '5', `--burst=${value}`, '--secret-id', 's'],
+        {},
+        '--burst must be a whole number of requests from 1 to 100000',
+      ],
+      [
+        `--default-burst ${what}`,
+        ['list', '--default-limit', '5', `--default-burst=${value}`, '--secret-id', 's'],
+        {},
+        '--default-burst must be a whole number of requests from 1 to 100000',
+      ],
+    ]),
+    [
+      'a good rate and a bad burst, the burst named',
+      ['limit', 'demo', '--per-second', '5', '--burst', 'lots', '--secret-id', 's'],
+      {},
+      '--burst must be a whole number of requests from 1 to 100000',
+    ],
     ['an unknown option', ['list', '--secret', 's'], {}, "Unknown option '--secret'"],
     [
       'an option without its value',
@@ -458,6 +626,25 @@ describe('parseInvocation', () => {
     }
 
     expect(message).toMatch(/^invalid --/);
+    expect(message).not.toContain('payk_');
+  });
+
+  it.each([
+    ['--per-second', ['limit', 'demo', '--per-second']],
+    ['--burst', ['limit', 'demo', '--per-second', '5', '--burst']],
+    ['--default-limit', ['list', '--default-limit']],
+    ['--default-burst', ['list', '--default-limit', '5', '--default-burst']],
+  ])('never echoes a key pasted as the value of %s', (option, argv) => {
+    const pastedKey = 'payk_' + 'w'.repeat(43);
+    let message = '';
+
+    try {
+      parseInvocation([...argv, pastedKey, '--secret-id', 's'], {});
+    } catch (error) {
+      message = error instanceof Error ? error.message : '';
+    }
+
+    expect(message).toMatch(new RegExp(`^${option} must be `));
     expect(message).not.toContain('payk_');
   });
 

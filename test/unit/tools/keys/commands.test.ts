@@ -1,6 +1,7 @@
 import {
   expireChange,
   freshKey,
+  limitChange,
   networkChange,
   newKeyChange,
   pruneChange,
@@ -308,6 +309,87 @@ describe('allow and disallow', () => {
   });
 });
 
+describe('limit', () => {
+  it('gives the app a limit of its own, writing only what was given, and says where it takes effect', () => {
+    const { next, result } = apply(limitChange('demo', { perSecond: 20 }), DEMO);
+
+    expect(next?.get('demo')).toEqual({
+      keys: [{ stored: DEMO_KEY }, { stored: DEMO_NEXT_KEY }],
+      rateLimit: { perSecond: 20 },
+    });
+    expect(serializeKeyDocument(next ?? DEMO)).toBe(
+      JSON.stringify({ demo: { keys: [DEMO_KEY, DEMO_NEXT_KEY], rateLimit: { perSecond: 20 } } }),
+    );
+    expect(formatResult(result, NOW)).toBe(
+      'app demo: its own rate limit is now 20/s, burst 20 ' +
+        "(in effect within the key cache's TTL, where the stack has appRateLimit)\n",
+    );
+    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({
+      appId: 'demo',
+      rateLimit: { perSecond: 20, burst: 20, source: 'app' },
+    });
+  });
+
+  it('replaces an earlier limit and keeps the allowlist and the expiries', () => {
+    const document = documentOf({
+      demo: {
+        keys: [{ stored: DEMO_KEY, expires: '2026-07-01T00:00:00Z' }],
+        allowedCidrs: ['203.0.113.0/24'],
+        rateLimit: { perSecond: 5, burst: 10 },
+      },
+    });
+
+    const { next, result } = apply(limitChange('demo', { perSecond: 0.5, burst: 3 }), document);
+
+    expect(next?.get('demo')).toEqual({
+      keys: [{ stored: DEMO_KEY, expires: '2026-07-01T00:00:00Z' }],
+      allowedCidrs: ['203.0.113.0/24'],
+      rateLimit: { perSecond: 0.5, burst: 3 },
+    });
+    expect(formatResult(result, NOW)).toMatch(/^app demo: its own rate limit is now 0\.5\/s, burst 3 /);
+  });
+
+  it("--default removes the app's own limit, and the app goes back to a plain list of keys", () => {
+    const document = documentOf({
+      demo: { keys: [{ stored: DEMO_KEY }], rateLimit: { perSecond: 5, burst: 10 } },
+    });
+
+    const { next, result } = apply(limitChange('demo', 'default'), document);
+
+    expect(next?.get('demo')).toEqual({ keys: [{ stored: DEMO_KEY }] });
+    expect(serializeKeyDocument(next ?? document)).toBe(JSON.stringify({ demo: [DEMO_KEY] }));
+    expect(formatResult(result, NOW)).toBe(
+      "app demo: no rate limit of its own; the stack's appRateLimit applies, if set\n",
+    );
+    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({
+      appId: 'demo',
+      rateLimit: { source: 'default' },
+    });
+  });
+
+  it('--default on an app without a limit of its own leaves the document as it was', () => {
+    const { next } = apply(limitChange('demo', 'default'), DEMO);
+
+    expect(serializeKeyDocument(next ?? DEMO)).toBe(serializeKeyDocument(DEMO));
+  });
+
+  it('applies the same limit to the newer document a retry reads', () => {
+    const newer = documentOf({ ...Object.fromEntries(DEMO), partner: { keys: [{ stored: PARTNER_KEY }] } });
+
+    const { next } = apply(limitChange('demo', { perSecond: 20, burst: 40 }), newer, true);
+
+    expect(next?.get('demo')?.rateLimit).toEqual({ perSecond: 20, burst: 40 });
+    expect(next?.get('partner')).toEqual({ keys: [{ stored: PARTNER_KEY }] });
+  });
+
+  it.each<[string, Parameters<typeof limitChange>[1]]>([
+    ['a limit', { perSecond: 20 }],
+    ['--default', 'default'],
+  ])('refuses an unknown app for %s', (_label, change) => {
+    expect(() => apply(limitChange('ghost', change), DEMO)).toThrow('unknown app: ghost');
+  });
+});
+
 describe('list', () => {
   /** Every form: no expiry, expiries ahead and past (one written with an offset), a digest, allowlists. */
   const SAMPLE = documentOf({
@@ -328,21 +410,22 @@ describe('list', () => {
   it('shows each app with its networks, then each key with its expiry and state, in UTC', () => {
     expect(formatList(listApps(SAMPLE), NOW)).toBe(
       [
-        'acme-shop: any network',
+        "acme-shop: any network; rate limit: the stack's appRateLimit, if set",
         `  ${keyIdOf(DEMO_KEY)}  2026-06-01T17:30:00Z  expires in 5h`,
         `  ${keyIdOf(DEMO_NEXT_KEY)}  2026-06-04T12:00:00Z  expires in 3d`,
         `  ${keyIdOf(NEW_KEY)}  never`,
-        'beta-pay: only 203.0.113.0/24 2001:db8::/32',
+        "beta-pay: only 203.0.113.0/24 2001:db8::/32; rate limit: the stack's appRateLimit, if set",
         `  ${keyIdOf(DIGEST)}  2026-06-01T10:10:00Z  expired  (stored as its sha256 digest)`,
         `  ${keyIdOf(PARTNER_KEY)}  never`,
-        'closed: no network (its allowlist is empty: every request is refused)',
+        'closed: no network (its allowlist is empty: every request is refused); ' +
+          "rate limit: the stack's appRateLimit, if set",
         `  ${keyIdOf(PARTNER_KEY)}  never`,
         '',
       ].join('\n'),
     );
   });
 
-  it('--json gives every key with expires (UTC or null), expired and digest, and allowedCidrs or null', () => {
+  it('--json gives every key with expires (UTC or null), expired and digest, allowedCidrs or null, and the rate limit', () => {
     expect(JSON.parse(formatListJson(listApps(SAMPLE), NOW))).toEqual([
       {
         appId: 'acme-shop',
@@ -353,6 +436,7 @@ describe('list', () => {
           { keyId: keyIdOf(NEW_KEY), expires: null, expired: false, digest: false },
         ],
         allowedCidrs: null,
+        rateLimit: { source: 'default' },
       },
       {
         appId: 'beta-pay',
@@ -362,12 +446,14 @@ describe('list', () => {
           { keyId: keyIdOf(PARTNER_KEY), expires: null, expired: false, digest: false },
         ],
         allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'],
+        rateLimit: { source: 'default' },
       },
       {
         appId: 'closed',
         keyIds: [keyIdOf(PARTNER_KEY)],
         keys: [{ keyId: keyIdOf(PARTNER_KEY), expires: null, expired: false, digest: false }],
         allowedCidrs: [],
+        rateLimit: { source: 'default' },
       },
     ]);
   });
@@ -383,10 +469,66 @@ describe('list', () => {
     });
 
     expect(formatList(listApps(soon), NOW)).toBe(
-      'demo: any network\n' +
+      "demo: any network; rate limit: the stack's appRateLimit, if set\n" +
         `  ${keyIdOf(DEMO_KEY)}  2026-06-01T12:59:59Z  expires in 59m\n` +
         `  ${keyIdOf(DEMO_NEXT_KEY)}  2026-06-01T12:00:30Z  expires in <1m\n`,
     );
+  });
+
+  describe('with rate limits', () => {
+    const LIMITED = documentOf({
+      'acme-shop': { keys: [{ stored: DEMO_KEY }], rateLimit: { perSecond: 20, burst: 40 } },
+      'beta-pay': {
+        keys: [{ stored: PARTNER_KEY }],
+        allowedCidrs: ['203.0.113.0/24'],
+        rateLimit: { perSecond: 2.5 },
+      },
+      'slow-pay': { keys: [{ stored: DIGEST }], rateLimit: { perSecond: 0.5 } },
+      plain: { keys: [{ stored: NEW_KEY }] },
+    });
+
+    it("shows an app's own limit, its burst filled in as the Lambda fills it, and that the stack's applies to the rest", () => {
+      expect(formatList(listApps(LIMITED), NOW)).toBe(
+        [
+          "acme-shop: any network; rate limit: 20/s, burst 40 (this app's own)",
+          `  ${keyIdOf(DEMO_KEY)}  never`,
+          "beta-pay: only 203.0.113.0/24; rate limit: 2.5/s, burst 3 (this app's own)",
+          `  ${keyIdOf(PARTNER_KEY)}  never`,
+          "plain: any network; rate limit: the stack's appRateLimit, if set",
+          `  ${keyIdOf(NEW_KEY)}  never`,
+          "slow-pay: any network; rate limit: 0.5/s, burst 1 (this app's own)",
+          `  ${keyIdOf(DIGEST)}  never  (stored as its sha256 digest)`,
+          '',
+        ].join('\n'),
+      );
+    });
+
+    it("shows the stack's default by number when the operator gives it, and an app's own limit over it", () => {
+      const shown = formatList(listApps(LIMITED), NOW, { perSecond: 50, burst: 100 });
+
+      expect(shown).toContain("plain: any network; rate limit: 50/s, burst 100 (the stack's default)\n");
+      expect(shown).toContain("acme-shop: any network; rate limit: 20/s, burst 40 (this app's own)\n");
+    });
+
+    it('--json gives rateLimit as {perSecond, burst, source}, or {source: "default"} when the default is not known', () => {
+      const rateLimits = (defaultLimit?: { perSecond: number; burst: number }) =>
+        (JSON.parse(formatListJson(listApps(LIMITED), NOW, defaultLimit)) as { rateLimit: unknown }[]).map(
+          (app) => app.rateLimit,
+        );
+
+      expect(rateLimits()).toEqual([
+        { perSecond: 20, burst: 40, source: 'app' },
+        { perSecond: 2.5, burst: 3, source: 'app' },
+        { source: 'default' },
+        { perSecond: 0.5, burst: 1, source: 'app' },
+      ]);
+      expect(rateLimits({ perSecond: 50, burst: 100 })).toEqual([
+        { perSecond: 20, burst: 40, source: 'app' },
+        { perSecond: 2.5, burst: 3, source: 'app' },
+        { perSecond: 50, burst: 100, source: 'default' },
+        { perSecond: 0.5, burst: 1, source: 'app' },
+      ]);
+    });
   });
 
   it('never shows a key, plain or digest', () => {

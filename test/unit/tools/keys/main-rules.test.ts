@@ -1,11 +1,12 @@
 /**
- * The key CLI's expiry, grace, prune and allowlist commands and its size guard, run in-process on a key file with
+ * The key CLI's expiry, grace, prune, allowlist and rate limit commands and its size guard, run in-process on a key file with
  * a fixed clock; each change is checked by how the payment Lambda's decision sees the file afterwards.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { keyIdOf } from '../../../../shared/keys/key-document';
+import { parseKeyring } from '../../../../shared/keys/keyring';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY } from '../../../support/keys';
 import { decide, keysTextOfSize, plainKeysText, runCli } from '../../../support/keys-cli';
 
@@ -63,7 +64,8 @@ describe('rotate --grace', () => {
     expect(verdict('demo', DEMO_KEY)).toBe('expired_key');
     expect(verdict('demo', key)).toBe('ok');
     expect((await keys('list')).stdout).toContain(
-      `demo: any network\n  ${keyIdOf(DEMO_KEY)}  2026-06-01T12:00:00Z  expired\n` +
+      `demo: any network; rate limit: the stack's appRateLimit, if set\n` +
+        `  ${keyIdOf(DEMO_KEY)}  2026-06-01T12:00:00Z  expired\n` +
         `  ${keyIdOf(DEMO_NEXT_KEY)}  2026-06-01T12:00:00Z  expired\n  ${keyIdOf(key)}  never\n`,
     );
 
@@ -181,7 +183,7 @@ describe('allow and disallow', () => {
     );
     expect(verdict('demo', DEMO_KEY, NOW, '203.0.113.9')).toBe('source_not_allowed');
     expect((await keys('list')).stdout).toContain(
-      'demo: no network (its allowlist is empty: every request is refused)\n',
+      "demo: no network (its allowlist is empty: every request is refused); rate limit: the stack's appRateLimit, if set\n",
     );
 
     const opened = await keys('allow', 'demo', '--any', '--json');
@@ -189,6 +191,95 @@ describe('allow and disallow', () => {
     expect(opened.stdout).toBe('{"appId":"demo","allowedCidrs":null}\n');
     expect(verdict('demo', DEMO_KEY, NOW, '198.51.100.1')).toBe('ok');
     expect(stored()).toBe(SEED);
+  });
+});
+
+describe('limit', () => {
+  /** The limit the payment Lambda would apply to the app from the file as it is now; undefined: the stack's. */
+  const servedLimit = (appId: string) => parseKeyring(stored()).keyring.get(appId)?.rateLimit;
+
+  it('gives an app its own limit, which the keyring serves; the other apps keep the default', async () => {
+    const result = await keys('limit', 'partner', '--per-second', '20', '--burst', '40');
+
+    expect(result).toEqual({
+      code: 0,
+      stderr: '',
+      stdout:
+        'app partner: its own rate limit is now 20/s, burst 40 ' +
+        "(in effect within the key cache's TTL, where the stack has appRateLimit)\n",
+    });
+    expect(servedLimit('partner')).toEqual({ perSecond: 20, burst: 40 });
+    expect(servedLimit('demo')).toBeUndefined();
+    expect(verdict('partner', PARTNER_KEY)).toBe('ok');
+  });
+
+  it('writes a burst left out as left out, and list shows the burst the Lambda applies', async () => {
+    await keys('limit', 'demo', '--per-second', '0.5');
+
+    expect(JSON.parse(stored())).toEqual({
+      demo: { keys: [DEMO_KEY, DEMO_NEXT_KEY], rateLimit: { perSecond: 0.5 } },
+      partner: [PARTNER_KEY],
+    });
+    expect(servedLimit('demo')).toEqual({ perSecond: 0.5, burst: 1 });
+    expect((await keys('list')).stdout).toBe(
+      "demo: any network; rate limit: 0.5/s, burst 1 (this app's own)\n" +
+        `  ${keyIdOf(DEMO_KEY)}  never\n  ${keyIdOf(DEMO_NEXT_KEY)}  never\n` +
+        "partner: any network; rate limit: the stack's appRateLimit, if set\n" +
+        `  ${keyIdOf(PARTNER_KEY)}  never\n`,
+    );
+  });
+
+  it("list --default-limit shows the stack's numbers for the apps without their own, in text and JSON", async () => {
+    await keys('limit', 'demo', '--per-second', '20', '--burst', '40');
+
+    const text = await keys('list', '--default-limit', '50', '--default-burst', '100');
+    const json = await keys('list', '--default-limit', '50', '--json');
+
+    expect(text.stdout).toContain("demo: any network; rate limit: 20/s, burst 40 (this app's own)\n");
+    expect(text.stdout).toContain(
+      "partner: any network; rate limit: 50/s, burst 100 (the stack's default)\n",
+    );
+    expect(
+      (JSON.parse(json.stdout) as { appId: string; rateLimit: unknown }[]).map((app) => app.rateLimit),
+    ).toEqual([
+      { perSecond: 20, burst: 40, source: 'app' },
+      { perSecond: 50, burst: 50, source: 'default' },
+    ]);
+    expect(stored()).toBe(
+      JSON.stringify({
+        demo: { keys: [DEMO_KEY, DEMO_NEXT_KEY], rateLimit: { perSecond: 20, burst: 40 } },
+        partner: [PARTNER_KEY],
+      }),
+    );
+  });
+
+  it("--default removes the app's own limit, keeping its allowlist; the file is as before once that goes too", async () => {
+    await keys('allow', 'demo', '203.0.113.0/24');
+    await keys('limit', 'demo', '--per-second', '5');
+
+    const result = await keys('limit', 'demo', '--default', '--json');
+
+    expect(result).toEqual({
+      code: 0,
+      stderr: '',
+      stdout: '{"appId":"demo","rateLimit":{"source":"default"}}\n',
+    });
+    expect(servedLimit('demo')).toBeUndefined();
+    expect(verdict('demo', DEMO_KEY, NOW, '203.0.113.9')).toBe('ok');
+    expect(verdict('demo', DEMO_KEY, NOW, '198.51.100.1')).toBe('source_not_allowed');
+
+    await keys('allow', 'demo', '--any');
+
+    expect(stored()).toBe(SEED);
+  });
+
+  it('--json answers {appId, rateLimit: {perSecond, burst, source}}', async () => {
+    const result = await keys('limit', 'demo', '--per-second', '2.5', '--json');
+
+    expect(JSON.parse(result.stdout)).toEqual({
+      appId: 'demo',
+      rateLimit: { perSecond: 2.5, burst: 3, source: 'app' },
+    });
   });
 });
 
@@ -220,6 +311,32 @@ describe('bad input changes nothing', () => {
     ],
     ['an unknown app for allow', ['allow', 'ghost', '10.0.0.0/8'], 1, 'error: unknown app: ghost'],
     ['an unknown app for prune', ['prune', 'ghost'], 1, 'error: unknown app: ghost'],
+    ['an unknown app for limit', ['limit', 'ghost', '--per-second', '5'], 1, 'error: unknown app: ghost'],
+    ['an unknown app for limit --default', ['limit', 'ghost', '--default'], 1, 'error: unknown app: ghost'],
+    [
+      'a rate out of range',
+      ['limit', 'demo', '--per-second', '20000'],
+      2,
+      'error: --per-second must be a number of requests per second from 0.001 to 10000',
+    ],
+    [
+      'a burst that is not a whole number',
+      ['limit', 'demo', '--per-second', '5', '--burst', '1.5'],
+      2,
+      'error: --burst must be a whole number of requests from 1 to 100000',
+    ],
+    [
+      'a key given as the rate',
+      ['limit', 'demo', '--per-second', DEMO_KEY],
+      2,
+      'error: --per-second must be a number of requests per second from 0.001 to 10000',
+    ],
+    [
+      'limit with neither a rate nor --default',
+      ['limit', 'demo'],
+      2,
+      'error: limit needs exactly one of --per-second <n> or --default',
+    ],
     [
       'a disallow on an app with no allowlist',
       ['disallow', 'demo', '10.0.0.0/8'],
@@ -264,6 +381,10 @@ describe('bad input changes nothing', () => {
       await keys('disallow', 'partner', '10.0.0.0/8', '--json'),
       await keys('allow', 'partner', '--any'),
       await keys('expire', 'partner', keyIdOf(PARTNER_KEY), '--at', 'payk_' + 'Q'.repeat(43)),
+      await keys('limit', 'demo', '--per-second', '5', '--burst', '10'),
+      await keys('limit', 'demo', '--default', '--json'),
+      await keys('limit', 'partner', '--per-second', 'payk_' + 'Q'.repeat(43)),
+      await keys('list', '--default-limit', '5', '--json'),
     ];
 
     for (const result of results) {
@@ -288,6 +409,21 @@ describe('the size guard', () => {
         'Make room first: "prune" removes expired keys, "revoke" the keys clients no longer use (fewer keys per ' +
         'app), and a sha256: digest (71 characters) costs more than a plain generated key (48)\n',
     });
+    expect(stored()).toBe(seed);
+  });
+
+  it('holds limit to the same bound: an app made an object past 65,536 bytes is refused, the file untouched', async () => {
+    const seed = keysTextOfSize(65_500);
+    writeFileSync(file, seed);
+
+    const result = await keys('limit', 'demo', '--per-second', '20', '--burst', '40');
+
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    // {"keys":[...],"rateLimit":{"perSecond":20,"burst":40}} is 49 bytes more than [...].
+    expect(result.stderr).toMatch(
+      /^error: the keys would take 65,549 bytes, 13 over the 65,536 a secret can hold; nothing was written\. /,
+    );
     expect(stored()).toBe(seed);
   });
 

@@ -10,6 +10,8 @@ import { decide, GENERATED_KEY_PATTERN, plainKeysText, runCli } from '../../../s
 
 const SEED = plainKeysText({ demo: [DEMO_KEY, DEMO_NEXT_KEY], partner: [PARTNER_KEY] });
 const SEEDED_KEYS = [DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY];
+/** How list ends an app's line when neither the app nor the operator gives a rate limit. */
+const DEFAULT_LIMIT = "; rate limit: the stack's appRateLimit, if set";
 /** The shape of the key the stack generates for the demo app: 48 letters and digits, no prefix. */
 const STACK_SHAPED_KEY = 'Q7tZk2WmX9aB4cD8eF1gH3jK5lM6nP0rS2uV4wY7zA9bC1dE';
 
@@ -94,19 +96,19 @@ describe('add-app and rotate', () => {
 });
 
 describe('list', () => {
-  it('shows every app with its networks and its key ids, never a key', async () => {
+  it('shows every app with its networks, its rate limit and its key ids, never a key', async () => {
     const result = await keys('list');
 
     expect(result).toEqual({
       code: 0,
       stderr: '',
       stdout:
-        `demo: any network\n  ${keyIdOf(DEMO_KEY)}  never\n  ${keyIdOf(DEMO_NEXT_KEY)}  never\n` +
-        `partner: any network\n  ${keyIdOf(PARTNER_KEY)}  never\n`,
+        `demo: any network${DEFAULT_LIMIT}\n  ${keyIdOf(DEMO_KEY)}  never\n  ${keyIdOf(DEMO_NEXT_KEY)}  never\n` +
+        `partner: any network${DEFAULT_LIMIT}\n  ${keyIdOf(PARTNER_KEY)}  never\n`,
     });
   });
 
-  it('--json prints [{appId, keyIds, keys, allowedCidrs}]', async () => {
+  it('--json prints [{appId, keyIds, keys, allowedCidrs, rateLimit}]', async () => {
     const result = await keys('list', '--json');
 
     const never = (key: string) => ({ keyId: keyIdOf(key), expires: null, expired: false, digest: false });
@@ -117,8 +119,15 @@ describe('list', () => {
           keyIds: [keyIdOf(DEMO_KEY), keyIdOf(DEMO_NEXT_KEY)],
           keys: [never(DEMO_KEY), never(DEMO_NEXT_KEY)],
           allowedCidrs: null,
+          rateLimit: { source: 'default' },
         },
-        { appId: 'partner', keyIds: [keyIdOf(PARTNER_KEY)], keys: [never(PARTNER_KEY)], allowedCidrs: null },
+        {
+          appId: 'partner',
+          keyIds: [keyIdOf(PARTNER_KEY)],
+          keys: [never(PARTNER_KEY)],
+          allowedCidrs: null,
+          rateLimit: { source: 'default' },
+        },
       ]) + '\n',
     );
   });
@@ -216,7 +225,7 @@ describe('errors', () => {
       'an unknown command',
       ['destroy'],
       2,
-      'error: unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow or disallow',
+      'error: unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow or limit',
     ],
   ])('%s: one line on stderr, exit %i, nothing printed or changed', async (_label, argv, code, line) => {
     const result = await keys(...argv);
@@ -304,5 +313,20 @@ describe('errorLine', () => {
 describe('--help', () => {
   it('prints the usage on stdout and exits 0', async () => {
     expect(await runCli(['--help'], {})).toEqual({ code: 0, stdout: USAGE, stderr: '' });
+  });
+
+  it('lists the limit command in both its forms, its options and the ranges they take', () => {
+    const lines = USAGE.split('\n').map((line) => line.trim());
+
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'limit <app-id> --per-second <n> [--burst <m>]',
+        "limit <app-id> --default          remove the app's own rate limit: the stack's appRateLimit applies again",
+        '--default-limit <n>, --default-burst <m>',
+        'A rate is 0.001 to 10000 requests per second; a burst is a whole number from 1 to 100000.',
+      ]),
+    );
+    expect(USAGE).toMatch(/^ {2}--per-second <n> +limit: /m);
+    expect(USAGE).toMatch(/^ {2}--burst <m> +limit: /m);
   });
 });

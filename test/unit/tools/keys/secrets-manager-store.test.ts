@@ -81,7 +81,7 @@ describe('one rotate against Secrets Manager', () => {
 
     expect(result).toEqual({
       code: 0,
-      stdout: `demo: any network\n  ${keyIdOf(DEMO_KEY)}  never\n`,
+      stdout: `demo: any network; rate limit: the stack's appRateLimit, if set\n  ${keyIdOf(DEMO_KEY)}  never\n`,
       stderr: '',
     });
     expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);

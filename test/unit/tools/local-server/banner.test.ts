@@ -16,6 +16,7 @@ describe('startupLines', () => {
     // Assert
     expect(lines).toEqual([
       'keys: file /p/.local/keys.json, just created with a new key for app "demo", re-read every 60 s',
+      "rate limits: off (set APP_RATE_LIMIT to apply one to every app; an app's own rateLimit is not enforced)",
       'try:',
       `  curl -i -X POST http://127.0.0.1:3000/payment -H 'Content-Type: application/json' -H 'App-id: demo' -H 'App-key: ${KEY}'`,
       `${LISTENING_PREFIX} http://127.0.0.1:3000 (pid 42); stop with Ctrl-C`,
@@ -33,7 +34,7 @@ describe('startupLines', () => {
 
     // Assert
     expect(lines[0]).toBe('keys: file /p/keys.json, re-read every 60 s');
-    expect(lines[2]).toContain("-H 'App-key: <a key of app demo, from /p/keys.json>'");
+    expect(lines[3]).toContain("-H 'App-key: <a key of app demo, from /p/keys.json>'");
   });
 
   it('names the secret, region and endpoint when keys come from Secrets Manager', () => {
@@ -51,8 +52,67 @@ describe('startupLines', () => {
     expect(lines[0]).toBe(
       'keys: Secrets Manager secret payment-api/keys (region eu-west-1, endpoint http://127.0.0.1:5000), re-read every 5 s',
     );
-    expect(lines[2]).toContain(
+    expect(lines[3]).toContain(
       "-H 'App-key: <a key of app demo, from Secrets Manager secret payment-api/keys>'",
+    );
+  });
+});
+
+describe('the rate limit line of the banner', () => {
+  const base = {
+    baseUrl: 'http://127.0.0.1:3000',
+    pid: 42,
+    keys: { kind: 'file', path: '/p/keys.json' },
+    ttlSeconds: 60,
+  } as const;
+
+  it('says the limit applies to every app without its own, counted in this process', () => {
+    const lines = startupLines({
+      ...base,
+      rateLimiting: { kind: 'memory', defaultLimit: { perSecond: 2, burst: 2 } },
+    });
+
+    expect(lines[1]).toBe(
+      'rate limits: 2/s, burst 2 for every app without a rateLimit of its own, counted in this process',
+    );
+  });
+
+  it('names the table, its region and endpoint, the deadline and what happens past it', () => {
+    const lines = startupLines({
+      ...base,
+      rateLimiting: {
+        kind: 'dynamodb',
+        defaultLimit: { perSecond: 0.5, burst: 1 },
+        tableName: 'PaymentApi-RateLimits',
+        failure: 'closed',
+        deadlineMs: 150,
+      },
+      limiterRegion: 'eu-west-1',
+      limiterEndpoint: 'http://127.0.0.1:5000',
+    });
+
+    expect(lines[1]).toBe(
+      'rate limits: 0.5/s, burst 1 for every app without a rateLimit of its own, counted in DynamoDB table ' +
+        'PaymentApi-RateLimits (region eu-west-1, endpoint http://127.0.0.1:5000); when it cannot answer within ' +
+        '150 ms, requests get 503 (closed)',
+    );
+  });
+
+  it('says where region and endpoint come from when the environment names neither', () => {
+    const lines = startupLines({
+      ...base,
+      rateLimiting: {
+        kind: 'dynamodb',
+        defaultLimit: { perSecond: 20, burst: 40 },
+        tableName: 'limits',
+        failure: 'open',
+        deadlineMs: 150,
+      },
+    });
+
+    expect(lines[1]).toContain(
+      'counted in DynamoDB table limits (region from the AWS config, endpoint the default AWS endpoint); ' +
+        'when it cannot answer within 150 ms, requests go on (open)',
     );
   });
 });

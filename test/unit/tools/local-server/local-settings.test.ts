@@ -1,4 +1,4 @@
-import { readLocalSettings } from '../../../../tools/local-server/local-settings';
+import { readLocalSettings, readRateLimiting } from '../../../../tools/local-server/local-settings';
 
 describe('readLocalSettings', () => {
   it('defaults to port 3000 on 127.0.0.1, .local/keys.json under the working directory, and the Lambda cache defaults', () => {
@@ -13,6 +13,7 @@ describe('readLocalSettings', () => {
       logLevel: 'info',
       ttlMs: 60_000,
       maxStaleMs: 900_000,
+      rateLimiting: { kind: 'off' },
     });
   });
 
@@ -84,4 +85,105 @@ describe('readLocalSettings', () => {
       expect(() => readLocalSettings({ [name]: value }, '/w')).toThrow(message);
     },
   );
+});
+
+describe('readRateLimiting', () => {
+  it('applies no limit without APP_RATE_LIMIT', () => {
+    expect(readRateLimiting({ APP_RATE_LIMIT: '' })).toEqual({ kind: 'off' });
+  });
+
+  it("counts in memory with APP_RATE_LIMIT, one second's worth as burst unless APP_RATE_BURST says", () => {
+    expect(readRateLimiting({ APP_RATE_LIMIT: '2' })).toEqual({
+      kind: 'memory',
+      defaultLimit: { perSecond: 2, burst: 2 },
+    });
+    expect(readRateLimiting({ APP_RATE_LIMIT: '0.5', APP_RATE_BURST: '3' })).toEqual({
+      kind: 'memory',
+      defaultLimit: { perSecond: 0.5, burst: 3 },
+    });
+  });
+
+  it("counts in DynamoDB with RATE_LIMIT_TABLE, failing open within the Lambda's 150 ms by default", () => {
+    expect(readRateLimiting({ APP_RATE_LIMIT: '20', RATE_LIMIT_TABLE: 'PaymentApi-RateLimits' })).toEqual({
+      kind: 'dynamodb',
+      defaultLimit: { perSecond: 20, burst: 20 },
+      tableName: 'PaymentApi-RateLimits',
+      failure: 'open',
+      deadlineMs: 150,
+    });
+  });
+
+  it('takes a failure mode and, for tests against an emulator, a longer deadline', () => {
+    const tableArn = 'arn:aws:dynamodb:eu-west-1:123456789012:table/PaymentApi-RateLimits';
+
+    expect(
+      readRateLimiting({
+        APP_RATE_LIMIT: '20',
+        APP_RATE_BURST: '40',
+        RATE_LIMIT_TABLE: tableArn,
+        APP_RATE_LIMIT_FAILURE: 'closed',
+        RATE_LIMIT_DEADLINE_MS: '10000',
+      }),
+    ).toEqual({
+      kind: 'dynamodb',
+      defaultLimit: { perSecond: 20, burst: 40 },
+      tableName: tableArn,
+      failure: 'closed',
+      deadlineMs: 10_000,
+    });
+  });
+
+  it.each([
+    [
+      { APP_RATE_LIMIT: '0' },
+      'APP_RATE_LIMIT must be a number of requests per second from 0.001 to 10000, got "0"',
+    ],
+    [
+      { APP_RATE_LIMIT: 'fast' },
+      'APP_RATE_LIMIT must be a number of requests per second from 0.001 to 10000, got "fast"',
+    ],
+    [
+      { APP_RATE_LIMIT: '10001' },
+      'APP_RATE_LIMIT must be a number of requests per second from 0.001 to 10000, got "10001"',
+    ],
+    [
+      { APP_RATE_LIMIT: '2', APP_RATE_BURST: '1.5' },
+      'APP_RATE_BURST must be a whole number of requests from 1 to 100000, got "1.5"',
+    ],
+    [{ APP_RATE_BURST: '5' }, 'APP_RATE_BURST needs APP_RATE_LIMIT'],
+    [{ RATE_LIMIT_TABLE: 'PaymentApi-RateLimits' }, 'RATE_LIMIT_TABLE needs APP_RATE_LIMIT'],
+    [{ APP_RATE_LIMIT_FAILURE: 'closed' }, 'APP_RATE_LIMIT_FAILURE needs APP_RATE_LIMIT'],
+    [
+      { APP_RATE_LIMIT: '2', APP_RATE_LIMIT_FAILURE: 'closed' },
+      'APP_RATE_LIMIT_FAILURE needs RATE_LIMIT_TABLE',
+    ],
+    [
+      { APP_RATE_LIMIT: '2', RATE_LIMIT_DEADLINE_MS: '1000' },
+      'RATE_LIMIT_DEADLINE_MS needs RATE_LIMIT_TABLE',
+    ],
+    [
+      { APP_RATE_LIMIT: '2', RATE_LIMIT_TABLE: 'limits', APP_RATE_LIMIT_FAILURE: 'shut' },
+      'APP_RATE_LIMIT_FAILURE must be one of open, closed, got "shut"',
+    ],
+    [
+      { APP_RATE_LIMIT: '2', RATE_LIMIT_TABLE: 'limits', RATE_LIMIT_DEADLINE_MS: '5' },
+      'RATE_LIMIT_DEADLINE_MS must be a whole number of milliseconds from 10 to 60000, got "5"',
+    ],
+    [
+      { APP_RATE_LIMIT: '2', RATE_LIMIT_TABLE: 'no spaces allowed' },
+      'RATE_LIMIT_TABLE must be a DynamoDB table name (3 to 255 letters, digits, "_", "." or "-") or a table ARN, got "no spaces allowed"',
+    ],
+    [
+      { APP_RATE_LIMIT: '2', RATE_LIMIT_TABLE: 'ab' },
+      'RATE_LIMIT_TABLE must be a DynamoDB table name (3 to 255 letters, digits, "_", "." or "-") or a table ARN, got "ab"',
+    ],
+  ])('refuses %j with one line naming the variable', (env, message) => {
+    expect(() => readRateLimiting(env)).toThrow(message);
+  });
+
+  it('is read with the other settings, so a bad value stops the server before it listens', () => {
+    expect(() => readLocalSettings({ APP_RATE_LIMIT: '-1' }, '/w')).toThrow(
+      'APP_RATE_LIMIT must be a number of requests per second from 0.001 to 10000, got "-1"',
+    );
+  });
 });

@@ -5,6 +5,8 @@ import {
   evaluateChecks,
   OWN_KEY_REFUSED_HINT,
   printable,
+  STAGE_THROTTLED_HINT,
+  STILL_RATE_LIMITED_HINT,
 } from '../../../../tools/smoke/evaluate';
 import type { HttpAnswer, Outcome } from '../../../../tools/smoke/outcome';
 import { createSecretMask } from '../../../../tools/smoke/secret-mask';
@@ -281,5 +283,71 @@ describe('evaluateChecks', () => {
       problems: ['not sent: an earlier request got connection refused (ECONNREFUSED)'],
     });
     expect(results.map((result) => result.id)).toEqual(checks.map((check) => check.id));
+  });
+
+  describe('a request the API answered 429', () => {
+    const throttled = (retryAfter?: string): Outcome => ({
+      kind: 'answer',
+      answer: answer(
+        429,
+        { ...JSON_NO_STORE, ...(retryAfter === undefined ? {} : { 'Retry-After': retryAfter }) },
+        errorBody('tooManyRequests'),
+      ),
+    });
+    const accepted: Outcome = {
+      kind: 'answer',
+      answer: answer(200, JSON_NO_STORE, JSON.stringify(SUCCESS_BODY)),
+    };
+    const acceptedRow = (outcome: Outcome, retry?: { retryAfterSeconds: number; retried: boolean }) =>
+      evaluateChecks(
+        checks,
+        new Map<CheckId, Outcome>([['accepted', outcome]]),
+        NO_SECRETS,
+        new Map(retry === undefined ? [] : [['accepted', retry] as const]),
+      )[0];
+
+    it('passes on the answer to the retry, and says in the row that it was sent again', () => {
+      expect(acceptedRow(accepted, { retryAfterSeconds: 1, retried: true })).toEqual({
+        id: 'accepted',
+        title: 'POST with the key',
+        expected: '200 ok',
+        got: '200 ok (sent again after a 429 with Retry-After: 1)',
+        status: 200,
+        retry: { retryAfterSeconds: 1, retried: true },
+        passed: true,
+        problems: [],
+      });
+    });
+
+    it('fails a retry that got 429 again, saying the app is still over its limit', () => {
+      const row = acceptedRow(throttled('1'), { retryAfterSeconds: 1, retried: true });
+
+      expect(row).toMatchObject({
+        got: '429 too_many_requests (sent again after a 429 with Retry-After: 1)',
+        passed: false,
+        problems: [
+          'status 429, expected 200',
+          'code "too_many_requests", expected "ok"',
+          STILL_RATE_LIMITED_HINT,
+        ],
+      });
+    });
+
+    it('fails a 429 whose Retry-After would pass the time limit, saying it was not sent again', () => {
+      const row = acceptedRow(throttled('900'), { retryAfterSeconds: 900, retried: false });
+
+      expect(row?.got).toBe('429 too_many_requests (Retry-After: 900)');
+      expect(row?.problems.at(-1)).toBe(
+        "the app is over its rate limit, and waiting Retry-After (900 s) would pass the run's time limit: not sent again",
+      );
+    });
+
+    it("fails the stage throttle's 429 (no Retry-After), naming it", () => {
+      expect(acceptedRow(throttled())?.problems).toEqual([
+        'status 429, expected 200',
+        'code "too_many_requests", expected "ok"',
+        STAGE_THROTTLED_HINT,
+      ]);
+    });
   });
 });

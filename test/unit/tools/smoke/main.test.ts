@@ -3,6 +3,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { generateKey } from '../../../../shared/keys/key-material';
 import { USAGE } from '../../../../tools/smoke/args';
 import { freeLoopbackPort } from '../../../support/moto';
+import type { LimitDecision, RateLimiter } from '../../../../lambda/payment/rate-limit/limiter';
 import { startContractServer, type ContractServer } from '../../../support/contract-server';
 import { parseReport, runSmokeInProcess } from '../../../support/run-smoke';
 import { startStallingServer, type StallingServer } from '../../../support/stalling-server';
@@ -153,6 +154,111 @@ describe('runSmoke past its time limit', () => {
         problems: ["not sent: the run's time limit of 0.3 s passed"],
       });
       expect(report.passed).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('runSmoke against an API that limits the app', () => {
+  /** Refuses the `refused`-th authenticated request (1 is the first), once; accepts every other. */
+  function refusingOnce(refused: number, retryAfterSeconds: number): RateLimiter {
+    let calls = 0;
+    return {
+      check: (): Promise<LimitDecision> =>
+        Promise.resolve(
+          ++calls === refused
+            ? { kind: 'limited', retryAfterSeconds }
+            : { kind: 'accepted', remaining: 9, resetSeconds: 1 },
+        ),
+    };
+  }
+
+  async function smokeAgainstLimiter(limiter: RateLimiter, timeLimitMs?: number) {
+    const server = await startContractServer({ demo: [APP_KEY] }, undefined, {
+      limits: { limiter, defaultLimit: { perSecond: 10, burst: 10 }, failure: 'open' },
+    });
+    const waits: number[] = [];
+    try {
+      const run = await runSmokeInProcess(
+        ['--url', server.paymentUrl, '--app-id', 'demo', '--json'],
+        { APP_KEY },
+        {
+          run: {
+            sleep: (ms) => {
+              waits.push(ms);
+              return Promise.resolve();
+            },
+            ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
+          },
+        },
+      );
+      return { run, report: parseReport(run.stdout), waits, received: server.received.length };
+    } finally {
+      await server.close();
+    }
+  }
+
+  it('honours Retry-After on a 429, sends the request once more, passes, and says so in the row', async () => {
+    // Act: the server answers the first request with the key 429, Retry-After: 1
+    const { run, report, waits, received } = await smokeAgainstLimiter(refusingOnce(1, 1));
+
+    // Assert
+    expect(run.code).toBe(0);
+    expect(waits).toEqual([1_000]);
+    expect(received).toBe(12);
+    expect(report.requestsSent).toBe(12);
+    expect(report.checks[0]).toMatchObject({
+      id: 'accepted',
+      got: '200 ok (sent again after a 429 with Retry-After: 1)',
+      retry: { retryAfterSeconds: 1, retried: true },
+      passed: true,
+    });
+    expect(report.checks.filter((check) => check.retry !== undefined).map((check) => check.id)).toEqual([
+      'accepted',
+    ]);
+  });
+
+  it('retries whichever request met the limit: here the one with the wrong media type', async () => {
+    const { run, report } = await smokeAgainstLimiter(refusingOnce(2, 3));
+
+    expect(run.code).toBe(0);
+    expect(report.checks.find((check) => check.id === 'wrong-media-type')).toMatchObject({
+      got: '415 unsupported_media_type (sent again after a 429 with Retry-After: 3)',
+      passed: true,
+    });
+  });
+
+  it('does not wait past the time limit: the row fails with the 429 and says it was not sent again', async () => {
+    const { run, report, waits } = await smokeAgainstLimiter(refusingOnce(1, 120));
+
+    expect(run.code).toBe(1);
+    expect(waits).toEqual([]);
+    expect(report.checks[0]).toMatchObject({
+      got: '429 too_many_requests (Retry-After: 120)',
+      status: 429,
+      retry: { retryAfterSeconds: 120, retried: false },
+      passed: false,
+    });
+    expect(report.checks.filter((check) => !check.passed).map((check) => check.id)).toEqual(['accepted']);
+  });
+
+  it('prints the retry in the table too', async () => {
+    const server = await startContractServer({ demo: [APP_KEY] }, undefined, {
+      limits: { limiter: refusingOnce(1, 1), defaultLimit: { perSecond: 10, burst: 10 }, failure: 'open' },
+    });
+    try {
+      const run = await runSmokeInProcess(
+        ['--url', server.paymentUrl, '--app-id', 'demo'],
+        { APP_KEY },
+        { run: { sleep: () => Promise.resolve() } },
+      );
+
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(
+        /\nPOST with the key +200 ok +200 ok \(sent again after a 429 with Retry-After: 1\) +pass\n/,
+      );
+      expect(run.stdout).toContain('passed: 12 of 12 checks, 12 requests sent');
     } finally {
       await server.close();
     }

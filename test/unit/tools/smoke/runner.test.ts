@@ -1,3 +1,4 @@
+import { errorBody } from '../../../../shared/api/responses';
 import { buildChecks, requestChecks, type SmokeRequest } from '../../../../tools/smoke/checks';
 import type { Outcome } from '../../../../tools/smoke/outcome';
 import { runChecks, RUN_TIME_LIMIT_MS } from '../../../../tools/smoke/runner';
@@ -152,5 +153,97 @@ describe('runChecks within the time limit of the whole run', () => {
       kind: 'not-run',
       reason: "not sent: the run's time limit of 2.5 s passed",
     });
+  });
+});
+
+describe('runChecks after a 429 that asks for a retry', () => {
+  const THROTTLED: Outcome = {
+    kind: 'answer',
+    answer: {
+      status: 429,
+      headers: new Map([['retry-after', ['2']]]),
+      body: errorBody('tooManyRequests'),
+    },
+  };
+  const accepted = requestChecks(checks)[0];
+
+  /** A server whose answers are scripted per request, on a clock that only sending and sleeping move. */
+  function scriptedServer(answers: readonly Outcome[], answerMs = 100) {
+    let clock = 1_000_000;
+    const sent: { request: SmokeRequest; timeoutMs: number; at: number }[] = [];
+    const sleeps: number[] = [];
+    return {
+      sent,
+      sleeps,
+      now: () => clock,
+      sleep: (ms: number): Promise<void> => {
+        sleeps.push(ms);
+        clock += ms;
+        return Promise.resolve();
+      },
+      send: (request: SmokeRequest, timeoutMs: number): Promise<Outcome> => {
+        sent.push({ request, timeoutMs, at: clock });
+        clock += answerMs;
+        return Promise.resolve(answers[sent.length - 1] ?? ANSWER);
+      },
+    };
+  }
+
+  it('waits Retry-After and sends the same request once more, counting both', async () => {
+    const server = scriptedServer([THROTTLED, ANSWER]);
+
+    const run = await runChecks(checks, server.send, server);
+
+    expect(server.sleeps).toEqual([2_000]);
+    expect(server.sent.slice(0, 2).map((entry) => entry.request)).toEqual([
+      accepted?.request,
+      accepted?.request,
+    ]);
+    expect(run.outcomes.get('accepted')).toEqual(ANSWER);
+    expect(run.retries).toEqual(new Map([['accepted', { retryAfterSeconds: 2, retried: true }]]));
+    expect(run.requestsSent).toBe(12);
+  });
+
+  it('sends it once more only: a second 429 is the outcome', async () => {
+    const server = scriptedServer([THROTTLED, THROTTLED]);
+
+    const run = await runChecks(checks, server.send, server);
+
+    expect(server.sleeps).toEqual([2_000]);
+    expect(run.outcomes.get('accepted')).toEqual(THROTTLED);
+    expect(run.retries.get('accepted')).toEqual({ retryAfterSeconds: 2, retried: true });
+    expect(run.requestsSent).toBe(12);
+  });
+
+  it('gives the retry what is left of the time limit after the wait', async () => {
+    const server = scriptedServer([THROTTLED]);
+
+    await runChecks(checks, server.send, { ...server, timeLimitMs: 10_000 });
+
+    expect(server.sent.slice(0, 2).map((entry) => entry.timeoutMs)).toEqual([10_000, 7_900]);
+  });
+
+  it('does not wait past the time limit: the 429 stays the outcome, and the row will say why', async () => {
+    const server = scriptedServer([THROTTLED]);
+
+    const run = await runChecks(checks, server.send, { ...server, timeLimitMs: 2_000 });
+
+    expect(server.sleeps).toEqual([]);
+    expect(run.outcomes.get('accepted')).toEqual(THROTTLED);
+    expect(run.retries.get('accepted')).toEqual({ retryAfterSeconds: 2, retried: false });
+  });
+
+  it("never retries the stage throttle's 429, which gives no Retry-After", async () => {
+    const stageThrottled: Outcome = {
+      kind: 'answer',
+      answer: { status: 429, headers: new Map(), body: errorBody('tooManyRequests') },
+    };
+    const server = scriptedServer([stageThrottled]);
+
+    const run = await runChecks(checks, server.send, server);
+
+    expect(server.sleeps).toEqual([]);
+    expect(run.retries.size).toBe(0);
+    expect(run.requestsSent).toBe(11);
   });
 });

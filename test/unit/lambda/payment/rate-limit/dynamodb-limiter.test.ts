@@ -9,24 +9,25 @@ import 'aws-sdk-client-mock-jest';
 import {
   counterShards,
   DynamoDbRateLimiter,
+  LIMITER_CALL_BOUNDS,
+  limiterCallBounds,
 } from '../../../../../lambda/payment/rate-limit/dynamodb-limiter';
+import { LIMITER_WORST_ADDED_MS } from '../../../../../lambda/payment/rate-limit/limiter';
 
 const dynamodb = mockClient(DynamoDBClient);
 const TABLE = 'PaymentApi-RateLimits';
-const NOW = 1_800_000_000_000;
-/** 10 requests a second: one every 100 ms; a burst of 5: 400 ms of tolerance. */
+/** 10 requests a second in bursts of 5: windows of 500 ms, 5 requests each. */
 const LIMIT = { perSecond: 10, burst: 5 };
+/** 200 ms into window 3,600,000,000 of that limit. */
+const WINDOW = 3_600_000_000;
+const NOW = WINDOW * 500 + 200;
 
-function conflict(tat: number | undefined): ConditionalCheckFailedException {
-  return new ConditionalCheckFailedException({
-    message: 'The conditional request failed',
-    $metadata: {},
-    ...(tat === undefined ? {} : { Item: { pk: { S: 'shop' }, tat: { N: String(tat) } } }),
-  });
+function full(): ConditionalCheckFailedException {
+  return new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
 }
 
-function written(tat: number) {
-  return { Attributes: { tat: { N: String(tat) }, expiresAt: { N: '1' } } };
+function counted(used: number) {
+  return { Attributes: { used: { N: String(used) }, expiresAt: { N: '1' } } };
 }
 
 function limiter(now = (): number => NOW, random = (): number => 0) {
@@ -44,52 +45,31 @@ describe('DynamoDbRateLimiter', () => {
     dynamodb.reset();
   });
 
-  it("starts an idle app's counter from now with one conditional write, and says what is left", async () => {
-    dynamodb.on(UpdateItemCommand).resolves(written(NOW + 100));
+  it("counts a request in the app's item for the window with one conditional write, and says what is left", async () => {
+    dynamodb.on(UpdateItemCommand).resolves(counted(2));
 
     const decision = await limiter().check('shop', LIMIT);
 
-    expect(decision).toEqual({ kind: 'accepted', remaining: 4, resetSeconds: 1 });
+    expect(decision).toEqual({ kind: 'accepted', remaining: 3, resetSeconds: 1 });
     expect(dynamodb).toHaveReceivedCommandTimes(UpdateItemCommand, 1);
-    expect(sent(0)).toMatchObject({
+    expect(sent(0)).toEqual({
       TableName: TABLE,
-      Key: { pk: { S: 'shop' } },
-      UpdateExpression: 'SET tat = :next, expiresAt = :expiresAt',
-      ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
+      Key: { pk: { S: `shop#${WINDOW}` } },
+      UpdateExpression: 'ADD #used :one SET #expiresAt = :expiresAt',
+      ConditionExpression: 'attribute_not_exists(#used) OR #used < :capacity',
+      ExpressionAttributeNames: { '#used': 'used', '#expiresAt': 'expiresAt' },
       ExpressionAttributeValues: {
-        ':next': { N: String(NOW + 100) },
-        ':now': { N: String(NOW) },
-        ':expiresAt': { N: String(NOW / 1000 + 3_600) },
+        ':one': { N: '1' },
+        ':capacity': { N: '5' },
+        // The window's end, in seconds, plus 10 minutes.
+        ':expiresAt': { N: String(Math.ceil(((WINDOW + 1) * 500) / 1000) + 600) },
       },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      ReturnValues: 'UPDATED_NEW',
     });
   });
 
-  it('adds one interval to a busy counter, on condition that it leaves room for the request', async () => {
-    dynamodb
-      .on(UpdateItemCommand)
-      .resolvesOnce(written(NOW + 100))
-      .resolves(written(NOW + 200));
-    const shared = limiter();
-
-    await shared.check('shop', LIMIT);
-    const second = await shared.check('shop', LIMIT);
-
-    expect(second).toEqual({ kind: 'accepted', remaining: 3, resetSeconds: 1 });
-    expect(sent(1)).toMatchObject({
-      UpdateExpression: 'SET tat = tat + :interval, expiresAt = :expiresAt',
-      ConditionExpression: 'tat BETWEEN :now AND :latest',
-      ExpressionAttributeValues: {
-        ':interval': { N: '100' },
-        ':now': { N: String(NOW) },
-        ':latest': { N: String(NOW + 400) },
-      },
-    });
-  });
-
-  it('refuses without a call what the counter it last saw already refuses', async () => {
-    // Another environment has filled the bucket: the conditional write fails and DynamoDB says how full it is.
-    dynamodb.on(UpdateItemCommand).rejects(conflict(NOW + 500));
+  it('refuses once the window is full, then refuses the rest of that window without a call', async () => {
+    dynamodb.on(UpdateItemCommand).rejects(full());
     const shared = limiter();
 
     const first = await shared.check('shop', LIMIT);
@@ -100,32 +80,38 @@ describe('DynamoDbRateLimiter', () => {
     expect(dynamodb).toHaveReceivedCommandTimes(UpdateItemCommand, 1);
   });
 
-  it('takes the other branch when another environment moved the counter since this one saw it', async () => {
-    // Guessed idle, but the counter is busy (with room left): the second write adds an interval.
-    dynamodb
-      .on(UpdateItemCommand)
-      .rejectsOnce(conflict(NOW + 200))
-      .resolves(written(NOW + 300));
+  it('asks again in the next window, in its own item', async () => {
+    dynamodb.on(UpdateItemCommand).rejectsOnce(full()).resolves(counted(1));
+    let now = NOW;
+    const shared = limiter(() => now);
 
-    const decision = await limiter().check('shop', LIMIT);
+    await shared.check('shop', LIMIT);
+    now += 300;
+    const nextWindow = await shared.check('shop', LIMIT);
 
-    expect(decision).toEqual({ kind: 'accepted', remaining: 2, resetSeconds: 1 });
-    expect(sent(1).ConditionExpression).toBe('tat BETWEEN :now AND :latest');
-    expect(dynamodb).toHaveReceivedCommandTimes(UpdateItemCommand, 2);
+    expect(nextWindow).toEqual({ kind: 'accepted', remaining: 4, resetSeconds: 1 });
+    expect(sent(1).Key).toEqual({ pk: { S: `shop#${WINDOW + 1}` } });
   });
 
-  it('gives up after three lost writes, refusing for a second rather than writing on', async () => {
-    let tat = NOW;
-    dynamodb.on(UpdateItemCommand).callsFake(() => {
-      // Every time it looks, another environment has just moved the counter (with room left).
-      tat += 50;
-      throw conflict(tat);
-    });
+  it('keeps what it knows of one app apart from another', async () => {
+    dynamodb.on(UpdateItemCommand).rejectsOnce(full()).resolves(counted(1));
+    const shared = limiter();
 
-    const decision = await limiter().check('shop', LIMIT);
+    await shared.check('shop', LIMIT);
+    const other = await shared.check('other', LIMIT);
 
-    expect(decision).toEqual({ kind: 'limited', retryAfterSeconds: 1 });
-    expect(dynamodb).toHaveReceivedCommandTimes(UpdateItemCommand, 3);
+    expect(other).toMatchObject({ kind: 'accepted' });
+    expect(sent(1).Key).toEqual({ pk: { S: `other#${WINDOW}` } });
+  });
+
+  it('says when to retry in whole seconds, rounded up: a slow limit has long windows', async () => {
+    dynamodb.on(UpdateItemCommand).rejects(full());
+    // One request every 4 s: windows of 4 s; 1.5 s in, 2.5 s are left.
+    const slow = { perSecond: 0.25, burst: 1 };
+
+    const decision = await limiter(() => 1_800_000_001_500).check('shop', slow);
+
+    expect(decision).toEqual({ kind: 'limited', retryAfterSeconds: 3 });
   });
 
   it.each([
@@ -148,6 +134,14 @@ describe('DynamoDbRateLimiter', () => {
     expect(decision).toEqual({ kind: 'unavailable', error: `${error.name}: ${error.message}` });
   });
 
+  it('says it is unavailable when DynamoDB answers without the count', async () => {
+    dynamodb.on(UpdateItemCommand).resolves({});
+
+    const decision = await limiter().check('shop', LIMIT);
+
+    expect(decision).toEqual({ kind: 'unavailable', error: 'Error: UpdateItem returned no count' });
+  });
+
   it('says it is unavailable once its deadline has passed, whatever DynamoDB is doing', async () => {
     dynamodb.on(UpdateItemCommand).callsFake(() => new Promise(() => undefined));
     const bounded = new DynamoDbRateLimiter({
@@ -163,19 +157,49 @@ describe('DynamoDbRateLimiter', () => {
     });
   });
 
-  it('spreads an app over several counter items above 500 requests a second, each with an equal share', async () => {
-    dynamodb.on(UpdateItemCommand).resolves(written(NOW + 2.5));
+  it('spreads an app over several items per window above 500 requests a second, each with its share', async () => {
+    dynamodb.on(UpdateItemCommand).resolves(counted(1));
+    const busy = { perSecond: 1_200, burst: 1_201 };
 
     const decision = await limiter(
       () => NOW,
       () => 0.5,
-    ).check('busy', { perSecond: 1_200, burst: 1_200 });
+    ).check('busy', busy);
 
-    expect(counterShards({ perSecond: 1_200, burst: 1_200 })).toEqual({
-      count: 3,
-      share: { perSecond: 400, burst: 400 },
-    });
-    expect(sent(0).Key).toEqual({ pk: { S: 'busy#1' } });
+    expect(counterShards(busy)).toEqual({ count: 3, capacities: [401, 400, 400] });
+    expect(sent(0).Key?.['pk']?.S).toMatch(/^busy#1#\d+$/);
+    expect(sent(0).ExpressionAttributeValues?.[':capacity']).toEqual({ N: '400' });
     expect(decision).toMatchObject({ kind: 'accepted', remaining: 399 * 3 });
+  });
+});
+
+describe('counterShards', () => {
+  it('keeps an app on one item up to 500 a second, and never makes a share of nothing', () => {
+    expect(counterShards({ perSecond: 500, burst: 500 })).toEqual({ count: 1, capacities: [500] });
+    expect(counterShards({ perSecond: 1_000, burst: 1_000 }).count).toBe(2);
+    expect(counterShards({ perSecond: 10_000, burst: 10_000 }).count).toBe(20);
+    expect(counterShards({ perSecond: 10_000, burst: 3 })).toEqual({ count: 3, capacities: [1, 1, 1] });
+  });
+});
+
+describe('limiterCallBounds', () => {
+  it("is production's bounds at production's deadline", () => {
+    expect(limiterCallBounds(LIMITER_WORST_ADDED_MS)).toBe(LIMITER_CALL_BOUNDS);
+  });
+
+  it('stretches every time in proportion for a longer deadline, keeping the attempts', () => {
+    expect(limiterCallBounds(LIMITER_WORST_ADDED_MS * 10)).toEqual({
+      maxAttempts: LIMITER_CALL_BOUNDS.maxAttempts,
+      connectionTimeoutMs: LIMITER_CALL_BOUNDS.connectionTimeoutMs * 10,
+      attemptTimeoutMs: LIMITER_CALL_BOUNDS.attemptTimeoutMs * 10,
+      retryDelayMs: (LIMITER_CALL_BOUNDS.retryDelayMs ?? 0) * 10,
+      callDeadlineMs: LIMITER_CALL_BOUNDS.callDeadlineMs * 10,
+    });
+  });
+
+  it('keeps one call, a retry included, within the whole check', () => {
+    const { attemptTimeoutMs, retryDelayMs = 0, maxAttempts, callDeadlineMs } = LIMITER_CALL_BOUNDS;
+    expect(attemptTimeoutMs * maxAttempts + retryDelayMs).toBeLessThanOrEqual(callDeadlineMs);
+    expect(callDeadlineMs).toBeLessThanOrEqual(LIMITER_WORST_ADDED_MS);
   });
 });

@@ -32,6 +32,15 @@ describe('readRateLimitSettings', () => {
     });
   });
 
+  it('reads a rate as the stack writes it, however many decimals (String(1 / 3))', () => {
+    expect(readRateLimitSettings({ ...COMPLETE, RATE_LIMIT_PER_SECOND: String(1 / 3) }).defaultLimit).toEqual(
+      {
+        perSecond: 1 / 3,
+        burst: 40,
+      },
+    );
+  });
+
   it.each([
     ['no table', { RATE_LIMIT_TABLE: '' }, 'RATE_LIMIT_TABLE must name the rate limit table'],
     [

@@ -1,0 +1,13 @@
+/**
+ * The shape of the rate limit table, shared by the stack that creates it (lib/rate-limit-table.ts) and the limiter
+ * that writes it: one item per app and window (and per share of a busy app), holding the window's count and the
+ * instant DynamoDB's TTL may remove it.
+ */
+export const COUNTER_TABLE = {
+  /** String: `<appId>#<window index>`, or `<appId>#<window index>#<n>` for one share of an app over several items. */
+  partitionKey: 'pk',
+  /** Number: the requests the window has admitted. */
+  counter: 'used',
+  /** Number: epoch seconds; the table's TTL attribute. */
+  expiresAt: 'expiresAt',
+} as const;

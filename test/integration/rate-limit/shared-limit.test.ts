@@ -1,0 +1,192 @@
+/**
+ * The per-app limit as deployed: the payment asset `cdk synth` builds with `appRateLimit` (lambda/payment/
+ * rate-limited.ts), each execution environment a Node process of its own serving one request at a time, against
+ * moto's Secrets Manager and DynamoDB. Several environments share one app's limit; when DynamoDB fails (a fault
+ * proxy in front of moto's DynamoDB only), payments go on within the limiter's bound, or get 503 if so configured.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runFleet, type FleetRun } from '../../support/asset-fleet';
+import { readEmfLines, totalCounts } from '../../support/emf';
+import { FAULTS, startFaultProxy, type Fault } from '../../support/fault-proxy';
+import { DEMO_KEY, PARTNER_KEY } from '../../support/keys';
+import { createMotoRateLimitTable, createMotoSecret, startMoto, type MotoServer } from '../../support/moto';
+import {
+  limitedAssetEnv,
+  requestOf,
+  runFlood,
+  STANDARD_FLOOD,
+  type FloodReport,
+} from '../../support/rate-limit-scenarios';
+import { synthesizeApp } from '../../support/synth';
+
+const { floodLimit: FLOOD_LIMIT, processes: ENVIRONMENTS } = STANDARD_FLOOD;
+const FLOOD_SECONDS = STANDARD_FLOOD.durationMs / 1000;
+const FLOOD_FACTOR = STANDARD_FLOOD.floodOffered / FLOOD_LIMIT.perSecond;
+
+let outdir: string;
+let assetDir: string;
+let moto: MotoServer;
+
+beforeAll(async () => {
+  outdir = mkdtempSync(join(tmpdir(), 'payment-cdk-out-limits-'));
+  const app = await synthesizeApp(outdir, { appRateLimit: String(FLOOD_LIMIT.perSecond) });
+  assetDir = app.paymentAssetDir;
+  moto = await startMoto();
+}, 240_000);
+
+afterAll(async () => {
+  await moto.stop();
+  rmSync(outdir, { recursive: true, force: true });
+});
+
+describe(`one app flooding at ${FLOOD_FACTOR} times its limit from ${ENVIRONMENTS} execution environments, another below its own`, () => {
+  let flood: FloodReport;
+
+  beforeAll(async () => {
+    flood = await runFlood({ assetDir, moto, ...STANDARD_FLOOD });
+  }, 120_000);
+
+  it('accepts the flooding app within 0.8–1.2 of its limit in every whole second after the first', () => {
+    const afterTheFirst = flood.floodAccepted.slice(1);
+    const offeredAfterTheFirst = flood.floodOffered.slice(1).reduce((sum, count) => sum + count, 0);
+
+    // What the band is about: a flood, not a trickle the machine could not speed up.
+    expect(offeredAfterTheFirst / afterTheFirst.length).toBeGreaterThanOrEqual(5 * FLOOD_LIMIT.perSecond);
+    expect(flood.floodOther).toEqual([]);
+    expect(afterTheFirst).toHaveLength(FLOOD_SECONDS - 1);
+    const outOfBand = afterTheFirst.filter(
+      (accepted) => accepted < 0.8 * FLOOD_LIMIT.perSecond || accepted > 1.2 * FLOOD_LIMIT.perSecond,
+    );
+    // Every second's count beside the ones out of band, so that a failure shows the whole run.
+    expect({ accepted: flood.floodAccepted, outOfBand }).toEqual({
+      accepted: flood.floodAccepted,
+      outOfBand: [],
+    });
+  });
+
+  it('never refuses the app below its own limit', () => {
+    expect(flood.steady.length).toBeGreaterThanOrEqual(FLOOD_SECONDS);
+    expect(flood.steady.filter((invocation) => invocation.statusCode !== 200)).toEqual([]);
+  });
+
+  it('answers every 429 with Retry-After and the RateLimit-Policy and RateLimit fields', () => {
+    expect(flood.floodLimited.length).toBeGreaterThan(0);
+    const unlike = flood.floodLimited.filter(({ headers }) => {
+      const retryAfter = headers['Retry-After'] ?? '';
+      return !(
+        /^[1-9]\d*$/.test(retryAfter) &&
+        headers['RateLimit-Policy'] === '"app";q=10;w=1' &&
+        headers.RateLimit === `"app";r=0;t=${retryAfter}`
+      );
+    });
+    expect(unlike).toEqual([]);
+    expect(JSON.parse(flood.floodLimited[0]?.body ?? '')).toMatchObject({ code: 'too_many_requests' });
+  });
+
+  it('counts every 429 as Throttled, and the limiter is never unavailable', () => {
+    expect(flood.emfTotals.Throttled).toBe(flood.floodLimited.length);
+    expect(flood.emfTotals.RateLimiterUnavailable ?? 0).toBe(0);
+  });
+
+  it('makes at most one DynamoDB call per request on average', () => {
+    expect(flood.requests).toBeGreaterThan(0);
+    expect(flood.dynamoDbCalls / flood.requests).toBeLessThanOrEqual(1);
+  });
+});
+
+/** An unbounded call would wait SLOW_ANSWER_MS (3 s) or forever: this is far above the bound, far below those. */
+const BOUND_PROOF_MS = 1_000;
+
+/** The error each fault shows in the log line, as the SDK names it. */
+const FAULT_ERRORS: Readonly<Record<Fault, RegExp>> = {
+  refused: /ECONNREFUSED/,
+  'black-holed': /TimeoutError/,
+  slow: /TimeoutError/,
+  'reset-mid-answer': /aborted/,
+  throttling: /ProvisionedThroughputExceededException/,
+  'access-denied': /AccessDeniedException/,
+};
+
+function logLines(run: FleetRun, environment: number, message: string): Record<string, unknown>[] {
+  return (run.outputs[environment] ?? '')
+    .split('\n')
+    .filter((line) => line.startsWith('{') && !line.includes('"_aws"'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((entry) => entry.message === message);
+}
+
+describe('while DynamoDB fails, with the production bounds', () => {
+  let secretArn: string;
+  const tableName = 'rate-limits-faults';
+
+  beforeAll(async () => {
+    secretArn = await createMotoSecret(
+      moto,
+      'payment-api/fault-limits',
+      JSON.stringify({ demo: DEMO_KEY, partner: PARTNER_KEY }),
+    );
+    await createMotoRateLimitTable(moto, tableName);
+  }, 60_000);
+
+  it.each(FAULTS)(
+    '%s: with failure open the payment goes on, with closed it gets 503; counted, logged, within the bound',
+    async (fault) => {
+      const proxy = await startFaultProxy(moto.port);
+      const requests = 3;
+      try {
+        const run = await runFleet({
+          assetDir,
+          env: limitedAssetEnv({
+            moto,
+            secretArn,
+            tableName,
+            defaultLimit: FLOOD_LIMIT,
+            dynamoDbEndpoint: proxy.endpoint,
+          }),
+          processes: [{ RATE_LIMIT_FAILURE: 'open' }, { RATE_LIMIT_FAILURE: 'closed' }],
+          // Loads the keys and leaves DynamoDB alone: an unknown app is refused before any limit.
+          warmUp: [requestOf('nobody', DEMO_KEY)],
+          warmUpStatus: 401,
+          beforeStart: () => proxy.setMode(fault),
+          workload: {
+            kind: 'sequence',
+            events: Array.from({ length: requests }, () => requestOf('demo', DEMO_KEY)),
+          },
+        });
+
+        const answers = (environment: number) =>
+          run.invocations.filter((invocation) => invocation.process === environment);
+        expect(answers(0).map((invocation) => invocation.statusCode)).toEqual([200, 200, 200]);
+        expect(answers(0).every(({ headers }) => headers.RateLimit === undefined)).toBe(true);
+        expect(answers(1).map((invocation) => invocation.statusCode)).toEqual([503, 503, 503]);
+        expect(JSON.parse(answers(1)[0]?.body ?? '')).toMatchObject({ code: 'unavailable' });
+        expect(Math.max(...run.invocations.map((invocation) => invocation.tookMs))).toBeLessThan(
+          BOUND_PROOF_MS,
+        );
+        for (const [environment, failure] of [
+          [0, 'open'],
+          [1, 'closed'],
+        ] as const) {
+          const totals = totalCounts(readEmfLines(run.outputs[environment] ?? '').lines, [
+            'KeysExpiringSoon',
+            'SecretFill',
+          ]);
+          expect(totals.RateLimiterUnavailable).toBe(requests);
+          const warnings = logLines(run, environment, 'rate limiter unavailable');
+          expect(warnings.map((entry) => [entry.level, entry.appId, entry.failure])).toEqual(
+            Array.from({ length: requests }, () => ['warn', 'demo', failure]),
+          );
+          expect(String(warnings[0]?.error)).toMatch(FAULT_ERRORS[fault]);
+        }
+        // Each check met the fault at DynamoDB (a refused connection never reaches the proxy).
+        const faulted = proxy.calls.filter((call) => call.operation === 'UpdateItem' && call.mode === fault);
+        expect(fault === 'refused' || faulted.length >= run.invocations.length).toBe(true);
+      } finally {
+        await proxy.close();
+      }
+    },
+    60_000,
+  );
+});

@@ -1,0 +1,34 @@
+/**
+ * The per-app limit counts in windows aligned on the clock (lambda/payment/rate-limit/window.ts). A test that spends
+ * an app's window and expects the next request refused would see it accepted if a window ended in between, however
+ * long the windows; this runs such a test again in that case, with state that has not been used.
+ */
+import { windowAt } from '../../lambda/payment/rate-limit/window';
+import type { RateLimit } from '../../shared/keys/rate-limit';
+
+export interface WithinOneWindow<T> {
+  readonly result: T;
+  /** When the attempt that counts began and ended, epoch milliseconds. */
+  readonly before: number;
+  readonly after: number;
+}
+
+/**
+ * Runs `act`; if the clock crossed the end of a window of any of `limits` while it ran, runs it once more with
+ * attempt 1, for which `act` must use apps or a table not used yet. Windows of a second or longer end at most once
+ * in a short test, so a second crossing fails the test.
+ */
+export async function withinOneWindow<T>(
+  limits: readonly RateLimit[],
+  act: (attempt: 0 | 1) => Promise<T>,
+): Promise<WithinOneWindow<T>> {
+  for (const attempt of [0, 1] as const) {
+    const before = Date.now();
+    const result = await act(attempt);
+    const after = Date.now();
+    if (limits.every((limit) => windowAt(limit, before).index === windowAt(limit, after).index)) {
+      return { result, before, after };
+    }
+  }
+  throw new Error('the clock crossed the end of a rate-limit window twice within one test');
+}

@@ -1,0 +1,212 @@
+/**
+ * Per-app rate limits at scale: the rate-limited payment asset in several execution environments (separate
+ * processes, one request at a time each) against moto's Secrets Manager and DynamoDB, one app flooding while another
+ * stays below its own limit. Shared by the test, which asserts the band, and by the benchmark, which prints it.
+ */
+import { randomUUID } from 'node:crypto';
+import { RATE_LIMIT_ENV, type LimiterFailure } from '../../lambda/payment/rate-limit/settings';
+import type { RateLimit } from '../../shared/keys/rate-limit';
+import { runFleet, type FleetRun, type Invocation } from './asset-fleet';
+import { readEmfLines, totalCounts } from './emf';
+import { paymentEvent } from './events';
+import { startFaultProxy } from './fault-proxy';
+import { DEMO_KEY, HASHED_APP_KEY, PARTNER_KEY } from './keys';
+import {
+  createMotoRateLimitTable,
+  createMotoSecret,
+  EMULATOR_LIMITER_DEADLINE_MS,
+  type MotoServer,
+} from './moto';
+
+/** The metrics sampled as levels, not counted: left out of the totals. */
+const LEVEL_METRICS = ['KeysExpiringSoon', 'SecretFill'];
+
+/** A valid request of `appId` with `key`, as API Gateway sends it. */
+export function requestOf(appId: string, key: string): ReturnType<typeof paymentEvent> {
+  return paymentEvent([
+    ['Content-Type', 'application/json'],
+    ['App-id', appId],
+    ['App-key', key],
+  ]);
+}
+
+export interface LimitedAssetSettings {
+  readonly moto: MotoServer;
+  readonly secretArn: string;
+  readonly tableName: string;
+  /** The stack's default limit (appRateLimit, appRateBurst). */
+  readonly defaultLimit: RateLimit;
+  /** Where the DynamoDB calls go: moto itself, or a proxy in front of it. Secrets Manager is always moto's. */
+  readonly dynamoDbEndpoint?: string;
+  /** RATE_LIMIT_FAILURE. Default open. */
+  readonly failure?: LimiterFailure;
+  /** RATE_LIMIT_DEADLINE_MS; undefined: the production bound. */
+  readonly deadlineMs?: number;
+  readonly logLevel?: 'info' | 'warn';
+}
+
+/** The rate-limited asset's environment, as the stack sets it (but for the table and the endpoints). */
+export function limitedAssetEnv(settings: LimitedAssetSettings): Record<string, string> {
+  return {
+    ...settings.moto.awsEnv,
+    ...(settings.dynamoDbEndpoint === undefined
+      ? {}
+      : { AWS_ENDPOINT_URL_DYNAMODB: settings.dynamoDbEndpoint }),
+    // The Lambda runs Node.js 24: the SDK's notice about older Node versions is noise here.
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    KEYS_SECRET_ID: settings.secretArn,
+    LOG_LEVEL: settings.logLevel ?? 'info',
+    [RATE_LIMIT_ENV.table]: settings.tableName,
+    [RATE_LIMIT_ENV.perSecond]: String(settings.defaultLimit.perSecond),
+    [RATE_LIMIT_ENV.burst]: String(settings.defaultLimit.burst),
+    [RATE_LIMIT_ENV.failure]: settings.failure ?? 'open',
+    ...(settings.deadlineMs === undefined
+      ? {}
+      : { [RATE_LIMIT_ENV.deadlineMs]: String(settings.deadlineMs) }),
+  };
+}
+
+export interface FloodOptions {
+  /** The folder of the rate-limited payment asset (index.js). */
+  readonly assetDir: string;
+  readonly moto: MotoServer;
+  /** Execution environments, each a process of its own. */
+  readonly processes: number;
+  /** The flooding app's limit: the stack's default, since the app has none of its own. */
+  readonly floodLimit: RateLimit;
+  /** What the flooding app offers per second, all environments together (0: no flood). */
+  readonly floodOffered: number;
+  /** The steady app's own limit, in the secret. */
+  readonly steadyLimit: RateLimit;
+  /** What the steady app offers per second, all environments together. */
+  readonly steadyOffered: number;
+  /** How the steady app's requests arrive. Default paced. */
+  readonly steadyArrivals?: 'paced' | 'random';
+  readonly durationMs: number;
+}
+
+/**
+ * The flood the test asserts and the benchmark prints: 3 environments, one app at 6 times its 10/s, another arriving
+ * at random at 2/s under its own 10/s, for 8 s. Modest, because moto answers some tens of calls a second on two busy
+ * cores. Random arrivals bunch: the steady app's 10 a window leave room enough that more than 10 of its requests
+ * fall in one second about once in 100,000 seconds (Poisson, mean 2); at 3/s it would be once in 3,400.
+ */
+export const STANDARD_FLOOD = {
+  processes: 3,
+  floodLimit: { perSecond: 10, burst: 10 },
+  floodOffered: 60,
+  steadyLimit: { perSecond: 10, burst: 10 },
+  steadyOffered: 2,
+  steadyArrivals: 'random',
+  durationMs: 8_000,
+} as const satisfies Omit<FloodOptions, 'assetDir' | 'moto'>;
+
+export interface FloodReport {
+  readonly run: FleetRun;
+  /** The flooding app's 200s in each whole second from the start (index 0: the first second). */
+  readonly floodAccepted: readonly number[];
+  /** The flooding app's requests in each whole second from the start. */
+  readonly floodOffered: readonly number[];
+  /** The flooding app's answers other than 200 and 429 (none expected). */
+  readonly floodOther: readonly Invocation[];
+  /** The flooding app's 429s. */
+  readonly floodLimited: readonly Invocation[];
+  /** Every answer to the steady app. */
+  readonly steady: readonly Invocation[];
+  /** UpdateItem calls that reached DynamoDB from the start on (counted by a proxy in front of moto). */
+  readonly dynamoDbCalls: number;
+  /** Requests made from the start on, both apps. */
+  readonly requests: number;
+  /** Every environment's EMF counts added up, warm-up included. */
+  readonly emfTotals: Readonly<Record<string, number>>;
+}
+
+function perWholeSecond(invocations: readonly Invocation[], startAt: number, seconds: number): number[] {
+  const counts = Array.from({ length: seconds }, () => 0);
+  for (const invocation of invocations) {
+    const second = Math.floor((invocation.startedAt - startAt) / 1000);
+    if (second >= 0 && second < seconds) counts[second] = (counts[second] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/**
+ * One flood: a secret with the flooding app (no limit of its own), the steady app (a limit of its own) and an app
+ * each environment warms up with; a fresh counter table; a counting proxy in front of moto's DynamoDB. Every
+ * environment offers its share of both apps' rates from one start instant for `durationMs`. The limiter gets
+ * EMULATOR_LIMITER_DEADLINE_MS, so moto's speed never shows as a fail-open. The seconds are counted from the
+ * start, not the clock's windows: a second of the band holds the end of one window and the start of the next.
+ */
+export async function runFlood(options: FloodOptions): Promise<FloodReport> {
+  const run = randomUUID().slice(0, 8);
+  const secretArn = await createMotoSecret(
+    options.moto,
+    `payment-api/flood-${run}`,
+    JSON.stringify({
+      flood: DEMO_KEY,
+      steady: { keys: [PARTNER_KEY], rateLimit: options.steadyLimit },
+      warmup: HASHED_APP_KEY,
+    }),
+  );
+  const tableName = `rate-limits-${run}`;
+  await createMotoRateLimitTable(options.moto, tableName);
+  const counter = await startFaultProxy(options.moto.port);
+  try {
+    const perProcess = (total: number): number => total / options.processes;
+    const fleet = await runFleet({
+      assetDir: options.assetDir,
+      env: limitedAssetEnv({
+        moto: options.moto,
+        secretArn,
+        tableName,
+        defaultLimit: options.floodLimit,
+        dynamoDbEndpoint: counter.endpoint,
+        deadlineMs: EMULATOR_LIMITER_DEADLINE_MS,
+        // Only what goes wrong: 100+ request lines a second would only load the two cores.
+        logLevel: 'warn',
+      }),
+      processes: Array.from({ length: options.processes }, () => ({})),
+      warmUp: [requestOf('warmup', HASHED_APP_KEY)],
+      workload: {
+        kind: 'streams',
+        durationMs: options.durationMs,
+        streams: [
+          {
+            name: 'flood',
+            event: requestOf('flood', DEMO_KEY),
+            perSecond: perProcess(options.floodOffered),
+            whenLate: 'send' as const,
+          },
+          {
+            name: 'steady',
+            event: requestOf('steady', PARTNER_KEY),
+            perSecond: perProcess(options.steadyOffered),
+            whenLate: 'skip' as const,
+            arrivals: options.steadyArrivals ?? ('paced' as const),
+          },
+        ].filter((stream) => stream.perSecond > 0),
+      },
+    });
+    const seconds = Math.floor(options.durationMs / 1000);
+    const flood = fleet.invocations.filter((invocation) => invocation.stream === 'flood');
+    return {
+      run: fleet,
+      floodAccepted: perWholeSecond(
+        flood.filter((invocation) => invocation.statusCode === 200),
+        fleet.startAt,
+        seconds,
+      ),
+      floodOffered: perWholeSecond(flood, fleet.startAt, seconds),
+      floodOther: flood.filter((invocation) => ![200, 429].includes(invocation.statusCode)),
+      floodLimited: flood.filter((invocation) => invocation.statusCode === 429),
+      steady: fleet.invocations.filter((invocation) => invocation.stream === 'steady'),
+      dynamoDbCalls: counter.calls.filter(
+        (call) => call.operation === 'UpdateItem' && call.at >= fleet.startAt,
+      ).length,
+      requests: fleet.invocations.length,
+      emfTotals: totalCounts(readEmfLines(fleet.outputs.join('\n')).lines, LEVEL_METRICS),
+    };
+  } finally {
+    await counter.close();
+  }
+}

@@ -1,0 +1,151 @@
+import { Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import {
+  RateLimitTable,
+  resolveAppRateLimit,
+  validateAppRateLimitOptions,
+  type AppRateLimitOptions,
+} from '../../../lib/rate-limit-table';
+import { unbundledApp } from '../../support/construct-template';
+
+describe('RateLimitTable', () => {
+  let template: Template;
+  let tableId: string;
+
+  beforeAll(() => {
+    // Arrange
+    const stack = new Stack(unbundledApp(), 'Test');
+    const table = new RateLimitTable(stack, 'RateLimit');
+    table.grantCounterUpdates(new iam.Role(stack, 'Reader', { assumedBy: new iam.AccountRootPrincipal() }));
+
+    // Act
+    template = Template.fromStack(stack);
+    tableId = stack.getLogicalId(table.table.node.defaultChild as dynamodb.CfnTable);
+  });
+
+  it('keys each counter by a string "pk" alone, billed per request', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      BillingMode: 'PAY_PER_REQUEST',
+      ProvisionedThroughput: Match.absent(),
+      GlobalSecondaryIndexes: Match.absent(),
+      LocalSecondaryIndexes: Match.absent(),
+    });
+  });
+
+  it('lets DynamoDB remove idle counters by their "expiresAt"', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+    });
+  });
+
+  it('has a name of CloudFormation’s, so environments side by side never share counters', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: Match.absent() });
+  });
+
+  it('is deleted with the stack or on replacement, since its counters are disposable', () => {
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Delete',
+      UpdateReplacePolicy: 'Delete',
+    });
+  });
+
+  it('keeps no point-in-time recovery, acknowledging cdk-nag’s finding on the table with its reason', () => {
+    template.hasResource('AWS::DynamoDB::Table', {
+      Properties: Match.objectLike({
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: false },
+      }),
+      Metadata: {
+        cdk_nag: {
+          rules_to_suppress: [
+            { id: 'AwsSolutions-DDB3', reason: Match.stringLikeRegexp('worthless a few seconds after') },
+          ],
+        },
+      },
+    });
+  });
+
+  it('is encrypted with the AWS owned key, at no cost and with no KMS call', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', { SSESpecification: { SSEEnabled: false } });
+    template.resourceCountIs('AWS::KMS::Key', 0);
+  });
+
+  it('grants only dynamodb:UpdateItem, on the table itself', () => {
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: [
+          { Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: { 'Fn::GetAtt': [tableId, 'Arn'] } },
+        ],
+      },
+    });
+  });
+});
+
+describe('the appRateLimit options', () => {
+  it('default the burst to one second’s worth, rounded up and at least 1, and the failure mode to open', () => {
+    expect(resolveAppRateLimit({ perSecond: 20 })).toEqual({
+      defaultLimit: { perSecond: 20, burst: 20 },
+      failure: 'open',
+    });
+    expect(resolveAppRateLimit({ perSecond: 12.5 }).defaultLimit.burst).toBe(13);
+    expect(resolveAppRateLimit({ perSecond: 0.5 }).defaultLimit.burst).toBe(1);
+  });
+
+  it('keep a burst and a failure mode that are given', () => {
+    expect(resolveAppRateLimit({ perSecond: 0.5, burst: 5, failure: 'closed' })).toEqual({
+      defaultLimit: { perSecond: 0.5, burst: 5 },
+      failure: 'closed',
+    });
+  });
+
+  it.each<[string, AppRateLimitOptions, string]>([
+    [
+      'a zero rate',
+      { perSecond: 0 },
+      'appRateLimit.perSecond must be a number of requests per second from 0.001 to 10000, got 0',
+    ],
+    [
+      'a rate above 10000 a second',
+      { perSecond: 10_001 },
+      'appRateLimit.perSecond must be a number of requests per second from 0.001 to 10000, got 10001',
+    ],
+    [
+      'an infinite rate',
+      { perSecond: Infinity },
+      'appRateLimit.perSecond must be a number of requests per second from 0.001 to 10000, got Infinity',
+    ],
+    [
+      'a zero burst',
+      { perSecond: 1, burst: 0 },
+      'appRateLimit.burst must be a whole number of requests from 1 to 100000, got 0',
+    ],
+    [
+      'a fractional burst',
+      { perSecond: 1, burst: 2.5 },
+      'appRateLimit.burst must be a whole number of requests from 1 to 100000, got 2.5',
+    ],
+    [
+      'an unknown failure mode',
+      { perSecond: 1, failure: 'ajar' as AppRateLimitOptions['failure'] },
+      'appRateLimit.failure must be one of open, closed, got "ajar"',
+    ],
+  ])(
+    'refuse %s, naming the option in the words the secret’s rateLimit and the Lambda use',
+    (_case, options, message) => {
+      expect(() => {
+        validateAppRateLimitOptions(options);
+      }).toThrow(message);
+    },
+  );
+
+  it('accept the bounds', () => {
+    expect(() => {
+      validateAppRateLimitOptions({ perSecond: 0.001, burst: 1, failure: 'open' });
+      validateAppRateLimitOptions({ perSecond: 10_000, burst: 100_000, failure: 'closed' });
+    }).not.toThrow();
+  });
+});

@@ -1,0 +1,111 @@
+import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import 'aws-sdk-client-mock-jest';
+import { LIMITER_CALL_BOUNDS } from '../../../../lambda/payment/rate-limit/dynamodb-limiter';
+import {
+  createLocalLimiterClient,
+  createLocalRateLimits,
+  limiterClientSettings,
+} from '../../../../tools/local-server/rate-limits';
+
+const STATIC_KEYS = { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'example-secret' };
+const LIMIT = { perSecond: 0.001, burst: 2 };
+
+describe('limiterClientSettings', () => {
+  it.each<[string, Readonly<Record<string, string>>, string | undefined]>([
+    [
+      "prefers DynamoDB's own variable to AWS_ENDPOINT_URL",
+      { AWS_ENDPOINT_URL: 'http://127.0.0.1:1', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:2' },
+      'http://127.0.0.1:2',
+    ],
+    [
+      'falls back to AWS_ENDPOINT_URL, never to the Secrets Manager variable',
+      { AWS_ENDPOINT_URL: 'http://127.0.0.1:1', AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:3' },
+      'http://127.0.0.1:1',
+    ],
+    [
+      'falls back to AWS_ENDPOINT_URL when the own variable is empty',
+      { AWS_ENDPOINT_URL: 'http://127.0.0.1:1', AWS_ENDPOINT_URL_DYNAMODB: '' },
+      'http://127.0.0.1:1',
+    ],
+    [
+      'has no endpoint when none is set',
+      { AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:3' },
+      undefined,
+    ],
+  ])('%s', (_label, env, endpoint) => {
+    expect(limiterClientSettings(env).endpoint).toBe(endpoint);
+  });
+
+  it('reads region, profile and credentials as the other tools do', () => {
+    expect(
+      limiterClientSettings({ ...STATIC_KEYS, AWS_DEFAULT_REGION: 'eu-central-1', AWS_PROFILE: 'dev' }),
+    ).toEqual({
+      region: 'eu-central-1',
+      profile: 'dev',
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'example-secret' },
+    });
+  });
+});
+
+describe('createLocalLimiterClient', () => {
+  it("is configured from the environment it is given, with the Lambda's bounds at its deadline", async () => {
+    const client = createLocalLimiterClient(
+      { ...STATIC_KEYS, AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000' },
+      150,
+    );
+
+    expect(await client.config.region()).toBe('eu-west-1');
+    expect((await Promise.resolve(client.config.endpoint?.()))?.port).toBe(8000);
+    expect(await client.config.maxAttempts()).toBe(LIMITER_CALL_BOUNDS.maxAttempts);
+    client.destroy();
+  });
+});
+
+describe('createLocalRateLimits', () => {
+  const dynamoDb = mockClient(DynamoDBClient);
+  beforeEach(() => {
+    dynamoDb.reset();
+  });
+
+  it('gives the handler no limiter when limits are off', () => {
+    expect(createLocalRateLimits({ kind: 'off' }, {})).toBeUndefined();
+  });
+
+  it('counts in memory: the burst, then a refusal, with the default limit', async () => {
+    const limits = createLocalRateLimits({ kind: 'memory', defaultLimit: LIMIT }, {});
+
+    const decisions = [
+      await limits?.limiter.check('shop', LIMIT),
+      await limits?.limiter.check('shop', LIMIT),
+      await limits?.limiter.check('shop', LIMIT),
+    ];
+
+    expect(limits?.defaultLimit).toEqual(LIMIT);
+    expect(decisions.map((decision) => decision?.kind)).toEqual(['accepted', 'accepted', 'limited']);
+    expect(dynamoDb).toHaveReceivedCommandTimes(UpdateItemCommand, 0);
+  });
+
+  it('counts in the DynamoDB table it is given, with the failure mode it is given', async () => {
+    dynamoDb.on(UpdateItemCommand).resolves({ Attributes: { used: { N: '1' } } });
+    const limits = createLocalRateLimits(
+      {
+        kind: 'dynamodb',
+        defaultLimit: LIMIT,
+        tableName: 'PaymentApi-RateLimits',
+        failure: 'closed',
+        deadlineMs: 150,
+      },
+      { ...STATIC_KEYS, AWS_REGION: 'eu-west-1' },
+    );
+
+    const decision = await limits?.limiter.check('shop', LIMIT);
+
+    expect(decision?.kind).toBe('accepted');
+    expect(limits?.failure).toBe('closed');
+    const [call] = dynamoDb.commandCalls(UpdateItemCommand);
+    expect(call?.args[0].input.TableName).toBe('PaymentApi-RateLimits');
+    // The app's item for the current window of 2,000 s (2 requests at 0.001 a second).
+    expect(call?.args[0].input.Key?.['pk']?.S).toMatch(/^shop#\d+$/);
+  });
+});

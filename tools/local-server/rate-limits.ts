@@ -1,0 +1,60 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { RequestLimits } from '../../lambda/payment/create-handler';
+import {
+  createLimiterDynamoDbClient,
+  DynamoDbRateLimiter,
+  limiterCallBounds,
+} from '../../lambda/payment/rate-limit/dynamodb-limiter';
+import { createMemoryRateLimiter } from '../../lambda/payment/rate-limit/memory-limiter';
+import {
+  AWS_SERVICES,
+  operatorClientSettings,
+  readAwsClientSettings,
+  type AwsClientSettings,
+} from '../common/aws-settings';
+import type { Env } from '../common/tool-io';
+import type { LocalRateLimiting } from './local-settings';
+
+/**
+ * The limiter's DynamoDB client settings from the operator's environment, read as the tools read them
+ * (tools/common/aws-settings.ts): region, profile and credentials as for every service; the endpoint from
+ * AWS_ENDPOINT_URL_DYNAMODB, else AWS_ENDPOINT_URL. Pure.
+ */
+export function limiterClientSettings(env: Env): AwsClientSettings {
+  return readAwsClientSettings(env, AWS_SERVICES.dynamoDb);
+}
+
+/**
+ * The Lambda's DynamoDB client for the shared limiter, configured from `env`, with the Lambda's bounds stretched to
+ * `deadlineMs` (limiterCallBounds), so the calls keep the share of the whole check's deadline they have in the Lambda.
+ */
+export function createLocalLimiterClient(env: Env, deadlineMs: number): DynamoDBClient {
+  return createLimiterDynamoDbClient(
+    limiterCallBounds(deadlineMs),
+    operatorClientSettings(env, AWS_SERVICES.dynamoDb),
+  );
+}
+
+/**
+ * What the handler counts requests with: nothing (limits off), the in-memory limiter of one process, or the
+ * DynamoDB limiter the Lambda uses, shared by every server pointed at the same table.
+ */
+export function createLocalRateLimits(rateLimiting: LocalRateLimiting, env: Env): RequestLimits | undefined {
+  switch (rateLimiting.kind) {
+    case 'off':
+      return undefined;
+    case 'memory':
+      // The in-memory limiter always answers: the failure mode never comes into play.
+      return { limiter: createMemoryRateLimiter(), defaultLimit: rateLimiting.defaultLimit, failure: 'open' };
+    case 'dynamodb':
+      return {
+        limiter: new DynamoDbRateLimiter({
+          client: createLocalLimiterClient(env, rateLimiting.deadlineMs),
+          tableName: rateLimiting.tableName,
+          deadlineMs: rateLimiting.deadlineMs,
+        }),
+        defaultLimit: rateLimiting.defaultLimit,
+        failure: rateLimiting.failure,
+      };
+  }
+}
