@@ -9,7 +9,7 @@ import { REQUESTS_PER_SECOND_PER_ITEM } from '../../lambda/payment/rate-limit/dy
 import type { RateLimit } from '../../shared/keys/rate-limit';
 import { runFleet, type Invocation } from '../../test/support/asset-fleet';
 import { readEmfLines, totalCounts } from '../../test/support/emf';
-import { startFaultProxy } from '../../test/support/fault-proxy';
+import { FAULTS, startFaultProxy, type Fault } from '../../test/support/fault-proxy';
 import { DEMO_KEY } from '../../test/support/keys';
 import { createMotoRateLimitTable, createMotoSecret, type MotoServer } from '../../test/support/moto';
 import {
@@ -24,6 +24,8 @@ import { fmt, median, percentile } from './stats';
 
 /** Requests per latency run, one at a time. */
 const LATENCY_REQUESTS = 300;
+/** Requests per fault, one at a time: each black-holed one waits out the whole bound. */
+const FAULT_REQUESTS = 20;
 
 /** Half the steady app's limit, from every environment: one write per request, whoever writes. */
 const SHARED_APP_OFFERED = STANDARD_FLOOD.steadyLimit.perSecond / 2;
@@ -46,6 +48,7 @@ async function latencyRun(
   assetDir: string,
   env: Record<string, string>,
   countCalls?: () => number,
+  options: { readonly requests?: number; readonly beforeStart?: () => Promise<void> } = {},
 ): Promise<LatencyRun> {
   let startedCalls = 0;
   const run = await runFleet({
@@ -53,13 +56,13 @@ async function latencyRun(
     env,
     processes: [{}],
     warmUp: [requestOf('demo', DEMO_KEY)],
-    beforeStart: () => {
+    beforeStart: async () => {
       startedCalls = countCalls?.() ?? 0;
-      return Promise.resolve();
+      await options.beforeStart?.();
     },
     workload: {
       kind: 'sequence',
-      events: Array.from({ length: LATENCY_REQUESTS }, () => requestOf('demo', DEMO_KEY)),
+      events: Array.from({ length: options.requests ?? LATENCY_REQUESTS }, () => requestOf('demo', DEMO_KEY)),
     },
   });
   const totals = totalCounts(readEmfLines(run.outputs.join('\n')).lines);
@@ -81,6 +84,30 @@ function latencyRow(label: string, run: LatencyRun, baseline: LatencyRun): strin
     `${fmt(median(took) - median(base))} ms | ${fmt(percentile(took, 99) - percentile(base, 99))} ms | ` +
     `${statuses} | ${run.unavailable} |`
   );
+}
+
+async function faultRow(
+  moto: MotoServer,
+  fault: Fault,
+  assetDir: string,
+  env: (dynamoDbEndpoint: string) => Record<string, string>,
+  plain: LatencyRun,
+): Promise<string> {
+  const proxy = await startFaultProxy(moto.port);
+  try {
+    const run = await latencyRun(assetDir, env(proxy.endpoint), undefined, {
+      requests: FAULT_REQUESTS,
+      beforeStart: () => proxy.setMode(fault),
+    });
+    const took = tookMs(run);
+    const statuses = [...new Set(run.invocations.map((invocation) => invocation.statusCode))].join('/');
+    return (
+      `| ${fault} | ${fmt(median(took))} ms | ${fmt(Math.max(...took))} ms | ` +
+      `${fmt(Math.max(...took) - Math.max(...tookMs(plain)))} ms | ${statuses} | ${run.unavailable} |`
+    );
+  } finally {
+    await proxy.close();
+  }
 }
 
 export async function limitLines(moto: MotoServer, work: string, plainAssetDir: string): Promise<string[]> {
@@ -130,6 +157,27 @@ export async function limitLines(moto: MotoServer, work: string, plainAssetDir: 
     latencyRow('with limits, over the limit', over, plain),
     '',
   );
+
+  // The bound, seen: each fault in front of DynamoDB, production bounds, failing open.
+  lines.push(
+    `While DynamoDB fails (a fault proxy in front of moto's DynamoDB), ${FAULT_REQUESTS} requests one at a time, ` +
+      `failing open, production bounds (worst added ${LIMITER_WORST_ADDED_MS} ms):`,
+    '| fault | median | slowest | added to the slowest request without limits | statuses | failed open |',
+    '|---|---|---|---|---|---|',
+  );
+  const faultTable = await tableFor('bench-faults');
+  for (const fault of FAULTS) {
+    lines.push(
+      await faultRow(
+        moto,
+        fault,
+        limited.paymentAssetDir,
+        (endpoint) => envFor(faultTable, UNREACHED_LIMIT, endpoint),
+        plain,
+      ),
+    );
+  }
+  lines.push('');
 
   // Calls per request: under the limit in one environment, then the flood from several.
   const counter = await startFaultProxy(moto.port);
