@@ -50,6 +50,7 @@ const FORMS = {
   lone: 'test-moto-forms-lone-object-0123456789',
   fenced: 'test-moto-forms-fenced-key-0123456789',
   closed: 'test-moto-forms-closed-key-0123456789',
+  limited: 'test-moto-forms-limited-key-0123456789',
   staleOld: 'test-moto-forms-stale-old-key-0123456789',
   staleCurrent: 'test-moto-forms-stale-current-0123456789',
   lapsed: 'test-moto-forms-lapsed-key-0123456789',
@@ -76,6 +77,7 @@ const EVERY_FORM = JSON.stringify(
     hashed: [HASHED],
     fenced: { keys: [FORMS.fenced], allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] },
     closed: { keys: [FORMS.closed], allowedCidrs: [] },
+    limited: { keys: [FORMS.limited], rateLimit: { perSecond: 0.5 } },
     stale: [{ key: FORMS.staleOld, expires: '2026-05-01T00:00:00Z' }, FORMS.staleCurrent],
     lapsed: [{ key: FORMS.lapsed, expires: '2026-01-01T00:00:00Z' }],
   },
@@ -220,6 +222,7 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
         'fenced',
         'hashed',
         'lapsed',
+        'limited',
         'listed',
         'lone',
         'stale',
@@ -267,6 +270,13 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
       });
     });
 
+    it("keeps an app's own rate limit as written, its burst left out", () => {
+      expect(rotated.limited).toEqual({
+        keys: [{ key: FORMS.limited, expires: IN_ONE_PERIOD }, expect.stringMatching(GENERATED_KEY)],
+        rateLimit: { perSecond: 0.5 },
+      });
+    });
+
     it('removes a key that had expired and leaves apps it does not rotate as they were', () => {
       expect(rotated.stale).toEqual([
         { key: FORMS.staleCurrent, expires: IN_ONE_PERIOD },
@@ -277,7 +287,7 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     });
 
     it('gives every rotated app a key of its own', () => {
-      const rotatedApps = ['bare', 'closed', 'expiring', 'fenced', 'listed', 'lone', 'stale'];
+      const rotatedApps = ['bare', 'closed', 'expiring', 'fenced', 'limited', 'listed', 'lone', 'stale'];
 
       expect(new Set(rotatedApps.map(fresh)).size).toBe(rotatedApps.length);
     });
@@ -286,8 +296,8 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
       expect(rotationLogs.entries()).toContainEqual(
         expect.objectContaining({
           message: 'wrote the pending version',
-          apps: 9,
-          rotatedApps: 7,
+          apps: 10,
+          rotatedApps: 8,
           skippedAppIds: 'hashed',
           expiredAppIds: 'lapsed',
           prunedKeyIds: `stale/${keyIdOf(FORMS.staleOld)}`,
