@@ -236,7 +236,7 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
         : config,
     needs: { keys: ['appRateLimit'], because: 'without it there are no per-app limits' },
     defaultValue: '`appRateLimit` rounded up',
-    meaning: `Requests an app may make at once after a quiet spell (${RATE_LIMIT_LIMITS.burst.min} to ${RATE_LIMIT_LIMITS.burst.max}).`,
+    meaning: `Requests an app may make in each window of burst / appRateLimit seconds, at once if it likes (${RATE_LIMIT_LIMITS.burst.min} to ${RATE_LIMIT_LIMITS.burst.max}).`,
   }),
   setting<LimiterFailure>({
     key: 'appRateLimitFailure',

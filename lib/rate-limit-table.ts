@@ -19,7 +19,8 @@ export interface AppRateLimitOptions {
   readonly perSecond: number;
 
   /**
-   * Requests an app may make at once after a quiet spell: a whole number from 1 to 100000.
+   * Requests an app may make in each window of `burst / perSecond` seconds, at once if it likes: a whole number
+   * from 1 to 100000.
    * @default - perSecond rounded up, at least 1 (one second's worth)
    */
   readonly burst?: number;
@@ -62,13 +63,6 @@ export function resolveAppRateLimit(options: AppRateLimitOptions): ResolvedAppRa
   };
 }
 
-/**
- * The counter items' attributes, as lambda/payment/rate-limit/dynamodb-limiter.ts writes them: the partition key
- * (the app id, or `<appId>#<shard>` for an app spread over several items) and the TTL attribute (epoch seconds:
- * an hour after the app's last request).
- */
-export const RATE_LIMIT_TABLE_SCHEMA = COUNTER_TABLE;
-
 /** The one call the limiter makes: a conditional update of one counter item. */
 export const RATE_LIMIT_TABLE_ACTIONS = ['dynamodb:UpdateItem'] as const;
 
@@ -76,11 +70,11 @@ export const RATE_LIMIT_TABLE_ACTIONS = ['dynamodb:UpdateItem'] as const;
  * The DynamoDB table of the per-app rate limiter, created in `scope` as `<id>` (the table is `<id>/Table`). Its
  * name is CloudFormation's, unique per stack, so environments side by side never share counters.
  *
- * Everything in it is disposable: a counter is worth nothing a few seconds after its app's last request, and an
- * item lost only lets that app start again from a full burst. Hence on-demand billing (traffic follows the
- * payments, with no capacity to plan), a TTL that removes idle apps' items, no point-in-time recovery, removal with
- * the stack, and the AWS owned key: the items hold app ids and timestamps, nothing secret, and a customer key would
- * cost a KMS call per cache miss and a monthly fee for no protection that matters here.
+ * Everything in it is disposable: a counter (lambda/payment/rate-limit/counter-table.ts) is worth nothing once its
+ * window has ended, and an item lost only lets that app start its window again. Hence on-demand billing (traffic
+ * follows the payments, with no capacity to plan), a TTL that removes ended windows' items, no point-in-time
+ * recovery, removal with the stack, and the AWS owned key: the items hold app ids and counts, nothing secret, and a
+ * customer key would cost a KMS call per cache miss and a monthly fee for no protection that matters here.
  */
 export class RateLimitTable extends Construct {
   public readonly table: dynamodb.Table;
@@ -88,9 +82,9 @@ export class RateLimitTable extends Construct {
   constructor(scope: Construct, id: string) {
     super(scope, id);
     this.table = new dynamodb.Table(this, 'Table', {
-      partitionKey: { name: RATE_LIMIT_TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
+      partitionKey: { name: COUNTER_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      timeToLiveAttribute: RATE_LIMIT_TABLE_SCHEMA.expiresAt,
+      timeToLiveAttribute: COUNTER_TABLE.expiresAt,
       encryption: dynamodb.TableEncryption.DEFAULT,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: false },
       removalPolicy: RemovalPolicy.DESTROY,

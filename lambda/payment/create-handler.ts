@@ -46,10 +46,15 @@ export type PaymentHandler = (event: unknown) => Promise<APIGatewayProxyResult>;
 
 /** The metric each refusal counts under. */
 const REFUSAL_METRICS: Readonly<
-  Record<'unauthorized' | 'tooManyRequests' | 'unsupportedMediaType' | 'badRequest', CountedMetricName>
+  Record<
+    'unauthorized' | 'tooManyRequests' | 'unavailable' | 'unsupportedMediaType' | 'badRequest',
+    CountedMetricName
+  >
 > = {
   unauthorized: METRIC.unauthorized,
   tooManyRequests: METRIC.throttled,
+  // Only the limiter's, failing closed; keys that cannot be read are an error, logged as one below.
+  unavailable: METRIC.unavailable,
   unsupportedMediaType: METRIC.unsupportedMediaType,
   badRequest: METRIC.badRequest,
 };
@@ -175,14 +180,7 @@ export function createHandler({
               error: outcome.error,
             });
             if (limits.failure === 'closed') {
-              logger.info('request refused', {
-                ...context,
-                ...caller,
-                status: 503,
-                reason: 'rate_limiter_unavailable',
-              });
-              metrics.count(METRIC.unavailable);
-              return errorResponse('unavailable', apiRequestId);
+              return refuse('unavailable', { ...caller, reason: 'rate_limiter_unavailable' });
             }
         }
       }

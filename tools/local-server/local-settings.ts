@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { parseLogLevel, type LogLevel } from '../../shared/logger';
 import { ENV, readKeyCacheSettings, type KeyCacheSettings } from '../../lambda/payment/settings';
 import {
-  LIMITER_FAILURES,
+  readLimiterFailure,
   RATE_LIMIT_DEADLINE_LIMITS,
   RATE_LIMIT_ENV,
   readDefaultLimit,
@@ -76,18 +76,6 @@ function readPort(env: Environment): number {
   return port;
 }
 
-function readFailure(env: Environment): LimiterFailure {
-  const raw = nonEmpty(env[LOCAL_ENV.appRateLimitFailure]);
-  if (raw === undefined) return 'open';
-  const failure = LIMITER_FAILURES.find((candidate) => candidate === raw);
-  if (failure === undefined) {
-    throw new Error(
-      `${LOCAL_ENV.appRateLimitFailure} must be one of ${LIMITER_FAILURES.join(', ')}, got "${raw}"`,
-    );
-  }
-  return failure;
-}
-
 function readDeadlineMs(env: Environment): number {
   const raw = nonEmpty(env[LOCAL_ENV.rateLimitDeadlineMs]);
   if (raw === undefined) return LIMITER_WORST_ADDED_MS;
@@ -134,7 +122,7 @@ export function readRateLimiting(env: Environment): LocalRateLimiting {
     kind: 'dynamodb',
     defaultLimit,
     tableName,
-    failure: readFailure(env),
+    failure: readLimiterFailure(env, LOCAL_ENV.appRateLimitFailure),
     deadlineMs: readDeadlineMs(env),
   };
 }

@@ -4,7 +4,7 @@
  * instant DynamoDB's TTL may remove it.
  */
 export const COUNTER_TABLE = {
-  /** String: `<appId>#<window index>`, or `<appId>#<window index>#<n>` for one share of an app over several items. */
+  /** String: `<appId>#<window index>`, or `<appId>#<n>#<window index>` for share n of an app over several items. */
   partitionKey: 'pk',
   /** Number: the requests the window has admitted. */
   counter: 'used',

@@ -64,6 +64,19 @@ export function readDefaultLimit(
   return { perSecond, burst };
 }
 
+/**
+ * The failure mode from one variable (the Lambda's RATE_LIMIT_FAILURE, the local server's APP_RATE_LIMIT_FAILURE):
+ * `open` when absent or empty. Anything else is a configuration error, one line naming the variable.
+ */
+export function readLimiterFailure(env: Environment, name: string): LimiterFailure {
+  const raw = env[name];
+  const failure = LIMITER_FAILURES.find((candidate) => candidate === (raw || 'open'));
+  if (failure === undefined) {
+    throw new Error(`${name} must be one of ${LIMITER_FAILURES.join(', ')}, got "${raw ?? ''}"`);
+  }
+  return failure;
+}
+
 /** What the rate-limited entry needs; throws (failing the Lambda's init) when something is missing or invalid. */
 export function readRateLimitSettings(env: Environment): RateLimitSettings {
   const tableName = env[RATE_LIMIT_ENV.table];
@@ -72,13 +85,7 @@ export function readRateLimitSettings(env: Environment): RateLimitSettings {
   }
   const defaultLimit = readDefaultLimit(env, RATE_LIMIT_ENV.perSecond, RATE_LIMIT_ENV.burst);
   if (defaultLimit === undefined) throw new Error(`${RATE_LIMIT_ENV.perSecond} must be set`);
-  const rawFailure = env[RATE_LIMIT_ENV.failure];
-  const failure = LIMITER_FAILURES.find((candidate) => candidate === (rawFailure || 'open'));
-  if (failure === undefined) {
-    throw new Error(
-      `${RATE_LIMIT_ENV.failure} must be one of ${LIMITER_FAILURES.join(', ')}, got "${rawFailure ?? ''}"`,
-    );
-  }
+  const failure = readLimiterFailure(env, RATE_LIMIT_ENV.failure);
   const rawDeadline = env[RATE_LIMIT_ENV.deadlineMs];
   const deadlineMs =
     rawDeadline === undefined || rawDeadline === '' ? LIMITER_WORST_ADDED_MS : numberIn(rawDeadline);

@@ -16,7 +16,6 @@ import {
   killAllLocalServers,
   send,
   SETUP_TIMEOUT_MS,
-  spawnNpmStart,
   startLocalServer,
   startLocalServerWithKeys,
   stopLocalServer,
@@ -229,43 +228,6 @@ describe('npm start without APP_RATE_LIMIT', () => {
       logLines(local.server).find((line) => String(line.message).startsWith('rate limits in the secret')),
     );
     expect(warning).toMatchObject({ level: 'warn', apps: 3 });
-  });
-});
-
-describe('npm start with a bad rate limit setting', () => {
-  let directory: string;
-
-  beforeAll(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
-  });
-
-  afterAll(async () => {
-    await rm(directory, { recursive: true, force: true });
-  });
-
-  it.each([
-    [
-      { APP_RATE_LIMIT: '0' },
-      'APP_RATE_LIMIT must be a number of requests per second from 0.001 to 10000, got "0"',
-    ],
-    [{ APP_RATE_BURST: '5' }, 'APP_RATE_BURST needs APP_RATE_LIMIT'],
-    [
-      { APP_RATE_LIMIT: '2', APP_RATE_LIMIT_FAILURE: 'closed' },
-      'APP_RATE_LIMIT_FAILURE needs RATE_LIMIT_TABLE',
-    ],
-  ])('refuses %j: exit 1, one line naming the variable', async (settings, message) => {
-    // Act
-    const run = spawnNpmStart({ ...settings, PORT: '0', KEYS_FILE: join(directory, 'keys.json') });
-    const code = await run.exited;
-
-    // Assert
-    expect(code).toBe(1);
-    const ourLines = run
-      .stderr()
-      .split('\n')
-      .filter((line) => line.startsWith('payment-api local server'));
-    expect(ourLines).toEqual([`payment-api local server: ${message}`]);
-    expect(run.stderr()).not.toMatch(/\n\s+at /);
   });
 });
 

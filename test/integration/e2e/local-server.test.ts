@@ -438,6 +438,15 @@ describe('npm start with an invalid setting in the environment', () => {
       { KEY_CACHE_TTL_SECONDS: '0' },
       'KEY_CACHE_TTL_SECONDS must be a whole number of seconds from 1 to 3600, got "0"',
     ],
+    [
+      { APP_RATE_LIMIT: '0' },
+      'APP_RATE_LIMIT must be a number of requests per second from 0.001 to 10000, got "0"',
+    ],
+    [{ APP_RATE_BURST: '5' }, 'APP_RATE_BURST needs APP_RATE_LIMIT'],
+    [
+      { APP_RATE_LIMIT: '2', APP_RATE_LIMIT_FAILURE: 'closed' },
+      'APP_RATE_LIMIT_FAILURE needs RATE_LIMIT_TABLE',
+    ],
   ])('refuses %j: exit 1, one line naming the variable, no keys file', async (settings, message) => {
     // Arrange
     const keysFile = join(directory, 'keys.json');
