@@ -61,6 +61,17 @@ describe('the local server answers as openapi.yaml documents', () => {
       415,
     ],
     ['a body that is not JSON', { headers: credentials('demo', APP_KEY), body: '{"amount":' }, 400],
+    ['no body and no Content-Type, with the key', { headers: ['App-id', 'demo', 'App-key', APP_KEY] }, 415],
+    [
+      'a body over 64 KiB, with the key',
+      { headers: credentials('demo', APP_KEY), body: `"${'a'.repeat(65_535)}"` },
+      413,
+    ],
+    [
+      'JSON nested 65 deep',
+      { headers: credentials('demo', APP_KEY), body: '['.repeat(65) + ']'.repeat(65) },
+      400,
+    ],
     ['GET', { method: 'GET' }, 405],
     ['PUT', { method: 'PUT', headers: credentials('demo', APP_KEY), body: '{}' }, 405],
     ['PATCH', { method: 'PATCH' }, 405],
@@ -149,7 +160,7 @@ describe('the local server answers as openapi.yaml documents', () => {
     const unknownFields = entries.flatMap((entry) => Object.keys(entry).filter((name) => !isLogField(name)));
     expect(unknownFields).toEqual([]);
     const requestLines = entries.filter((entry) => typeof entry.status === 'number');
-    expect(requestLines.length).toBeGreaterThan(15);
+    expect(requestLines.length).toBeGreaterThan(18);
     for (const line of requestLines) expect(line.apiRequestId).toEqual(expect.any(String));
     const statusesByReason = new Map<unknown, Set<unknown>>();
     for (const { reason, status } of requestLines) {
