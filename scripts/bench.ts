@@ -12,7 +12,11 @@
  *   over the limit), DynamoDB calls per request (one environment under the limit; several flooding at 6 times it,
  *   with the accepted requests per whole second), the payment bundle with and without limits;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
- * - auth: the auth decision's cost per call.
+ * - auth: the auth decision's cost per call;
+ * - body: the body limit: a 6 MB body of nested arrays now (413) and parsed as before, time and peak RSS in fresh
+ *   processes; the handler's time for bodies at the limits;
+ * - timing: the handler's time per refusal cause (wrong key, unknown app, expired, another network) and the 401 log
+ *   line's, before and after a wrong key and an unknown app logged the same fields.
  *
  * Figures vary by machine; nothing here asserts them (the tests assert the bounds).
  */
@@ -27,11 +31,13 @@ import { synthesizeApp, type SynthesizedApp } from '../test/support/synth';
 import { timeAuthenticate } from './bench/auth';
 import { bundle, callsPerTtl, coldStart, sizes } from './bench/bundles';
 import { faultTable, localServerFigures } from './bench/faults';
+import { bodyLimitLines } from './bench/body-limit';
 import { limitLines } from './bench/limits';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt, median, spread } from './bench/stats';
+import { timingLines } from './bench/timing';
 
-const SECTIONS = ['bundle', 'cold', 'calls', 'faults', 'limits', 'secret', 'auth'] as const;
+const SECTIONS = ['bundle', 'cold', 'calls', 'faults', 'limits', 'secret', 'auth', 'body', 'timing'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const COLD_RUNS = 3;
@@ -178,6 +184,14 @@ async function main(): Promise<void> {
     console.log('');
   }
   if (sections.has('auth')) console.log(authLine());
+  if (sections.has('body')) {
+    console.log('');
+    for (const line of await bodyLimitLines()) console.log(line);
+  }
+  if (sections.has('timing')) {
+    console.log('');
+    for (const line of await timingLines()) console.log(line);
+  }
 }
 
 main().catch((error: unknown) => {

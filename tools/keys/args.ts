@@ -84,7 +84,7 @@ Commands:
   disallow <app-id> <cidr>...       remove networks from the app's allowlist (none left: no network at all)
   limit <app-id> --per-second <n> [--burst <m>]
                                     give the app a rate limit of its own
-  limit <app-id> --default          remove the app's own rate limit: the stack's appRateLimit applies again
+  limit <app-id> --default          remove the app's own rate limit: the default limit applies again
 
 Where the keys are (exactly one; a flag wins over the environment):
   --secret-id <id>                  Secrets Manager secret name or ARN (env ${KEY_STORE_ENV.secretId}); region,

@@ -24,7 +24,7 @@ import {
 import { ConflictError, editKeys, type Change, type EditOptions } from './edit';
 import { FileStore } from './file-store';
 import { KeyStoreError, type KeyStore } from './key-store';
-import { formatList, formatListJson, formatResult, formatResultJson } from './output';
+import { formatList, formatListJson, formatResult, formatResultJson, type KeyStoreKind } from './output';
 import { SecretsManagerStore } from './secrets-manager-store';
 import { SecretTooLargeError } from './size-guard';
 
@@ -35,6 +35,10 @@ export interface CliIo extends ToolIo {
   /** The clock expiries are set and judged by, read once per command. */
   readonly now?: () => number;
   readonly editOptions?: Omit<EditOptions, 'createIfMissing'>;
+}
+
+function storeKind(target: Target): KeyStoreKind {
+  return target.kind === 'file' ? 'file' : 'secret';
 }
 
 function openStore(target: Target, io: CliIo): KeyStore {
@@ -49,11 +53,14 @@ async function list(
   command: Extract<Command, { name: 'list' }>,
   json: boolean,
   now: number,
+  kind: KeyStoreKind,
 ): Promise<string> {
   const { text } = await store.read();
   if (text === undefined) throw new KeyStoreError(`${store.description} does not exist (add-app creates it)`);
   const apps = listApps(parseKeyDocument(text));
-  return json ? formatListJson(apps, now, command.defaultLimit) : formatList(apps, now, command.defaultLimit);
+  return json
+    ? formatListJson(apps, now, command.defaultLimit)
+    : formatList(apps, now, command.defaultLimit, kind);
 }
 
 /**
@@ -130,7 +137,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const store = openStore(target, io);
     const now = (io.now ?? Date.now)();
     if (command.name === 'list') {
-      io.stdout.write(await list(store, command, json, now));
+      io.stdout.write(await list(store, command, json, now, storeKind(target)));
       return EXIT_CODES.ok;
     }
 
@@ -144,7 +151,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         `note: the keys changed while this command ran; applied on attempt ${outcome.attempts}\n`,
       );
     }
-    io.stdout.write(json ? formatResultJson(outcome.result, now) : formatResult(outcome.result, now));
+    io.stdout.write(
+      json ? formatResultJson(outcome.result, now) : formatResult(outcome.result, now, storeKind(target)),
+    );
     return EXIT_CODES.ok;
   } catch (error) {
     io.stderr.write(errorLine(error));

@@ -171,7 +171,7 @@ const DEFAULT_ALARMS: [string, Record<string, unknown>][] = [
 ];
 
 describe('the metric names shared with the Lambda', () => {
-  it('are the sixteen names operators alarm on, the seven outcomes and the two measured levels among them', () => {
+  it('are the seventeen names operators alarm on, the eight outcomes and the two measured levels among them', () => {
     expect(Object.values(METRIC).sort()).toEqual(
       [
         'Accepted',
@@ -182,6 +182,7 @@ describe('the metric names shared with the Lambda', () => {
         'KeyRefreshFailed',
         'KeyRefreshSucceeded',
         'KeysExpiringSoon',
+        'PayloadTooLarge',
         'RateLimiterUnavailable',
         'SecretFill',
         'SourceNotAllowed',
@@ -198,6 +199,7 @@ describe('the metric names shared with the Lambda', () => {
         'Accepted',
         'BadRequest',
         'InternalError',
+        'PayloadTooLarge',
         'Throttled',
         'Unauthorized',
         'Unavailable',
