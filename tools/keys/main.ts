@@ -196,12 +196,14 @@ async function readApplyFile(path: string): Promise<string> {
 }
 
 async function apply(
-  registry: Registry,
+  target: Target,
+  clients: RegistryClients,
   command: Extract<Command, { name: 'apply' }>,
   json: boolean,
   now: number,
   io: CliIo,
 ): Promise<void> {
+  // The file first: a bad one is refused before anything is read, let alone written.
   const reading = parseChangeFile(await readApplyFile(command.file), now);
   if (!reading.ok) {
     io.stderr.write(formatFileProblems(command.file, reading.problems));
@@ -218,6 +220,7 @@ async function apply(
       '--json and --keys-out - would both write to standard output: give --keys-out a file',
     );
   }
+  const registry = await openRegistry(target, clients);
   const planned = reading.changes.map((change) => planChange(change, io.generateKey ?? generateKey, now));
   const plan = await planApply(registry, planned);
   if (plan.problems.length > 0) {
@@ -292,6 +295,7 @@ async function runCommand(command: Command, target: Target, json: boolean, io: C
     return;
   }
   if (command.name === 'reshard') return runReshard(target, command, json, clients, io);
+  if (command.name === 'apply') return apply(target, clients, command, json, now, io);
   const registry = await openRegistry(target, clients);
   switch (command.name) {
     case 'list':
@@ -300,8 +304,6 @@ async function runCommand(command: Command, target: Target, json: boolean, io: C
     case 'where':
       io.stdout.write(await where(registry, command.appId, json));
       return;
-    case 'apply':
-      return apply(registry, command, json, now, io);
     default:
       break;
   }
@@ -316,7 +318,7 @@ async function runCommand(command: Command, target: Target, json: boolean, io: C
       : await editApp(registry, command.appId, change, { ...options, adding: command.name === 'add-app' });
   for (const warning of outcome.warnings) io.stderr.write(`warning: ${warning}\n`);
   if (outcome.attempts > 1) {
-    const label = registry.sharded ? 'the shard written' : registry.shard(0).store.description;
+    const label = registry.sharded ? "the app's shard" : registry.shard(0).store.description;
     io.stderr.write(
       `note: the keys changed while this command ran; applied on attempt ${outcome.attempts}` +
         `${unusedVersionsText(outcome.unusedVersions, label)}\n`,
