@@ -48,8 +48,11 @@ export const DEFAULT_MAX_ATTEMPTS = 8;
 /** `, leaving 2 unused versions of secret x (...)`, or nothing when the lost races made none. */
 export function unusedVersionsText(unusedVersions: number, description: string): string {
   if (unusedVersions === 0) return '';
-  const versions = unusedVersions === 1 ? '1 unused version' : `${unusedVersions} unused versions`;
-  return ` (the lost attempts left ${versions} of ${description}, counted toward its version quota for 24 hours)`;
+  const left =
+    unusedVersions === 1
+      ? 'the lost race left 1 unused version'
+      : `the lost races left ${unusedVersions} unused versions`;
+  return ` (${left} of ${description}, counted toward its version quota for 24 hours)`;
 }
 
 /** Every attempt lost a race with another writer. Nothing of ours was stored. */

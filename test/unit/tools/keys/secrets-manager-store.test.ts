@@ -124,7 +124,7 @@ describe('a conflicting writer', () => {
 
     expect(result.code).toBe(0);
     expect(result.stderr).toBe(
-      'note: the keys changed while this command ran; applied on attempt 2 (the lost attempts left 1 unused ' +
+      'note: the keys changed while this command ran; applied on attempt 2 (the lost race left 1 unused ' +
         `version of secret ${SECRET_ID}, counted toward its version quota for 24 hours)\n`,
     );
     const { key } = JSON.parse(result.stdout) as { key: string };
