@@ -339,7 +339,7 @@ export function parseChangeFile(text: string, now: number): ChangeFileReading {
   const root = parseTree(text, syntax, { allowTrailingComma: false, disallowComments: true });
   for (const error of syntax) problems.add(error.offset, `not valid JSON: ${syntaxWords(error)}`);
   if (root === undefined || syntax.length > 0) {
-    if (problems.list.length === 0) problems.add(0, 'not valid JSON: the file is empty');
+    if (problems.list.length === 0) problems.add(0, 'not valid JSON');
     return { ok: false, problems: problems.list };
   }
   const top = members(root, problems, 'the file');
