@@ -43,7 +43,7 @@ describe('parseChangeFile', () => {
     expect(reading).toEqual({
       ok: true,
       changes: [
-        { op: 'add', app: undefined, appId: 'shop', line: 4, number: 1, hash: false },
+        { op: 'add', appId: 'shop', line: 4, number: 1, hash: false },
         {
           op: 'add',
           appId: 'partner-a',
@@ -73,7 +73,7 @@ describe('parseChangeFile', () => {
         },
         { op: 'revoke', appId: 'partner-d', line: 33, number: 5, keyId: '0a1b2c3d4e5f', force: true },
         { op: 'remove', appId: 'partner-e', line: 39, number: 6 },
-      ].map(({ app: _app, ...change }) => change),
+      ],
     });
   });
 

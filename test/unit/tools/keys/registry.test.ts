@@ -53,12 +53,10 @@ function registry(shards: number, texts: Readonly<Record<number, string>> = {}, 
       },
     ],
   });
-  secretsManager
-    .on(GetSecretValueCommand, { SecretId: MANIFEST })
-    .resolves({
-      SecretString: serializeRegistryManifest({ ...layout, keyCacheTtlSeconds: 60 }),
-      VersionId: 'm',
-    });
+  secretsManager.on(GetSecretValueCommand, { SecretId: MANIFEST }).resolves({
+    SecretString: serializeRegistryManifest({ ...layout, keyCacheTtlSeconds: 60 }),
+    VersionId: 'm',
+  });
   for (const id of layout.shardIds) {
     secretsManager
       .on(GetSecretValueCommand, { SecretId: id })
