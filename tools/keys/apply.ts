@@ -1,6 +1,7 @@
 import { serializeKeyDocument, withApp, type KeyDocument } from '../../shared/keys/key-document';
 import { shardsToSearch } from '../../shared/keys/registry';
 import { secretSize } from '../../shared/keys/secret-size';
+import { formatTimestamp } from '../../shared/keys/timestamp';
 import type { ChangeRequest, ExpirySpec } from './change-file';
 import {
   freshKey,
@@ -243,7 +244,7 @@ function keyLine(planned: PlannedChange, now: number): string | undefined {
     appId: request.appId,
     keyId: fresh.keyId,
     key: fresh.key,
-    ...(at === undefined ? {} : { expires: new Date(at).toISOString().replace('.000Z', 'Z') }),
+    ...(at === undefined ? {} : { expires: formatTimestamp(at) }),
   });
 }
 

@@ -244,7 +244,9 @@ export function formatReshard(
   }
   const lines: string[] = [];
   if (report.copied.length === 0 && report.removed.length === 0 && report.writes === 0) {
-    lines.push(`every app is in its home under ${report.shards} shards: nothing to move\n`);
+    lines.push(
+      `every app is in its home under ${plural(report.shards, 'shard', 'shards')}: nothing to move\n`,
+    );
   } else {
     lines.push(
       `moved ${plural(report.copied.length, 'app', 'apps')} home (${movesText(report) || 'copies already there'}); ` +
