@@ -12,6 +12,9 @@
  *   over the limit), DynamoDB calls per request (one environment under the limit; several flooding at 6 times it,
  *   with the accepted requests per whole second), the payment bundle with and without limits;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
+ * - registry: the key registry over several secrets: apply of 10,000 new apps into 64 shards (PutSecretValue
+ *   calls counted at a proxy, and the time), 10,000 apps of the heaviest shape in 64 shards (the fullest shard's
+ *   fill), and how many one-key apps 256 shards hold;
  * - auth: the auth decision's cost per call;
  * - body: the body limit: a 6 MB body of nested arrays now (413) and parsed as before, time and peak RSS in fresh
  *   processes; the handler's time for bodies at the limits;
@@ -33,11 +36,23 @@ import { bundle, callsPerTtl, coldStart, sizes } from './bench/bundles';
 import { faultTable, localServerFigures } from './bench/faults';
 import { bodyLimitLines } from './bench/body-limit';
 import { limitLines } from './bench/limits';
+import { registryLines } from './bench/registry';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt, median, spread } from './bench/stats';
 import { timingLines } from './bench/timing';
 
-const SECTIONS = ['bundle', 'cold', 'calls', 'faults', 'limits', 'secret', 'auth', 'body', 'timing'] as const;
+const SECTIONS = [
+  'bundle',
+  'cold',
+  'calls',
+  'faults',
+  'limits',
+  'registry',
+  'secret',
+  'auth',
+  'body',
+  'timing',
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 const COLD_RUNS = 3;
@@ -91,11 +106,16 @@ async function coldStarts(setup: Setup, ours: string, peer: string, slimPeer: st
   return lines;
 }
 
+/** The sections that need moto and a synthesized app; `registry` needs only moto. */
+const SYNTH_SECTIONS: readonly Section[] = ['bundle', 'cold', 'calls', 'faults', 'limits'];
+
 async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
   const work = mkdtempSync(join(tmpdir(), 'payment-bench-'));
   const moto = await startMoto();
   const lines: string[] = [];
   try {
+    if (sections.has('registry')) lines.push(...(await registryLines(moto)), '');
+    if (!SYNTH_SECTIONS.some((name) => sections.has(name))) return lines;
     const app = await synthesizeApp(join(work, 'cdk.out'));
     const secretArn = await createMotoSecret(moto, 'bench/keys', SECRET_STRING);
     const setup: Setup = { work, moto, app, secretArn };
@@ -176,7 +196,7 @@ async function main(): Promise<void> {
   const sections = chosenSections(process.argv.slice(2));
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
-  if (['bundle', 'cold', 'calls', 'faults', 'limits'].some((name) => sections.has(name as Section))) {
+  if ([...SYNTH_SECTIONS, 'registry'].some((name) => sections.has(name as Section))) {
     for (const line of await awsSections(sections)) console.log(line);
   }
   if (sections.has('secret')) {

@@ -225,7 +225,7 @@ describe('errors', () => {
       'an unknown command',
       ['destroy'],
       2,
-      'error: unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow or limit',
+      'error: unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow, limit, where, apply, reshard or init',
     ],
   ])('%s: one line on stderr, exit %i, nothing printed or changed', async (_label, argv, code, line) => {
     const result = await keys(...argv);
