@@ -11,6 +11,11 @@
  * - limits: per-app rate limits (appRateLimit): the limiter's added latency per request (median, p99; under and
  *   over the limit), DynamoDB calls per request (one environment under the limit; several flooding at 6 times it,
  *   with the accepted requests per whole second), the payment bundle with and without limits;
+ * - registry-cold: the key registry over shards: time to the first 200 with 10,000 apps of the heaviest shape in 64
+ *   shards, side by side with a 3-app single secret and today's full single secret, and entries built eagerly
+ *   against lazily (scripts/bench/registry.ts);
+ * - registry-calls: GetSecretValue calls per TTL per environment under mixed loads of known and unknown app ids,
+ *   against the distinct shards the requests named;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
  * - auth: the auth decision's cost per call.
  *
@@ -28,10 +33,21 @@ import { timeAuthenticate } from './bench/auth';
 import { bundle, callsPerTtl, coldStart, sizes } from './bench/bundles';
 import { faultTable, localServerFigures } from './bench/faults';
 import { limitLines } from './bench/limits';
+import { registryCallLines, registryColdLines } from './bench/registry';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt, median, spread } from './bench/stats';
 
-const SECTIONS = ['bundle', 'cold', 'calls', 'faults', 'limits', 'secret', 'auth'] as const;
+/** The sections that need moto and the synthesized app, then those that run in this process alone. */
+const AWS_SECTIONS = [
+  'bundle',
+  'cold',
+  'calls',
+  'faults',
+  'limits',
+  'registry-cold',
+  'registry-calls',
+] as const;
+const SECTIONS = [...AWS_SECTIONS, 'secret', 'auth'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const COLD_RUNS = 3;
@@ -139,6 +155,12 @@ async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
         ...(await limitLines(moto, work, app.paymentAssetDir)),
       );
     }
+    if (sections.has('registry-cold')) {
+      lines.push('Key registry over shards, cold start:', ...(await registryColdLines(moto, work, ours)), '');
+    }
+    if (sections.has('registry-calls')) {
+      lines.push('Key registry over shards, calls:', ...(await registryCallLines(moto, work, ours)), '');
+    }
   } finally {
     killAllLocalServers();
     await moto.stop();
@@ -170,7 +192,7 @@ async function main(): Promise<void> {
   const sections = chosenSections(process.argv.slice(2));
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
-  if (['bundle', 'cold', 'calls', 'faults', 'limits'].some((name) => sections.has(name as Section))) {
+  if (AWS_SECTIONS.some((name: Section) => sections.has(name))) {
     for (const line of await awsSections(sections)) console.log(line);
   }
   if (sections.has('secret')) {
