@@ -128,7 +128,8 @@ const NO_OBSERVER: RefreshObserver = {
 };
 
 /**
- * Caches the parsed keyring at module scope of the Lambda (or the local server's process).
+ * Caches the parsed keyring of one secret (one shard of the registry) at module scope of the Lambda (or the local
+ * server's process). Its age counts from the start of the fetch that read it.
  *
  * - Fresh (younger than the TTL): served from memory.
  * - Due, with the last good keyring still within TTL + maxStale: a refresh starts (one in flight at a time) and
@@ -147,7 +148,7 @@ const NO_OBSERVER: RefreshObserver = {
 export class KeyCache implements KeyringProvider {
   private readonly source: SecretSource;
   private readonly logger: Logger;
-  /** `{ shard: n }` on every line this cache logs, or nothing for a registry of one secret built without it. */
+  /** `{ shard: n }` on every line this cache logs, or nothing when built without a shard (tests, the local server). */
   private readonly shardField: { readonly shard?: number };
   private readonly entryBuilding: EntryBuilding;
   private readonly observer: RefreshObserver;
