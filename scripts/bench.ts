@@ -11,6 +11,11 @@
  * - limits: per-app rate limits (appRateLimit): the limiter's added latency per request (median, p99; under and
  *   over the limit), DynamoDB calls per request (one environment under the limit; several flooding at 6 times it,
  *   with the accepted requests per whole second), the payment bundle with and without limits;
+ * - registry-cold: the key registry over shards: time to the first 200 with 10,000 apps of the heaviest shape in 64
+ *   shards, side by side with a 3-app single secret and today's full single secret, and entries built eagerly
+ *   against lazily (scripts/bench/registry.ts);
+ * - registry-calls: GetSecretValue calls per TTL per environment under mixed loads of known and unknown app ids,
+ *   against the distinct shards the requests named;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
  * - registry: the key registry over several secrets: apply of 10,000 new apps into 64 shards (PutSecretValue
  *   calls counted at a proxy, and the time), 10,000 apps of the heaviest shape in 64 shards (the fullest shard's
@@ -37,6 +42,7 @@ import { faultTable, localServerFigures } from './bench/faults';
 import { bodyLimitLines } from './bench/body-limit';
 import { limitLines } from './bench/limits';
 import { registryLines } from './bench/registry';
+import { registryCallLines, registryColdLines } from './bench/registry-reads';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt, median, spread } from './bench/stats';
 import { timingLines } from './bench/timing';
@@ -48,6 +54,8 @@ const SECTIONS = [
   'faults',
   'limits',
   'registry',
+  'registry-cold',
+  'registry-calls',
   'secret',
   'auth',
   'body',
@@ -107,7 +115,15 @@ async function coldStarts(setup: Setup, ours: string, peer: string, slimPeer: st
 }
 
 /** The sections that need moto and a synthesized app; `registry` needs only moto. */
-const SYNTH_SECTIONS: readonly Section[] = ['bundle', 'cold', 'calls', 'faults', 'limits'];
+const SYNTH_SECTIONS: readonly Section[] = [
+  'bundle',
+  'cold',
+  'calls',
+  'faults',
+  'limits',
+  'registry-cold',
+  'registry-calls',
+];
 
 async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
   const work = mkdtempSync(join(tmpdir(), 'payment-bench-'));
@@ -164,6 +180,12 @@ async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
         'Per-app rate limits (appRateLimit):',
         ...(await limitLines(moto, work, app.paymentAssetDir)),
       );
+    }
+    if (sections.has('registry-cold')) {
+      lines.push('Key registry over shards, cold start:', ...(await registryColdLines(moto, work, ours)), '');
+    }
+    if (sections.has('registry-calls')) {
+      lines.push('Key registry over shards, calls:', ...(await registryCallLines(moto, work, ours)), '');
     }
   } finally {
     killAllLocalServers();

@@ -142,7 +142,7 @@ export function createHandler({
       if (!credentials.ok)
         return refuse('unauthorized', { reason: credentials.reason }, UNAUTHORIZED_HEADERS);
 
-      const { keyring, stale } = await keys.getKeys();
+      const { keyring, stale } = await keys.getKeys(credentials.credentials.appId);
       if (stale) metrics.count(METRIC.staleKeysServed);
       const keysUsed: LogFields = stale ? { staleKeys: true } : {};
       const decision = authenticate(credentials.credentials, keyring, {

@@ -477,8 +477,21 @@ describe('POST /payment handler', () => {
     expect(result.statusCode).toBe(200);
   });
 
+  it('asks for the keys of the app the request names, which say where they live (its shard)', async () => {
+    const getKeys = jest.fn((appId: string) => keyringProvider.getKeys(appId));
+    const { handle } = handlerWith({ getKeys });
+
+    const results = await Promise.all([
+      handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS])),
+      handle(paymentEvent([JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]])),
+    ]);
+
+    expect(results.map((result) => result.statusCode)).toEqual([200, 401]);
+    expect(getKeys.mock.calls).toEqual([['demo'], ['nobody']]);
+  });
+
   it('does not ask for keys when no credentials were sent', async () => {
-    const getKeys = jest.fn(() => keyringProvider.getKeys());
+    const getKeys = jest.fn((appId: string) => keyringProvider.getKeys(appId));
     const { handle } = handlerWith({ getKeys });
 
     await handle(paymentEvent([JSON_TYPE]));
