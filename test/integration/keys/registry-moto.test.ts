@@ -28,6 +28,7 @@ import {
   createMotoRegistry,
   deployShards,
   shardDocuments,
+  type MotoClients,
   type MotoRegistry,
 } from '../../support/registry-moto';
 import { startSecretsManagerRules, type SecretsManagerRulesProxy } from '../../support/secrets-manager-rules';
@@ -35,7 +36,7 @@ import { startSecretsManagerRules, type SecretsManagerRulesProxy } from '../../s
 let moto: MotoServer;
 let proxy: SecretsManagerRulesProxy;
 let admin: SecretsManagerClient;
-let clients: Parameters<typeof createMotoRegistry>[0];
+let clients: Required<MotoClients>;
 let directory: string;
 /** The CLI's environment: Secrets Manager through the proxy, CloudFormation straight to moto. */
 let env: Record<string, string>;
@@ -114,7 +115,7 @@ const appIds = (count: number, prefix = 'partner') =>
 
 describe('the key CLI on a registry of shards (moto)', () => {
   it('--stack finds the shards from the stack: add-app writes the app home, rotate and where find it, list reads all', async () => {
-    const registry = await createMotoRegistry(clients, 8);
+    const registry = await createMotoRegistry(clients, { shards: 8 });
     const stack = ['--stack', registry.stackName];
 
     const added = [];
@@ -163,7 +164,7 @@ describe('the key CLI on a registry of shards (moto)', () => {
   });
 
   it('reads 45 shards with three BatchGetSecretValue calls', async () => {
-    const registry = await createMotoRegistry(clients, 45);
+    const registry = await createMotoRegistry(clients, { shards: 45 });
     const since = proxy.calls.length;
 
     const listed = await keysCli(['list', '--registry', registry.manifestName]);
@@ -174,7 +175,7 @@ describe('the key CLI on a registry of shards (moto)', () => {
   });
 
   it('--stack on a stack of one keys secret works as --secret-id does', async () => {
-    const registry = await createMotoRegistry(clients, 1);
+    const registry = await createMotoRegistry(clients, { shards: 1 });
 
     const added = await keysCli(['add-app', 'solo', '--json', '--stack', registry.stackName]);
     const listed = await keysCli(['list', '--secret-id', registry.manifest.shardIds[0] ?? '']);
@@ -184,8 +185,9 @@ describe('the key CLI on a registry of shards (moto)', () => {
   });
 
   it('a CLI edit during a scheduled rotation leaves the rotation its AWSPENDING version', async () => {
-    const registry = await createMotoRegistry(clients, 1, {
-      shardZeroText: JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }),
+    const registry = await createMotoRegistry(clients, {
+      shards: 1,
+      texts: [JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] })],
     });
     const secretId = registry.manifest.shardIds[0] ?? '';
     const pending = await admin.send(
@@ -207,7 +209,7 @@ describe('the key CLI on a registry of shards (moto)', () => {
 
 describe('apply (moto)', () => {
   it('adds 300 apps, rotates, revokes and removes with one PutSecretValue per shard touched; keys go to a 0600 file', async () => {
-    const registry = await createMotoRegistry(clients, 8);
+    const registry = await createMotoRegistry(clients, { shards: 8 });
     const stack = ['--stack', registry.stackName];
     const apps = appIds(300);
     const seed = await keysCli([
@@ -261,7 +263,7 @@ describe('apply (moto)', () => {
   });
 
   it('refuses a bad file whole, naming each problem by line, and writes nothing', async () => {
-    const registry = await createMotoRegistry(clients, 4);
+    const registry = await createMotoRegistry(clients, { shards: 4 });
     const pastedKey = 'payk_' + 'Q'.repeat(43);
     const file = join(directory, 'bad.json');
     writeFileSync(
@@ -304,7 +306,7 @@ describe('apply (moto)', () => {
   });
 
   it('refuses, before any write, a shard whose version quota a write would pass, saying until when', async () => {
-    const registry = await createMotoRegistry(clients, 4);
+    const registry = await createMotoRegistry(clients, { shards: 4 });
     const full = shardOf('late-partner', 4);
     const secretId = registry.manifest.shardIds[full] ?? '';
     // The shard already gained 100 versions today (its first one included).
@@ -349,7 +351,7 @@ describe('reshard (moto)', () => {
   async function grownRegistry(
     count: number,
   ): Promise<{ registry: MotoRegistry; keys: Map<string, string> }> {
-    const small = await createMotoRegistry(clients, 4);
+    const small = await createMotoRegistry(clients, { shards: 4 });
     const keysOut = join(directory, 'seed.jsonl');
     const seeded = await keysCli([
       'apply',
