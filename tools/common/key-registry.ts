@@ -71,7 +71,7 @@ export function shardFilePath(manifestPath: string, id: string): string {
 
 export type RegistryFileReading =
   | { readonly ok: true; readonly manifest: RegistryManifest }
-  | { readonly ok: false; readonly problem: string };
+  | { readonly ok: false; readonly problem: string; readonly missing: boolean };
 
 /**
  * Reads and checks a local registry.json, as the key CLI and the local server both read it; the problem is one line
@@ -85,6 +85,7 @@ export async function readRegistryFile(path: string): Promise<RegistryFileReadin
     const code = errorCode(error);
     return {
       ok: false,
+      missing: code === 'ENOENT',
       problem:
         code === 'ENOENT'
           ? `registry file ${path} does not exist (init creates one)`
@@ -92,5 +93,7 @@ export async function readRegistryFile(path: string): Promise<RegistryFileReadin
     };
   }
   const reading = parseRegistryManifest(text);
-  return reading.ok ? reading : { ok: false, problem: `${reading.problem} (registry file ${path})` };
+  return reading.ok
+    ? reading
+    : { ok: false, missing: false, problem: `${reading.problem} (registry file ${path})` };
 }
