@@ -14,7 +14,7 @@ import {
 import { readManifestSecret, readRegistryFile, shardFilePath, stackRegistry } from '../common/key-registry';
 import { readStackOutputs } from '../common/stack-outputs';
 import type { Env } from '../common/tool-io';
-import type { BannerKeys, RegistryFacts } from './banner';
+import { shellQuoted, type BannerKeys, type RegistryFacts } from './banner';
 import { fileSource } from './file-source';
 import { ensureKeysFile, keysFilePermissionWarning } from './keys-file';
 import type { KeysLocation } from './local-settings';
@@ -145,7 +145,7 @@ async function registryFile(path: string, options: KeysSetupOptions): Promise<Ke
     if (!reading.ok) {
       throw new Error(
         reading.missing
-          ? `registry file ${path} does not exist: npm run keys -- init --shards <n> --registry-file '${path}' creates one`
+          ? `registry file ${path} does not exist: npm run keys -- init --shards <n> --registry-file ${shellQuoted(path)} creates one`
           : reading.problem,
       );
     }

@@ -25,6 +25,7 @@ import {
   loopRequests,
   send,
   SETUP_TIMEOUT_MS,
+  spawnNpmStart,
   startLocalServer,
   stopLocalServer,
   type LocalServerProcess,
@@ -220,6 +221,34 @@ describe('npm start on a local registry of several shards (KEYS_REGISTRY_FILE)',
   it('never prints a key', () => {
     for (const key of keys.values()) expect(occurrences(server.output(), key)).toBe(0);
     expect(server.output()).not.toMatch(/payk_[A-Za-z0-9_-]{43}/);
+  });
+});
+
+describe('npm start on a registry file that does not exist', () => {
+  it('exits 1 with one line saying how to create one', async () => {
+    // Arrange
+    const directory = await mkdtemp(join(tmpdir(), 'payment-api-registry-'));
+    const registryFile = join(directory, 'registry.json');
+
+    try {
+      // Act
+      const run = spawnNpmStart({ PORT: '0', KEYS_REGISTRY_FILE: registryFile });
+      const code = await run.exited;
+
+      // Assert
+      expect(code).toBe(1);
+      expect(
+        run
+          .stderr()
+          .split('\n')
+          .filter((line) => line.startsWith('payment-api local server')),
+      ).toEqual([
+        `payment-api local server: cannot set up the keys: registry file ${registryFile} does not exist: ` +
+          `npm run keys -- init --shards <n> --registry-file '${registryFile}' creates one`,
+      ]);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 });
 
