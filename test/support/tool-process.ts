@@ -81,18 +81,21 @@ export function startTool(
   };
   child.stdout.on('data', collect('stdout'));
   child.stderr.on('data', collect('stderr'));
+  const state = { closed: false };
   const exited = new Promise<ToolRun>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => {
+    const close = (): void => {
+      state.closed = true;
       for (const wake of waiting.splice(0)) wake();
+    };
+    child.once('error', (error) => {
+      close();
+      reject(error);
+    });
+    child.once('close', (code) => {
+      close();
       resolve({ code: code ?? -1, stdout: output.stdout, stderr: output.stderr });
     });
   });
-  let closed = false;
-  void exited.then(
-    () => (closed = true),
-    () => (closed = true),
-  );
   return {
     lines,
     exited,
@@ -100,7 +103,8 @@ export function startTool(
       for (;;) {
         const line = lines.find((candidate) => candidate.stream === stream && matches.test(candidate.text));
         if (line !== undefined) return line;
-        if (closed) throw new Error(`the tool exited without a ${stream} line matching ${String(matches)}`);
+        if (state.closed)
+          throw new Error(`the tool exited without a ${stream} line matching ${String(matches)}`);
         await new Promise<void>((resolve) => waiting.push(resolve));
       }
     },
