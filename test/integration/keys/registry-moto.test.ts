@@ -365,26 +365,20 @@ describe('reshard (moto)', () => {
     return { registry: await deployShards(admin, small, 8, 4), keys: keysFromFile(keysOut) };
   }
 
-  async function everyAppServed(
-    registry: MotoRegistry,
-    keys: ReadonlyMap<string, string>,
-  ): Promise<string[]> {
-    const accepts = acceptor(registry, await shardDocuments(admin, registry.manifest));
-    return [...keys].filter(([appId, key]) => !accepts(appId, key)).map(([appId]) => appId);
-  }
-
-  it('copies, waits the key cache TTL plus a margin, removes: every app served throughout, one write per shard and phase', async () => {
+  // That no request for any app is refused while a reshard runs is proven on the built payment Lambda, in several
+  // execution environments asking for every app in a loop: test/integration/keys/reshard-served.test.ts (stopped
+  // halfway and run again included). Here: the CLI's own contract.
+  it('copies, waits the key cache TTL plus a margin, removes: one write per shard and phase, every app home', async () => {
     const { registry, keys } = await grownRegistry(200);
     const stack = ['--stack', registry.stackName];
     const before = await keysCli(['list', ...stack]);
     const settles: number[] = [];
-    const missingWhileSettling: string[][] = [];
     const since = proxy.calls.length;
 
     const result = await keysCli(['reshard', ...stack], {
-      sleep: async (ms) => {
+      sleep: (ms) => {
         settles.push(ms);
-        missingWhileSettling.push(await everyAppServed(registry, keys));
+        return Promise.resolve();
       },
     });
 
@@ -395,8 +389,6 @@ describe('reshard (moto)', () => {
     expect(before.stderr).toMatch(/^note: \d+ apps are not only in their home shard under 8 shards/);
     expect(result.code).toBe(0);
     expect(settles).toEqual([90_000]);
-    expect(missingWhileSettling).toEqual([[]]);
-    expect(await everyAppServed(registry, keys)).toEqual([]);
     for (const app of keys.keys()) {
       expect([...documents].filter(([, document]) => document.has(app)).map(([index]) => index)).toEqual([
         shardOf(app, 8),
@@ -416,23 +408,6 @@ describe('reshard (moto)', () => {
       stderr: '',
     });
     expect(listed.stderr).toBe('');
-  });
-
-  it('stopped after the copy, leaves every app served; run again, it finishes', async () => {
-    const { registry, keys } = await grownRegistry(60);
-    const stack = ['--stack', registry.stackName];
-
-    const stopped = await keysCli(['reshard', ...stack], {
-      sleep: () => Promise.reject(new Error('interrupted')),
-    });
-    const missingAfterStop = await everyAppServed(registry, keys);
-    const finished = await keysCli(['reshard', '--settle', '0s', ...stack]);
-
-    expect(stopped.code).toBe(1);
-    expect(missingAfterStop).toEqual([]);
-    expect(finished.code).toBe(0);
-    expect(finished.stdout).toMatch(/^moved 0 apps home \(copies already there\); removed \d+ old copies/);
-    expect(await everyAppServed(registry, keys)).toEqual([]);
   });
 
   it('an app edited in its old home while it was being copied keeps the edit', async () => {
