@@ -109,6 +109,21 @@ const FAULT_ERRORS: Readonly<Record<Fault, RegExp>> = {
   'access-denied': /AccessDeniedException/,
 };
 
+/**
+ * UpdateItem calls that meet the fault, from two environments' three checks each. Two failures open an
+ * environment's breaker, so its third check makes no call; a throttled item is not asked again in its window (once
+ * more if the checks straddle the window's edge, and then the breaker opens). A refused connection never reaches the
+ * proxy.
+ */
+const FAULTED_CALLS: Readonly<Record<Fault, { readonly min: number; readonly max: number }>> = {
+  refused: { min: 0, max: 0 },
+  'black-holed': { min: 4, max: 4 },
+  slow: { min: 4, max: 4 },
+  'reset-mid-answer': { min: 4, max: 4 },
+  throttling: { min: 2, max: 4 },
+  'access-denied': { min: 4, max: 4 },
+};
+
 function logLines(run: FleetRun, environment: number, message: string): Record<string, unknown>[] {
   return (run.outputs[environment] ?? '')
     .split('\n')
@@ -180,13 +195,50 @@ describe('while DynamoDB fails, with the production bounds', () => {
           );
           expect(String(warnings[0]?.error)).toMatch(FAULT_ERRORS[fault]);
         }
-        // Each check met the fault at DynamoDB (a refused connection never reaches the proxy).
         const faulted = proxy.calls.filter((call) => call.operation === 'UpdateItem' && call.mode === fault);
-        expect(fault === 'refused' || faulted.length >= run.invocations.length).toBe(true);
+        expect(faulted.length).toBeGreaterThanOrEqual(FAULTED_CALLS[fault].min);
+        expect(faulted.length).toBeLessThanOrEqual(FAULTED_CALLS[fault].max);
       } finally {
         await proxy.close();
       }
     },
     60_000,
+  );
+});
+
+describe('while DynamoDB stays down, one app flooding and another below its limit, from two environments', () => {
+  const SECONDS = 4;
+
+  it.each([
+    ['black-holed', 'open'],
+    ['throttling', 'closed'],
+  ] as const)(
+    '%s, failing %s: each environment calls it at most once a second once its breaker is open, every request answers within the bound as configured, and every one counts in RateLimiterUnavailable',
+    async (fault, failure) => {
+      const report = await runFlood({
+        assetDir,
+        moto,
+        ...STANDARD_FLOOD,
+        processes: 2,
+        durationMs: SECONDS * 1000,
+        bounds: 'production',
+        fault,
+        failure,
+      });
+
+      const invocations = report.run.invocations;
+      expect(invocations.length).toBeGreaterThan(SECONDS * STANDARD_FLOOD.floodOffered * 0.5);
+      expect(Math.max(...invocations.map((invocation) => invocation.tookMs))).toBeLessThan(BOUND_PROOF_MS);
+      const expectedStatus = failure === 'open' ? 200 : 503;
+      expect(invocations.filter((invocation) => invocation.statusCode !== expectedStatus)).toEqual([]);
+      expect(report.unavailable).toHaveLength(invocations.length);
+      expect(report.emfTotals.RateLimiterUnavailable).toBe(invocations.length);
+      for (const calls of report.callsByEnvironment) {
+        // Two failures open the breaker; then one probe a second, at most.
+        expect(calls.length).toBeGreaterThanOrEqual(2);
+        expect(calls.length).toBeLessThanOrEqual(2 + SECONDS + 1);
+      }
+    },
+    120_000,
   );
 });
