@@ -19,14 +19,16 @@
  *    reaches (docs/configuration.md states the bound).
  *
  *    It ends as soon as the flood stops reaching this environment: after a quiet spell (no request of the app here
- *    for a whole window, and at least a second), the environment takes part again in every window. A calm app (never
- *    past its limit) never sits out a window.
+ *    for a whole window, and at least 2 s), the environment takes part again in every window. A calm app (never past
+ *    its limit) never sits out a window. The price: for up to 2 s after a flood stops, a request that lands on an
+ *    environment sitting out the window is refused though the window may have room; `Retry-After` sends it to the
+ *    next window.
  */
 
 /** The least chance of taking part in a window, so an environment still asks now and then during a long flood. */
 export const MIN_PARTICIPATION = 1 / 256;
 /** A quiet spell: no request of the app here for this long (and a whole window) ends its flood. */
-export const QUIET_MS = 1_000;
+export const QUIET_MS = 2_000;
 
 export class CounterView {
   /** The latest window seen full. */

@@ -19,7 +19,7 @@ const FLOOD: HotCounterScenario = {
   perEnvironmentPerSecond: 10,
   spreadMs: 3_000,
   durationMs: 12_000,
-  calm: { limit: { perSecond: 10, burst: 10 }, perSecond: 5 },
+  calm: { limit: { perSecond: 10, burst: 10 }, perSecond: 2 },
   writesPerSecondPerItem: DYNAMODB_WRITES_PER_SECOND_PER_ITEM,
   seed: 17,
 };
