@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { RATE_LIMIT_ENV, type LimiterFailure } from '../../lambda/payment/rate-limit/settings';
+import { appWindowAt } from '../../lambda/payment/rate-limit/window';
 import type { RateLimit } from '../../shared/keys/rate-limit';
 import { runFleet, type FleetRun, type Invocation } from './asset-fleet';
 import { readEmfLines, totalCounts } from './emf';
@@ -130,11 +131,18 @@ export interface FloodReport {
   readonly callsByEnvironment: readonly (readonly number[])[];
   /** Requests made from the start on, both apps. */
   readonly requests: number;
-  /** Every environment's EMF counts added up, warm-up included. */
+  /** Every environment's EMF counts added up, from the start on (each invocation writes one line; warm-ups left out). */
   readonly emfTotals: Readonly<Record<string, number>>;
   /** The requests answered without the limiter's decision: 503 (failing closed) or 200 without RateLimit fields. */
   readonly unavailable: readonly Invocation[];
 }
+
+/** The app that floods, and how long before one of its windows starts the run starts. */
+const FLOOD_APP = 'flood';
+const FLOOD_LEAD_MS = 200;
+
+/** What each environment serves before the start: it loads the keys and opens its connections. */
+const WARM_UP = [requestOf('warmup', HASHED_APP_KEY)];
 
 /** A request the limiter could not decide: 503 when failing closed, a 200 without the RateLimit fields when open. */
 export function answeredWithoutLimiter(invocation: Invocation): boolean {
@@ -157,9 +165,16 @@ function perWholeSecond(invocations: readonly Invocation[], startAt: number, sec
  * One flood: a secret with the flooding app (no limit of its own), the steady app (a limit of its own) and an app
  * each environment warms up with; a fresh counter table; a counting proxy in front of moto's DynamoDB. Every
  * environment offers its share of both apps' rates from one start instant for `durationMs`. The limiter gets
- * EMULATOR_LIMITER_DEADLINE_MS unless `bounds` is `production`, so moto's speed never shows as a fail-open. The
- * seconds are counted from the start, not the apps' windows: a second of the band holds the end of one window and
- * the start of the next.
+ * EMULATOR_LIMITER_DEADLINE_MS unless `bounds` is `production`, so moto's speed never shows as a fail-open.
+ *
+ * The run starts FLOOD_LEAD_MS before one of the flooding app's windows starts, so each whole second counted from
+ * the start holds the start of one of its windows (of 1 s at the standard flood's limit) and the first 800 ms of
+ * it, where that window fills, with 200 ms of lead for a request that started before the window and was checked
+ * after. Counted from any other instant, a second can hold the end of one window's filling and the start of the
+ * next's, and how a window's requests split between two seconds depends on how fast the machine answers them, not
+ * on the limiter: a window of 10 that took 300 ms to fill on two busy cores showed as 4 in one second and 15 in the
+ * next. The limit is enforced per window (window.ts); the first second, which holds the end of the window before,
+ * is left out of the band.
  */
 export async function runFlood(options: FloodOptions): Promise<FloodReport> {
   const run = randomUUID().slice(0, 8);
@@ -167,7 +182,7 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
     options.moto,
     `payment-api/flood-${run}`,
     JSON.stringify({
-      flood: DEMO_KEY,
+      [FLOOD_APP]: DEMO_KEY,
       steady: { keys: [PARTNER_KEY], rateLimit: options.steadyLimit },
       warmup: HASHED_APP_KEY,
     }),
@@ -194,7 +209,12 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
         logLevel: 'warn',
       }),
       processes: proxies.map((proxy) => ({ AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint })),
-      warmUp: [requestOf('warmup', HASHED_APP_KEY)],
+      startAt: (earliest) =>
+        appWindowAt(FLOOD_APP, options.floodLimit, earliest + FLOOD_LEAD_MS).endMs - FLOOD_LEAD_MS,
+      warmUp: WARM_UP,
+      // With the production bounds, the warm-up's own check may not be decided in time on a busy machine: failing
+      // closed, it then gets 503. It only loads the keys and opens the connections; it is not measured.
+      warmUpStatus: options.bounds === 'production' && options.failure === 'closed' ? [200, 503] : 200,
       beforeStart: async () => {
         if (options.fault !== undefined) {
           const fault = options.fault;
@@ -207,7 +227,7 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
         streams: [
           {
             name: 'flood',
-            event: requestOf('flood', DEMO_KEY),
+            event: requestOf(FLOOD_APP, DEMO_KEY),
             perSecond: perProcess(options.floodOffered),
             whenLate: 'send' as const,
           },
@@ -242,7 +262,10 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
       dynamoDbCalls: callsByEnvironment.reduce((total, calls) => total + calls.length, 0),
       callsByEnvironment,
       requests: fleet.invocations.length,
-      emfTotals: totalCounts(readEmfLines(fleet.outputs.join('\n')).lines, LEVEL_METRICS),
+      emfTotals: totalCounts(
+        fleet.outputs.flatMap((output) => readEmfLines(output).lines.slice(WARM_UP.length)),
+        LEVEL_METRICS,
+      ),
       unavailable: fleet.invocations.filter(answeredWithoutLimiter),
     };
   } finally {
