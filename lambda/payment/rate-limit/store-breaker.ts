@@ -1,10 +1,11 @@
 /**
  * A circuit breaker in front of the counter store, one per execution environment (module scope in the Lambda).
  *
- * Closed, every check that needs the store calls it. It opens when BREAKER_FAILURES_TO_OPEN of the last
- * BREAKER_RECENT_CALLS calls failed: a store that times out, refuses the connection, answers 5xx or refuses the
- * write (AccessDenied, ResourceNotFound), or throttles a counter this environment has no reason to think busy (the
- * whole table throttled). One slow answer among successes does not open it; a store that fails half its calls does.
+ * Closed, every check that needs the store calls it. It opens when BREAKER_FAILURES_TO_OPEN calls in a row failed:
+ * a store that times out, refuses the connection, answers 5xx or refuses the write (AccessDenied, ResourceNotFound),
+ * or throttles a counter this environment has no reason to think busy (the whole table throttled). A slow answer now
+ * and then, past the 150 ms budget, does not open it (that request alone fails open or closed); a store that
+ * fails most of its calls does, within three requests.
  *
  * Open, checks are answered at once, without a call: the request fails open or closed as configured, and counts in
  * RateLimiterUnavailable like any other. One check every BREAKER_PROBE_INTERVAL_MS is let through as a probe, alone;
@@ -16,9 +17,8 @@
 
 /** The time between two probes while the breaker is open. */
 export const BREAKER_PROBE_INTERVAL_MS = 1_000;
-/** The calls the breaker looks back on, and how many of them must have failed for it to open. */
-export const BREAKER_RECENT_CALLS = 4;
-export const BREAKER_FAILURES_TO_OPEN = 2;
+/** Failed calls in a row that open the breaker. */
+export const BREAKER_FAILURES_TO_OPEN = 3;
 
 export type Admission =
   /** Call the store; `probe` when the breaker is open and this call tests it (it must then be the only one). */
@@ -27,8 +27,8 @@ export type Admission =
   | { readonly call: false; readonly reason: string };
 
 export class StoreBreaker {
-  /** The outcomes of the last calls, oldest first: true for a failure. */
-  private recent: boolean[] = [];
+  /** Calls that failed in a row, up to the last. */
+  private failuresInARow = 0;
   /** Set while the breaker is open: when the next probe may go, and what made it open. */
   private open: { nextProbeAt: number; lastError: string; probing: boolean } | undefined;
 
@@ -66,12 +66,12 @@ export class StoreBreaker {
         open.lastError = outcome.error;
       } else {
         this.open = undefined;
-        this.recent = [];
+        this.failuresInARow = 0;
       }
       return;
     }
-    this.recent = [...this.recent, outcome.failed].slice(-BREAKER_RECENT_CALLS);
-    if (outcome.failed && this.recent.filter(Boolean).length >= BREAKER_FAILURES_TO_OPEN) {
+    this.failuresInARow = outcome.failed ? this.failuresInARow + 1 : 0;
+    if (outcome.failed && this.failuresInARow >= BREAKER_FAILURES_TO_OPEN) {
       this.open = {
         nextProbeAt: this.now() + BREAKER_PROBE_INTERVAL_MS,
         lastError: outcome.error,

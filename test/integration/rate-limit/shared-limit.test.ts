@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BREAKER_FAILURES_TO_OPEN } from '../../../lambda/payment/rate-limit/store-breaker';
 import { runFleet, type FleetRun } from '../../support/asset-fleet';
 import { readEmfLines, totalCounts } from '../../support/emf';
 import { FAULTS, startFaultProxy, type Fault } from '../../support/fault-proxy';
@@ -110,18 +111,18 @@ const FAULT_ERRORS: Readonly<Record<Fault, RegExp>> = {
 };
 
 /**
- * UpdateItem calls that meet the fault, from two environments' three checks each. Two failures open an
- * environment's breaker, so its third check makes no call; a throttled item is not asked again in its window (once
- * more if the checks straddle the window's edge, and then the breaker opens). A refused connection never reaches the
- * proxy.
+ * UpdateItem calls that meet the fault, from two environments' three checks each: each check calls once (never
+ * again after a failure that may have landed), and the third failure in a row opens the breaker; a throttled item
+ * is not asked again in its window (once more if the checks straddle the window's edge). A refused connection never
+ * reaches the proxy.
  */
 const FAULTED_CALLS: Readonly<Record<Fault, { readonly min: number; readonly max: number }>> = {
   refused: { min: 0, max: 0 },
-  'black-holed': { min: 4, max: 4 },
-  slow: { min: 4, max: 4 },
-  'reset-mid-answer': { min: 4, max: 4 },
+  'black-holed': { min: 6, max: 6 },
+  slow: { min: 6, max: 6 },
+  'reset-mid-answer': { min: 6, max: 6 },
   throttling: { min: 2, max: 4 },
-  'access-denied': { min: 4, max: 4 },
+  'access-denied': { min: 6, max: 6 },
 };
 
 function logLines(run: FleetRun, environment: number, message: string): Record<string, unknown>[] {
@@ -234,9 +235,9 @@ describe('while DynamoDB stays down, one app flooding and another below its limi
       expect(report.unavailable).toHaveLength(invocations.length);
       expect(report.emfTotals.RateLimiterUnavailable).toBe(invocations.length);
       for (const calls of report.callsByEnvironment) {
-        // Two failures open the breaker; then one probe a second, at most.
-        expect(calls.length).toBeGreaterThanOrEqual(2);
-        expect(calls.length).toBeLessThanOrEqual(2 + SECONDS + 1);
+        // Three failures in a row open the breaker; then one probe a second, at most.
+        expect(calls.length).toBeGreaterThanOrEqual(BREAKER_FAILURES_TO_OPEN);
+        expect(calls.length).toBeLessThanOrEqual(BREAKER_FAILURES_TO_OPEN + SECONDS + 1);
       }
     },
     120_000,

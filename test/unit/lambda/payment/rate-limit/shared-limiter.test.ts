@@ -11,8 +11,8 @@ import {
   SharedRateLimiter,
 } from '../../../../../lambda/payment/rate-limit/shared-limiter';
 import {
+  BREAKER_FAILURES_TO_OPEN,
   BREAKER_PROBE_INTERVAL_MS,
-  BREAKER_RECENT_CALLS,
 } from '../../../../../lambda/payment/rate-limit/store-breaker';
 import { appWindowAt, windowLengthMs, windowOffsetMs } from '../../../../../lambda/payment/rate-limit/window';
 import type { RateLimit } from '../../../../../shared/keys/rate-limit';
@@ -229,39 +229,43 @@ describe('SharedRateLimiter', () => {
   });
 
   describe('the breaker', () => {
-    it('opens when two of the last four calls failed; then no call, and every request is unavailable', async () => {
-      store.answer(TIMEOUT, { kind: 'counted', used: 1 }, TIMEOUT);
+    it(`opens after ${BREAKER_FAILURES_TO_OPEN} failed calls in a row; then no call, and every request is unavailable`, async () => {
+      store.answer(TIMEOUT, { kind: 'counted', used: 1 }, TIMEOUT, TIMEOUT, TIMEOUT);
 
       const decisions = [];
-      for (let i = 0; i < 5; i++) decisions.push(await limiter.check(`app-${i}`, LIMIT));
+      for (let i = 0; i < 7; i++) decisions.push(await limiter.check(`app-${i}`, LIMIT));
 
-      expect(store.calls).toHaveLength(3);
+      expect(store.calls).toHaveLength(5);
       expect(decisions.map((decision) => decision.kind)).toEqual([
         'unavailable',
         'accepted',
         'unavailable',
         'unavailable',
         'unavailable',
+        'unavailable',
+        'unavailable',
       ]);
-      expect(decisions[3]).toEqual({
+      expect(decisions[5]).toEqual({
         kind: 'unavailable',
         error: `rate limit store not called: the breaker is open (${TIMEOUT.error}); next probe in ${BREAKER_PROBE_INTERVAL_MS} ms`,
       });
     });
 
-    it('does not open on one failure among successes', async () => {
-      store.answer(TIMEOUT);
+    it('does not open on slow answers now and then among answered calls', async () => {
+      const answered: IncrementOutcome = { kind: 'counted', used: 1 };
+      store.answer(TIMEOUT, TIMEOUT, answered, TIMEOUT, answered, TIMEOUT, TIMEOUT, answered);
 
-      for (let i = 0; i < BREAKER_RECENT_CALLS + 2; i++) await limiter.check(`app-${i}`, LIMIT);
+      for (let i = 0; i < 8; i++) await limiter.check(`app-${i}`, LIMIT);
 
       expect(limiter.breaker.isOpen()).toBe(false);
-      expect(store.calls).toHaveLength(BREAKER_RECENT_CALLS + 2);
+      expect(store.calls).toHaveLength(8);
     });
 
     it('lets one probe through a second, alone, and closes when it succeeds', async () => {
-      store.answer(TIMEOUT, TIMEOUT);
+      store.answer(TIMEOUT, TIMEOUT, TIMEOUT);
       await limiter.check('a', LIMIT);
       await limiter.check('b', LIMIT);
+      await limiter.check('c', LIMIT);
       const opened = clock.now;
       const callsAt = (): number[] => store.calls.map((call) => call.at - opened);
 
@@ -272,9 +276,9 @@ describe('SharedRateLimiter', () => {
         await limiter.check(`app-${at}`, LIMIT);
       }
 
-      // Two calls before it opened; then one probe at 1 s (refused: not sent again while probing), one at 2 s that
-      // is answered, and every request calls again once it closed.
-      expect(callsAt()).toEqual([0, 0, 1_000, 2_000, 2_100, 2_200, 2_300, 2_400, 2_500]);
+      // Three calls before it opened; then one probe at 1 s (refused: not sent again while probing), one at 2 s
+      // that is answered, and every request calls again once it closed.
+      expect(callsAt()).toEqual([0, 0, 0, 1_000, 2_000, 2_100, 2_200, 2_300, 2_400, 2_500]);
       expect(limiter.breaker.isOpen()).toBe(false);
     });
   });

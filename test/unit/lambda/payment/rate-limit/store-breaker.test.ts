@@ -21,8 +21,8 @@ describe('StoreBreaker', () => {
     expect(breaker.admit()).toEqual({ call: true, probe: false });
   });
 
-  it('opens when two of the last four calls failed, and says why', () => {
-    for (const outcome of [FAILED, ANSWERED, ANSWERED, FAILED]) breaker.record(outcome);
+  it('opens when three calls in a row failed, and says why', () => {
+    for (const outcome of [FAILED, ANSWERED, FAILED, FAILED, FAILED]) breaker.record(outcome);
 
     expect(breaker.isOpen()).toBe(true);
     expect(breaker.admit()).toEqual({
@@ -31,15 +31,15 @@ describe('StoreBreaker', () => {
     });
   });
 
-  it('forgets failures older than the last four calls', () => {
-    for (const outcome of [FAILED, ANSWERED, ANSWERED, ANSWERED, FAILED]) breaker.record(outcome);
+  it('stays closed while every third call or more is answered', () => {
+    for (const outcome of [FAILED, FAILED, ANSWERED, FAILED, FAILED, ANSWERED, FAILED])
+      breaker.record(outcome);
 
     expect(breaker.isOpen()).toBe(false);
   });
 
   it('lets one probe through per interval, alone, and closes when it is answered', () => {
-    breaker.record(FAILED);
-    breaker.record(FAILED);
+    for (let i = 0; i < 3; i++) breaker.record(FAILED);
 
     now += BREAKER_PROBE_INTERVAL_MS - 1;
     expect(breaker.admit().call).toBe(false);
@@ -60,8 +60,7 @@ describe('StoreBreaker', () => {
   });
 
   it('makes at most one call a second while the store stays down, however many requests come', () => {
-    breaker.record(FAILED);
-    breaker.record(FAILED);
+    for (let i = 0; i < 3; i++) breaker.record(FAILED);
     const calls: number[] = [];
     for (let at = 0; at < 10_000; at += 7) {
       now = 1_000_000 + at;
