@@ -11,6 +11,10 @@
  * - limits: per-app rate limits (appRateLimit): the limiter's added latency per request (median, p99; under and
  *   over the limit), DynamoDB calls per request (one environment under the limit; several flooding at 6 times it,
  *   with the accepted requests per whole second), the payment bundle with and without limits;
+ * - limiter-stress: the limiter with 1 and 4 environments at 0-120 ms of added store latency, and with every write
+ *   throttled or the store black-holed (bench/limiter-stress.ts);
+ * - hot-counter: 1,000 environments flooding one app against a store with DynamoDB's per-item ceiling, simulated
+ *   (bench/hot-counter.ts; no moto);
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
  * - auth: the auth decision's cost per call.
  *
@@ -27,11 +31,25 @@ import { synthesizeApp, type SynthesizedApp } from '../test/support/synth';
 import { timeAuthenticate } from './bench/auth';
 import { bundle, callsPerTtl, coldStart, sizes } from './bench/bundles';
 import { faultTable, localServerFigures } from './bench/faults';
+import { hotCounterLines } from './bench/hot-counter';
+import { limiterStressLines } from './bench/limiter-stress';
 import { limitLines } from './bench/limits';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt, median, spread } from './bench/stats';
 
-const SECTIONS = ['bundle', 'cold', 'calls', 'faults', 'limits', 'secret', 'auth'] as const;
+const SECTIONS = [
+  'bundle',
+  'cold',
+  'calls',
+  'faults',
+  'limits',
+  'limiter-stress',
+  'hot-counter',
+  'secret',
+  'auth',
+] as const;
+/** The sections that need moto and a synthesized app. */
+const AWS_SECTIONS: readonly Section[] = ['bundle', 'cold', 'calls', 'faults', 'limits', 'limiter-stress'];
 type Section = (typeof SECTIONS)[number];
 
 const COLD_RUNS = 3;
@@ -139,6 +157,9 @@ async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
         ...(await limitLines(moto, work, app.paymentAssetDir)),
       );
     }
+    if (sections.has('limiter-stress')) {
+      lines.push('The limiter under stress:', ...(await limiterStressLines(moto, work)), '');
+    }
   } finally {
     killAllLocalServers();
     await moto.stop();
@@ -170,8 +191,12 @@ async function main(): Promise<void> {
   const sections = chosenSections(process.argv.slice(2));
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
-  if (['bundle', 'cold', 'calls', 'faults', 'limits'].some((name) => sections.has(name as Section))) {
+  if (AWS_SECTIONS.some((name) => sections.has(name))) {
     for (const line of await awsSections(sections)) console.log(line);
+  }
+  if (sections.has('hot-counter')) {
+    for (const line of await hotCounterLines()) console.log(line);
+    console.log('');
   }
   if (sections.has('secret')) {
     for (const line of secretSizeLines()) console.log(line);
