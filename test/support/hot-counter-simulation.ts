@@ -6,7 +6,10 @@
  * open, and by the benchmark, which prints the figures.
  */
 import type { LimitDecision } from '../../lambda/payment/rate-limit/limiter';
-import { SharedRateLimiter } from '../../lambda/payment/rate-limit/shared-limiter';
+import {
+  REQUESTS_PER_SECOND_PER_ITEM,
+  SharedRateLimiter,
+} from '../../lambda/payment/rate-limit/shared-limiter';
 import type { RateLimit } from '../../shared/keys/rate-limit';
 import { CounterStoreDouble } from './counter-store-double';
 
@@ -44,6 +47,69 @@ export interface HotCounterReport {
   readonly calmRequests: number;
   readonly calmRefused: number;
 }
+
+/** DynamoDB's per-item ceiling, where the store double throttles. */
+export const DYNAMODB_WRITES_PER_SECOND_PER_ITEM = 1_000;
+
+/** 1,000 environments, 10 requests a second each (10,000 a second in all), reaching them over 3 s. */
+const THOUSAND_ENVIRONMENTS: HotCounterScenario = {
+  environments: 1_000,
+  limit: { perSecond: 100, burst: 100 },
+  perEnvironmentPerSecond: 10,
+  spreadMs: 3_000,
+  durationMs: 12_000,
+  calm: { limit: { perSecond: 10, burst: 10 }, perSecond: 2 },
+  writesPerSecondPerItem: DYNAMODB_WRITES_PER_SECOND_PER_ITEM,
+  seed: 17,
+};
+
+/**
+ * What a run shows: `within` the bound (no item reaches the ceiling, nothing fails open), `first-window` (a flood
+ * reaching every environment in one instant: the first window costs a write per environment, then within), or
+ * `beyond` it (environments newly reached faster than the bound allows: printed, not asserted).
+ */
+export type HotCounterExpectation = 'within' | 'first-window' | 'beyond';
+
+/** The runs the unit test asserts and the benchmark prints (the benchmark runs them longer). */
+export const HOT_COUNTER_RUNS: readonly {
+  readonly label: string;
+  readonly scenario: HotCounterScenario;
+  readonly expectation: HotCounterExpectation;
+}[] = [
+  {
+    label: '100/s, reaching the environments over 3 s',
+    scenario: THOUSAND_ENVIRONMENTS,
+    expectation: 'within',
+  },
+  {
+    label: `${REQUESTS_PER_SECOND_PER_ITEM}/s (the most one item counts), over 3 s`,
+    scenario: {
+      ...THOUSAND_ENVIRONMENTS,
+      limit: { perSecond: REQUESTS_PER_SECOND_PER_ITEM, burst: REQUESTS_PER_SECOND_PER_ITEM },
+    },
+    expectation: 'within',
+  },
+  {
+    label: '1,000/s (five items), over 3 s',
+    scenario: { ...THOUSAND_ENVIRONMENTS, limit: { perSecond: 1_000, burst: 1_000 } },
+    expectation: 'within',
+  },
+  {
+    label: '100/s, one request a second per environment, over 3 s',
+    scenario: { ...THOUSAND_ENVIRONMENTS, perEnvironmentPerSecond: 1 },
+    expectation: 'within',
+  },
+  {
+    label: '100/s, reaching all 1,000 in the same instant',
+    scenario: { ...THOUSAND_ENVIRONMENTS, spreadMs: 0 },
+    expectation: 'first-window',
+  },
+  {
+    label: '100/s, 2,000 environments reached over 6 s, 5 a second each',
+    scenario: { ...THOUSAND_ENVIRONMENTS, environments: 2_000, spreadMs: 6_000, perEnvironmentPerSecond: 5 },
+    expectation: 'beyond',
+  },
+];
 
 /** mulberry32: a small seeded generator, so a run is the same every time. */
 function seeded(seed: number): () => number {
