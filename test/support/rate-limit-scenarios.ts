@@ -139,7 +139,7 @@ export interface FloodReport {
 
 /** The app that floods, and how long before one of its windows starts the run starts. */
 const FLOOD_APP = 'flood';
-const FLOOD_LEAD_MS = 200;
+const FLOOD_LEAD_MS = 50;
 
 /** What each environment serves before the start: it loads the keys and opens its connections. */
 const WARM_UP = [requestOf('warmup', HASHED_APP_KEY)];
@@ -167,14 +167,13 @@ function perWholeSecond(invocations: readonly Invocation[], startAt: number, sec
  * environment offers its share of both apps' rates from one start instant for `durationMs`. The limiter gets
  * EMULATOR_LIMITER_DEADLINE_MS unless `bounds` is `production`, so moto's speed never shows as a fail-open.
  *
- * The run starts FLOOD_LEAD_MS before one of the flooding app's windows starts, so each whole second counted from
- * the start holds the start of one of its windows (of 1 s at the standard flood's limit) and the first 800 ms of
- * it, where that window fills, with 200 ms of lead for a request that started before the window and was checked
- * after. Counted from any other instant, a second can hold the end of one window's filling and the start of the
- * next's, and how a window's requests split between two seconds depends on how fast the machine answers them, not
- * on the limiter: a window of 10 that took 300 ms to fill on two busy cores showed as 4 in one second and 15 in the
- * next. The limit is enforced per window (window.ts); the first second, which holds the end of the window before,
- * is left out of the band.
+ * The run starts FLOOD_LEAD_MS (50 ms) before one of the flooding app's windows starts, so each whole second counted
+ * from the start holds the start of one of its windows and the first 950 ms of it, where that window fills. The 50
+ * ms are for a request timed as it starts just before a window and checked, a moment later, in it. Counted from any
+ * other instant, a second can hold the end of one window's filling and the start of the next's, and how a window's
+ * requests split between two seconds depends on how fast the machine answers them, not on the limiter: a window of
+ * 10 that took 300 ms to fill on two busy cores showed as 4 in one second and 15 in the next. The limit is enforced
+ * per window (window.ts); the first second, which holds the end of the window before, is left out of the band.
  */
 export async function runFlood(options: FloodOptions): Promise<FloodReport> {
   const run = randomUUID().slice(0, 8);
