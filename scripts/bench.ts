@@ -11,6 +11,7 @@
  * - limits: per-app rate limits (appRateLimit): the limiter's added latency per request (median, p99; under and
  *   over the limit), DynamoDB calls per request (one environment under the limit; several flooding at 6 times it,
  *   with the accepted requests per whole second), the payment bundle with and without limits;
+ * - monitor: one run of the key registry monitor over 1, 16, 64 and 256 shards at 80%: calls, time, logs written;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
  * - auth: the auth decision's cost per call.
  *
@@ -28,10 +29,11 @@ import { timeAuthenticate } from './bench/auth';
 import { bundle, callsPerTtl, coldStart, sizes } from './bench/bundles';
 import { faultTable, localServerFigures } from './bench/faults';
 import { limitLines } from './bench/limits';
+import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt, median, spread } from './bench/stats';
 
-const SECTIONS = ['bundle', 'cold', 'calls', 'faults', 'limits', 'secret', 'auth'] as const;
+const SECTIONS = ['bundle', 'cold', 'calls', 'faults', 'limits', 'monitor', 'secret', 'auth'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const COLD_RUNS = 3;
@@ -172,6 +174,15 @@ async function main(): Promise<void> {
   console.log('');
   if (['bundle', 'cold', 'calls', 'faults', 'limits'].some((name) => sections.has(name as Section))) {
     for (const line of await awsSections(sections)) console.log(line);
+  }
+  if (sections.has('monitor')) {
+    const moto = await startMoto();
+    try {
+      for (const line of await monitorLines(moto)) console.log(line);
+    } finally {
+      await moto.stop();
+    }
+    console.log('');
   }
   if (sections.has('secret')) {
     for (const line of secretSizeLines()) console.log(line);
