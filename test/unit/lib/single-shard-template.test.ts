@@ -12,6 +12,29 @@ import { SINGLE_SHARD_CONFIGURATIONS } from './fixtures/single-shard-configurati
  */
 const RECORDED = recorded as unknown as Readonly<Record<string, KeysTemplateParts>>;
 
+/** The key registry monitor is new: it reads the one secret as the payment Lambda does (lib/key-registry-monitor.ts). */
+const MONITOR = /^PaymentApiKeyRegistryMonitor/;
+
+/** The entries of a record whose key matches `pattern`, and the others. */
+function split<T>(
+  record: Readonly<Record<string, T>>,
+  pattern: RegExp,
+): { matching: Record<string, T>; others: Record<string, T> } {
+  const entries = Object.entries(record);
+  return {
+    matching: Object.fromEntries(entries.filter(([key]) => pattern.test(key))),
+    others: Object.fromEntries(entries.filter(([key]) => !pattern.test(key))),
+  };
+}
+
+/** The payment Lambda's statements on the secret and its key, as recorded. */
+function handlerKeysStatements(parts: KeysTemplateParts): unknown[] {
+  const [handlerPolicy] = Object.entries(parts.policies).filter(([id]) =>
+    id.startsWith('PaymentApiHandlerRole'),
+  );
+  return handlerPolicy?.[1].statements ?? [];
+}
+
 describe.each(Object.entries(SINGLE_SHARD_CONFIGURATIONS))('A one-shard stack with %s', (name, config) => {
   let before: KeysTemplateParts;
   let now: KeysTemplateParts;
@@ -37,10 +60,27 @@ describe.each(Object.entries(SINGLE_SHARD_CONFIGURATIONS))('A one-shard stack wi
   });
 
   it('keeps every grant on the secret and its KMS key, statement by statement, in the policies that held them', () => {
-    expect(now.policies).toEqual(before.policies);
+    expect(split(now.policies, MONITOR).others).toEqual(before.policies);
   });
 
   it('gives the payment (and rotation) function the same registry environment: the secret, nothing more', () => {
-    expect(now.functionEnvironments).toEqual(before.functionEnvironments);
+    expect(split(now.functionEnvironments, MONITOR).others).toEqual(before.functionEnvironments);
+  });
+
+  it('adds one reader, the key registry monitor: the payment Lambda’s read grant, its environment, and BatchGetSecretValue', () => {
+    // Arrange
+    const monitorPolicies = Object.values(split(now.policies, MONITOR).matching);
+    const monitorEnvironments = Object.values(split(now.functionEnvironments, MONITOR).matching);
+    const handlerEnvironment = Object.entries(before.functionEnvironments).find(([id]) =>
+      id.startsWith('PaymentApiHandler'),
+    )?.[1];
+
+    // Assert
+    expect(monitorPolicies).toHaveLength(1);
+    expect(monitorPolicies[0]?.statements).toEqual([
+      ...handlerKeysStatements(before),
+      { Action: 'secretsmanager:BatchGetSecretValue', Effect: 'Allow', Resource: '*' },
+    ]);
+    expect(monitorEnvironments).toEqual([handlerEnvironment]);
   });
 });
