@@ -14,7 +14,7 @@ import { generateKey, toDigestForm } from '../../shared/keys/key-material';
 import { secretRegistryLayout } from '../../shared/keys/registry';
 import { SECRET_MAX_BYTES, SECRET_WARNING_FILL_PERCENT } from '../../shared/keys/secret-size';
 import { createJsonLogger } from '../../shared/logger';
-import { motoSecretsManager, type MotoServer } from '../../test/support/moto';
+import { countCommands, motoSecretsManager, type MotoServer } from '../../test/support/moto';
 import { fmt, median } from './stats';
 
 const DAY_MS = 86_400_000;
@@ -43,14 +43,7 @@ function shardValue(shard: number): { value: string; apps: number } {
 
 async function oneRun(moto: MotoServer, shards: number): Promise<string> {
   const client = motoSecretsManager(moto);
-  let calls = 0;
-  client.middlewareStack.add(
-    (next, context) => (args) => {
-      if (context.commandName === BatchGetSecretValueCommand.name) calls += 1;
-      return next(args);
-    },
-    { step: 'initialize', name: 'countBatchCalls' },
-  );
+  const batchCalls = countCommands(client, BatchGetSecretValueCommand.name);
   try {
     const prefix = `bench/${randomUUID().slice(0, 8)}/keys/`;
     const values = Array.from({ length: shards }, (_, shard) => shardValue(shard));
@@ -90,7 +83,7 @@ async function oneRun(moto: MotoServer, shards: number): Promise<string> {
     const runMs = Date.now() - started;
     const apps = values.reduce((sum, { apps: count }) => sum + count, 0);
     return (
-      `| ${shards} | ${apps.toLocaleString('en-US')} | ${calls} | ${report.measuredShards} | ${fmt(runMs, 0)} | ` +
+      `| ${shards} | ${apps.toLocaleString('en-US')} | ${batchCalls.calls()} | ${report.measuredShards} | ${fmt(runMs, 0)} | ` +
       `${fmt(
         parseMs.reduce((sum, ms) => sum + ms, 0),
         0,

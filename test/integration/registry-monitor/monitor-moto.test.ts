@@ -10,7 +10,13 @@ import { secretRegistryLayout, type RegistryLayout } from '../../../shared/keys/
 import { shardOf } from '../../../shared/keys/shard';
 import { captureLogs } from '../../support/capture-logger';
 import { readEmfLines } from '../../support/emf';
-import { motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
+import {
+  countCommands,
+  motoSecretsManager,
+  startMoto,
+  type CommandCount,
+  type MotoServer,
+} from '../../support/moto';
 
 const KEY = 'test-monitor-moto-key-0123456789abcdef';
 const DAY_MS = 86_400_000;
@@ -25,20 +31,14 @@ describe('the key registry monitor against the Secrets Manager API (moto)', () =
   let moto: MotoServer;
   let client: SecretsManagerClient;
   let layout: RegistryLayout;
-  let batchCalls = 0;
+  let batchCalls: CommandCount;
   /** The apps of each shard, each in its own shard under 45. */
   const appsByShard = new Map<number, string[]>();
 
   beforeAll(async () => {
     moto = await startMoto();
     client = motoSecretsManager(moto);
-    client.middlewareStack.add(
-      (next, context) => (args) => {
-        if (context.commandName === BatchGetSecretValueCommand.name) batchCalls += 1;
-        return next(args);
-      },
-      { step: 'initialize', name: 'countBatchCalls' },
-    );
+    batchCalls = countCommands(client, BatchGetSecretValueCommand.name);
     for (
       let index = 0;
       appsByShard.size < SHARDS || [...appsByShard.values()].some((apps) => apps.length < 2);
@@ -88,7 +88,7 @@ describe('the key registry monitor against the Secrets Manager API (moto)', () =
     // Arrange
     const logs = captureLogs();
     const metricLines: string[] = [];
-    batchCalls = 0;
+    batchCalls.reset();
     const handler = createMonitorHandler({
       client,
       layout,
@@ -104,7 +104,7 @@ describe('the key registry monitor against the Secrets Manager API (moto)', () =
     const report = await handler();
 
     // Assert
-    expect(batchCalls).toBe(3);
+    expect(batchCalls.calls()).toBe(3);
     const measuredApps = [...appsByShard.entries()]
       .filter(([shard]) => ![12, 30, 41].includes(shard))
       .reduce((sum, [, apps]) => sum + apps.length, 0);

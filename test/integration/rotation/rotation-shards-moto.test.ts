@@ -15,7 +15,13 @@ import { ROTATION_STEPS, type RotationStep } from '../../../lambda/rotation/rota
 import { secretRegistryLayout } from '../../../shared/keys/registry';
 import { shardOf } from '../../../shared/keys/shard';
 import { captureLogs } from '../../support/capture-logger';
-import { motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
+import {
+  countCommands,
+  motoSecretsManager,
+  startMoto,
+  type CommandCount,
+  type MotoServer,
+} from '../../support/moto';
 
 const KEY = 'test-rotation-shards-key-0123456789abcdef';
 const UNHOSTED_FUNCTION_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:payment-api-rotation';
@@ -32,20 +38,14 @@ describe('scheduled rotation of every shard (moto)', () => {
   let client: SecretsManagerClient;
   let shardIds: readonly string[];
   let handler: RotationHandler;
-  let writes = 0;
+  let writes: CommandCount;
   const logs = captureLogs();
 
   beforeAll(async () => {
     moto = await startMoto();
     client = motoSecretsManager(moto);
     // Every write of a version, whatever step makes it: PutSecretValue is the only one.
-    client.middlewareStack.add(
-      (next, context) => (args) => {
-        if (context.commandName === PutSecretValueCommand.name) writes += 1;
-        return next(args);
-      },
-      { step: 'initialize', name: 'countWrites' },
-    );
+    writes = countCommands(client, PutSecretValueCommand.name);
     handler = createRotationHandler({ client, keep: 2, periodMs: 30 * 86_400_000, logger: logs.logger });
 
     const prefix = `payment-api/Rotated${randomUUID().slice(0, 8)}/keys/`;
@@ -120,14 +120,14 @@ describe('scheduled rotation of every shard (moto)', () => {
   it('writes one version of the shard it rotates, and nothing in the others', async () => {
     // Arrange
     const before = await versions();
-    writes = 0;
+    writes.reset();
 
     // Act
     const token = await rotate(2);
 
     // Assert
     const after = await versions();
-    expect(writes).toBe(1);
+    expect(writes.calls()).toBe(1);
     expect(after[2]).toEqual([...(before[2] ?? []), token].sort());
     expect([after[0], after[1], after[3]]).toEqual([before[0], before[1], before[3]]);
   });
@@ -135,7 +135,7 @@ describe('scheduled rotation of every shard (moto)', () => {
   it('writes one version per shard when every shard’s schedule comes due, on the one function', async () => {
     // Arrange
     const before = await versions();
-    writes = 0;
+    writes.reset();
 
     // Act
     const tokens: string[] = [];
@@ -143,14 +143,14 @@ describe('scheduled rotation of every shard (moto)', () => {
 
     // Assert
     const after = await versions();
-    expect(writes).toBe(SHARDS);
+    expect(writes.calls()).toBe(SHARDS);
     expect(after).toEqual(before.map((ids, shard) => [...ids, tokens[shard] ?? ''].sort()));
   });
 
   it('writes no more when Secrets Manager retries steps: createSecret twice, then the whole rotation again', async () => {
     // Arrange
     const before = await versions();
-    writes = 0;
+    writes.reset();
     const token = await beginRotation(1);
 
     // Act: a retried createSecret finds its own version; the steps run again once the rotation is complete.
@@ -160,7 +160,7 @@ describe('scheduled rotation of every shard (moto)', () => {
     for (const name of ROTATION_STEPS) await step(1, token, name);
 
     // Assert
-    expect(writes).toBe(1);
+    expect(writes.calls()).toBe(1);
     expect((await versions())[1]).toEqual([...(before[1] ?? []), token].sort());
   });
 
