@@ -13,7 +13,14 @@
  *   with the accepted requests per whole second), the payment bundle with and without limits;
  * - monitor: one run of the key registry monitor over 1, 16, 64 and 256 shards at 80%: calls, time, logs written;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
- * - auth: the auth decision's cost per call.
+ * - registry: the key registry over several secrets: apply of 10,000 new apps into 64 shards (PutSecretValue
+ *   calls counted at a proxy, and the time), 10,000 apps of the heaviest shape in 64 shards (the fullest shard's
+ *   fill), and how many one-key apps 256 shards hold;
+ * - auth: the auth decision's cost per call;
+ * - body: the body limit: a 6 MB body of nested arrays now (413) and parsed as before, time and peak RSS in fresh
+ *   processes; the handler's time for bodies at the limits;
+ * - timing: the handler's time per refusal cause (wrong key, unknown app, expired, another network) and the 401 log
+ *   line's, before and after a wrong key and an unknown app logged the same fields.
  *
  * Figures vary by machine; nothing here asserts them (the tests assert the bounds).
  */
@@ -28,12 +35,27 @@ import { synthesizeApp, type SynthesizedApp } from '../test/support/synth';
 import { timeAuthenticate } from './bench/auth';
 import { bundle, callsPerTtl, coldStart, sizes } from './bench/bundles';
 import { faultTable, localServerFigures } from './bench/faults';
+import { bodyLimitLines } from './bench/body-limit';
 import { limitLines } from './bench/limits';
+import { registryLines } from './bench/registry';
 import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt, median, spread } from './bench/stats';
+import { timingLines } from './bench/timing';
 
-const SECTIONS = ['bundle', 'cold', 'calls', 'faults', 'limits', 'monitor', 'secret', 'auth'] as const;
+const SECTIONS = [
+  'bundle',
+  'cold',
+  'calls',
+  'faults',
+  'limits',
+  'registry',
+  'monitor',
+  'secret',
+  'auth',
+  'body',
+  'timing',
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 const COLD_RUNS = 3;
@@ -87,11 +109,17 @@ async function coldStarts(setup: Setup, ours: string, peer: string, slimPeer: st
   return lines;
 }
 
+/** The sections that need moto and a synthesized app; `registry` and `monitor` need only moto. */
+const SYNTH_SECTIONS: readonly Section[] = ['bundle', 'cold', 'calls', 'faults', 'limits'];
+
 async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
   const work = mkdtempSync(join(tmpdir(), 'payment-bench-'));
   const moto = await startMoto();
   const lines: string[] = [];
   try {
+    if (sections.has('registry')) lines.push(...(await registryLines(moto)), '');
+    if (sections.has('monitor')) lines.push(...(await monitorLines(moto)), '');
+    if (!SYNTH_SECTIONS.some((name) => sections.has(name))) return lines;
     const app = await synthesizeApp(join(work, 'cdk.out'));
     const secretArn = await createMotoSecret(moto, 'bench/keys', SECRET_STRING);
     const setup: Setup = { work, moto, app, secretArn };
@@ -172,23 +200,22 @@ async function main(): Promise<void> {
   const sections = chosenSections(process.argv.slice(2));
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
-  if (['bundle', 'cold', 'calls', 'faults', 'limits'].some((name) => sections.has(name as Section))) {
+  if ([...SYNTH_SECTIONS, 'registry', 'monitor'].some((name) => sections.has(name as Section))) {
     for (const line of await awsSections(sections)) console.log(line);
-  }
-  if (sections.has('monitor')) {
-    const moto = await startMoto();
-    try {
-      for (const line of await monitorLines(moto)) console.log(line);
-    } finally {
-      await moto.stop();
-    }
-    console.log('');
   }
   if (sections.has('secret')) {
     for (const line of secretSizeLines()) console.log(line);
     console.log('');
   }
   if (sections.has('auth')) console.log(authLine());
+  if (sections.has('body')) {
+    console.log('');
+    for (const line of await bodyLimitLines()) console.log(line);
+  }
+  if (sections.has('timing')) {
+    console.log('');
+    for (const line of await timingLines()) console.log(line);
+  }
 }
 
 main().catch((error: unknown) => {

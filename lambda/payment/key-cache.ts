@@ -128,6 +128,8 @@ export class KeyCache implements KeyringProvider {
 
   private loaded: Loaded | undefined;
   private inFlight: Fetch | undefined;
+  /** A read asked for by reload(): requests wait for it, whatever the keys they would otherwise be served. */
+  private reloading: Fetch | undefined;
   /** When the last fetch that failed had started; cleared by a success. */
   private lastFailedStart: number | undefined;
 
@@ -150,7 +152,21 @@ export class KeyCache implements KeyringProvider {
     this.fetchNowIfAllowed();
   }
 
+  /**
+   * Reads the source again now, for a caller that knows it changed (the local server watching its key file): requests
+   * wait for this read rather than being served the keys it replaces. If it fails, the keys held are served as
+   * before, and the failure is logged as any refresh's.
+   */
+  reload(): void {
+    this.reloading = this.startFetch(this.now());
+  }
+
   async getKeys(): Promise<CurrentKeys> {
+    // A second reload while one is awaited replaces it: wait for the newest.
+    for (let reload = this.reloading; reload !== undefined; reload = this.reloading) {
+      await reload.result;
+      if (this.reloading === reload) this.reloading = undefined;
+    }
     const fresh = this.freshKeyring();
     if (fresh) return { keyring: fresh, stale: false };
 

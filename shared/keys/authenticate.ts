@@ -77,8 +77,8 @@ function comparisonsFor(keyring: Keyring): number {
  * The presented key is hashed, then compared with `timingSafeEqual` over equal-length (32-byte) digests the
  * same number of times for every request: as many times as the largest app has keys, padding with a dummy
  * digest, without stopping at a match. So neither the key, nor whether the app exists, nor how many keys it has
- * shows in the timing. The app's rules (expiry, then network) are judged only for the key that matched: they
- * depend on the key's id and the request, never on the presented key's content.
+ * shows in the timing. The app's network rule is checked for every request naming the app, the expiry (one
+ * comparison) only for the key that matched: neither depends on the presented key's content.
  */
 export function authenticate(credentials: Credentials, keyring: Keyring, facts: RequestFacts): AuthDecision {
   const presented = sha256(credentials.appKey);
@@ -92,14 +92,17 @@ export function authenticate(credentials: Credentials, keyring: Keyring, facts: 
     if (equal && candidate !== undefined && matched === undefined) matched = candidate;
   }
 
+  // The network is judged for every request that names a fenced app, whether or not its key matched: the check
+  // costs microseconds, and run for right keys only it would tell a right key refused for its network from a wrong
+  // one by the time the answer takes.
+  const sourceAllowed = app?.allowlist === undefined || app.allowlist.allows(facts.sourceIp);
+
   if (app === undefined) return { ok: false, reason: 'unknown_app' };
   if (matched === undefined) return { ok: false, reason: 'wrong_key' };
   const known = { appId: credentials.appId, keyId: matched.id };
   if (matched.expiresAt !== undefined && matched.expiresAt <= facts.now) {
     return { ok: false, reason: 'expired_key', ...known };
   }
-  if (app.allowlist !== undefined && !app.allowlist.allows(facts.sourceIp)) {
-    return { ok: false, reason: 'source_not_allowed', ...known };
-  }
+  if (!sourceAllowed) return { ok: false, reason: 'source_not_allowed', ...known };
   return { ok: true, ...known };
 }

@@ -107,7 +107,7 @@ function awsJsonError(res: ServerResponse, errors: ServiceErrors, error: Service
   res.end(body);
 }
 
-function readAll(stream: IncomingMessage): Promise<Buffer> {
+export function readAll(stream: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     stream.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -118,13 +118,17 @@ function readAll(stream: IncomingMessage): Promise<Buffer> {
   });
 }
 
-interface UpstreamAnswer {
+export interface UpstreamAnswer {
   readonly status: number;
   readonly headers: IncomingMessage['headers'];
   readonly body: Buffer;
 }
 
-function forward(targetPort: number, incoming: IncomingMessage, body: Buffer): Promise<UpstreamAnswer> {
+export function forward(
+  targetPort: number,
+  incoming: IncomingMessage,
+  body: Buffer,
+): Promise<UpstreamAnswer> {
   return new Promise((resolve, reject) => {
     const upstream = request(
       {
@@ -150,7 +154,7 @@ function forward(targetPort: number, incoming: IncomingMessage, body: Buffer): P
   });
 }
 
-function listen(server: Server, port: number): Promise<number> {
+export function listen(server: Server, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {
@@ -161,7 +165,7 @@ function listen(server: Server, port: number): Promise<number> {
   });
 }
 
-function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
+export function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
   for (const socket of sockets) socket.destroy();
   return new Promise((resolve) => {
     if (!server.listening) {

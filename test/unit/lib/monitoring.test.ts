@@ -223,7 +223,7 @@ const DEFAULT_ALARMS: [string, Record<string, unknown>][] = [
 ];
 
 describe('the metric names shared with the Lambda', () => {
-  it('are the sixteen names operators alarm on, the seven outcomes and the two measured levels among them', () => {
+  it('are the seventeen names operators alarm on, the eight outcomes and the two measured levels among them', () => {
     expect(Object.values(METRIC).sort()).toEqual(
       [
         'Accepted',
@@ -234,6 +234,7 @@ describe('the metric names shared with the Lambda', () => {
         'KeyRefreshFailed',
         'KeyRefreshSucceeded',
         'KeysExpiringSoon',
+        'PayloadTooLarge',
         'RateLimiterUnavailable',
         'SecretFill',
         'SourceNotAllowed',
@@ -250,6 +251,7 @@ describe('the metric names shared with the Lambda', () => {
         'Accepted',
         'BadRequest',
         'InternalError',
+        'PayloadTooLarge',
         'Throttled',
         'Unauthorized',
         'Unavailable',

@@ -313,7 +313,7 @@ describe('PaymentApi with default props', () => {
         'Fn::GetAtt': [accessLogsId, 'Arn'],
       });
       expect(format).toMatchObject({
-        requestId: '$context.requestId',
+        apiRequestId: '$context.requestId',
         httpMethod: '$context.httpMethod',
         resourcePath: '$context.resourcePath',
         status: '$context.status',
