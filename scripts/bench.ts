@@ -16,6 +16,7 @@
  *   against lazily (scripts/bench/registry.ts);
  * - registry-calls: GetSecretValue calls per TTL per environment under mixed loads of known and unknown app ids,
  *   against the distinct shards the requests named;
+ * - monitor: one run of the key registry monitor over 1, 16, 64 and 256 shards at 80%: calls, time, logs written;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
  * - registry: the key registry over several secrets: apply of 10,000 new apps into 64 shards (PutSecretValue
  *   calls counted at a proxy, and the time), 10,000 apps of the heaviest shape in 64 shards (the fullest shard's
@@ -43,6 +44,7 @@ import { bodyLimitLines } from './bench/body-limit';
 import { limitLines } from './bench/limits';
 import { registryLines } from './bench/registry';
 import { registryCallLines, registryColdLines } from './bench/registry-reads';
+import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt, median, spread } from './bench/stats';
 import { timingLines } from './bench/timing';
@@ -56,6 +58,7 @@ const SECTIONS = [
   'registry',
   'registry-cold',
   'registry-calls',
+  'monitor',
   'secret',
   'auth',
   'body',
@@ -114,7 +117,7 @@ async function coldStarts(setup: Setup, ours: string, peer: string, slimPeer: st
   return lines;
 }
 
-/** The sections that need moto and a synthesized app; `registry` needs only moto. */
+/** The sections that need moto and a synthesized app; `registry` and `monitor` need only moto. */
 const SYNTH_SECTIONS: readonly Section[] = [
   'bundle',
   'cold',
@@ -131,6 +134,7 @@ async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
   const lines: string[] = [];
   try {
     if (sections.has('registry')) lines.push(...(await registryLines(moto)), '');
+    if (sections.has('monitor')) lines.push(...(await monitorLines(moto)), '');
     if (!SYNTH_SECTIONS.some((name) => sections.has(name))) return lines;
     const app = await synthesizeApp(join(work, 'cdk.out'));
     const secretArn = await createMotoSecret(moto, 'bench/keys', SECRET_STRING);
@@ -218,7 +222,7 @@ async function main(): Promise<void> {
   const sections = chosenSections(process.argv.slice(2));
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
-  if ([...SYNTH_SECTIONS, 'registry'].some((name) => sections.has(name as Section))) {
+  if ([...SYNTH_SECTIONS, 'registry', 'monitor'].some((name) => sections.has(name as Section))) {
     for (const line of await awsSections(sections)) console.log(line);
   }
   if (sections.has('secret')) {

@@ -75,6 +75,7 @@ describe.each([
   ['payment', () => app.paymentAssetDir, 'GetSecretValue'],
   ['rate-limited payment', () => limitedApp.paymentAssetDir, 'UpdateItem'],
   ['rotation', () => app.rotationAssetDir, 'UpdateSecretVersionStage'],
+  ['key registry monitor', () => app.monitorAssetDir, 'BatchGetSecretValue'],
 ])('the %s bundle', (_name, assetDir, operation) => {
   it('is minified strict CommonJS, without a source map, with the AWS SDK inside', () => {
     const shape = bundleShape(assetDir(), operation);
@@ -685,5 +686,58 @@ describe('the bundled rotation Lambda in cdk.out', () => {
     expect(description.VersionIdsToStages?.[token]).toEqual(['AWSCURRENT']);
     expect(output).not.toContain(DEMO_KEY);
     client.destroy();
+  });
+});
+
+describe('the bundled key registry monitor in cdk.out', () => {
+  let moto: MotoServer;
+
+  beforeAll(async () => {
+    moto = await startMoto();
+  }, 60_000);
+
+  afterAll(async () => {
+    await moto.stop();
+  });
+
+  it('measures every shard of a registry in moto, with credentials from the environment, and emits its three metrics', async () => {
+    // Arrange: 3 shards under a prefix, as a stack names them; shard 2 holds no valid entry.
+    const prefix = `payment-api/Monitored-${randomUUID().slice(0, 8)}/keys/`;
+    const shardZero = await createMotoSecret(moto, `${prefix}zero`, SECRET_STRING);
+    await createMotoSecret(moto, `${prefix}shard-1`, '{}');
+    await createMotoSecret(moto, `${prefix}shard-2`, JSON.stringify({ broken: 42 }));
+
+    // Act
+    const { results, output } = await invokeAssetOutcomes(app.monitorAssetDir, [{}], {
+      ...moto.awsEnv,
+      KEYS_SECRET_ID: shardZero,
+      KEY_SHARDS: '3',
+      KEY_SHARD_NAME_PREFIX: prefix,
+      SERVICE_NAME: 'Monitored',
+    });
+
+    // Assert
+    expect(results).toEqual([
+      {
+        ok: true,
+        value: expect.objectContaining({
+          slots: 3,
+          calls: 1,
+          measuredShards: 2,
+          failedShards: [2],
+          apps: 3,
+        }) as unknown,
+      },
+    ]);
+    const { raw, lines } = readEmfLines(output);
+    expect(raw.map(emfProblems)).toEqual([[]]);
+    expect(lines[0]?.dimensions).toEqual({ Service: 'Monitored' });
+    expect(lines[0]?.samples).toEqual({
+      SecretFill: [(Buffer.byteLength(SECRET_STRING) / 65_536) * 100],
+      KeysExpiringSoon: [0],
+      KeyShardsUnreadable: [1],
+    });
+    expect(output).toContain('"message":"key shard measured"');
+    expect(output).not.toContain(DEMO_KEY);
   });
 });
