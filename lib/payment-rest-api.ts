@@ -242,12 +242,13 @@ export class PaymentRestApi extends apigateway.RestApi {
 /**
  * One JSON object per request, every value set by API Gateway itself: no headers (App-key travels in one) and
  * no caller-chosen text such as the user agent, which could break the JSON. Every value is quoted so a missing
- * one ("-") still parses.
+ * one ("-") still parses. API Gateway's request id is `apiRequestId`, as on the function's lines, so one filter
+ * finds a request in both log groups.
  */
 function accessLogFormat(): apigateway.AccessLogFormat {
   const F = apigateway.AccessLogField;
   const fields: Record<string, string> = {
-    requestId: F.contextRequestId(),
+    apiRequestId: F.contextRequestId(),
     extendedRequestId: F.contextExtendedRequestId(),
     requestTime: F.contextRequestTime(),
     sourceIp: F.contextIdentitySourceIp(),

@@ -15,8 +15,21 @@
  *   throttled or the store black-holed (bench/limiter-stress.ts);
  * - hot-counter: 1,000 environments flooding one app against a store with DynamoDB's per-item ceiling, simulated
  *   (bench/hot-counter.ts; no moto);
+ * - registry-cold: the key registry over shards: time to the first 200 with 10,000 apps of the heaviest shape in 64
+ *   shards, side by side with a 3-app single secret and today's full single secret, and entries built eagerly
+ *   against lazily (scripts/bench/registry.ts);
+ * - registry-calls: GetSecretValue calls per TTL per environment under mixed loads of known and unknown app ids,
+ *   against the distinct shards the requests named;
+ * - monitor: one run of the key registry monitor over 1, 16, 64 and 256 shards at 80%: calls, time, logs written;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
- * - auth: the auth decision's cost per call.
+ * - registry: the key registry over several secrets: apply of 10,000 new apps into 64 shards (PutSecretValue
+ *   calls counted at a proxy, and the time), 10,000 apps of the heaviest shape in 64 shards (the fullest shard's
+ *   fill), and how many one-key apps 256 shards hold;
+ * - auth: the auth decision's cost per call;
+ * - body: the body limit: a 6 MB body of nested arrays now (413) and parsed as before, time and peak RSS in fresh
+ *   processes; the handler's time for bodies at the limits;
+ * - timing: the handler's time per refusal cause (wrong key, unknown app, expired, another network) and the 401 log
+ *   line's, before and after a wrong key and an unknown app logged the same fields.
  *
  * Figures vary by machine; nothing here asserts them (the tests assert the bounds).
  */
@@ -31,11 +44,16 @@ import { synthesizeApp, type SynthesizedApp } from '../test/support/synth';
 import { timeAuthenticate } from './bench/auth';
 import { bundle, callsPerTtl, coldStart, sizes } from './bench/bundles';
 import { faultTable, localServerFigures } from './bench/faults';
+import { bodyLimitLines } from './bench/body-limit';
 import { hotCounterLines } from './bench/hot-counter';
 import { limiterStressLines } from './bench/limiter-stress';
 import { limitLines } from './bench/limits';
+import { registryLines } from './bench/registry';
+import { registryCallLines, registryColdLines } from './bench/registry-reads';
+import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt, median, spread } from './bench/stats';
+import { timingLines } from './bench/timing';
 
 const SECTIONS = [
   'bundle',
@@ -45,11 +63,15 @@ const SECTIONS = [
   'limits',
   'limiter-stress',
   'hot-counter',
+  'registry',
+  'registry-cold',
+  'registry-calls',
+  'monitor',
   'secret',
   'auth',
+  'body',
+  'timing',
 ] as const;
-/** The sections that need moto and a synthesized app. */
-const AWS_SECTIONS: readonly Section[] = ['bundle', 'cold', 'calls', 'faults', 'limits', 'limiter-stress'];
 type Section = (typeof SECTIONS)[number];
 
 const COLD_RUNS = 3;
@@ -103,11 +125,31 @@ async function coldStarts(setup: Setup, ours: string, peer: string, slimPeer: st
   return lines;
 }
 
+/**
+ * The sections that need moto and a synthesized app; `registry`, `monitor` and `limiter-stress` (which synthesizes
+ * its own) need only moto.
+ */
+const SYNTH_SECTIONS: readonly Section[] = [
+  'bundle',
+  'cold',
+  'calls',
+  'faults',
+  'limits',
+  'registry-cold',
+  'registry-calls',
+];
+
 async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
   const work = mkdtempSync(join(tmpdir(), 'payment-bench-'));
   const moto = await startMoto();
   const lines: string[] = [];
   try {
+    if (sections.has('registry')) lines.push(...(await registryLines(moto)), '');
+    if (sections.has('monitor')) lines.push(...(await monitorLines(moto)), '');
+    if (sections.has('limiter-stress')) {
+      lines.push('The limiter under stress:', ...(await limiterStressLines(moto, work)), '');
+    }
+    if (!SYNTH_SECTIONS.some((name) => sections.has(name))) return lines;
     const app = await synthesizeApp(join(work, 'cdk.out'));
     const secretArn = await createMotoSecret(moto, 'bench/keys', SECRET_STRING);
     const setup: Setup = { work, moto, app, secretArn };
@@ -157,8 +199,11 @@ async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
         ...(await limitLines(moto, work, app.paymentAssetDir)),
       );
     }
-    if (sections.has('limiter-stress')) {
-      lines.push('The limiter under stress:', ...(await limiterStressLines(moto, work)), '');
+    if (sections.has('registry-cold')) {
+      lines.push('Key registry over shards, cold start:', ...(await registryColdLines(moto, work, ours)), '');
+    }
+    if (sections.has('registry-calls')) {
+      lines.push('Key registry over shards, calls:', ...(await registryCallLines(moto, work, ours)), '');
     }
   } finally {
     killAllLocalServers();
@@ -191,7 +236,9 @@ async function main(): Promise<void> {
   const sections = chosenSections(process.argv.slice(2));
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
-  if (AWS_SECTIONS.some((name) => sections.has(name))) {
+  if (
+    [...SYNTH_SECTIONS, 'registry', 'monitor', 'limiter-stress'].some((name) => sections.has(name as Section))
+  ) {
     for (const line of await awsSections(sections)) console.log(line);
   }
   if (sections.has('hot-counter')) {
@@ -203,6 +250,14 @@ async function main(): Promise<void> {
     console.log('');
   }
   if (sections.has('auth')) console.log(authLine());
+  if (sections.has('body')) {
+    console.log('');
+    for (const line of await bodyLimitLines()) console.log(line);
+  }
+  if (sections.has('timing')) {
+    console.log('');
+    for (const line of await timingLines()) console.log(line);
+  }
 }
 
 main().catch((error: unknown) => {

@@ -1,18 +1,20 @@
 /**
  * The payment Lambda as both entry points build it (index.ts without rate limits, rate-limited.ts with them).
- * Called once, at module scope: everything here lives for the execution environment (the SDK clients, the key
- * cache, and the first fetch of the keys, started now so it overlaps the rest of the cold start).
+ * Called once, at module scope: everything here lives for the execution environment (the SDK clients, one key
+ * cache per shard of the registry, each created when a request first needs it, and, with one secret, its first
+ * fetch, started now so it overlaps the rest of the cold start).
  */
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { createJsonLogger } from '../../shared/logger';
 import { createHandler, type RequestLimits } from './create-handler';
 import { createEmfMetrics } from './emf-metrics';
-import { KeyCache } from './key-cache';
+import type { EntryBuilding } from './key-cache';
 import { METRIC } from './metric-names';
 import { readRequestId } from './proxy-request';
 import { refreshMetrics } from './refresh-metrics';
-import { secretsManagerSource } from './secrets-manager-source';
+import { createPaymentSecretsManagerClient, secretsManagerSource } from './secrets-manager-source';
 import { readLambdaSettings } from './settings';
+import { ShardedKeys } from './sharded-keys';
 
 export type LambdaHandler = (
   event: unknown,
@@ -22,6 +24,8 @@ export type LambdaHandler = (
 export interface LambdaOptions {
   /** Per-app rate limits. Default: none. */
   readonly limits?: RequestLimits;
+  /** How shards become keyrings. Default: ShardedKeys' (eager for one secret, lazy for several); the bench compares. */
+  readonly entryBuilding?: EntryBuilding;
 }
 
 /**
@@ -36,16 +40,20 @@ export function composeLambdaHandler(options: LambdaOptions = {}): LambdaHandler
     namespace: settings.metricsNamespace,
     serviceName: settings.serviceName,
   });
-  const keys = new KeyCache({
-    source: secretsManagerSource(settings.secretId),
+  // One client for every shard: one connection pool, one set of bounds.
+  const client = createPaymentSecretsManagerClient();
+  const { limits, entryBuilding } = options;
+  const keys = new ShardedKeys({
+    layout: settings.registry,
+    sourceFor: (_index, secretId) => secretsManagerSource(secretId, client),
     logger,
     ttlMs: settings.ttlMs,
     maxStaleMs: settings.maxStaleMs,
-    observer: refreshMetrics(metrics, { keyExpiryWarningMs: settings.keyExpiryWarningMs }),
+    observer: refreshMetrics(metrics),
+    ...(entryBuilding === undefined ? {} : { entryBuilding }),
   });
   keys.warm();
 
-  const { limits } = options;
   const handle = createHandler({ keys, logger, metrics, ...(limits === undefined ? {} : { limits }) });
   let coldStart = true;
 

@@ -47,7 +47,12 @@ export type PaymentHandler = (event: unknown) => Promise<APIGatewayProxyResult>;
 /** The metric each refusal counts under. */
 const REFUSAL_METRICS: Readonly<
   Record<
-    'unauthorized' | 'tooManyRequests' | 'unavailable' | 'unsupportedMediaType' | 'badRequest',
+    | 'unauthorized'
+    | 'tooManyRequests'
+    | 'unavailable'
+    | 'unsupportedMediaType'
+    | 'payloadTooLarge'
+    | 'badRequest',
     CountedMetricName
   >
 > = {
@@ -56,6 +61,7 @@ const REFUSAL_METRICS: Readonly<
   // Only the limiter's, failing closed; keys that cannot be read are an error, logged as one below.
   unavailable: METRIC.unavailable,
   unsupportedMediaType: METRIC.unsupportedMediaType,
+  payloadTooLarge: METRIC.payloadTooLarge,
   badRequest: METRIC.badRequest,
 };
 
@@ -83,16 +89,18 @@ const KEY_RULE_METRICS: Readonly<Record<KeyRuleFailureReason, CountedMetricName>
 };
 
 /**
- * What a 401's log line may say of the caller. The app id only when it names a real app: an unknown one is whatever
- * the caller sent (a key, even). A key that matched but was refused by a rule is named by its id, so the saved query
- * can tell which partner still uses an expired key or calls from a new network.
+ * What a 401's log line may say of the caller, after the keys were compared: always the same two fields, `appId` and
+ * `keyId`, so a wrong key for a real app and any key for an unknown app write lines of one shape and cost the same
+ * to log. The app id only when it names a real app, else null: an unknown one is whatever the caller sent (a key,
+ * even). The key id only for a key that matched but was refused by a rule, so the saved query can tell which
+ * partner still uses an expired key or calls from a new network.
  */
 function refusedCaller(decision: Extract<AuthDecision, { ok: false }>, sentAppId: string): LogFields {
   switch (decision.reason) {
     case 'unknown_app':
-      return {};
+      return { appId: null, keyId: null };
     case 'wrong_key':
-      return { appId: sentAppId };
+      return { appId: sentAppId, keyId: null };
     case 'expired_key':
     case 'source_not_allowed':
       return { appId: decision.appId, keyId: decision.keyId };
@@ -101,7 +109,7 @@ function refusedCaller(decision: Extract<AuthDecision, { ok: false }>, sentAppId
 
 /**
  * The POST /payment handler: authentication first (one 401 for every cause), then the app's rate limit (429), then
- * the media type (415), then the body (400). Only an authenticated request counts against an app's limit, so
+ * the media type (415), then the body: its size (413, before any parsing), then its content (400). Only an authenticated request counts against an app's limit, so
  * nobody without the key can spend a partner's budget. The event is never logged whole (it carries App-key); each
  * request logs one line with its outcome and counts one outcome metric. Whatever the event holds, the answer is one
  * of those statuses, or 503 when keys (or, failing closed, the limiter) cannot be read.
@@ -134,7 +142,7 @@ export function createHandler({
       if (!credentials.ok)
         return refuse('unauthorized', { reason: credentials.reason }, UNAUTHORIZED_HEADERS);
 
-      const { keyring, stale } = await keys.getKeys();
+      const { keyring, stale } = await keys.getKeys(credentials.credentials.appId);
       if (stale) metrics.count(METRIC.staleKeysServed);
       const keysUsed: LogFields = stale ? { staleKeys: true } : {};
       const decision = authenticate(credentials.credentials, keyring, {
@@ -189,8 +197,12 @@ export function createHandler({
       if (mediaTypeProblem !== undefined) {
         return refuse('unsupportedMediaType', { ...caller, reason: mediaTypeProblem }, limitHeaders);
       }
+      // The size is judged before any parsing, so no body costs memory or time in proportion to its size.
       const body = readJsonBody(request.body);
-      if (!body.ok) return refuse('badRequest', { ...caller, reason: body.problem }, limitHeaders);
+      if (!body.ok) {
+        const refusal = body.problem === 'body_too_large' ? 'payloadTooLarge' : 'badRequest';
+        return refuse(refusal, { ...caller, reason: body.problem }, limitHeaders);
+      }
 
       logger.info('request accepted', { ...context, ...caller, status: 200 });
       metrics.count(METRIC.accepted);

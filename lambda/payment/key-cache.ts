@@ -6,6 +6,7 @@ import {
   type Keyring,
   type KeyringProblem,
 } from '../../shared/keys/keyring';
+import { parseKeyringLazily } from '../../shared/keys/lazy-keyring';
 import { secretSize, type SecretSize } from '../../shared/keys/secret-size';
 
 /** Where the secret's text comes from: Secrets Manager in AWS, a JSON file for the local server. */
@@ -24,10 +25,28 @@ export interface CurrentKeys {
   readonly stale: boolean;
 }
 
-/** What the handler needs: the keys to check against, or KeysUnavailableError. */
+/**
+ * What the handler needs: the keys to check the app's request against, or KeysUnavailableError. With one secret
+ * the app id changes nothing (a KeyCache ignores it); with several, it says which shard to read (ShardedKeys).
+ */
 export interface KeyringProvider {
-  getKeys(): Promise<CurrentKeys>;
+  getKeys(appId: string): Promise<CurrentKeys>;
 }
+
+/** The keys served, with the window in which Secrets Manager read them (for comparing two shards' copies). */
+export interface KeysRead extends CurrentKeys {
+  /** The copy is no older than this: its fetch started then (epoch ms). */
+  readonly readNotBefore: number;
+  /** ... and no newer than this: its fetch ended then. */
+  readonly readNotAfter: number;
+}
+
+/**
+ * How a loaded secret becomes a keyring: `eager` builds every app's entry at load (one secret: a malformed entry is
+ * logged as soon as the secret loads); `lazy` only parses the JSON and builds an entry when a request first asks
+ * for its app (several shards: a cold start pays for one entry, not a shard's worth; see lazy-keyring.ts).
+ */
+export type EntryBuilding = 'eager' | 'lazy';
 
 /** What a successful refresh loaded: the keyring, and the size of the text it came from (never the text). */
 export interface RefreshedKeys {
@@ -49,6 +68,10 @@ export class KeysUnavailableError extends Error {
 export interface KeyCacheOptions {
   readonly source: SecretSource;
   readonly logger: Logger;
+  /** The shard this cache holds, in a registry of several: added to each of its log lines. */
+  readonly shard?: number;
+  /** Default 'eager'. */
+  readonly entryBuilding?: EntryBuilding;
   /** How long a loaded keyring is used before the source is asked again. */
   readonly ttlMs: number;
   /** How long past its TTL a keyring may still be served while refreshes fail. */
@@ -78,15 +101,22 @@ export const KEY_CACHE_DEFAULTS = {
  */
 const FROZEN_FETCH_GRACE_MS = 1_000;
 
+/**
+ * A keyring and when it was read. Its age counts from the start of its fetch, not the end: Secrets Manager read the
+ * secret somewhere in between, so a keyring younger than the TTL by this clock reflects the secret as it was less
+ * than a TTL ago, however long the fetch took (a fetch frozen with its environment included). A reshard relies on
+ * that: once it has waited a TTL after copying an app to its new shard, every fresh copy of that shard holds it.
+ */
 interface Loaded {
   readonly keyring: Keyring;
-  readonly loadedAt: number;
+  readonly readNotBefore: number;
+  readonly readNotAfter: number;
 }
 
 interface Fetch {
   readonly startedAt: number;
-  /** The new keyring, or undefined when the fetch failed. Never rejects. */
-  readonly result: Promise<Keyring | undefined>;
+  /** The new keys, or undefined when the fetch failed. Never rejects. */
+  readonly result: Promise<Loaded | undefined>;
 }
 
 const NEVER_LOADED = 'keys have never loaded';
@@ -98,7 +128,8 @@ const NO_OBSERVER: RefreshObserver = {
 };
 
 /**
- * Caches the parsed keyring at module scope of the Lambda (or the local server's process).
+ * Caches the parsed keyring of one secret (one shard of the registry) at module scope of the Lambda (or the local
+ * server's process). Its age counts from the start of the fetch that read it.
  *
  * - Fresh (younger than the TTL): served from memory.
  * - Due, with the last good keyring still within TTL + maxStale: a refresh starts (one in flight at a time) and
@@ -117,6 +148,9 @@ const NO_OBSERVER: RefreshObserver = {
 export class KeyCache implements KeyringProvider {
   private readonly source: SecretSource;
   private readonly logger: Logger;
+  /** `{ shard: n }` on every line this cache logs, or nothing when built without a shard (tests, the local server). */
+  private readonly shardField: { readonly shard?: number };
+  private readonly entryBuilding: EntryBuilding;
   private readonly observer: RefreshObserver;
   private readonly ttlMs: number;
   private readonly maxStaleMs: number;
@@ -128,12 +162,16 @@ export class KeyCache implements KeyringProvider {
 
   private loaded: Loaded | undefined;
   private inFlight: Fetch | undefined;
+  /** A read asked for by reload(): requests wait for it, whatever the keys they would otherwise be served. */
+  private reloading: Fetch | undefined;
   /** When the last fetch that failed had started; cleared by a success. */
   private lastFailedStart: number | undefined;
 
   constructor(options: KeyCacheOptions) {
     this.source = options.source;
     this.logger = options.logger;
+    this.shardField = options.shard === undefined ? {} : { shard: options.shard };
+    this.entryBuilding = options.entryBuilding ?? 'eager';
     this.observer = options.observer ?? NO_OBSERVER;
     this.ttlMs = options.ttlMs;
     this.maxStaleMs = options.maxStaleMs;
@@ -150,46 +188,80 @@ export class KeyCache implements KeyringProvider {
     this.fetchNowIfAllowed();
   }
 
+  /**
+   * Reads the source again now, for a caller that knows it changed (the local server watching its key file): requests
+   * wait for this read rather than being served the keys it replaces. If it fails, the keys held are served as
+   * before, and the failure is logged as any refresh's.
+   */
+  reload(): void {
+    this.reloading = this.startFetch(this.now());
+  }
+
   async getKeys(): Promise<CurrentKeys> {
-    const fresh = this.freshKeyring();
-    if (fresh) return { keyring: fresh, stale: false };
+    const { keyring, stale } = await this.read();
+    return { keyring, stale };
+  }
+
+  /** getKeys, with when the keys served were read. */
+  async read(): Promise<KeysRead> {
+    // A second reload while one is awaited replaces it: wait for the newest.
+    for (let reload = this.reloading; reload !== undefined; reload = this.reloading) {
+      await reload.result;
+      if (this.reloading === reload) this.reloading = undefined;
+    }
+    const fresh = this.freshLoad();
+    if (fresh) return served(fresh, false);
 
     const fetch = this.fetchNowIfAllowed();
-    if (this.staleKeyring() !== undefined) return this.preferFresh(fetch);
+    if (this.staleLoad() !== undefined) return this.preferFresh(fetch);
     return this.awaitFetch(fetch);
   }
 
+  /**
+   * The newest keys this cache can get by the rules: it waits for the fetch in flight (to its end, within the fetch's
+   * deadline); with none in flight and its copy past the TTL, it starts one, as a request would, and waits for it.
+   * Undefined when nothing usable remains. For a lookup that must not refuse an app missing from stale keys while
+   * newer keys are on their way (ShardedKeys during a reshard); it never fetches more often than requests would.
+   */
+  async newest(): Promise<KeysRead | undefined> {
+    const fetch = this.freshLoad() === undefined ? this.fetchNowIfAllowed() : this.inFlight;
+    const remainingMs = fetch ? fetch.startedAt + this.abandonAfterMs - this.now() : 0;
+    if (fetch && remainingMs > 0) await raceWithTimeout(fetch.result, remainingMs, () => undefined);
+    const usable = this.staleLoad();
+    return usable && served(usable, this.freshLoad() === undefined);
+  }
+
   /** Stale keys are usable: wait for the refresh only within its budget. */
-  private async preferFresh(fetch: Fetch | undefined): Promise<CurrentKeys> {
+  private async preferFresh(fetch: Fetch | undefined): Promise<KeysRead> {
     if (fetch) {
       const waitMs = fetch.startedAt + this.refreshWaitMs - this.now();
       const refreshed = waitMs > 0 ? await raceWithTimeout(fetch.result, waitMs, () => undefined) : undefined;
-      if (refreshed) return { keyring: refreshed, stale: false };
+      if (refreshed) return served(refreshed, false);
     }
-    const fresh = this.freshKeyring();
-    if (fresh) return { keyring: fresh, stale: false };
-    const stale = this.staleKeyring();
-    if (stale) return { keyring: stale, stale: true };
+    const fresh = this.freshLoad();
+    if (fresh) return served(fresh, false);
+    const stale = this.staleLoad();
+    if (stale) return served(stale, true);
     // The staleness bound passed while this request waited.
     return this.awaitFetch(this.fetchNowIfAllowed());
   }
 
   /** Nothing usable: the outcome of a fetch decides. */
-  private async awaitFetch(fetch: Fetch | undefined): Promise<CurrentKeys> {
-    const keyring = fetch ? await fetch.result : undefined;
-    if (keyring) return { keyring, stale: false };
+  private async awaitFetch(fetch: Fetch | undefined): Promise<KeysRead> {
+    const loaded = fetch ? await fetch.result : undefined;
+    if (loaded) return served(loaded, false);
     throw new KeysUnavailableError(this.loaded ? TOO_STALE : NEVER_LOADED);
   }
 
-  private freshKeyring(): Keyring | undefined {
+  private freshLoad(): Loaded | undefined {
     const loaded = this.loaded;
-    return loaded && this.now() - loaded.loadedAt < this.ttlMs ? loaded.keyring : undefined;
+    return loaded && this.now() - loaded.readNotBefore < this.ttlMs ? loaded : undefined;
   }
 
-  private staleKeyring(): Keyring | undefined {
+  private staleLoad(): Loaded | undefined {
     const loaded = this.loaded;
     if (loaded === undefined) return undefined;
-    return this.now() - loaded.loadedAt < this.ttlMs + this.maxStaleMs ? loaded.keyring : undefined;
+    return this.now() - loaded.readNotBefore < this.ttlMs + this.maxStaleMs ? loaded : undefined;
   }
 
   /** The fetch in flight, else a new one unless a recent failure says wait; undefined while waiting. */
@@ -197,7 +269,7 @@ export class KeyCache implements KeyringProvider {
     const now = this.now();
     if (this.inFlight && now - this.inFlight.startedAt <= this.abandonAfterMs) return this.inFlight;
     if (this.lastFailedStart !== undefined) {
-      const spacing = this.staleKeyring() === undefined ? this.unavailableRetryMs : this.staleRetryMs;
+      const spacing = this.staleLoad() === undefined ? this.unavailableRetryMs : this.staleRetryMs;
       if (now - this.lastFailedStart < spacing) return undefined;
     }
     return this.startFetch(now);
@@ -210,10 +282,11 @@ export class KeyCache implements KeyringProvider {
         (keyring) => {
           // A fetch abandoned for a newer one must not install older keys over the newer fetch's.
           if (this.inFlight !== fetch) return undefined;
-          this.loaded = { keyring, loadedAt: this.now() };
+          const loaded: Loaded = { keyring, readNotBefore: startedAt, readNotAfter: this.now() };
+          this.loaded = loaded;
           this.lastFailedStart = undefined;
           this.inFlight = undefined;
-          return keyring;
+          return loaded;
         },
         () => {
           if (this.inFlight !== fetch) return undefined;
@@ -231,13 +304,14 @@ export class KeyCache implements KeyringProvider {
   private async load(startedAt: number): Promise<Keyring> {
     try {
       const text = await this.source.fetchSecretString();
-      const { keyring, problems } = parseKeyring(text);
+      const { keyring, problems, counted } = this.parse(text);
       const size = secretSize(text);
       this.logMalformedEntries(problems);
       this.observer.refreshSucceeded({ keyring, secretSize: size });
       this.logger.info('keys loaded', {
+        ...this.shardField,
         source: this.source.description,
-        apps: keyring.size,
+        ...counted,
         secretBytes: size.bytes,
         durationMs: this.now() - startedAt,
       });
@@ -248,24 +322,53 @@ export class KeyCache implements KeyringProvider {
       this.observer.refreshFailed();
       const loaded = this.loaded;
       this.logger.error('keys refresh failed', {
+        ...this.shardField,
         source: this.source.description,
         error: describeError(error),
         durationMs: this.now() - startedAt,
-        servingStaleKeys: this.staleKeyring() !== undefined,
-        staleKeysAgeSeconds: loaded ? Math.round((this.now() - loaded.loadedAt) / 1000) : undefined,
+        servingStaleKeys: this.staleLoad() !== undefined,
+        staleKeysAgeSeconds: loaded ? Math.round((this.now() - loaded.readNotBefore) / 1000) : undefined,
       });
       throw error;
     }
+  }
+
+  /** The keyring and what its load log line counts: usable apps when built whole, members when built lazily. */
+  private parse(text: string): {
+    readonly keyring: Keyring;
+    readonly problems: readonly KeyringProblem[];
+    readonly counted: { readonly apps: number } | { readonly entries: number };
+  } {
+    if (this.entryBuilding === 'eager') {
+      const { keyring, problems } = parseKeyring(text);
+      return { keyring, problems, counted: { apps: keyring.size } };
+    }
+    const { keyring, problems, entries } = parseKeyringLazily(text, {
+      onProblems: (later) => {
+        this.logMalformedEntries(later);
+      },
+    });
+    return { keyring, problems, counted: { entries } };
   }
 
   /** By position only, never the app id: whatever it looks like, it may be a key pasted in the wrong place. */
   private logMalformedEntries(problems: readonly KeyringProblem[]): void {
     for (const problem of problems) {
       this.logger.error('malformed key entry ignored', {
+        ...this.shardField,
         entryPosition: problem.entryPosition,
         keyPosition: problem.keyPosition,
         reason: problem.reason,
       });
     }
   }
+}
+
+function served(loaded: Loaded, stale: boolean): KeysRead {
+  return {
+    keyring: loaded.keyring,
+    stale,
+    readNotBefore: loaded.readNotBefore,
+    readNotAfter: loaded.readNotAfter,
+  };
 }

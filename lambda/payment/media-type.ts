@@ -146,8 +146,13 @@ export function parseMediaType(fieldValue: string): MediaType | undefined {
   return { type: type.toLowerCase(), subtype: subtype.toLowerCase(), parameters };
 }
 
-/** Why a request's Content-Type is refused (415); for logs. */
-export type ContentTypeProblem = 'missing' | 'repeated' | 'malformed' | 'not_json' | 'charset_not_utf8';
+/** Why a request's Content-Type is refused (415); for logs. Names no 400 reason uses (`not_json` is the body's). */
+export type ContentTypeProblem =
+  | 'missing_content_type'
+  | 'repeated_content_type'
+  | 'malformed_content_type'
+  | 'not_application_json'
+  | 'charset_not_utf8';
 
 /**
  * Only `application/json` is JSON (any case, any well-formed parameters). A `charset` parameter, which RFC 8259
@@ -157,11 +162,11 @@ export type ContentTypeProblem = 'missing' | 'repeated' | 'malformed' | 'not_jso
  */
 export function contentTypeProblem(values: readonly string[]): ContentTypeProblem | undefined {
   const [value] = values;
-  if (value === undefined) return 'missing';
-  if (values.length > 1) return 'repeated';
+  if (value === undefined) return 'missing_content_type';
+  if (values.length > 1) return 'repeated_content_type';
   const mediaType = parseMediaType(value);
-  if (mediaType === undefined) return 'malformed';
-  if (mediaType.type !== 'application' || mediaType.subtype !== 'json') return 'not_json';
+  if (mediaType === undefined) return 'malformed_content_type';
+  if (mediaType.type !== 'application' || mediaType.subtype !== 'json') return 'not_application_json';
   const charsets = mediaType.parameters.filter((parameter) => parameter.name === 'charset');
   if (charsets.some((charset) => charset.value.toLowerCase() !== 'utf-8')) return 'charset_not_utf8';
   return undefined;

@@ -8,14 +8,16 @@
  * (MEASURED_METRICS) are levels sampled at each key refresh, read with Maximum.
  */
 export const METRIC = {
-  /** One of the seven outcomes below per request: 200. */
+  /** One of the eight outcomes below per request: 200. */
   accepted: 'Accepted',
   /** 401: credentials missing, sent twice, unknown app, wrong key, expired key or a network not allowed. */
   unauthorized: 'Unauthorized',
   /** 415: authenticated, but the Content-Type is not application/json. */
   unsupportedMediaType: 'UnsupportedMediaType',
-  /** 400: authenticated, but the body is not JSON. */
+  /** 400: authenticated, but the body is not JSON, or nests too deep. */
   badRequest: 'BadRequest',
+  /** 413: authenticated, but the body is over the contract's limit (64 KiB); refused before it is parsed. */
+  payloadTooLarge: 'PayloadTooLarge',
   /** 503: the keys cannot be read and no usable copy is cached. */
   unavailable: 'Unavailable',
   /** 500: an unexpected error in the handler. */
@@ -61,6 +63,7 @@ export const OUTCOME_METRICS: readonly CountedMetricName[] = [
   METRIC.unauthorized,
   METRIC.unsupportedMediaType,
   METRIC.badRequest,
+  METRIC.payloadTooLarge,
   METRIC.unavailable,
   METRIC.internalError,
   METRIC.throttled,

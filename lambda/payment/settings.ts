@@ -1,7 +1,11 @@
+import { readRegistryLayout, type RegistryLayout } from '../../shared/keys/registry';
 import { parseLogLevel, type LogLevel } from '../../shared/logger';
 import { DEFAULT_METRICS_NAMESPACE, METRICS_ENV } from './metric-names';
 
-/** Environment variable names, shared with the stack that sets them. */
+/**
+ * Environment variable names, shared with the stack that sets them. The registry's own (KEY_SHARDS, ...) are
+ * REGISTRY_ENV in shared/keys/registry.ts; KEYS_SECRET_ID is its shard 0, the one secret before shards.
+ */
 export const ENV = {
   secretId: 'KEYS_SECRET_ID',
   cacheTtlSeconds: 'KEY_CACHE_TTL_SECONDS',
@@ -37,9 +41,8 @@ export interface KeyCacheSettings {
 }
 
 export interface LambdaSettings extends KeyCacheSettings {
-  readonly secretId: string;
-  /** Keys that expire within this window of a refresh are counted in `KeysExpiringSoon`. */
-  readonly keyExpiryWarningMs: number;
+  /** The key registry: one secret (KEYS_SECRET_ID alone), or several shards. */
+  readonly registry: RegistryLayout;
   readonly logLevel: LogLevel;
   /** The stack name: the `Service` dimension of every metric and the `service` field of every log line. */
   readonly serviceName: string;
@@ -105,23 +108,29 @@ function readName(env: Environment, name: string, defaultValue: string): string 
   return raw;
 }
 
+/**
+ * Keys that expire within this window count in `KeysExpiringSoon`. Measured by the monitor function for every
+ * shard, no longer by the payment Lambda, which sees only the shards its requests needed.
+ */
+export function readKeyExpiryWarningMs(env: Environment): number {
+  return (
+    readWholeNumber(
+      env,
+      ENV.keyExpiryWarningDays,
+      DEFAULT_KEY_EXPIRY_WARNING_DAYS,
+      KEY_EXPIRY_WARNING_LIMITS.days,
+      'days',
+    ) * DAY_MS
+  );
+}
+
 /** Throws on a missing or invalid setting, so a bad environment fails the Lambda's init instead of serving. */
 export function readLambdaSettings(env: Environment): LambdaSettings {
-  const secretId = env[ENV.secretId];
-  if (secretId === undefined || secretId === '') throw new Error(`${ENV.secretId} must name the keys secret`);
   return {
-    secretId,
+    registry: readRegistryLayout(env),
     logLevel: readLogLevel(env),
     serviceName: readName(env, METRICS_ENV.serviceName, DEFAULT_SERVICE_NAME),
     metricsNamespace: readName(env, METRICS_ENV.namespace, DEFAULT_METRICS_NAMESPACE),
-    keyExpiryWarningMs:
-      readWholeNumber(
-        env,
-        ENV.keyExpiryWarningDays,
-        DEFAULT_KEY_EXPIRY_WARNING_DAYS,
-        KEY_EXPIRY_WARNING_LIMITS.days,
-        'days',
-      ) * DAY_MS,
     ...readKeyCacheSettings(env),
   };
 }

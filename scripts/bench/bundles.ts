@@ -49,10 +49,14 @@ handler(JSON.parse(process.argv[2]), { awsRequestId: 'bench', functionName: 'ben
 });
 `;
 
-export async function coldStart(bundleFile: string, env: Record<string, string>): Promise<number> {
+export async function coldStart(
+  bundleFile: string,
+  env: Record<string, string>,
+  event: unknown = EVENT,
+): Promise<number> {
   const { stderr } = await promisify(execFile)(
     process.execPath,
-    ['-e', COLD_DRIVER, bundleFile, JSON.stringify(EVENT)],
+    ['-e', COLD_DRIVER, bundleFile, JSON.stringify(event)],
     { env: { PATH: process.env.PATH ?? '', ...env } },
   );
   const result = JSON.parse(stderr.trim().split('\n').pop() ?? '{}') as { status: number; ms: number };

@@ -61,7 +61,9 @@ const DUMMY_KEY: StoredKey = { id: 'dummy', digest: sha256('payment-api dummy ke
 /** The most keys any app holds, per keyring (computed once: keyrings are immutable and replaced on refresh). */
 const comparisonsPerKeyring = new WeakMap<Keyring, number>();
 
+/** A property of the keyring (of the shard, with several), never of the app asked for. */
 function comparisonsFor(keyring: Keyring): number {
+  if (keyring.comparisonsPerRequest !== undefined) return keyring.comparisonsPerRequest;
   let count = comparisonsPerKeyring.get(keyring);
   if (count === undefined) {
     count = Math.max(1, ...[...keyring.values()].map((app) => app.keys.length));
@@ -75,10 +77,12 @@ function comparisonsFor(keyring: Keyring): number {
  * the app allows. Pure: no I/O; the clock and the source come in as facts.
  *
  * The presented key is hashed, then compared with `timingSafeEqual` over equal-length (32-byte) digests the
- * same number of times for every request: as many times as the largest app has keys, padding with a dummy
- * digest, without stopping at a match. So neither the key, nor whether the app exists, nor how many keys it has
- * shows in the timing. The app's rules (expiry, then network) are judged only for the key that matched: they
- * depend on the key's id and the request, never on the presented key's content.
+ * same number of times for every request against a keyring: as many times as its largest app has keys (or, for a
+ * keyring built as apps are asked for, its longest key list), padding with a dummy digest, without stopping at a
+ * match. So neither the key, nor whether the app exists, nor how many keys it has shows in the timing. With
+ * several shards the count is the shard's, which anyone can compute from the app id (shardOf). The app's network
+ * rule is checked for every request naming the app, the expiry (one comparison) only for the key that matched:
+ * neither depends on the presented key's content.
  */
 export function authenticate(credentials: Credentials, keyring: Keyring, facts: RequestFacts): AuthDecision {
   const presented = sha256(credentials.appKey);
@@ -86,11 +90,17 @@ export function authenticate(credentials: Credentials, keyring: Keyring, facts: 
   const candidates = app?.keys ?? [];
 
   let matched: StoredKey | undefined;
-  for (let index = 0; index < comparisonsFor(keyring); index++) {
+  const comparisons = comparisonsFor(keyring);
+  for (let index = 0; index < comparisons; index++) {
     const candidate = candidates[index];
     const equal = timingSafeEqual((candidate ?? DUMMY_KEY).digest, presented);
     if (equal && candidate !== undefined && matched === undefined) matched = candidate;
   }
+
+  // The network is judged for every request that names a fenced app, whether or not its key matched: the check
+  // costs microseconds, and run for right keys only it would tell a right key refused for its network from a wrong
+  // one by the time the answer takes.
+  const sourceAllowed = app?.allowlist === undefined || app.allowlist.allows(facts.sourceIp);
 
   if (app === undefined) return { ok: false, reason: 'unknown_app' };
   if (matched === undefined) return { ok: false, reason: 'wrong_key' };
@@ -98,8 +108,6 @@ export function authenticate(credentials: Credentials, keyring: Keyring, facts: 
   if (matched.expiresAt !== undefined && matched.expiresAt <= facts.now) {
     return { ok: false, reason: 'expired_key', ...known };
   }
-  if (app.allowlist !== undefined && !app.allowlist.allows(facts.sourceIp)) {
-    return { ok: false, reason: 'source_not_allowed', ...known };
-  }
+  if (!sourceAllowed) return { ok: false, reason: 'source_not_allowed', ...known };
   return { ok: true, ...known };
 }

@@ -1,4 +1,4 @@
-import { readAppEntry, type KeyringProblem } from './app-entry';
+import { readAppEntry, type AppEntryReading, type KeyringProblem } from './app-entry';
 import { keyIdFromDigest } from './key-material';
 import { SourceAllowlist } from './network';
 import type { RateLimit } from './rate-limit';
@@ -26,7 +26,14 @@ export interface KeyringApp {
 }
 
 /** App id → what its requests are checked against. */
-export type Keyring = ReadonlyMap<string, KeyringApp>;
+export interface Keyring extends ReadonlyMap<string, KeyringApp> {
+  /**
+   * How many stored digests each request is compared with: at least the most keys any app holds. A keyring that
+   * builds its apps as they are asked for (lazy-keyring.ts) knows it without building them; absent, it is counted
+   * from the apps.
+   */
+  readonly comparisonsPerRequest?: number;
+}
 
 export interface ParsedKeyring {
   readonly keyring: Keyring;
@@ -83,25 +90,31 @@ export function parseKeyring(secretString: string): ParsedKeyring {
   for (const entry of reading.entries) {
     const app = readAppEntry(entry);
     problems.push(...app.problems);
-    if (app.appId === undefined || !app.usable) continue;
-    keyring.set(app.appId, {
-      keys: app.keys.map((key) => ({
-        id: keyIdFromDigest(key.digest),
-        digest: key.digest,
-        ...(key.expires === undefined ? {} : { expiresAt: key.expires.at }),
-      })),
-      ...(app.allowlist === undefined ? {} : { allowlist: new SourceAllowlist(app.allowlist.cidrs) }),
-      ...(app.rateLimit === undefined ? {} : { rateLimit: app.rateLimit.limit }),
-    });
+    const served = keyringAppOf(app);
+    if (served !== undefined) keyring.set(entry.name, served);
   }
 
-  if (reading.entries.length > 0 && keyring.size === 0) {
-    throw new MalformedSecretError(
-      `secret has ${reading.entries.length} app entries and none is valid`,
-      problems,
-    );
-  }
+  if (reading.entries.length > 0 && keyring.size === 0) throw noValidEntry(reading.entries.length, problems);
   return { keyring, problems };
+}
+
+/** What requests for an entry's app are checked against; undefined when the entry cannot be served. */
+export function keyringAppOf(app: AppEntryReading): KeyringApp | undefined {
+  if (app.appId === undefined || !app.usable) return undefined;
+  return {
+    keys: app.keys.map((key) => ({
+      id: keyIdFromDigest(key.digest),
+      digest: key.digest,
+      ...(key.expires === undefined ? {} : { expiresAt: key.expires.at }),
+    })),
+    ...(app.allowlist === undefined ? {} : { allowlist: new SourceAllowlist(app.allowlist.cidrs) }),
+    ...(app.rateLimit === undefined ? {} : { rateLimit: app.rateLimit.limit }),
+  };
+}
+
+/** The whole secret refused: it has entries and every one is malformed (`problems` locates each). */
+export function noValidEntry(entries: number, problems: readonly KeyringProblem[]): MalformedSecretError {
+  return new MalformedSecretError(`secret has ${entries} app entries and none is valid`, problems);
 }
 
 /**

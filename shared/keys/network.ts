@@ -16,23 +16,44 @@ export interface Cidr {
 export type CidrReading =
   { readonly ok: true; readonly cidr: Cidr } | { readonly ok: false; readonly reason: string };
 
-/** The 16 bytes of an IPv6 address node:net has already accepted (`::` expanded, an IPv4 tail included). */
-function ipv6Bytes(address: string): number[] {
-  const [head = '', tail] = address.split('::');
+/** One group of an IPv6 address: one to four hex digits. */
+const HEX_GROUP = /^[0-9a-f]{1,4}$/i;
+
+/**
+ * The 16 bytes of an IPv6 address (`::` expanded, an IPv4 tail included), or undefined for anything this reader
+ * cannot read whole. node:net accepts a zone id (`fe80::1%eth0`, `::ffff:198.51.100.77%eth0`), which names a link
+ * on the host and has no place in a caller's address or an allowlist: every part must be a hex group or a dotted
+ * IPv4 tail, so a zone id, or anything else unexpected, is refused rather than read as some other address.
+ */
+function ipv6Bytes(address: string): number[] | undefined {
+  const halves = address.split('::');
+  if (halves.length > 2) return undefined;
+  const [head = '', tail] = halves;
   const groups = (part: string): string[] => (part === '' ? [] : part.split(':'));
-  const toWords = (parts: string[]): number[] =>
-    parts.flatMap((part) => {
-      if (!part.includes('.')) return [parseInt(part, 16)];
-      const [a = 0, b = 0, c = 0, d = 0] = part.split('.').map(Number);
-      return [(a << 8) | b, (c << 8) | d];
-    });
+  const toWords = (parts: string[]): number[] | undefined => {
+    const words: number[] = [];
+    for (const [index, part] of parts.entries()) {
+      if (HEX_GROUP.test(part)) {
+        words.push(parseInt(part, 16));
+      } else if (index === parts.length - 1 && isIPv4(part)) {
+        const [a = 0, b = 0, c = 0, d = 0] = part.split('.').map(Number);
+        words.push((a << 8) | b, (c << 8) | d);
+      } else {
+        return undefined;
+      }
+    }
+    return words;
+  };
   const before = toWords(groups(head));
   const after = tail === undefined ? [] : toWords(groups(tail));
-  const words = [...before, ...Array<number>(8 - before.length - after.length).fill(0), ...after];
+  if (before === undefined || after === undefined) return undefined;
+  const missing = 8 - before.length - after.length;
+  if (tail === undefined ? missing !== 0 : missing < 1) return undefined;
+  const words = [...before, ...Array<number>(missing).fill(0), ...after];
   return words.flatMap((word) => [word >> 8, word & 0xff]);
 }
 
-function addressBytes(address: string, family: IpFamily): number[] {
+function addressBytes(address: string, family: IpFamily): number[] | undefined {
   return family === 'ipv4' ? address.split('.').map(Number) : ipv6Bytes(address);
 }
 
@@ -52,7 +73,10 @@ export function parseCidr(text: string): CidrReading {
   const slash = text.indexOf('/');
   const address = slash === -1 ? text : text.slice(0, slash);
   const family: IpFamily | undefined = isIPv4(address) ? 'ipv4' : isIPv6(address) ? 'ipv6' : undefined;
-  if (family === undefined) return { ok: false, reason: 'not an IPv4 or IPv6 address or CIDR block' };
+  const bytes = family === undefined ? undefined : addressBytes(address, family);
+  if (family === undefined || bytes === undefined) {
+    return { ok: false, reason: 'not an IPv4 or IPv6 address or CIDR block' };
+  }
   // ::ffff:10.0.0.0/120 would match what the allowlist checks as 10.0.0.x only by accident of the encoding.
   if (family === 'ipv6' && canonicalAddress(address)?.family === 'ipv4') {
     return { ok: false, reason: 'an IPv4-mapped IPv6 block: write it as an IPv4 block' };
@@ -63,7 +87,7 @@ export function parseCidr(text: string): CidrReading {
   if (!(prefix >= 0 && prefix <= maxPrefix)) {
     return { ok: false, reason: `the prefix length must be a whole number from 0 to ${maxPrefix}` };
   }
-  if (!hostBitsAreZero(addressBytes(address, family), prefix)) {
+  if (!hostBitsAreZero(bytes, prefix)) {
     return { ok: false, reason: 'host bits are set: give the network address of the block' };
   }
   return { ok: true, cidr: { address, prefix, family } };
@@ -71,14 +95,15 @@ export function parseCidr(text: string): CidrReading {
 
 /**
  * The caller's address as the allowlist sees it: an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, how a dual-stack
- * socket reports an IPv4 peer) is its IPv4 address. Undefined for anything that is not an IP address.
+ * socket reports an IPv4 peer) is its IPv4 address. Undefined for anything that is not an IP address this module can
+ * read whole, a zone id (`%eth0`) included: API Gateway never sends one, and an unreadable source is never allowed.
  */
 export function canonicalAddress(
   text: string,
 ): { readonly address: string; readonly family: IpFamily } | undefined {
   if (isIPv4(text)) return { address: text, family: 'ipv4' };
-  if (!isIPv6(text)) return undefined;
-  const bytes = ipv6Bytes(text);
+  const bytes = isIPv6(text) ? ipv6Bytes(text) : undefined;
+  if (bytes === undefined) return undefined;
   const mapped = bytes.slice(0, 10).every((byte) => byte === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
   return mapped ? { address: bytes.slice(12).join('.'), family: 'ipv4' } : { address: text, family: 'ipv6' };
 }

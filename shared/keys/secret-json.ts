@@ -38,11 +38,15 @@ export function memberNamesInTextOrder(text: string): string[] {
   return names;
 }
 
+export type SecretMembersReading =
+  | { readonly ok: true; readonly members: Readonly<Record<string, unknown>> }
+  | { readonly ok: false; readonly problem: SecretTextProblem };
+
 /**
- * Reads the secret's text as a JSON object's entries, in the order written. Never passes on JSON.parse's own
- * message: it quotes the input, which holds keys.
+ * The secret's text as a JSON object, its members by name (JSON.parse keeps the last value of a name written
+ * twice). Never passes on JSON.parse's own message: it quotes the input, which holds keys.
  */
-export function readSecretObject(text: string): SecretObjectReading {
+export function readSecretMembers(text: string): SecretMembersReading {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -52,13 +56,29 @@ export function readSecretObject(text: string): SecretObjectReading {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     return { ok: false, problem: 'must be a JSON object mapping App-id to keys' };
   }
+  return { ok: true, members: parsed as Readonly<Record<string, unknown>> };
+}
+
+/**
+ * Each member name's 1-based position in the text (of its last occurrence, the one JSON.parse keeps). A scan of
+ * the whole text: readers that need a position only for a malformed entry ask for it then.
+ */
+export function memberPositions(text: string): ReadonlyMap<string, number> {
   const lastPosition = new Map<string, number>();
   memberNamesInTextOrder(text).forEach((name, index) => {
     lastPosition.set(name, index + 1);
   });
-  const entries = Object.entries(parsed as Record<string, unknown>).map(([name, value]) => ({
+  return lastPosition;
+}
+
+/** Reads the secret's text as a JSON object's entries, in the order written. */
+export function readSecretObject(text: string): SecretObjectReading {
+  const reading = readSecretMembers(text);
+  if (!reading.ok) return reading;
+  const positions = memberPositions(text);
+  const entries = Object.entries(reading.members).map(([name, value]) => ({
     // Every parsed name was found in the text; 0 only if that ever failed, so an entry is never dropped.
-    position: lastPosition.get(name) ?? 0,
+    position: positions.get(name) ?? 0,
     name,
     value,
   }));

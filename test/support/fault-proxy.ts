@@ -1,7 +1,8 @@
 /**
  * A fault-injecting HTTP proxy between an SDK client and moto, on a fixed loopback port. It passes calls through,
  * or fails them the way the service (Secrets Manager or DynamoDB, told apart by the call's X-Amz-Target) or the
- * network can fail, switchable at any time, and it records every call it sees so tests can bound the call rate.
+ * network can fail, switchable at any time, for every call or only for the Secrets Manager calls naming one
+ * SecretId (one shard of a key registry), and it records every call it sees so tests can bound the call rate.
  */
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -36,8 +37,21 @@ export const SLOW_ANSWER_MS = 3_000;
 export interface RecordedCall {
   /** `GetSecretValue`, `UpdateItem`, ... from `X-Amz-Target`, without the service's prefix. */
   readonly operation: string;
+  /** The Secrets Manager call's `SecretId`, when it names one. */
+  readonly secretId?: string;
   readonly at: number;
   readonly mode: ProxyMode;
+}
+
+export interface ModeOptions {
+  /** That many more calls pass first; the switch happens once the last of them is answered. */
+  readonly afterCalls?: number;
+  /**
+   * Only the Secrets Manager calls naming this SecretId get the mode; the others keep theirs ('pass' ends a secret's
+   * own mode). A secret cannot be refused a connection, which comes before the call names it: `refused` resets the
+   * connection as soon as the call arrives, unanswered, which the SDK meets as the same kind of network error.
+   */
+  readonly secretId?: string;
 }
 
 export interface FaultProxy {
@@ -45,11 +59,8 @@ export interface FaultProxy {
   readonly endpoint: string;
   readonly calls: readonly RecordedCall[];
   mode(): ProxyMode;
-  /**
-   * Switches the behaviour for calls from now on; calls already held (black-holed) stay held. With `afterCalls`,
-   * that many more calls pass first and the switch happens once the last of them is answered.
-   */
-  setMode(mode: ProxyMode, options?: { readonly afterCalls?: number }): Promise<void>;
+  /** Switches the behaviour for calls from now on; calls already held (black-holed) stay held. */
+  setMode(mode: ProxyMode, options?: ModeOptions): Promise<void>;
   /**
    * Latency added to every call that passes (0 by default): half before the call reaches moto, half before its
    * answer leaves, as a slow network path to the service would add it.
@@ -112,7 +123,18 @@ function awsJsonError(res: ServerResponse, errors: ServiceErrors, error: Service
   res.end(body);
 }
 
-function readAll(stream: IncomingMessage): Promise<Buffer> {
+/** The SecretId a Secrets Manager call (AWS JSON) names, if any; never anything else of the body. */
+function secretIdOf(target: string, body: Buffer): string | undefined {
+  if (!target.startsWith('secretsmanager.')) return undefined;
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as { readonly SecretId?: unknown };
+    return typeof parsed.SecretId === 'string' ? parsed.SecretId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function readAll(stream: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     stream.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -123,13 +145,17 @@ function readAll(stream: IncomingMessage): Promise<Buffer> {
   });
 }
 
-interface UpstreamAnswer {
+export interface UpstreamAnswer {
   readonly status: number;
   readonly headers: IncomingMessage['headers'];
   readonly body: Buffer;
 }
 
-function forward(targetPort: number, incoming: IncomingMessage, body: Buffer): Promise<UpstreamAnswer> {
+export function forward(
+  targetPort: number,
+  incoming: IncomingMessage,
+  body: Buffer,
+): Promise<UpstreamAnswer> {
   return new Promise((resolve, reject) => {
     const upstream = request(
       {
@@ -155,7 +181,7 @@ function forward(targetPort: number, incoming: IncomingMessage, body: Buffer): P
   });
 }
 
-function listen(server: Server, port: number): Promise<number> {
+export function listen(server: Server, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {
@@ -166,7 +192,7 @@ function listen(server: Server, port: number): Promise<number> {
   });
 }
 
-function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
+export function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
   for (const socket of sockets) socket.destroy();
   return new Promise((resolve) => {
     if (!server.listening) {
@@ -184,6 +210,7 @@ export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
   let mode: ProxyMode = 'pass';
   let latencyMs = 0;
   let scheduled: { mode: ProxyMode; passesLeft: number } | undefined;
+  const secretModes = new Map<string, Fault>();
   const calls: RecordedCall[] = [];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
@@ -210,10 +237,22 @@ export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
     }
     const rawTarget = incoming.headers['x-amz-target'];
     const target = typeof rawTarget === 'string' ? rawTarget : 'unknown';
-    calls.push({ operation: target.replace(/^[^.]*\./, ''), at: Date.now(), mode: current });
+    const at = Date.now();
     const body = await readAll(incoming);
+    const secretId = secretIdOf(target, body);
+    current = (secretId === undefined ? undefined : secretModes.get(secretId)) ?? current;
+    calls.push({
+      operation: target.replace(/^[^.]*\./, ''),
+      ...(secretId === undefined ? {} : { secretId }),
+      at,
+      mode: current,
+    });
     const errors = errorsOf(target);
     switch (current) {
+      case 'refused':
+        // Only a secret's own mode gets here: a refused proxy is not listening.
+        incoming.socket.resetAndDestroy();
+        return;
       case 'black-holed':
         return;
       case 'throttling':
@@ -269,6 +308,11 @@ export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
     calls,
     mode: () => mode,
     async setMode(next, options = {}) {
+      if (options.secretId !== undefined) {
+        if (next === 'pass') secretModes.delete(options.secretId);
+        else secretModes.set(options.secretId, next);
+        return;
+      }
       if (options.afterCalls !== undefined && options.afterCalls > 0) {
         scheduled = { mode: next, passesLeft: options.afterCalls };
         return;

@@ -1,12 +1,14 @@
 /**
  * The two scenarios of the runtime issue, driven request by request as one Lambda execution environment serves
- * them (one at a time), against Secrets Manager behind a fault proxy. Shared by the fault tests, which assert the
- * bounds, and by the benchmark, which prints the figures.
+ * them (one at a time), against Secrets Manager behind a fault proxy: every call failing, or only those for one
+ * shard's secret while requests for an app on another shard go on alongside. Shared by the fault tests, which
+ * assert the bounds, and by the benchmark, which prints the figures.
  */
-import { KeyCache } from '../../lambda/payment/key-cache';
 import { createSecretsManagerClient } from '../../shared/aws/bounded-client';
+import { singleShardLayout, type RegistryLayout } from '../../shared/keys/registry';
 import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../lambda/payment/secrets-manager-source';
 import { createHandler } from '../../lambda/payment/create-handler';
+import { ShardedKeys } from '../../lambda/payment/sharded-keys';
 import { createJsonLogger } from '../../shared/logger';
 import type { Fault, FaultProxy } from './fault-proxy';
 import { MOTO_AWS_ENV } from './moto';
@@ -21,18 +23,30 @@ export interface RequestRecord {
   readonly status: number;
 }
 
+/** Where the fault applies, and what else is asked meanwhile. */
+export interface FaultPlacement {
+  /** Only the calls for this secret (one shard) fail; absent: every call. */
+  readonly secretId?: string;
+  /** Sent after each request of the scenario: a request for an app on a healthy shard. */
+  readonly alongside?: Probe;
+}
+
 export interface BrownoutReport {
   readonly fault: Fault;
   readonly requests: readonly RequestRecord[];
   readonly slowestMs: number;
-  /** GetSecretValue calls that reached the proxy during the brownout. */
+  /** GetSecretValue calls (for the faulted secret, when only one is) that reached the proxy during the brownout. */
   readonly calls: number;
+  /** The requests sent alongside. */
+  readonly alongside: readonly RequestRecord[];
 }
 
 export interface RecoveryReport {
   readonly fault: Fault;
   /** The requests made while Secrets Manager failed. */
   readonly outage: readonly RequestRecord[];
+  /** The requests sent alongside, from the start to the first 200 after recovery. */
+  readonly alongside: readonly RequestRecord[];
   readonly outageMs: number;
   /** GetSecretValue calls that reached the proxy during the outage. */
   readonly calls: number;
@@ -57,10 +71,28 @@ async function timedProbe(probe: Probe, phaseStart: number): Promise<RequestReco
   return { startedMs: started - phaseStart, tookMs: performance.now() - started, status };
 }
 
-function callsSince(proxy: FaultProxy, since: number, until = Date.now()): number {
+function callsSince(proxy: FaultProxy, since: number, secretId?: string, until = Date.now()): number {
   return proxy.calls.filter(
-    (call) => call.operation === 'GetSecretValue' && call.at >= since && call.at <= until,
+    (call) =>
+      call.operation === 'GetSecretValue' &&
+      (secretId === undefined || call.secretId === secretId) &&
+      call.at >= since &&
+      call.at <= until,
   ).length;
+}
+
+/** The proxy's mode for the calls a placement faults. */
+function placeFault(proxy: FaultProxy, mode: 'pass' | Fault, placement: FaultPlacement): Promise<void> {
+  return proxy.setMode(mode, placement.secretId === undefined ? {} : { secretId: placement.secretId });
+}
+
+/** Sends the alongside request, if any, and records it. */
+async function sendAlongside(
+  placement: FaultPlacement,
+  phaseStart: number,
+  into: RequestRecord[],
+): Promise<void> {
+  if (placement.alongside !== undefined) into.push(await timedProbe(placement.alongside, phaseStart));
 }
 
 /**
@@ -71,20 +103,28 @@ export async function runBrownout(
   proxy: FaultProxy,
   fault: Fault,
   probe: Probe,
-  options: { readonly ttlMs: number; readonly durationMs: number },
+  options: { readonly ttlMs: number; readonly durationMs: number } & FaultPlacement,
 ): Promise<BrownoutReport> {
-  await proxy.setMode(fault);
+  await placeFault(proxy, fault, options);
   await pause(options.ttlMs + 50);
   const since = Date.now();
   const phaseStart = performance.now();
   const requests: RequestRecord[] = [];
+  const alongside: RequestRecord[] = [];
   while (performance.now() - phaseStart < options.durationMs) {
     requests.push(await timedProbe(probe, phaseStart));
+    await sendAlongside(options, phaseStart, alongside);
     await pause(5);
   }
-  const calls = callsSince(proxy, since);
-  await proxy.setMode('pass');
-  return { fault, requests, slowestMs: Math.max(...requests.map((request) => request.tookMs)), calls };
+  const calls = callsSince(proxy, since, options.secretId);
+  await placeFault(proxy, 'pass', options);
+  return {
+    fault,
+    requests,
+    slowestMs: Math.max(...requests.map((request) => request.tookMs)),
+    calls,
+    alongside,
+  };
 }
 
 /** Pause between two requests of the recovery scenario: fine enough for a 1 s bound, gentle on the machine. */
@@ -101,7 +141,7 @@ export async function runRecovery(
   proxy: FaultProxy,
   fault: Fault,
   probe: Probe,
-  options: { readonly outageMs: number; readonly limitMs: number },
+  options: { readonly outageMs: number; readonly limitMs: number } & FaultPlacement,
 ): Promise<RecoveryReport> {
   const since = Date.now();
   const outageStart = performance.now();
@@ -111,20 +151,22 @@ export async function runRecovery(
   const restore = (async () => {
     await pause(options.outageMs);
     // The worst moment: just as an attempt reached the failing service (a black-holed one stays stuck).
-    const seen = proxy.calls.length;
+    const seen = callsSince(proxy, since, options.secretId);
     const waitUntil = Date.now() + HELD_ATTEMPT_WAIT_MS;
-    while (proxy.calls.length === seen && Date.now() < waitUntil) await pause(2);
-    callsDuringOutage = callsSince(proxy, since);
-    await proxy.setMode('pass');
+    while (callsSince(proxy, since, options.secretId) === seen && Date.now() < waitUntil) await pause(2);
+    callsDuringOutage = callsSince(proxy, since, options.secretId);
+    await placeFault(proxy, 'pass', options);
     recoveredAt = performance.now();
     recoveredAtEpoch = Date.now();
     return recoveredAt;
   })();
 
   const outage: RequestRecord[] = [];
+  const alongside: RequestRecord[] = [];
   let recoveryMs: number | undefined;
   for (;;) {
     const record = await timedProbe(probe, outageStart);
+    await sendAlongside(options, outageStart, alongside);
     const answeredAt = outageStart + record.startedMs + record.tookMs;
     if (recoveredAt === undefined) {
       outage.push(record);
@@ -138,11 +180,15 @@ export async function runRecovery(
   }
   const outageMs = (await restore) - outageStart;
   const firstCallAfter = proxy.calls.find(
-    (call) => call.operation === 'GetSecretValue' && call.at >= recoveredAtEpoch,
+    (call) =>
+      call.operation === 'GetSecretValue' &&
+      (options.secretId === undefined || call.secretId === options.secretId) &&
+      call.at >= recoveredAtEpoch,
   );
   return {
     fault,
     outage,
+    alongside,
     outageMs,
     calls: callsDuringOutage,
     outageCallsPerSecond: callsDuringOutage / (outageMs / 1000),
@@ -151,17 +197,23 @@ export async function runRecovery(
   };
 }
 
+/** What the key cache of a test service is set to. */
+export interface ServiceCache {
+  readonly ttlMs: number;
+  readonly maxStaleMs: number;
+}
+
 /**
- * The payment handler composed as lambda/payment/index.ts composes it (the Lambda's bounded SDK client, the key
- * cache, warmed at once, the handler), in this process, pointed at `endpoint` (a fault proxy) with moto's test
- * credentials. A probe sends it one valid request as `event`.
+ * The payment handler composed as lambda/payment/compose.ts composes it (the Lambda's bounded SDK client, one key
+ * cache per shard, warmed at once with one secret, the handler), in this process, pointed at `endpoint` (a fault
+ * proxy) with moto's test credentials. `registry` is one secret's ARN, or a layout of several shards. Gives each
+ * event's HTTP status.
  */
-export function inProcessPaymentService(
+export function inProcessPaymentHandler(
   endpoint: string,
-  secretArn: string,
-  cache: { readonly ttlMs: number; readonly maxStaleMs: number },
-  event: unknown,
-): Probe {
+  registry: string | RegistryLayout,
+  cache: ServiceCache,
+): (event: unknown) => Promise<number> {
   const logger = createJsonLogger('error', () => undefined);
   const client = createSecretsManagerClient(PAYMENT_CALL_BOUNDS, {
     region: MOTO_AWS_ENV.AWS_REGION,
@@ -171,8 +223,24 @@ export function inProcessPaymentService(
       secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
     },
   });
-  const keys = new KeyCache({ source: secretsManagerSource(secretArn, client), logger, ...cache });
+  const keys = new ShardedKeys({
+    layout: typeof registry === 'string' ? singleShardLayout(registry) : registry,
+    sourceFor: (_index, secretId) => secretsManagerSource(secretId, client),
+    logger,
+    ...cache,
+  });
   keys.warm();
   const handler = createHandler({ keys, logger });
-  return async () => (await handler(event)).statusCode;
+  return async (event) => (await handler(event)).statusCode;
+}
+
+/** inProcessPaymentHandler over one secret, probed with one event. */
+export function inProcessPaymentService(
+  endpoint: string,
+  secretArn: string,
+  cache: ServiceCache,
+  event: unknown,
+): Probe {
+  const handler = inProcessPaymentHandler(endpoint, secretArn, cache);
+  return () => handler(event);
 }

@@ -33,6 +33,7 @@ export interface ResponseObject {
 
 export interface OperationObject {
   readonly operationId: string;
+  readonly description?: string;
   readonly security?: readonly Record<string, readonly string[]>[];
   readonly responses: Readonly<Record<string, ResponseObject>>;
 }

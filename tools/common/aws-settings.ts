@@ -1,5 +1,11 @@
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { createSecretsManagerClient, type CallBounds } from '../../shared/aws/bounded-client';
+import {
+  addCallDeadline,
+  boundedClientConfig,
+  createSecretsManagerClient,
+  type CallBounds,
+} from '../../shared/aws/bounded-client';
 import { nonEmpty } from './args';
 import type { Env } from './tool-io';
 
@@ -108,4 +114,25 @@ export async function resolvedRegion(client: {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A CloudFormation client for reading a stack's outputs, bounded like `secretsManager` and taking its resolved
+ * region and credentials: one identity, one region, one resolution of a profile or SSO session. It keeps its own
+ * endpoint (AWS_ENDPOINT_URL_CLOUDFORMATION, else AWS_ENDPOINT_URL).
+ */
+export function createOperatorCloudFormationClient(
+  secretsManager: SecretsManagerClient,
+  env: Env,
+  bounds: CallBounds = OPERATOR_CALL_BOUNDS,
+): CloudFormationClient {
+  const { endpoint } = readAwsClientSettings(env, AWS_SERVICES.cloudFormation);
+  const cloudFormation = new CloudFormationClient({
+    region: secretsManager.config.region,
+    credentials: secretsManager.config.credentials,
+    ...(endpoint === undefined ? {} : { endpoint }),
+    ...boundedClientConfig(bounds),
+  });
+  addCallDeadline(cloudFormation, bounds.callDeadlineMs);
+  return cloudFormation;
 }

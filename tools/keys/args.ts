@@ -14,6 +14,8 @@ import { nonEmpty, parseArgsQuietly } from '../common/args';
 import { UsageError } from '../common/exit';
 import type { Env } from '../common/tool-io';
 import { KEY_STORE_ENV } from '../common/key-store-env';
+import { stackNameProblem } from '../common/stack-outputs';
+import { shardCountProblem } from '../../shared/keys/registry';
 import { DURATION_RULE, parseDuration } from './duration';
 
 export { UsageError };
@@ -56,13 +58,40 @@ export type Command =
   /** `cidrs` 'any': remove the allowlist. */
   | { readonly name: 'allow'; readonly appId: string; readonly cidrs: readonly string[] | 'any' }
   | { readonly name: 'disallow'; readonly appId: string; readonly cidrs: readonly string[] }
-  | { readonly name: 'limit'; readonly appId: string; readonly limit: LimitChange };
+  | { readonly name: 'limit'; readonly appId: string; readonly limit: LimitChange }
+  /** Which shard holds the app, and which secret or file that is. */
+  | { readonly name: 'where'; readonly appId: string }
+  /** Many changes from a file, one write per shard touched. */
+  | {
+      readonly name: 'apply';
+      readonly file: string;
+      /** Where new keys go: a file created 0600, or standard output ('-'); absent: the file creates none. */
+      readonly keysOut?: string;
+      readonly dryRun: boolean;
+    }
+  /** Moves the apps not in their home shard; `shards` (a local registry only) changes the count first. */
+  | {
+      readonly name: 'reshard';
+      readonly shards?: number;
+      /** How long to wait between copying and removing the old copies; absent: the key cache TTL + a margin. */
+      readonly settleMs?: number;
+      readonly dryRun: boolean;
+    }
+  /** Creates a local registry of `shards` empty key files. */
+  | { readonly name: 'init'; readonly shards: number };
 
 export type CommandName = Command['name'];
 
-/** Where the keys live: a Secrets Manager secret (name or ARN) or the local server's key file. */
+/**
+ * Where the keys live: a registry of shards, named by the stack that made it, by its manifest secret or by a
+ * local registry.json; or a single Secrets Manager secret (name or ARN) or key file, a registry of one shard.
+ */
 export type Target =
-  { readonly kind: 'secret'; readonly secretId: string } | { readonly kind: 'file'; readonly path: string };
+  | { readonly kind: 'secret'; readonly secretId: string }
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'stack'; readonly stackName: string }
+  | { readonly kind: 'registry'; readonly manifestId: string }
+  | { readonly kind: 'registry-file'; readonly path: string };
 
 export type Invocation =
   | { readonly kind: 'help' }
@@ -84,11 +113,23 @@ Commands:
   disallow <app-id> <cidr>...       remove networks from the app's allowlist (none left: no network at all)
   limit <app-id> --per-second <n> [--burst <m>]
                                     give the app a rate limit of its own
-  limit <app-id> --default          remove the app's own rate limit: the stack's appRateLimit applies again
+  limit <app-id> --default          remove the app's own rate limit: the default limit applies again
+  where <app-id>                    the shard that holds the app (or would), and its secret or file
+  apply <file> [--keys-out <path>|-] [--dry-run]
+                                    many changes at once (docs/keys.md: the apply file), one write per shard
+  reshard [--settle <duration>] [--dry-run]
+                                    move the apps not in their home shard (after a deploy that changed keyShards)
+  reshard --shards <n>              a local registry: change its shard count, then move the apps
+  init --shards <n>                 create a local registry of n empty shards (with --registry-file)
 
-Where the keys are (exactly one; a flag wins over the environment):
-  --secret-id <id>                  Secrets Manager secret name or ARN (env ${KEY_STORE_ENV.secretId}); region,
-                                    credentials and AWS_ENDPOINT_URL come from the standard AWS environment
+Where the keys are (exactly one; a flag wins over the environment). Region, credentials and AWS_ENDPOINT_URL
+come from the standard AWS environment:
+  --stack <name>                    a deployed payment-api stack: its key registry, from its outputs
+                                    (env ${KEY_STORE_ENV.stack})
+  --registry <id>                   the key registry's manifest secret, name or ARN (the stack's KeyRegistry
+                                    output; env ${KEY_STORE_ENV.registry})
+  --registry-file <path>            a local registry: its registry.json (env ${KEY_STORE_ENV.registryFile})
+  --secret-id <id>                  one Secrets Manager secret, name or ARN (env ${KEY_STORE_ENV.secretId})
   --file <path>                     the local server's key file (env ${KEY_STORE_ENV.keysFile})
 
 Options:
@@ -106,6 +147,12 @@ Options:
   --default-limit <n>, --default-burst <m>
                                     list: the stack's appRateLimit (and appRateBurst), to show them for the apps
                                     without a limit of their own (the CLI cannot read a stack's settings)
+  --keys-out <path>                 apply: write the new keys to this file, created with mode 0600 (never
+                                    overwritten); - for standard output
+  --dry-run                         apply, reshard: check and say what would change, write nothing
+  --settle <duration>               reshard: wait this long between copying and removing the old copies
+                                    (default: the key cache TTL the registry names, plus 30s)
+  --shards <n>                      init, reshard: the shard count of a local registry (1 to 256)
   --json                            machine-readable output
   -h, --help                        this text
 
@@ -138,6 +185,10 @@ const COMMAND_OPERANDS: Readonly<
   allow: { min: 1, max: Infinity, usage: 'allow <app-id> (<cidr>... | --any)' },
   disallow: { min: 2, max: Infinity, usage: 'disallow <app-id> <cidr>...' },
   limit: { min: 1, max: 1, usage: 'limit <app-id> (--per-second <n> [--burst <m>] | --default)' },
+  where: { min: 1, max: 1, usage: 'where <app-id>' },
+  apply: { min: 1, max: 1, usage: 'apply <file> [--keys-out <path>|-] [--dry-run]' },
+  reshard: { min: 0, max: 0, usage: 'reshard [--settle <duration>] [--shards <n>] [--dry-run]' },
+  init: { min: 0, max: 0, usage: 'init --shards <n> --registry-file <path>' },
 };
 
 const COMMAND_NAMES = Object.keys(COMMAND_OPERANDS) as CommandName[];
@@ -157,6 +208,10 @@ const OPTION_COMMANDS = {
   default: ['limit'],
   'default-limit': ['list'],
   'default-burst': ['list'],
+  'keys-out': ['apply'],
+  'dry-run': ['apply', 'reshard'],
+  settle: ['reshard'],
+  shards: ['init', 'reshard'],
 } as const satisfies Readonly<Record<string, readonly CommandName[]>>;
 
 type CommandOption = keyof typeof OPTION_COMMANDS;
@@ -188,38 +243,80 @@ function checkedKeyId(value: string): string {
 /** Secrets Manager's own limit on a SecretId (a name or an ARN): anything longer was pasted by mistake. */
 export const MAX_SECRET_ID_LENGTH = 2048;
 
-function secretTarget(secretId: string, source: string): Target {
+function checkedSecretId(secretId: string, source: string): string {
   if (secretId.length > MAX_SECRET_ID_LENGTH) {
     // Never echoed: whatever was pasted there, it is no secret id.
     throw new UsageError(
       `${source} is ${secretId.length} characters long; a secret name or ARN has at most ${MAX_SECRET_ID_LENGTH}`,
     );
   }
-  return { kind: 'secret', secretId };
+  return secretId;
 }
 
-function resolveTarget(
-  flags: { readonly secretId: string | undefined; readonly file: string | undefined },
-  env: Env,
-): Target {
-  const secretId = nonEmpty(flags.secretId);
-  const file = nonEmpty(flags.file);
-  if (secretId !== undefined && file !== undefined)
-    throw new UsageError('give --secret-id or --file, not both');
-  if (secretId !== undefined) return secretTarget(secretId, '--secret-id');
-  if (file !== undefined) return { kind: 'file', path: file };
+/** The flags that name a target, each with its variable, in the order usage lists them. */
+const TARGET_SOURCES = [
+  { flag: 'stack', variable: KEY_STORE_ENV.stack },
+  { flag: 'registry', variable: KEY_STORE_ENV.registry },
+  { flag: 'registry-file', variable: KEY_STORE_ENV.registryFile },
+  { flag: 'secret-id', variable: KEY_STORE_ENV.secretId },
+  { flag: 'file', variable: KEY_STORE_ENV.keysFile },
+] as const;
 
-  const envSecretId = nonEmpty(env[KEY_STORE_ENV.secretId]);
-  const envFile = nonEmpty(env[KEY_STORE_ENV.keysFile]);
-  if (envSecretId !== undefined && envFile !== undefined) {
+type TargetFlag = (typeof TARGET_SOURCES)[number]['flag'];
+
+function targetOf(flag: TargetFlag, value: string, source: string): Target {
+  switch (flag) {
+    case 'stack': {
+      const problem = stackNameProblem(value);
+      if (problem !== undefined) throw new UsageError(`invalid ${source}: ${problem}`);
+      return { kind: 'stack', stackName: value };
+    }
+    case 'registry':
+      return { kind: 'registry', manifestId: checkedSecretId(value, source) };
+    case 'registry-file':
+      return { kind: 'registry-file', path: value };
+    case 'secret-id':
+      return { kind: 'secret', secretId: checkedSecretId(value, source) };
+    case 'file':
+      return { kind: 'file', path: value };
+  }
+}
+
+function resolveTarget(flags: Readonly<Record<TargetFlag, string | undefined>>, env: Env): Target {
+  const fromFlags = TARGET_SOURCES.filter(({ flag }) => nonEmpty(flags[flag]) !== undefined);
+  const allFlags = listed(
+    TARGET_SOURCES.map(({ flag }) => `--${flag}`),
+    'or',
+  );
+  if (fromFlags.length > 1) {
     throw new UsageError(
-      `both ${KEY_STORE_ENV.secretId} and ${KEY_STORE_ENV.keysFile} are set; pick one with --secret-id or --file`,
+      `give one of ${allFlags}, not ${listed(
+        fromFlags.map(({ flag }) => `--${flag}`),
+        'and',
+      )}`,
     );
   }
-  if (envSecretId !== undefined) return secretTarget(envSecretId, KEY_STORE_ENV.secretId);
-  if (envFile !== undefined) return { kind: 'file', path: envFile };
+  const [flagged] = fromFlags;
+  if (flagged !== undefined) return targetOf(flagged.flag, flags[flagged.flag] ?? '', `--${flagged.flag}`);
+
+  const fromEnv = TARGET_SOURCES.filter(({ variable }) => nonEmpty(env[variable]) !== undefined);
+  if (fromEnv.length > 1) {
+    const names = listed(
+      fromEnv.map(({ variable }) => variable),
+      'and',
+    );
+    throw new UsageError(`${fromEnv.length === 2 ? 'both ' : ''}${names} are set; pick one with ${allFlags}`);
+  }
+  const [set] = fromEnv;
+  if (set !== undefined) return targetOf(set.flag, env[set.variable] ?? '', set.variable);
   throw new UsageError(
-    `no key store: give --secret-id <id> or --file <path> (or set ${KEY_STORE_ENV.secretId} or ${KEY_STORE_ENV.keysFile})`,
+    `no key store: give ${listed(
+      ['--stack <name>', '--registry <id>', '--registry-file <path>', '--secret-id <id>', '--file <path>'],
+      'or',
+    )} (or set ${listed(
+      TARGET_SOURCES.map(({ variable }) => variable),
+      'or',
+    )})`,
   );
 }
 
@@ -230,8 +327,15 @@ function parseOptions(argv: readonly string[]) {
       allowPositionals: true,
       strict: true,
       options: {
+        stack: { type: 'string' },
+        registry: { type: 'string' },
+        'registry-file': { type: 'string' },
         'secret-id': { type: 'string' },
         file: { type: 'string' },
+        'keys-out': { type: 'string' },
+        'dry-run': { type: 'boolean', default: false },
+        settle: { type: 'string' },
+        shards: { type: 'string' },
         hash: { type: 'boolean', default: false },
         'expires-in': { type: 'string' },
         grace: { type: 'string' },
@@ -275,7 +379,7 @@ function checkOptionsApply(values: OptionValues, name: CommandName): void {
  * A duration option's value in milliseconds. Never echoed: it is no duration, and may be anything. A zero span
  * makes sense for a grace or an expiry set from now, not for the lifetime of a key being made.
  */
-function checkedDuration(option: 'expires-in' | 'grace' | 'in', text: string): number {
+function checkedDuration(option: 'expires-in' | 'grace' | 'in' | 'settle', text: string): number {
   const ms = parseDuration(text);
   if (ms === undefined) throw new UsageError(`invalid --${option}: expected ${DURATION_RULE}`);
   if (ms === 0 && option === 'expires-in') {
@@ -411,6 +515,49 @@ function commandOf(name: CommandName, operands: readonly string[], values: Optio
       return { name, appId: checkedAppId(first), cidrs: checkedCidrs([second, ...rest]) };
     case 'limit':
       return { name, appId: checkedAppId(first), limit: checkedLimitChange(values) };
+    case 'where':
+      return { name, appId: checkedAppId(first) };
+    case 'apply': {
+      const keysOut = nonEmpty(values['keys-out']);
+      return { name, file: first, ...(keysOut === undefined ? {} : { keysOut }), dryRun: values['dry-run'] };
+    }
+    case 'reshard': {
+      const shards = values.shards === undefined ? undefined : checkedShards(values.shards);
+      const settleMs = values.settle === undefined ? undefined : checkedDuration('settle', values.settle);
+      return {
+        name,
+        ...(shards === undefined ? {} : { shards }),
+        ...(settleMs === undefined ? {} : { settleMs }),
+        dryRun: values['dry-run'],
+      };
+    }
+    case 'init':
+      if (values.shards === undefined) throw new UsageError(`usage: ${COMMAND_OPERANDS.init.usage}`);
+      return { name, shards: checkedShards(values.shards) };
+  }
+}
+
+/** A shard count as typed; never echoed. */
+function checkedShards(text: string): number {
+  const shards = /^\d{1,3}$/.test(text) ? Number(text) : NaN;
+  const problem = shardCountProblem(shards);
+  if (problem !== undefined) throw new UsageError(`--shards ${problem}`);
+  return shards;
+}
+
+/** What a command needs of its target beyond naming one. */
+function checkTargetFits(command: Command, target: Target): void {
+  const local = target.kind === 'registry-file';
+  if (command.name === 'init' && !local) {
+    throw new UsageError(
+      'init creates a local registry: give --registry-file <path>; a stack creates its own (cdk deploy -c keyShards=<n>)',
+    );
+  }
+  if (command.name === 'reshard' && command.shards !== undefined && !local) {
+    throw new UsageError(
+      'the stack owns its shard count: deploy with -c keyShards=<n> -c keyShardsPrevious=<current>, then run ' +
+        'reshard without --shards (--shards is for a local registry)',
+    );
   }
 }
 
@@ -429,6 +576,17 @@ export function parseInvocation(argv: readonly string[], env: Env): Invocation {
   if (operands.length < min || operands.length > max) throw new UsageError(`usage: ${usage}`);
   checkOptionsApply(values, name);
 
-  const target = resolveTarget({ secretId: values['secret-id'], file: values.file }, env);
-  return { kind: 'run', command: commandOf(name, operands, values), target, json: values.json };
+  const target = resolveTarget(
+    {
+      stack: values.stack,
+      registry: values.registry,
+      'registry-file': values['registry-file'],
+      'secret-id': values['secret-id'],
+      file: values.file,
+    },
+    env,
+  );
+  const command = commandOf(name, operands, values);
+  checkTargetFits(command, target);
+  return { kind: 'run', command, target, json: values.json };
 }

@@ -1,5 +1,5 @@
 import { parseKeyDocument, serializeKeyDocument, type KeyDocument } from '../../shared/keys/key-document';
-import { KeyStoreError, type KeyStore } from './key-store';
+import { KeyStoreError, type KeyStore, type Snapshot } from './key-store';
 import { checkSecretSize } from './size-guard';
 
 export interface ChangeContext {
@@ -25,6 +25,10 @@ export interface EditOptions {
   /** Injectable for tests. */
   readonly sleep?: (ms: number) => Promise<void>;
   readonly random?: () => number;
+  /** A read already made (a plan that read many shards at once): the first attempt starts from it. */
+  readonly firstRead?: Snapshot;
+  /** The shard's name in a registry of several: prefixes what is said of its document (parse errors, size). */
+  readonly shardLabel?: string;
 }
 
 export interface EditOutcome<Result> {
@@ -33,17 +37,57 @@ export interface EditOutcome<Result> {
   readonly attempts: number;
   /** The store's own, and the size guard's when the written secret is nearly full. */
   readonly warnings: readonly string[];
+  /** Versions made by attempts that lost a race: stored, unused, counted toward the version quota for 24 hours. */
+  readonly unusedVersions: number;
+  /** Whether a new text was stored (false: the document was already as wanted). */
+  readonly wrote: boolean;
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 8;
 
+/** `, leaving 2 unused versions of secret x (...)`, or nothing when the lost races made none. */
+export function unusedVersionsText(unusedVersions: number, description: string): string {
+  if (unusedVersions === 0) return '';
+  const left =
+    unusedVersions === 1
+      ? 'the lost race left 1 unused version'
+      : `the lost races left ${unusedVersions} unused versions`;
+  return ` (${left} of ${description}, counted toward its version quota for 24 hours)`;
+}
+
 /** Every attempt lost a race with another writer. Nothing of ours was stored. */
 export class ConflictError extends Error {
   override readonly name = 'ConflictError';
-  constructor(readonly attempts: number) {
+  constructor(
+    readonly attempts: number,
+    readonly unusedVersions = 0,
+    description = '',
+  ) {
     super(
-      `the keys changed under us ${attempts} time${attempts === 1 ? '' : 's'}; nothing was lost, re-run the command`,
+      `the keys changed under us ${attempts} time${attempts === 1 ? '' : 's'}; nothing was lost, re-run the command` +
+        unusedVersionsText(unusedVersions, description),
     );
+  }
+}
+
+/** A problem of one shard's document (it does not parse, or would not fit), named by its shard. */
+export class ShardError extends Error {
+  override readonly name = 'ShardError';
+  constructor(
+    readonly label: string,
+    readonly error: Error,
+  ) {
+    super(`${label}: ${error.message}`);
+  }
+}
+
+function labelled<T>(label: string | undefined, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    // A store's own errors already name it.
+    if (label === undefined || !(error instanceof Error) || error instanceof KeyStoreError) throw error;
+    throw new ShardError(label, error);
   }
 }
 
@@ -74,24 +118,33 @@ export async function editKeys<Result>(
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const random = options.random ?? Math.random;
   const warnings: string[] = [];
+  let unusedVersions = 0;
 
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const snapshot = await store.read();
-    const document = documentOf(store, snapshot.text, options.createIfMissing === true);
+    const snapshot =
+      attempt === 1 && options.firstRead !== undefined ? options.firstRead : await store.read();
+    const document = labelled(options.shardLabel, () =>
+      documentOf(store, snapshot.text, options.createIfMissing === true),
+    );
     const { next, result } = change(document, { isRetry: attempt > 1 });
     const text = next === undefined ? undefined : serializeKeyDocument(next);
     if (text === undefined || text === serializeKeyDocument(document)) {
-      return { result, attempts: attempt, warnings };
+      return { result, attempts: attempt, warnings, unusedVersions, wrote: false };
     }
 
-    const sizeWarning = checkSecretSize(text);
+    const sizeWarning = labelled(options.shardLabel, () => checkSecretSize(text));
     const outcome = await store.replace(snapshot.version, text);
     warnings.push(...outcome.warnings);
     if (outcome.status === 'replaced') {
-      if (sizeWarning !== undefined) warnings.push(sizeWarning);
-      return { result, attempts: attempt, warnings };
+      if (sizeWarning !== undefined) {
+        warnings.push(
+          options.shardLabel === undefined ? sizeWarning : `${options.shardLabel}: ${sizeWarning}`,
+        );
+      }
+      return { result, attempts: attempt, warnings, unusedVersions, wrote: true };
     }
+    unusedVersions += outcome.unusedVersions ?? 0;
     if (attempt < maxAttempts) await sleep(backoffMs(attempt, random));
   }
-  throw new ConflictError(maxAttempts);
+  throw new ConflictError(maxAttempts, unusedVersions, store.description);
 }

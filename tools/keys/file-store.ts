@@ -12,6 +12,8 @@ export interface FileStoreOptions {
   readonly staleLockMs?: number;
   /** How long to wait for another writer's lock before giving up. Default 10 s. */
   readonly lockWaitMs?: number;
+  /** How messages name the file; default `key file <path>`. */
+  readonly description?: string;
 }
 
 function versionOf(text: string): string {
@@ -38,7 +40,7 @@ export class FileStore implements KeyStore {
     private readonly path: string,
     options: FileStoreOptions = {},
   ) {
-    this.description = `key file ${path}`;
+    this.description = options.description ?? `key file ${path}`;
     this.lockPath = `${path}.lock`;
     this.staleLockMs = options.staleLockMs ?? 30_000;
     this.lockWaitMs = options.lockWaitMs ?? 10_000;

@@ -1,3 +1,5 @@
+import type { WriteBudget } from './write-budget';
+
 /** The stored text as read, and a version token that changes whenever the text does. */
 export interface Snapshot {
   /** undefined: nothing stored yet (a key file that does not exist). */
@@ -7,8 +9,12 @@ export interface Snapshot {
 
 export type ReplaceOutcome =
   | { readonly status: 'replaced'; readonly warnings: readonly string[] }
-  /** Someone else changed the text since `expectedVersion` was read; nothing was written. */
-  | { readonly status: 'conflict'; readonly warnings: readonly string[] };
+  /**
+   * Someone else changed the text since `expectedVersion` was read; our text was not stored. `unusedVersions`: the
+   * versions the attempt made all the same (a Secrets Manager write that lost the race leaves one; it counts toward
+   * the secret's version quota for 24 hours). Absent: none.
+   */
+  | { readonly status: 'conflict'; readonly warnings: readonly string[]; readonly unusedVersions?: number };
 
 /**
  * Where the key document lives, with compare-and-swap writes: `replace` stores `newText` only if the stored
@@ -19,6 +25,11 @@ export interface KeyStore {
   readonly description: string;
   read(): Promise<Snapshot>;
   replace(expectedVersion: string, newText: string): Promise<ReplaceOutcome>;
+  /**
+   * What `writes` more versions would meet (see write-budget.ts), for a store that has a version quota; undefined
+   * for one that has none (a file). `replace` checks it itself; this is for a plan that writes several shards.
+   */
+  writeBudget?(writes: number): Promise<WriteBudget | undefined>;
 }
 
 /**
@@ -26,5 +37,10 @@ export interface KeyStore {
  * the stored text or a key.
  */
 export class KeyStoreError extends Error {
-  override readonly name = 'KeyStoreError';
+  override readonly name: string = 'KeyStoreError';
+}
+
+/** A write refused before it was made, because the secret has no version left in its quota. */
+export class WriteBudgetError extends KeyStoreError {
+  override readonly name = 'WriteBudgetError';
 }

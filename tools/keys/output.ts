@@ -36,14 +36,33 @@ function limitText(limit: RateLimit): string {
   return `${limit.perSecond}/s, burst ${limit.burst}`;
 }
 
+/** What the CLI edits: a stack's secret, or the local server's key file. Each reads its default limit elsewhere. */
+export type KeyStoreKind = 'secret' | 'file';
+
+/** Where the default limit of an app without its own comes from, in the words of each store. */
+const DEFAULT_LIMIT_WORDS: Readonly<
+  Record<KeyStoreKind, { readonly setting: string; readonly named: string; readonly takesEffect: string }>
+> = {
+  secret: {
+    setting: "the stack's appRateLimit",
+    named: "the stack's default",
+    takesEffect: "in effect within the key cache's TTL, where the stack has appRateLimit",
+  },
+  file: {
+    setting: "the local server's APP_RATE_LIMIT",
+    named: "the local server's default",
+    takesEffect: 'in effect at once, where the local server runs with APP_RATE_LIMIT',
+  },
+};
+
 /**
- * An app's rate limit and where it comes from. The CLI edits a secret, not a stack: it knows the stack's default only
- * when the operator names it (list --default-limit).
+ * An app's rate limit and where it comes from. The CLI edits a secret or a key file, not what reads it: it knows the
+ * default only when the operator names it (list --default-limit).
  */
-function rateLimitOf(app: AppListing, defaultLimit: RateLimit | undefined): string {
+function rateLimitOf(app: AppListing, defaultLimit: RateLimit | undefined, store: KeyStoreKind): string {
   if (app.rateLimit !== undefined) return `${limitText(ownLimitOf(app.rateLimit))} (this app's own)`;
-  if (defaultLimit !== undefined) return `${limitText(defaultLimit)} (the stack's default)`;
-  return "the stack's appRateLimit, if set";
+  if (defaultLimit !== undefined) return `${limitText(defaultLimit)} (${DEFAULT_LIMIT_WORDS[store].named})`;
+  return `${DEFAULT_LIMIT_WORDS[store].setting}, if set`;
 }
 
 /** What `limit` and `list --json` say of an app's rate limit. */
@@ -62,15 +81,13 @@ function rateLimitJson(own: RateLimit | undefined, defaultLimit: RateLimit | und
   return defaultLimit === undefined ? { source: 'default' } : { ...defaultLimit, source: 'default' };
 }
 
-function formatLimit(result: LimitResult): string {
+function formatLimit(result: LimitResult, store: KeyStoreKind): string {
   const { appId, rateLimit } = result;
+  const words = DEFAULT_LIMIT_WORDS[store];
   if (rateLimit === undefined) {
-    return `app ${appId}: no rate limit of its own; the stack's appRateLimit applies, if set\n`;
+    return `app ${appId}: no rate limit of its own; ${words.setting} applies, if set\n`;
   }
-  return (
-    `app ${appId}: its own rate limit is now ${limitText(rateLimit)} ` +
-    "(in effect within the key cache's TTL, where the stack has appRateLimit)\n"
-  );
+  return `app ${appId}: its own rate limit is now ${limitText(rateLimit)} (${words.takesEffect})\n`;
 }
 
 function formatNewKey(result: NewKeyResult): string {
@@ -144,8 +161,11 @@ function formatNetworks(result: NetworkResult): string {
   return `app ${appId}: may call only from ${allowedCidrs.join(' ')}\n`;
 }
 
-/** Human output. `now` is the instant the command read its clock at: what "expired" and "in 3d" refer to. */
-export function formatResult(result: EditResult, now: number): string {
+/**
+ * Human output. `now` is the instant the command read its clock at: what "expired" and "in 3d" refer to. `store`:
+ * what was edited, for the words on default limits.
+ */
+export function formatResult(result: EditResult, now: number, store: KeyStoreKind = 'secret'): string {
   switch (result.command) {
     case 'add-app':
     case 'rotate':
@@ -164,7 +184,7 @@ export function formatResult(result: EditResult, now: number): string {
     case 'disallow':
       return formatNetworks(result);
     case 'limit':
-      return formatLimit(result);
+      return formatLimit(result, store);
   }
 }
 
@@ -216,15 +236,20 @@ function formatKeyLine(key: KeyListing, now: number): string {
 
 /**
  * `list`: each app with the networks it may call from and its rate limit, then one line per key (oldest first): its
- * id, its expiry or `never`, and whether only its digest is stored. `defaultLimit`: the stack's, when the operator
- * named it.
+ * id, its expiry or `never`, and whether only its digest is stored. `defaultLimit`: the stack's (or, for a key file,
+ * the local server's), when the operator named it.
  */
-export function formatList(apps: readonly AppListing[], now: number, defaultLimit?: RateLimit): string {
+export function formatList(
+  apps: readonly AppListing[],
+  now: number,
+  defaultLimit?: RateLimit,
+  store: KeyStoreKind = 'secret',
+): string {
   if (apps.length === 0) return 'no apps\n';
   return apps
     .map(
       (app) =>
-        `${app.appId}: ${networksOf(app.allowedCidrs)}; rate limit: ${rateLimitOf(app, defaultLimit)}\n` +
+        `${app.appId}: ${networksOf(app.allowedCidrs)}; rate limit: ${rateLimitOf(app, defaultLimit, store)}\n` +
         app.keys.map((key) => formatKeyLine(key, now)).join(''),
     )
     .join('');

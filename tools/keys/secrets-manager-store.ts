@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   GetSecretValueCommand,
+  ListSecretVersionIdsCommand,
   PutSecretValueCommand,
   UpdateSecretVersionStageCommand,
   type SecretsManagerClient,
@@ -14,10 +15,27 @@ import {
   secretLabel,
 } from '../common/aws-failure';
 import { AWS_SERVICES, resolvedRegion } from '../common/aws-settings';
-import { KeyStoreError, type KeyStore, type ReplaceOutcome, type Snapshot } from './key-store';
+import { CREDENTIALS_HINT } from './credentials-hint';
+import {
+  KeyStoreError,
+  WriteBudgetError,
+  type KeyStore,
+  type ReplaceOutcome,
+  type Snapshot,
+} from './key-store';
+import {
+  budgetRefusal,
+  budgetWarning,
+  writeBudget,
+  type ListedVersion,
+  type WriteBudget,
+} from './write-budget';
 
-/** The key CLI's way around missing credentials, for the one line that reports them. */
-const CREDENTIALS_HINT = 'or use --file for a local key file';
+/**
+ * The staging label the key CLI's compare-and-swap puts on the version it writes until AWSCURRENT moves to it. Its
+ * own, never AWSPENDING: that one belongs to a scheduled rotation under way, which fails if an edit takes it.
+ */
+export const CLI_STAGING_LABEL = 'payment-api-cli-pending';
 
 function environmentProblem(error: unknown): string | undefined {
   return describeAwsEnvironmentProblem(error, CREDENTIALS_HINT);
@@ -31,18 +49,22 @@ function describeFailure(error: unknown): string {
  * The key document in a Secrets Manager secret, edited with compare-and-swap:
  *
  * 1. read: GetSecretValue(VersionStage AWSCURRENT) gives the text and its VersionId.
- * 2. replace: PutSecretValue stores the new text as a new version labelled AWSPENDING (a fresh
+ * 2. before writing: ListSecretVersionIds (IncludeDeprecated) tells whether AWSCURRENT is still on the version
+ *    read (if not, the race is lost before it costs a version: nothing is written) and how many versions the secret
+ *    holds within its quota (write-budget.ts): a write that would fail is refused, one that nears the quota warned.
+ * 3. replace: PutSecretValue stores the new text as a new version labelled CLI_STAGING_LABEL (a fresh
  *    ClientRequestToken makes the SDK's own retries idempotent), so AWSCURRENT does not move yet; then
  *    UpdateSecretVersionStage moves AWSCURRENT to it with RemoveFromVersionId = the version read. If anyone moved
  *    AWSCURRENT since, Secrets Manager refuses that move; nothing changed. After any refused move one more
  *    GetSecretValue tells a conflict (AWSCURRENT is on another writer's version) from a real failure (still on
  *    the version read) and from a move that landed although its answer was lost (on ours).
- * 3. Either way, the AWSPENDING label is taken off our version, because Secrets Manager will not start a
- *    scheduled rotation while AWSPENDING sits on a version other than AWSCURRENT. So it is after a failed put
- *    too: a put whose answer was lost may have stored our version.
+ * 4. Either way, our label is taken off our version, so that it does not keep that version from ever being
+ *    removed. So it is after a failed put too: a put whose answer was lost may have stored our version. (The next
+ *    CLI write would move a leftover label anyway: a label is on one version at a time.)
  *
- * Four calls per uncontended edit: GetSecretValue, PutSecretValue, UpdateSecretVersionStage × 2; five when the
- * move is refused.
+ * Five calls per uncontended edit: GetSecretValue, ListSecretVersionIds, PutSecretValue,
+ * UpdateSecretVersionStage × 2; six when the move is refused; two when the listing already shows another writer's
+ * version.
  */
 export class SecretsManagerStore implements KeyStore {
   readonly description: string;
@@ -52,8 +74,43 @@ export class SecretsManagerStore implements KeyStore {
     private readonly secretId: string,
     private readonly client: SecretsManagerClient,
     private readonly newClientRequestToken: () => string = randomUUID,
+    private readonly now: () => number = Date.now,
+    description?: string,
   ) {
-    this.description = secretLabel(secretId);
+    this.description = description ?? secretLabel(secretId);
+  }
+
+  /** The secret's versions, every page, deprecated ones included: what its version quota counts. */
+  private async listVersions(): Promise<ListedVersion[]> {
+    const versions: ListedVersion[] = [];
+    let nextToken: string | undefined;
+    do {
+      const token = nextToken;
+      const output = await this.guarded('could not list the versions of', () =>
+        this.client.send(
+          new ListSecretVersionIdsCommand({
+            SecretId: this.secretId,
+            IncludeDeprecated: true,
+            MaxResults: 100,
+            ...(token === undefined ? {} : { NextToken: token }),
+          }),
+        ),
+      );
+      for (const version of output.Versions ?? []) {
+        if (version.VersionId === undefined) continue;
+        versions.push({
+          versionId: version.VersionId,
+          createdAt: version.CreatedDate?.getTime(),
+          stages: version.VersionStages ?? [],
+        });
+      }
+      nextToken = output.NextToken === '' ? undefined : output.NextToken;
+    } while (nextToken !== undefined);
+    return versions;
+  }
+
+  async writeBudget(writes: number): Promise<WriteBudget> {
+    return writeBudget(await this.listVersions(), this.now(), writes);
   }
 
   /** The region the client resolved, for messages and the AWS CLI lines they give; asked once. */
@@ -76,6 +133,15 @@ export class SecretsManagerStore implements KeyStore {
   }
 
   async replace(expectedVersion: string, newText: string): Promise<ReplaceOutcome> {
+    const versions = await this.listVersions();
+    const current = versions.find((version) => version.stages.includes('AWSCURRENT'));
+    if (current !== undefined && current.versionId !== expectedVersion) {
+      return { status: 'conflict', warnings: [], unusedVersions: 0 };
+    }
+    const budget = writeBudget(versions, this.now());
+    if (budget.verdict === 'refuse') throw new WriteBudgetError(budgetRefusal(this.description, budget));
+    const budgetWarnings = budget.verdict === 'warn' ? [budgetWarning(this.description, budget)] : [];
+
     const ours = await this.putPending(this.newClientRequestToken(), newText);
     const moved = await this.moveCurrent(ours, expectedVersion);
     const cleanupFailure = await this.removePendingLabel(ours);
@@ -96,7 +162,9 @@ export class SecretsManagerStore implements KeyStore {
         `could not move AWSCURRENT of ${this.description} to the new version: ${moved.reason}; ${outcome}`,
       );
     }
-    return { status: moved.status, warnings: leftover === undefined ? [] : [leftover] };
+    const warnings = [...(leftover === undefined ? [] : [leftover])];
+    if (moved.status === 'conflict') return { status: 'conflict', warnings, unusedVersions: 1 };
+    return { status: 'replaced', warnings: [...warnings, ...budgetWarnings] };
   }
 
   /**
@@ -129,11 +197,11 @@ export class SecretsManagerStore implements KeyStore {
     }
   }
 
-  /** What is left behind when AWSPENDING could not be taken off `versionId`, and the one command that clears it. */
+  /** What is left behind when our label could not be taken off `versionId`, and the one command that clears it. */
   private async leftoverPendingLabel(versionId: string, why: string): Promise<string> {
     return (
-      `could not remove the AWSPENDING label from version ${versionId} of ${this.description} (${why}); ` +
-      `a scheduled rotation will fail until it is removed: ${await this.clearPendingCommand(versionId)}`
+      `could not remove the ${CLI_STAGING_LABEL} label from version ${versionId} of ${this.description} (${why}); ` +
+      `it keeps that version from being removed until the next edit moves it, or: ${await this.clearPendingCommand(versionId)}`
     );
   }
 
@@ -142,7 +210,7 @@ export class SecretsManagerStore implements KeyStore {
       'secretsmanager update-secret-version-stage',
       [
         ['--secret-id', this.secretId],
-        ['--version-stage', 'AWSPENDING'],
+        ['--version-stage', CLI_STAGING_LABEL],
         ['--remove-from-version-id', versionId],
       ],
       await this.regionUsed(),
@@ -150,10 +218,10 @@ export class SecretsManagerStore implements KeyStore {
   }
 
   /**
-   * Stores `newText` as a new version labelled AWSPENDING and returns its id; AWSCURRENT does not move. A failed
-   * put may still have landed (a time-out or a dropped connection loses only the answer), which would leave
-   * AWSPENDING on a version that is not AWSCURRENT and so block the next scheduled rotation: the label is taken
-   * off our version (its id is the request token) before the failure is reported.
+   * Stores `newText` as a new version labelled CLI_STAGING_LABEL and returns its id; AWSCURRENT does not move. A
+   * failed put may still have landed (a time-out or a dropped connection loses only the answer), which would leave
+   * our label on a version that is not AWSCURRENT: the label is taken off our version (its id is the request
+   * token) before the failure is reported.
    */
   private async putPending(token: string, newText: string): Promise<string> {
     try {
@@ -162,7 +230,7 @@ export class SecretsManagerStore implements KeyStore {
           SecretId: this.secretId,
           SecretString: newText,
           ClientRequestToken: token,
-          VersionStages: ['AWSPENDING'],
+          VersionStages: [CLI_STAGING_LABEL],
         }),
       );
       return output.VersionId ?? token;
@@ -174,8 +242,8 @@ export class SecretsManagerStore implements KeyStore {
       const leftover =
         cleanupFailure === undefined
           ? ''
-          : `; if the new version ${token} was stored after all, its AWSPENDING label could not be removed ` +
-            `(${cleanupFailure}) and a scheduled rotation will fail until it is: ${await this.clearPendingCommand(token)}`;
+          : `; if the new version ${token} was stored after all, its ${CLI_STAGING_LABEL} label could not be ` +
+            `removed (${cleanupFailure}); to remove it: ${await this.clearPendingCommand(token)}`;
       throw new KeyStoreError(
         `could not write a new version of ${this.description}: ${describeFailure(error)}; ` +
           `nothing was changed (AWSCURRENT untouched)${leftover}`,
@@ -197,7 +265,7 @@ export class SecretsManagerStore implements KeyStore {
 
   /**
    * Best effort; returns why it failed, or undefined when the label is off our version. A concurrent writer's
-   * PutSecretValue may already have moved AWSPENDING to its own version, which is fine (that writer removes it
+   * PutSecretValue may already have moved the label to its own version, which is fine (that writer removes it
    * in turn), and a put that never landed left no version at all: Secrets Manager refuses both, with
    * InvalidParameterException (label not attached; moto also for an unknown version) or ResourceNotFoundException.
    */
@@ -206,7 +274,7 @@ export class SecretsManagerStore implements KeyStore {
       await this.client.send(
         new UpdateSecretVersionStageCommand({
           SecretId: this.secretId,
-          VersionStage: 'AWSPENDING',
+          VersionStage: CLI_STAGING_LABEL,
           RemoveFromVersionId: versionId,
         }),
       );

@@ -10,6 +10,8 @@ export type Route =
   | {
       readonly kind: 'gateway';
       readonly error: Extract<ErrorName, 'notFound' | 'methodNotAllowed'>;
+      /** For the log line: why API Gateway refuses it. */
+      readonly reason: 'unknown_path' | 'method_not_allowed';
       readonly headers: Readonly<Record<string, string>>;
     };
 
@@ -41,10 +43,15 @@ export function loggedPath(path: string): LoggedPath {
  */
 export function routeRequest(method: string, path: string): Route {
   if (!isPaymentPath(path)) {
-    return { kind: 'gateway', error: 'notFound', headers: {} };
+    return { kind: 'gateway', error: 'notFound', reason: 'unknown_path', headers: {} };
   }
   if (method !== PAYMENT_METHOD) {
-    return { kind: 'gateway', error: 'methodNotAllowed', headers: METHOD_NOT_ALLOWED_HEADERS };
+    return {
+      kind: 'gateway',
+      error: 'methodNotAllowed',
+      reason: 'method_not_allowed',
+      headers: METHOD_NOT_ALLOWED_HEADERS,
+    };
   }
   return { kind: 'handler', resource: PAYMENT_RESOURCE };
 }

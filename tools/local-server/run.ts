@@ -14,6 +14,7 @@ import { ensureKeysFile, keysFilePermissionWarning } from './keys-file';
 import { readLocalSettings, type LocalSettings } from './local-settings';
 import { createLocalRateLimits, limiterClientSettings } from './rate-limits';
 import { LocalServer } from './server';
+import { watchKeysFile, type KeysFileWatch } from './watch-keys-file';
 
 export interface StartOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -51,8 +52,8 @@ function listenErrorMessage(error: unknown, settings: LocalSettings): string {
 
 /**
  * Starts the local server. It listens first, so a busy port fails before anything is written; requests that
- * arrive while the keys are being set up wait for the handler. Then the keys file is created if missing (or
- * Secrets Manager is used when KEYS_SECRET_ID is set), the first key fetch starts, and the banner is printed.
+ * arrive while the keys are being set up wait for the handler. Then the keys file is created if missing and watched
+ * (or Secrets Manager is used when KEYS_SECRET_ID is set), the first key fetch starts, and the banner is printed.
  * With APP_RATE_LIMIT the handler counts each app's requests, in this process or, with RATE_LIMIT_TABLE, in
  * DynamoDB as the deployed Lambda does.
  */
@@ -102,6 +103,18 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
 
     const keys = new KeyCache({ source, logger, ttlMs: settings.ttlMs, maxStaleMs: settings.maxStaleMs });
     keys.warm();
+    // A key added with the key CLI works at once: the file is read again as soon as it changes (the TTL's re-read
+    // stays, should a change go unseen).
+    const watch: KeysFileWatch | undefined =
+      settings.keys.kind === 'file'
+        ? watchKeysFile(
+            settings.keys.path,
+            () => {
+              keys.reload();
+            },
+            logger,
+          )
+        : undefined;
     provideHandler(createHandler({ keys, logger, ...(limits === undefined ? {} : { limits }) }));
 
     const baseUrl = `http://${settings.host}:${port}`;
@@ -115,6 +128,7 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
       pid: process.pid,
       keys: settings.keys,
       ttlSeconds: settings.ttlMs / 1000,
+      keysWatched: watch !== undefined,
       ...(generated ? { generated } : {}),
       ...(awsRegion ? { awsRegion } : {}),
       ...(awsEndpoint ? { awsEndpoint } : {}),
@@ -126,7 +140,10 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
 
     return {
       baseUrl,
-      stop: (graceMs) => server.close(graceMs),
+      stop: (graceMs) => {
+        watch?.close();
+        return server.close(graceMs);
+      },
       forceStop: () => {
         server.closeAllConnections();
       },

@@ -214,7 +214,11 @@ export class LocalServer {
       if (outcome === undefined) return;
       this.write(res, outcome.response, outcome.closeConnection);
     } catch (error) {
-      this.logger.error('unexpected error', { requestId, status: 500, error: describeError(error) });
+      this.logger.error('unexpected error', {
+        apiRequestId: requestId,
+        status: 500,
+        error: describeError(error),
+      });
       if (res.headersSent) {
         res.destroy();
         return;
@@ -231,8 +235,8 @@ export class LocalServer {
     const target = req.url ?? '/';
     const { path } = splitTarget(target);
     // The method is one of the few node's parser accepts (anything else never gets here); the path goes by route
-    // or shape only.
-    const logFields = { requestId, method, ...loggedPath(path) };
+    // or shape only. The id stands for API Gateway's request id, so it has the handler's name for it.
+    const logFields = { apiRequestId: requestId, method, ...loggedPath(path) };
 
     const reading = await readBody(req, this.maxBodyBytes);
     if (reading.kind === 'aborted') {
@@ -240,7 +244,7 @@ export class LocalServer {
       return undefined;
     }
     if (reading.kind === 'tooLarge') {
-      this.logger.info('request refused', { ...logFields, status: 413 });
+      this.logger.info('request refused', { ...logFields, status: 413, reason: 'over_gateway_limit' });
       // The rest of the body is never read: close the connection after answering.
       return { response: toHttpResponse(errorResponse('payloadTooLarge', requestId)), closeConnection: true };
     }
@@ -254,7 +258,11 @@ export class LocalServer {
     const route = routeRequest(method, path);
     if (route.kind === 'gateway') {
       const response = toHttpResponse(errorResponse(route.error, requestId, route.headers));
-      this.logger.info('request refused', { ...logFields, status: response.statusCode });
+      this.logger.info('request refused', {
+        ...logFields,
+        status: response.statusCode,
+        reason: route.reason,
+      });
       return { response, closeConnection: false };
     }
 
@@ -275,7 +283,11 @@ export class LocalServer {
     } catch (error) {
       if (!(error instanceof MalformedProxyResultError)) throw error;
       // What API Gateway does with a malformed proxy result: 502.
-      this.logger.error('malformed handler result', { requestId, status: 502, error: describeError(error) });
+      this.logger.error('malformed handler result', {
+        apiRequestId: requestId,
+        status: 502,
+        error: describeError(error),
+      });
       return { response: toHttpResponse(errorResponse('badGateway', requestId)), closeConnection: false };
     }
   }

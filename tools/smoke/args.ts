@@ -2,6 +2,7 @@ import { appIdProblem } from '../../shared/keys/app-id';
 import { DIGEST_PREFIX, readStoredKey } from '../../shared/keys/key-material';
 import { nonEmpty, parseArgsQuietly } from '../common/args';
 import { UsageError } from '../common/exit';
+import { stackNameProblem } from '../common/stack-outputs';
 import type { Env } from '../common/tool-io';
 import { REQUEST_TIMEOUT_MS } from './http-client';
 import { readPaymentUrl } from './payment-url';
@@ -49,11 +50,6 @@ time limit passed, or the stack could not be read, 2 bad usage. No key is ever p
 
 /** Flags people reach for that would put the key on the command line. */
 const KEY_FLAGS = ['--app-key', '--key', '--api-key'];
-
-/** CloudFormation's rule for stack names, or a stack ARN (DescribeStacks takes both). */
-const STACK_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
-const STACK_ARN_PATTERN =
-  /^arn:aws[a-z-]*:cloudformation:[a-z0-9-]+:\d{12}:stack\/[A-Za-z][A-Za-z0-9-]{0,127}\/[A-Za-z0-9-]+$/;
 
 function parseOptions(argv: readonly string[]) {
   const keyFlag = argv.find((argument) => KEY_FLAGS.includes(argument.split('=', 1)[0] ?? ''));
@@ -104,11 +100,8 @@ function readTarget(
   const stack = nonEmpty(flags.stack);
   if (url !== undefined && stack !== undefined) throw new SmokeUsageError('give --url or --stack, not both');
   if (stack !== undefined) {
-    if (!STACK_NAME_PATTERN.test(stack) && !STACK_ARN_PATTERN.test(stack)) {
-      throw new SmokeUsageError(
-        'invalid --stack: a stack name is 1 to 128 letters, digits or "-", starting with a letter (or give its ARN)',
-      );
-    }
+    const problem = stackNameProblem(stack);
+    if (problem !== undefined) throw new SmokeUsageError(`invalid --stack: ${problem}`);
     return { kind: 'stack', stackName: stack };
   }
   if (url === undefined)

@@ -1,11 +1,10 @@
-import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { addCallDeadline, boundedClientConfig, type CallBounds } from '../../shared/aws/bounded-client';
+import type { CallBounds } from '../../shared/aws/bounded-client';
 import {
-  AWS_SERVICES,
+  createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
   OPERATOR_CALL_BOUNDS,
-  readAwsClientSettings,
 } from '../common/aws-settings';
 import type { Env } from '../common/tool-io';
 
@@ -16,19 +15,9 @@ export interface SmokeAwsClients {
 
 /**
  * The two clients --stack needs, from the operator's environment (tools/common/aws-settings.ts), every call
- * bounded by `bounds`. CloudFormation's client takes the Secrets Manager client's resolved region and
- * credentials: one identity, one region, one resolution of a profile or SSO session. Each service keeps its own
- * endpoint (AWS_ENDPOINT_URL_CLOUDFORMATION, AWS_ENDPOINT_URL_SECRETS_MANAGER, else AWS_ENDPOINT_URL).
+ * bounded by `bounds`; CloudFormation's takes the Secrets Manager client's region and credentials.
  */
 export function createSmokeAwsClients(env: Env, bounds: CallBounds = OPERATOR_CALL_BOUNDS): SmokeAwsClients {
   const secretsManager = createOperatorSecretsManagerClient(env, bounds);
-  const { endpoint } = readAwsClientSettings(env, AWS_SERVICES.cloudFormation);
-  const cloudFormation = new CloudFormationClient({
-    region: secretsManager.config.region,
-    credentials: secretsManager.config.credentials,
-    ...(endpoint === undefined ? {} : { endpoint }),
-    ...boundedClientConfig(bounds),
-  });
-  addCallDeadline(cloudFormation, bounds.callDeadlineMs);
-  return { secretsManager, cloudFormation };
+  return { secretsManager, cloudFormation: createOperatorCloudFormationClient(secretsManager, env, bounds) };
 }

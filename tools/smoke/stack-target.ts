@@ -1,14 +1,19 @@
-import {
-  DescribeStacksCommand,
-  type CloudFormationClient,
-  type Output,
-} from '@aws-sdk/client-cloudformation';
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { KeyDocumentError, parseKeyDocument, type KeyDocument } from '../../shared/keys/key-document';
-import { errorMessage, errorName } from '../../shared/errors';
-import { nonEmpty } from '../common/args';
-import { describeAwsFailure, describeSecretFailure } from '../common/aws-failure';
-import { AWS_SERVICES, resolvedRegion } from '../common/aws-settings';
+import { errorMessage } from '../../shared/errors';
+import { shardsToSearch } from '../../shared/keys/registry';
+import { describeSecretFailure } from '../common/aws-failure';
+import { resolvedRegion } from '../common/aws-settings';
+import { readManifestSecret, stackRegistry } from '../common/key-registry';
+import {
+  describeStackFailure,
+  missingOutputsProblem,
+  readStackOutputs,
+  STACK_OUTPUTS,
+  StackReadError,
+  type StackOutputs,
+} from '../common/stack-outputs';
 import { firstLine } from '../common/text';
 import { APP_KEY_ENV } from './args';
 import type { SmokeAwsClients } from './aws-clients';
@@ -16,8 +21,7 @@ import { readPaymentUrl } from './payment-url';
 import { chooseSmokeKey } from './secret-key';
 import { SmokeError } from './smoke-error';
 
-/** The outputs PaymentApiStack declares (lib/payment-api-stack.ts). */
-export const STACK_OUTPUTS = { paymentUrl: 'PaymentUrl', keysSecretArn: 'KeysSecretArn' } as const;
+export { STACK_OUTPUTS, describeStackFailure };
 
 /**
  * Region and credentials are resolved before any call, so a missing one is reported as what it is, in this
@@ -41,44 +45,13 @@ async function checkAwsEnvironment(client: SecretsManagerClient): Promise<void> 
   }
 }
 
-/** One line about a failed DescribeStacks. */
-export function describeStackFailure(error: unknown, stackName: string): string {
-  if (errorName(error) === 'ValidationError' && /does not exist/i.test(errorMessage(error) ?? '')) {
-    return `stack ${stackName} not found (check AWS_REGION and the account of the credentials)`;
-  }
-  return `could not read stack ${stackName}: ${describeAwsFailure(error, AWS_SERVICES.cloudFormation)}`;
-}
-
-function outputValue(outputs: readonly Output[], key: string): string | undefined {
-  return nonEmpty(outputs.find((output) => output.OutputKey === key)?.OutputValue);
-}
-
-async function readStackOutputs(
-  client: CloudFormationClient,
-  stackName: string,
-): Promise<{ readonly paymentUrl: string; readonly keysSecretArn: string }> {
-  let stack;
+async function readOutputs(client: CloudFormationClient, stackName: string): Promise<StackOutputs> {
   try {
-    const output = await client.send(new DescribeStacksCommand({ StackName: stackName }));
-    stack = output.Stacks?.[0];
+    return await readStackOutputs(client, stackName);
   } catch (error) {
-    throw new SmokeError(describeStackFailure(error, stackName));
+    if (error instanceof StackReadError) throw new SmokeError(error.message);
+    throw error;
   }
-  if (stack === undefined) throw new SmokeError(`stack ${stackName} not found`);
-  const outputs = stack.Outputs ?? [];
-  const paymentUrl = outputValue(outputs, STACK_OUTPUTS.paymentUrl);
-  const keysSecretArn = outputValue(outputs, STACK_OUTPUTS.keysSecretArn);
-  const missing = [
-    ...(paymentUrl === undefined ? [STACK_OUTPUTS.paymentUrl] : []),
-    ...(keysSecretArn === undefined ? [STACK_OUTPUTS.keysSecretArn] : []),
-  ];
-  if (paymentUrl === undefined || keysSecretArn === undefined) {
-    throw new SmokeError(
-      `stack ${stackName} (${stack.StackStatus ?? 'status unknown'}) has no ${missing.join(' or ')} output; ` +
-        'is it a payment-api stack, deployed?',
-    );
-  }
-  return { paymentUrl, keysSecretArn };
 }
 
 /** The secret's AWSCURRENT text. Failures say what to do in one line, as the key CLI's do. */
@@ -112,12 +85,35 @@ function readKeyDocument(text: string, secretArn: string): KeyDocument {
 export interface StackTarget {
   readonly url: URL;
   readonly appKey: string;
+  /** The secret the key came from: the app's shard. */
   readonly secretArn: string;
 }
 
 /**
- * What --stack needs: the stack's PaymentUrl output, and the app's newest plain key from the secret its
- * KeysSecretArn output names (AWSCURRENT). Failures are SmokeError: one line, never a key.
+ * The secrets to look in for `appId`, in order: its home shard (and, while a reshard is under way, the home it had
+ * before), found from the manifest the stack's KeyRegistry output names; or the one secret KeysSecretArn names.
+ */
+async function secretsToSearch(
+  stackName: string,
+  outputs: StackOutputs,
+  appId: string,
+  client: SecretsManagerClient,
+): Promise<readonly string[]> {
+  try {
+    const registry = stackRegistry(stackName, outputs);
+    if (registry.kind === 'single') return [registry.secretId];
+    const manifest = await readManifestSecret(client, registry.manifestId);
+    return shardsToSearch(manifest, appId).map((index) => manifest.shardIds[index] ?? '');
+  } catch (error) {
+    if (error instanceof StackReadError) throw new SmokeError(error.message);
+    throw error;
+  }
+}
+
+/**
+ * What --stack needs: the stack's PaymentUrl output, and the app's newest plain key from the secret that holds
+ * the app: its shard (shardOf, from the registry's manifest), or the one keys secret (AWSCURRENT). Failures are
+ * SmokeError: one line, never a key.
  */
 export async function readStackTarget(
   stackName: string,
@@ -125,27 +121,43 @@ export async function readStackTarget(
   clients: SmokeAwsClients,
 ): Promise<StackTarget> {
   await checkAwsEnvironment(clients.secretsManager);
-  const { paymentUrl, keysSecretArn } = await readStackOutputs(clients.cloudFormation, stackName);
+  const outputs = await readOutputs(clients.cloudFormation, stackName);
+  const paymentUrl = outputs.values.get(STACK_OUTPUTS.paymentUrl);
+  const keysSecretArn = outputs.values.get(STACK_OUTPUTS.keysSecretArn);
+  if (paymentUrl === undefined || keysSecretArn === undefined) {
+    throw new SmokeError(
+      missingOutputsProblem(stackName, outputs, [STACK_OUTPUTS.paymentUrl, STACK_OUTPUTS.keysSecretArn]),
+    );
+  }
   const reading = readPaymentUrl(paymentUrl);
   if (!reading.ok) {
     throw new SmokeError(`the ${STACK_OUTPUTS.paymentUrl} output of stack ${stackName} ${reading.problem}`);
   }
 
-  const text = await readSecretText(clients.secretsManager, keysSecretArn);
-  const choice = chooseSmokeKey(readKeyDocument(text, keysSecretArn), appId);
+  const search = await secretsToSearch(stackName, outputs, appId, clients.secretsManager);
+  // Readers take the first copy they find: so does the smoke test, or reports from the app's home.
+  let chosen: { readonly secretArn: string; readonly document: KeyDocument } | undefined;
+  for (const secretId of search) {
+    const read = readKeyDocument(await readSecretText(clients.secretsManager, secretId), secretId);
+    if (chosen === undefined || read.has(appId)) chosen = { secretArn: secretId, document: read };
+    if (read.has(appId)) break;
+  }
+  const { secretArn, document } = chosen ?? { secretArn: keysSecretArn, document: new Map() };
+  const choice = chooseSmokeKey(document, appId);
+  const where = search.length > 1 ? `secrets ${search.join(' and ')}` : `secret ${secretArn}`;
   switch (choice.kind) {
     case 'key':
-      return { url: reading.url, appKey: choice.key, secretArn: keysSecretArn };
+      return { url: reading.url, appKey: choice.key, secretArn };
     case 'unknown-app':
-      throw new SmokeError(`app ${appId} is not in secret ${keysSecretArn}`);
+      throw new SmokeError(`app ${appId} is not in ${where}`);
     case 'digests-only':
       throw new SmokeError(
-        `app ${appId} has only sha256: digests in secret ${keysSecretArn}, no key the test could send; ` +
+        `app ${appId} has only sha256: digests in secret ${secretArn}, no key the test could send; ` +
           `run with --url ${reading.url.href} and the app's key in ${APP_KEY_ENV}`,
       );
     case 'expired-only':
       throw new SmokeError(
-        `app ${appId} has only expired keys in secret ${keysSecretArn}; give it a key ` +
+        `app ${appId} has only expired keys in secret ${secretArn}; give it a key ` +
           `(npm run keys -- rotate ${appId}) or run with --url ${reading.url.href} and the app's key in ${APP_KEY_ENV}`,
       );
   }

@@ -27,8 +27,14 @@ import {
 import { withinOneWindow } from '../../support/limit-windows';
 import { limitedAssetEnv } from '../../support/rate-limit-scenarios';
 import { synthesizeApp, type SynthesizedApp } from '../../support/synth';
+import { appOnShard, createMotoRegistry, type MotoRegistry } from '../../support/shards';
+import { shardsToSearch } from '../../../shared/keys/registry';
+import { shardOf } from '../../../shared/keys/shard';
 
 const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
+
+const requestOf = (appId: string, appKey: string) =>
+  paymentEvent([JSON_TYPE, ['App-id', appId], ['App-key', appKey]]);
 
 /**
  * The deployable artifacts, not the source: synthesize with the real CLI (scheduled rotation on, so both functions
@@ -69,6 +75,7 @@ describe.each([
   ['payment', () => app.paymentAssetDir, 'GetSecretValue'],
   ['rate-limited payment', () => limitedApp.paymentAssetDir, 'UpdateItem'],
   ['rotation', () => app.rotationAssetDir, 'UpdateSecretVersionStage'],
+  ['key registry monitor', () => app.monitorAssetDir, 'BatchGetSecretValue'],
 ])('the %s bundle', (_name, assetDir, operation) => {
   it('is minified strict CommonJS, without a source map, with the AWS SDK inside', () => {
     const shape = bundleShape(assetDir(), operation);
@@ -230,15 +237,9 @@ describe('the bundled payment Lambda in cdk.out', () => {
           { Service: 'PaymentApi-artifact' },
         ]);
       }
-      expect(
-        lines.map((line) => line.units).reduce((all, units) => ({ ...all, ...units }), {}),
-      ).toMatchObject({
-        Accepted: 'Count',
-        KeysExpiringSoon: 'Count',
-        SecretFill: 'Percent',
-      });
-      const levels = ['KeysExpiringSoon', 'SecretFill'];
-      expect(totalCounts(lines, levels)).toEqual({
+      const units = lines.map((line) => line.units).reduce((all, each) => ({ ...all, ...each }), {});
+      expect(units).toMatchObject({ Accepted: 'Count' });
+      expect(totalCounts(lines)).toEqual({
         ColdStart: 1,
         KeyRefreshSucceeded: 1,
         Accepted: 2,
@@ -251,10 +252,11 @@ describe('the bundled payment Lambda in cdk.out', () => {
         KeyRefreshFailed: 2,
         Unavailable: 1,
       });
-      // Measured once, at the one refresh that succeeded: partner's key expires within 14 days (demo's expired one
-      // is past warning), and the secret's share of 65,536 bytes.
-      expect(samplesOf(lines, 'KeysExpiringSoon')).toEqual([1]);
-      expect(samplesOf(lines, 'SecretFill')).toEqual([(Buffer.byteLength(rulesSecret) / 65_536) * 100]);
+      // The levels are the monitor function's, for every shard: the payment Lambda measures none, though partner's
+      // key expires within 14 days.
+      expect([samplesOf(lines, 'KeysExpiringSoon'), samplesOf(lines, 'SecretFill')]).toEqual([[], []]);
+      expect(Object.keys(units)).not.toContain('KeysExpiringSoon');
+      expect(Object.keys(units)).not.toContain('SecretFill');
       const refusals = output
         .split('\n')
         .filter((line) => line.includes('"message":"request refused"'))
@@ -314,6 +316,201 @@ describe('the bundled payment Lambda in cdk.out', () => {
     expect(JSON.parse(results[0]?.body ?? '')).toMatchObject({ code: 'unavailable' });
     expect(output).toContain('"message":"keys refresh failed"');
     expect(output).not.toContain(DEMO_KEY);
+  });
+});
+
+/** Twelve apps, each with its own key, spread over the shards of each registry below. */
+const SHARDED_APPS: readonly (readonly [string, string])[] = Array.from({ length: 12 }, (_, index) => [
+  `asset-app-${index}`,
+  `test-asset-key-${index}-0123456789abcdef`,
+]);
+
+interface ShardedCase {
+  readonly stackName: string;
+  readonly shards: number;
+  readonly previousShards?: number;
+  /** Where an app is while the registry is as the case has it: its home, or (not yet moved) its previous home. */
+  readonly placeOf: (appId: string, index: number) => number;
+}
+
+const SHARDED_CASES: readonly (readonly [string, ShardedCase])[] = [
+  ['four shards', { stackName: 'AssetFour', shards: 4, placeOf: (appId) => shardOf(appId, 4) }],
+  [
+    'a reshard from 2 to 4 shards under way, half the apps moved',
+    {
+      stackName: 'AssetReshard',
+      shards: 4,
+      previousShards: 2,
+      placeOf: (appId, index) => shardOf(appId, index % 2 === 0 ? 4 : 2),
+    },
+  ],
+];
+
+describe.each(SHARDED_CASES)('the bundled payment Lambda over a key registry of %s', (_name, shardedCase) => {
+  let moto: MotoServer;
+  let registry: MotoRegistry;
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    const documents = Array.from({ length: 4 }, (): Record<string, string> => ({}));
+    SHARDED_APPS.forEach(([appId, key], index) => {
+      const shard = documents[shardedCase.placeOf(appId, index)];
+      if (shard !== undefined) shard[appId] = key;
+    });
+    registry = await createMotoRegistry(moto, {
+      stackName: shardedCase.stackName,
+      shards: shardedCase.shards,
+      ...(shardedCase.previousShards === undefined ? {} : { previousShards: shardedCase.previousShards }),
+      texts: documents.map((document) => JSON.stringify(document)),
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await moto.stop();
+  });
+
+  const runtimeEnv = (endpoint: string): Record<string, string> => ({
+    ...moto.awsEnv,
+    AWS_ENDPOINT_URL: endpoint,
+    ...registry.env,
+    KEY_CACHE_TTL_SECONDS: '60',
+    KEY_MAX_STALE_SECONDS: '900',
+  });
+
+  it('answers 200 to every app from whichever shard holds it, 401 to a wrong key or an unknown app, and logs each shard it loads', async () => {
+    const events = [
+      ...SHARDED_APPS.map(([appId, key]) => requestOf(appId, key)),
+      requestOf('asset-app-3', 'test-asset-key-4-0123456789abcdef'),
+      requestOf('nobody', 'test-asset-key-4-0123456789abcdef'),
+    ];
+
+    const { results, output } = await invokeAsset(app.paymentAssetDir, events, runtimeEnv(moto.endpoint));
+
+    expect(results.map((result) => result.statusCode)).toEqual([...SHARDED_APPS.map(() => 200), 401, 401]);
+    const loaded = output
+      .split('\n')
+      .filter((line) => line.includes('"message":"keys loaded"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(loaded.length).toBeGreaterThan(1);
+    expect(new Set(loaded.map((line) => line.shard)).size).toBe(loaded.length);
+    expect(loaded.map((line) => line.source)).toEqual(
+      loaded.map((line) => registry.layout.shardIds[Number(line.shard)]),
+    );
+    for (const [, key] of SHARDED_APPS) expect(output).not.toContain(key);
+  });
+
+  it("fetches exactly one shard for a cold environment's first request, then each shard a request needs once per TTL", async () => {
+    // Arrange: the first app is in its home under the current count (moved, in the reshard).
+    const proxy = await startFaultProxy(moto.port);
+    const [firstApp = '', firstKey = ''] = SHARDED_APPS[0] ?? [];
+    const home = shardOf(firstApp, shardedCase.shards);
+    try {
+      // Act
+      const { results, output } = await invokeAsset(
+        app.paymentAssetDir,
+        [requestOf(firstApp, firstKey), ...SHARDED_APPS.map(([appId, key]) => requestOf(appId, key))],
+        runtimeEnv(proxy.endpoint),
+      );
+
+      // Assert: the first answer came after one fetch, of the first app's home.
+      const fetched = proxy.calls.filter((call) => call.operation === 'GetSecretValue');
+      expect(results.map((result) => result.statusCode)).toEqual(results.map(() => 200));
+      expect(fetched[0]?.secretId).toBe(registry.layout.shardIds[home]);
+      const beforeFirstAnswer = output.slice(0, output.indexOf('"message":"request accepted"'));
+      expect(beforeFirstAnswer.split('"message":"keys loaded"')).toHaveLength(2);
+      // Each shard fetched once at most within the TTL, and only the shards the requests needed.
+      const secretIds = fetched.map((call) => call.secretId);
+      expect(new Set(secretIds).size).toBe(secretIds.length);
+      const needed = new Set(
+        SHARDED_APPS.flatMap(([appId], index) => {
+          const search = shardsToSearch(registry.layout, appId);
+          return search.slice(0, search.indexOf(shardedCase.placeOf(appId, index)) + 1);
+        }),
+      );
+      expect([...secretIds].sort()).toEqual(
+        [...needed].map((index) => registry.layout.shardIds[index]).sort(),
+      );
+      // Counted as refreshes, one per shard; no level measured (the monitor's).
+      const { lines } = readEmfLines(output);
+      expect(totalCounts(lines)).toMatchObject({ KeyRefreshSucceeded: needed.size, Accepted: 13 });
+      expect(samplesOf(lines, 'SecretFill')).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('answers 503 only for the apps of a shard that cannot be read, and logs it by shard number', async () => {
+    // Arrange: every call for the second app's first shard to look in is denied.
+    const proxy = await startFaultProxy(moto.port);
+    const [deniedApp = '', deniedKey = ''] = SHARDED_APPS[1] ?? [];
+    const denied = shardsToSearch(registry.layout, deniedApp)[0] ?? 0;
+    const others = SHARDED_APPS.filter(([appId]) => !shardsToSearch(registry.layout, appId).includes(denied));
+    await proxy.setMode('access-denied', { secretId: registry.layout.shardIds[denied] ?? '' });
+    try {
+      // Act
+      const { results, output } = await invokeAsset(
+        app.paymentAssetDir,
+        [...others.map(([appId, key]) => requestOf(appId, key)), requestOf(deniedApp, deniedKey)],
+        runtimeEnv(proxy.endpoint),
+      );
+
+      // Assert: the others served; the denied shard's app served from its previous home if it is still there.
+      const servedByFallback = shardedCase.placeOf(deniedApp, 1) !== denied;
+      expect(others.length).toBeGreaterThan(0);
+      expect(results.map((result) => result.statusCode)).toEqual([
+        ...others.map(() => 200),
+        servedByFallback ? 200 : 503,
+      ]);
+      const failures = output
+        .split('\n')
+        .filter((line) => line.includes('"message":"keys refresh failed"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(failures.length).toBeGreaterThan(0);
+      expect(failures.map((line) => line.shard)).toEqual(failures.map(() => denied));
+      if (!servedByFallback) {
+        expect(output).toContain(`"error":"KeysUnavailableError: shard ${denied}: keys have never loaded"`);
+      }
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe('the bundled payment Lambda over a key registry with a malformed shard', () => {
+  let moto: MotoServer;
+  let registry: MotoRegistry;
+  const brokenShard = 2;
+  const appOn = (index: number): string => appOnShard(index, 4, index === brokenShard ? 'broken' : 'fine');
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    const texts = [0, 1, 2, 3].map((index) =>
+      index === brokenShard
+        ? `{"${appOn(index)}": "test-broken-key-0123456789abcdef"`
+        : JSON.stringify({ [appOn(index)]: DEMO_KEY }),
+    );
+    registry = await createMotoRegistry(moto, { stackName: 'AssetMalformed', shards: 4, texts });
+  }, 60_000);
+
+  afterAll(async () => {
+    await moto.stop();
+  });
+
+  it('fails only the apps of that shard, and logs it by shard number, never its content', async () => {
+    const events = [0, 1, 2, 3].map((index) => requestOf(appOn(index), DEMO_KEY));
+
+    const { results, output } = await invokeAsset(app.paymentAssetDir, events, {
+      ...moto.awsEnv,
+      ...registry.env,
+    });
+
+    expect(results.map((result) => result.statusCode)).toEqual(
+      [0, 1, 2, 3].map((index) => (index === brokenShard ? 503 : 200)),
+    );
+    expect(output).toContain(
+      `"shard":${brokenShard},"source":"${registry.layout.shardIds[brokenShard]}","error":"MalformedSecretError: secret is not valid JSON"`,
+    );
+    expect(output).not.toContain('test-broken-key-0123456789abcdef');
   });
 });
 
@@ -501,5 +698,58 @@ describe('the bundled rotation Lambda in cdk.out', () => {
     expect(description.VersionIdsToStages?.[token]).toEqual(['AWSCURRENT']);
     expect(output).not.toContain(DEMO_KEY);
     client.destroy();
+  });
+});
+
+describe('the bundled key registry monitor in cdk.out', () => {
+  let moto: MotoServer;
+
+  beforeAll(async () => {
+    moto = await startMoto();
+  }, 60_000);
+
+  afterAll(async () => {
+    await moto.stop();
+  });
+
+  it('measures every shard of a registry in moto, with credentials from the environment, and emits its three metrics', async () => {
+    // Arrange: 3 shards under a prefix, as a stack names them; shard 2 holds no valid entry.
+    const prefix = `payment-api/Monitored-${randomUUID().slice(0, 8)}/keys/`;
+    const shardZero = await createMotoSecret(moto, `${prefix}zero`, SECRET_STRING);
+    await createMotoSecret(moto, `${prefix}shard-1`, '{}');
+    await createMotoSecret(moto, `${prefix}shard-2`, JSON.stringify({ broken: 42 }));
+
+    // Act
+    const { results, output } = await invokeAssetOutcomes(app.monitorAssetDir, [{}], {
+      ...moto.awsEnv,
+      KEYS_SECRET_ID: shardZero,
+      KEY_SHARDS: '3',
+      KEY_SHARD_NAME_PREFIX: prefix,
+      SERVICE_NAME: 'Monitored',
+    });
+
+    // Assert
+    expect(results).toEqual([
+      {
+        ok: true,
+        value: expect.objectContaining({
+          slots: 3,
+          calls: 1,
+          measuredShards: 2,
+          failedShards: [2],
+          apps: 3,
+        }) as unknown,
+      },
+    ]);
+    const { raw, lines } = readEmfLines(output);
+    expect(raw.map(emfProblems)).toEqual([[]]);
+    expect(lines[0]?.dimensions).toEqual({ Service: 'Monitored' });
+    expect(lines[0]?.samples).toEqual({
+      SecretFill: [(Buffer.byteLength(SECRET_STRING) / 65_536) * 100],
+      KeysExpiringSoon: [0],
+      KeyShardsUnreadable: [1],
+    });
+    expect(output).toContain('"message":"key shard measured"');
+    expect(output).not.toContain(DEMO_KEY);
   });
 });

@@ -8,11 +8,13 @@ import {
   DescribeSecretCommand,
   GetSecretValueCommand,
   ListSecretsCommand,
+  ListSecretVersionIdsCommand,
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import type { CallBounds } from '../../../shared/aws/bounded-client';
 import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-settings';
 import type { CliIo } from '../../../tools/keys/main';
+import { CLI_STAGING_LABEL } from '../../../tools/keys/secrets-manager-store';
 import { createHandler, type RequestLimits } from '../../../lambda/payment/create-handler';
 import { createMemoryRateLimiter } from '../../../lambda/payment/rate-limit/memory-limiter';
 import { KeyCache } from '../../../lambda/payment/key-cache';
@@ -139,7 +141,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     for (const result of [added, rotated]) expect(result.stderr).toBe('');
   });
 
-  it('one rotate makes exactly 4 Secrets Manager calls', async () => {
+  it('one rotate makes exactly 5 Secrets Manager calls', async () => {
     const secretId = await createSecret(JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }));
     const calls: string[] = [];
     const countingClient = (env: Env) => {
@@ -161,6 +163,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     expect(result.code).toBe(0);
     expect(calls).toEqual([
       'GetSecretValueCommand',
+      'ListSecretVersionIdsCommand',
       'PutSecretValueCommand',
       'UpdateSecretVersionStageCommand',
       'UpdateSecretVersionStageCommand',
@@ -255,7 +258,9 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       Array.from({ length: writers - 1 }, () => ({
         code: 1,
         stdout: '',
-        stderr: 'error: the keys changed under us 1 time; nothing was lost, re-run the command\n',
+        stderr:
+          'error: the keys changed under us 1 time; nothing was lost, re-run the command (the lost race left 1 ' +
+          `unused version of secret ${secretId}, counted toward its version quota for 24 hours)\n`,
       })),
     );
     const { keyring } = parseKeyring((await current(secretId)).text);
@@ -264,6 +269,65 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       keyIdOf(keyOf(winner)),
     ]);
     expect(await stagesOf(secretId)).not.toContain('AWSPENDING');
+  });
+
+  it('a writer whose race is already lost when it lists the versions writes nothing, so leaves no unused version', async () => {
+    const original = 'test-demo-key-0123456789abcdef';
+    const secretId = await createSecret(JSON.stringify({ demo: [original] }));
+    const writers = 4;
+    // All read the same version; every writer but the first lists the versions only once the first has moved
+    // AWSCURRENT.
+    let reads = 0;
+    let allRead: () => void = () => undefined;
+    const readBarrier = new Promise<void>((resolve) => (allRead = resolve));
+    let firstMoved: () => void = () => undefined;
+    const moved = new Promise<void>((resolve) => (firstMoved = resolve));
+    let listers = 0;
+    const lateListers = (env: Env) => {
+      const client = cliClient(env);
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          const input = args.input as { VersionStage?: string };
+          if (context.commandName === 'ListSecretVersionIdsCommand') {
+            await readBarrier;
+            if (listers++ > 0) await moved;
+          }
+          const output = await next(args);
+          if (context.commandName === 'GetSecretValueCommand' && ++reads === writers) allRead();
+          if (
+            context.commandName === 'UpdateSecretVersionStageCommand' &&
+            input.VersionStage === 'AWSCURRENT'
+          ) {
+            firstMoved();
+          }
+          return output;
+        },
+        { step: 'initialize', name: 'lateListers' },
+      );
+      return client;
+    };
+    const versionsBefore = (await admin.send(new ListSecretVersionIdsCommand({ SecretId: secretId })))
+      .Versions;
+
+    const results = await Promise.all(
+      Array.from({ length: writers }, () =>
+        runCli(['rotate', 'demo', '--json', '--secret-id', secretId], moto.awsEnv, {
+          createSecretsManagerClient: lateListers,
+          editOptions: { maxAttempts: 1 },
+        }),
+      ),
+    );
+
+    const versionsAfter = (await admin.send(new ListSecretVersionIdsCommand({ SecretId: secretId })))
+      .Versions;
+    expect(results.filter((result) => result.code === 0)).toHaveLength(1);
+    expect(results.filter((result) => result.code === 1).map((result) => result.stderr)).toEqual(
+      Array.from(
+        { length: writers - 1 },
+        () => 'error: the keys changed under us 1 time; nothing was lost, re-run the command\n',
+      ),
+    );
+    expect((versionsAfter ?? []).length - (versionsBefore ?? []).length).toBe(1);
   });
 
   it('a move that fails after the new version was written leaves AWSCURRENT unchanged and readable', async () => {
@@ -372,10 +436,10 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
         new RegExp(
           `^error: could not move AWSCURRENT of secret ${secretId} to the new version: could not reach Secrets ` +
             'Manager \\(ECONNREFUSED\\); AWSCURRENT was most likely not moved \\(run "list" to check\\); could not ' +
-            `remove the AWSPENDING label from version ([0-9a-f-]{36}) of secret ${secretId} \\(could not reach ` +
-            'Secrets Manager \\(ECONNREFUSED\\)\\); a scheduled rotation will fail until it is removed: aws ' +
-            `secretsmanager update-secret-version-stage --secret-id '${secretId}' --version-stage 'AWSPENDING' ` +
-            "--remove-from-version-id '\\1' --region us-east-1\\n$",
+            `remove the ${CLI_STAGING_LABEL} label from version ([0-9a-f-]{36}) of secret ${secretId} \\(could not ` +
+            'reach Secrets Manager \\(ECONNREFUSED\\)\\); it keeps that version from being removed until the next ' +
+            `edit moves it, or: aws secretsmanager update-secret-version-stage --secret-id '${secretId}' ` +
+            `--version-stage '${CLI_STAGING_LABEL}' --remove-from-version-id '\\1' --region us-east-1\\n$`,
         ),
       ) as unknown,
     });

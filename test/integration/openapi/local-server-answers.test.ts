@@ -17,6 +17,7 @@ import {
 } from '../../support/local-server-process';
 import { withinOneWindow } from '../../support/limit-windows';
 import { AnswerValidator, loadOpenApiDocument, type ReceivedAnswer } from '../../support/openapi-document';
+import { isLogField } from '../../../shared/log-fields';
 
 const APP_KEY = generateKey();
 /** One request per 1,000 s, for throttled and (should a window end during the test) throttled-2. */
@@ -63,6 +64,17 @@ describe('the local server answers as openapi.yaml documents', () => {
       415,
     ],
     ['a body that is not JSON', { headers: credentials('demo', APP_KEY), body: '{"amount":' }, 400],
+    ['no body and no Content-Type, with the key', { headers: ['App-id', 'demo', 'App-key', APP_KEY] }, 415],
+    [
+      'a body over 64 KiB, with the key',
+      { headers: credentials('demo', APP_KEY), body: `"${'a'.repeat(65_535)}"` },
+      413,
+    ],
+    [
+      'JSON nested 65 deep',
+      { headers: credentials('demo', APP_KEY), body: '['.repeat(65) + ']'.repeat(65) },
+      400,
+    ],
     ['GET', { method: 'GET' }, 405],
     ['PUT', { method: 'PUT', headers: credentials('demo', APP_KEY), body: '{}' }, 405],
     ['PATCH', { method: 'PATCH' }, 405],
@@ -127,6 +139,41 @@ describe('the local server answers as openapi.yaml documents', () => {
     // Assert
     expect(reply.status).toBe(503);
     expect(validator.problems('POST', '/payment', reply)).toEqual([]);
+  });
+
+  it("logged every line of this suite, the handler's and the server's own, in one vocabulary", async () => {
+    // The lines travel through the server's stdout: wait for the last request's before reading them all.
+    const deadline = Date.now() + 15_000;
+    while (!server.output().includes('"status":503') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const entries = server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+    const messages = new Set(entries.map((entry) => entry.message));
+    expect([...messages].sort()).toEqual(
+      [
+        'keys loaded',
+        'keys refresh failed',
+        'keys unavailable',
+        'request accepted',
+        'request refused',
+      ].sort(),
+    );
+    const unknownFields = entries.flatMap((entry) => Object.keys(entry).filter((name) => !isLogField(name)));
+    expect(unknownFields).toEqual([]);
+    const requestLines = entries.filter((entry) => typeof entry.status === 'number');
+    expect(requestLines.length).toBeGreaterThan(18);
+    for (const line of requestLines) expect(line.apiRequestId).toEqual(expect.any(String));
+    const statusesByReason = new Map<unknown, Set<unknown>>();
+    for (const { reason, status } of requestLines) {
+      if (reason !== undefined)
+        statusesByReason.set(reason, (statusesByReason.get(reason) ?? new Set()).add(status));
+    }
+    expect([...statusesByReason].filter(([, statuses]) => statuses.size > 1)).toEqual([]);
   });
 
   it('would catch an answer the document does not allow', () => {

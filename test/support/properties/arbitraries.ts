@@ -400,6 +400,23 @@ export const bodyTextArb: fc.Arbitrary<string> = (() => {
     },
     { weight: 1, arbitrary: json.map((text) => text.slice(0, -1)) },
     { weight: 2, arbitrary: edgyString(16) },
+    // Around the nesting limit (64), as arrays or objects, sometimes with brackets inside a string.
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.integer({ min: 62, max: 66 }), fc.constantFrom(['[', ']'], ['{"a":', '}']), fc.boolean())
+        .map(([depth, [open, close], quoted]) => {
+          const inner = quoted ? '"]]}}[["' : '0';
+          return open.repeat(depth) + inner + close.repeat(depth);
+        }),
+    },
+    // Around the size limit (65,536 bytes as sent), in one-byte or two-byte characters.
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.integer({ min: -3, max: 3 }), fc.constantFrom('a', 'é'))
+        .map(([offset, unit]) => `"${unit.repeat((65_534 + offset) / Buffer.byteLength(unit))}"`),
+    },
   );
 })();
 

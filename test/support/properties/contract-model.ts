@@ -20,15 +20,33 @@ export interface AppModel {
 /** App id → what opens it and from where. */
 export type KeyringModel = ReadonlyMap<string, AppModel>;
 
-export type ExpectedStatus = 200 | 400 | 401 | 415 | 503;
+export type ExpectedStatus = 200 | 400 | 401 | 413 | 415 | 503;
 
 export const EXPECTED_CODE: Readonly<Record<ExpectedStatus, string>> = {
   200: 'ok',
   400: 'bad_request',
   401: 'unauthorized',
+  413: 'payload_too_large',
   415: 'unsupported_media_type',
   503: 'unavailable',
 };
+
+/** The contract's body limits, as docs/contract.md states them. */
+const MAX_BODY_BYTES = 65_536;
+const MAX_NESTING = 64;
+
+/** How deeply a parsed JSON value nests arrays and objects, walked without recursion. */
+function nestingOf(value: unknown): number {
+  let deepest = 0;
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== 'object' || item === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return deepest;
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -100,31 +118,36 @@ export function isJsonContentTypeModel(values: readonly string[]): boolean {
   );
 }
 
-export type BodyModel = 'empty' | 'json' | 'refused';
+export type BodyModel = 'empty' | 'json' | 'refused' | 'tooLarge';
 
 /**
- * Absent or null: empty. Not a string: refused. Base64 (only when isBase64Encoded is the boolean true) must be
- * padded standard base64 of valid UTF-8; plain text must be well-formed UTF-16. One leading BOM is dropped;
- * then only JSON whitespace is empty, and anything else must be one JSON text.
+ * Absent or null: empty. Not a string: refused. Over 64 KiB as sent (the decoded bytes of base64, or base64 text
+ * longer than any encoding of 64 KiB): too large. Base64 (only when isBase64Encoded is the boolean true) must be padded standard base64 of valid UTF-8; plain text
+ * must be well-formed UTF-16. One leading BOM is dropped; then only JSON whitespace is empty, and anything else must
+ * be one JSON text nested at most 64 deep.
  */
 export function bodyModel(body: unknown, isBase64Encoded: unknown): BodyModel {
   if (body === undefined || body === null) return 'empty';
   if (typeof body !== 'string') return 'refused';
   let text = body;
   if (isBase64Encoded === true) {
+    // Longer than any base64 of 64 KiB: too large, whatever it holds. Otherwise judged as base64 first.
+    if (body.length > Math.ceil(MAX_BODY_BYTES / 3) * 4) return 'tooLarge';
     if (body.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(body)) return 'refused';
     const bytes = Buffer.from(body, 'base64');
+    if (bytes.length > MAX_BODY_BYTES) return 'tooLarge';
     text = bytes.toString('utf8');
     // Invalid UTF-8 decodes to U+FFFD, which does not encode back to the same bytes.
     if (!Buffer.from(text, 'utf8').equals(bytes)) return 'refused';
+  } else if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) {
+    return 'tooLarge';
   } else if (Buffer.from(text, 'utf8').toString('utf8') !== text) {
     return 'refused'; // a lone surrogate: it cannot be encoded
   }
   if (text.startsWith('\uFEFF')) text = text.slice(1);
   if (/^[ \t\n\r]*$/.test(text)) return 'empty';
   try {
-    JSON.parse(text);
-    return 'json';
+    return nestingOf(JSON.parse(text)) > MAX_NESTING ? 'refused' : 'json';
   } catch {
     return 'refused';
   }
@@ -186,7 +209,9 @@ export function expectedStatus(
   if (!keysReadable) return 503;
   if (!keyAcceptedModel(keyring.get(appId), appKey, now, sourceIpModel(event))) return 401;
   if (!isJsonContentTypeModel(headerValuesModel(event, 'Content-Type'))) return 415;
-  if (bodyModel(fieldOf(event, 'body'), fieldOf(event, 'isBase64Encoded')) === 'refused') return 400;
+  const body = bodyModel(fieldOf(event, 'body'), fieldOf(event, 'isBase64Encoded'));
+  if (body === 'tooLarge') return 413;
+  if (body === 'refused') return 400;
   return 200;
 }
 

@@ -12,6 +12,7 @@ import {
   UNAUTHORIZED_HEADERS,
 } from '../../../shared/api/responses';
 import { PAYMENT_ROUTE } from '../../../shared/api/route';
+import { BODY_LIMITS } from '../../../shared/api/body-limits';
 import { PAYMENT_API_DEFAULTS } from '../../../lib/payment-api';
 import {
   limitedHeaders,
@@ -69,15 +70,19 @@ function headerOf(response: ResponseObject, name: string) {
   return header === undefined ? undefined : resolve(document, header);
 }
 
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
 /** Every response object of the document, resolved, with where it is used. */
 function everyResponse(doc: OpenApiDocument): [string, ResponseObject][] {
   return Object.entries(doc.paths).flatMap(([path, item]) =>
-    Object.entries(item).flatMap(([method, operation]) =>
-      Object.entries(operation.responses).map(([status, response]): [string, ResponseObject] => [
-        `${method} ${path} ${status}`,
-        resolve(doc, response),
-      ]),
-    ),
+    Object.entries(item)
+      .filter(([method]) => HTTP_METHODS.has(method))
+      .flatMap(([method, operation]) =>
+        Object.entries(operation.responses).map(([status, response]): [string, ResponseObject] => [
+          `${method} ${path} ${status}`,
+          resolve(doc, response),
+        ]),
+      ),
   );
 }
 
@@ -90,8 +95,52 @@ describe('openapi.yaml', () => {
   });
 
   it('describes POST /payment, the route the stack builds and the local server serves', () => {
-    expect(Object.keys(document.paths)).toEqual([PAYMENT_ROUTE.path]);
+    expect(Object.keys(document.paths)).toEqual([PAYMENT_ROUTE.path, '/{otherPath}']);
     expect(post?.operationId).toBe('submitPayment');
+  });
+
+  it('describes every other path as operations answering 404 only, needing no credentials, so generators test it', () => {
+    const otherPath = document.paths['/{otherPath}'] ?? {};
+    const operations = Object.entries(otherPath).filter(([method]) => HTTP_METHODS.has(method));
+
+    expect(operations.map(([method]) => method).sort()).toEqual(['get', 'post']);
+    for (const [, operation] of operations) {
+      expect(operation.security).toEqual([]);
+      expect(Object.keys(operation.responses)).toEqual(['404']);
+      expect(resolve(document, operation.responses['404'] ?? {})).toBe(
+        document.components.responses.NotFound,
+      );
+    }
+  });
+
+  it('says what a POST with no body and no Content-Type gets: 415', () => {
+    expect(document.info.description).toMatch(/a POST with no body and no `Content-Type` gets `415`/);
+    expect(post?.description).toMatch(/a POST with no body\s+and no `Content-Type` gets `415`/);
+    expect(documentedResponse(415).description).toMatch(/a POST with no body at all/);
+  });
+
+  it('states the body limits the function applies, in bytes and in depth', () => {
+    expect(document.info.description).toContain(`${BODY_LIMITS.maxBytes.toLocaleString('en')} bytes`);
+    expect(document.info.description).toMatch(new RegExp(`nested\\s+at most ${BODY_LIMITS.maxDepth} deep`));
+    expect(documentedResponse(413).description).toContain(
+      `${BODY_LIMITS.maxBytes.toLocaleString('en')} bytes`,
+    );
+  });
+
+  it('bounds every string it describes: a maxLength, a const or an enum', () => {
+    const unbounded: string[] = [];
+    const visit = (value: unknown, where: string): void => {
+      if (typeof value !== 'object' || value === null) return;
+      const schema = value as Record<string, unknown>;
+      if (schema.type === 'string' && !('maxLength' in schema || 'const' in schema || 'enum' in schema)) {
+        unbounded.push(where);
+      }
+      for (const [key, child] of Object.entries(schema)) visit(child, `${where}/${key}`);
+    };
+
+    visit(document, '#');
+
+    expect(unbounded).toEqual([]);
   });
 
   it('asks for App-id and App-key as API-key headers, both in one requirement', () => {
@@ -240,8 +289,8 @@ describe('openapi.yaml', () => {
       return new RegExp(pattern);
     }
 
-    it('says the order: 401, then 429, then 415, then 400', () => {
-      expect(document.info.description).toMatch(/`401`, then `429`, then `415`, then `400`/);
+    it('says the order: 401, then 429, then 415, then 413, then 400', () => {
+      expect(document.info.description).toMatch(/`401`, then `429`, then `415`, then `413`, then `400`/);
     });
 
     it("documents both causes of a 429 with the same body: the stage's throttle and the app's own limit", () => {
@@ -264,7 +313,7 @@ describe('openapi.yaml', () => {
       }
     });
 
-    it.each([200, 400, 415])(
+    it.each([200, 400, 413, 415])(
       'documents RateLimit-Policy and RateLimit on %i as optional, matching what the limiter sends',
       (statusCode) => {
         for (const limit of LIMITS) {

@@ -17,8 +17,16 @@ const keyringProvider: KeyringProvider = {
 
 function handlerWith(keys: KeyringProvider = keyringProvider) {
   const logs = captureLogs();
-  return { handle: createHandler({ keys, logger: logs.logger }), logs };
+  const counted: string[] = [];
+  const metrics = { count: (name: string) => counted.push(name), measure: () => undefined };
+  return { handle: createHandler({ keys, logger: logs.logger, metrics }), logs, counted };
 }
+
+/** Keys parsed once, so a spy on JSON.parse sees only what the handler parses. */
+const parsedKeys: KeyringProvider = (() => {
+  const { keyring } = parseKeyring(SECRET_STRING);
+  return { getKeys: () => Promise.resolve({ keyring, stale: false }) };
+})();
 
 function bodyOf(result: APIGatewayProxyResult): Record<string, unknown> {
   return JSON.parse(result.body) as Record<string, unknown>;
@@ -279,18 +287,23 @@ describe('POST /payment handler', () => {
     it.each<[string, number, () => unknown]>([
       [
         'a 6 MB base64 body',
-        200,
+        413,
         () => ({
           ...credentialsOnly,
           body: Buffer.from(jsonArrayOf(4_500_001)).toString('base64'),
           isBase64Encoded: true,
         }),
       ],
-      ['a 6 MB JSON body', 200, () => ({ ...credentialsOnly, body: jsonArrayOf(6_000_001) })],
+      ['a 6 MB JSON body', 413, () => ({ ...credentialsOnly, body: jsonArrayOf(6_000_001) })],
       [
-        'JSON nested 100,000 deep',
-        200,
+        'JSON nested 100,000 deep (200 KB)',
+        413,
         () => ({ ...credentialsOnly, body: '['.repeat(100_000) + ']'.repeat(100_000) }),
+      ],
+      [
+        'JSON nested 30,000 deep within 64 KiB',
+        400,
+        () => ({ ...credentialsOnly, body: '['.repeat(30_000) + ']'.repeat(30_000) }),
       ],
       [
         'a million values for App-key',
@@ -320,10 +333,10 @@ describe('POST /payment handler', () => {
 
   describe('media types and bodies read as RFC 9110 and RFC 8259 say', () => {
     it.each([
-      ['a non-breaking space before it', '\u00a0application/json', 'malformed'],
-      ['a vertical tab after it', 'application/json\u000b', 'malformed'],
+      ['a non-breaking space before it', '\u00a0application/json', 'malformed_content_type'],
+      ['a vertical tab after it', 'application/json\u000b', 'malformed_content_type'],
       ['a charset other than utf-8', 'application/json; charset=iso-8859-1', 'charset_not_utf8'],
-      ['a structured-syntax suffix', 'application/problem+json', 'not_json'],
+      ['a structured-syntax suffix', 'application/problem+json', 'not_application_json'],
     ])('answer 415 for a Content-Type with %s, and log why', async (_label, contentType, reason) => {
       const { handle, logs } = handlerWith();
 
@@ -355,6 +368,91 @@ describe('POST /payment handler', () => {
     });
 
     it.each([
+      ['over 64 KiB of JSON', { body: `"${'a'.repeat(65_535)}"` }],
+      ['of 32,768 two-byte characters (65,538 bytes)', { body: `"${'é'.repeat(32_768)}"` }],
+      [
+        'over 64 KiB once decoded from base64',
+        { body: Buffer.alloc(65_537, 0x20).toString('base64'), isBase64Encoded: true },
+      ],
+    ])('answer 413 payload_too_large for a body %s, and log why', async (_label, overrides) => {
+      const { handle, logs, counted } = handlerWith();
+
+      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides));
+
+      expect(result.statusCode).toBe(413);
+      expect(bodyOf(result)).toMatchObject({ code: 'payload_too_large' });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          message: 'request refused',
+          status: 413,
+          appId: 'demo',
+          reason: 'body_too_large',
+        }),
+      );
+      expect(counted).toEqual(['PayloadTooLarge']);
+    });
+
+    it('never parses, decodes or copies a body over the limit, whatever its size', async () => {
+      const { handle } = handlerWith(parsedKeys);
+      const parse = jest.spyOn(JSON, 'parse');
+      const decode = jest.spyOn(Buffer, 'from');
+      try {
+        // Text of any length over the limit, and base64 whose length alone puts it over.
+        const bodies = [
+          { body: '['.repeat(65_537) },
+          { body: '['.repeat(6_000_000) },
+          { body: 'W1tb'.repeat(30_000), isBase64Encoded: true },
+          { body: 'W1tb'.repeat(1_500_000), isBase64Encoded: true },
+        ];
+        for (const overrides of bodies) {
+          const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides));
+
+          expect(result.statusCode).toBe(413);
+        }
+        expect(parse).not.toHaveBeenCalled();
+        expect(decode).not.toHaveBeenCalled();
+      } finally {
+        parse.mockRestore();
+        decode.mockRestore();
+      }
+    });
+
+    it.each([
+      ['exactly 64 KiB of JSON', { body: `"${'a'.repeat(65_534)}"` }],
+      [
+        'exactly 64 KiB once decoded from base64',
+        { body: Buffer.from(`"${'a'.repeat(65_534)}"`).toString('base64'), isBase64Encoded: true },
+      ],
+      ['arrays nested 64 deep', { body: '['.repeat(64) + ']'.repeat(64) }],
+      ['brackets inside a string, however many', { body: `"${'['.repeat(1_000)}"` }],
+    ])('answer 200 for %s', async (_label, overrides) => {
+      const { handle } = handlerWith();
+
+      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides));
+
+      expect(result.statusCode).toBe(200);
+    });
+
+    it.each([
+      ['arrays nested 65 deep', '['.repeat(65) + ']'.repeat(65)],
+      ['objects nested 65 deep', '{"a":'.repeat(65) + '1' + '}'.repeat(65)],
+    ])('answer 400 for %s, refused before it is parsed', async (_label, body) => {
+      const { handle, logs } = handlerWith(parsedKeys);
+      const parse = jest.spyOn(JSON, 'parse');
+      try {
+        const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body }));
+
+        expect(result.statusCode).toBe(400);
+        expect(parse).not.toHaveBeenCalled();
+      } finally {
+        parse.mockRestore();
+      }
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ status: 400, reason: 'json_too_deep' }),
+      );
+    });
+
+    it.each([
       ['a leading byte-order mark', { body: '\uFEFF{"amount":1}' }],
       ['base64 JSON', { body: Buffer.from('{"amount":1}').toString('base64'), isBase64Encoded: true }],
       ['JSON whitespace only', { body: ' \r\n\t' }],
@@ -379,8 +477,21 @@ describe('POST /payment handler', () => {
     expect(result.statusCode).toBe(200);
   });
 
+  it('asks for the keys of the app the request names, which say where they live (its shard)', async () => {
+    const getKeys = jest.fn((appId: string) => keyringProvider.getKeys(appId));
+    const { handle } = handlerWith({ getKeys });
+
+    const results = await Promise.all([
+      handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS])),
+      handle(paymentEvent([JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]])),
+    ]);
+
+    expect(results.map((result) => result.statusCode)).toEqual([200, 401]);
+    expect(getKeys.mock.calls).toEqual([['demo'], ['nobody']]);
+  });
+
   it('does not ask for keys when no credentials were sent', async () => {
-    const getKeys = jest.fn(() => keyringProvider.getKeys());
+    const getKeys = jest.fn((appId: string) => keyringProvider.getKeys(appId));
     const { handle } = handlerWith({ getKeys });
 
     await handle(paymentEvent([JSON_TYPE]));
@@ -458,9 +569,20 @@ describe('the outcome metrics', () => {
 
     expect(logs.entries().map((entry) => [entry.reason, entry.appId])).toEqual([
       ['wrong_key', 'demo'],
-      ['unknown_app', undefined],
+      ['unknown_app', null],
     ]);
     expect(logs.lines.join('\n')).not.toContain(PARTNER_KEY);
+  });
+
+  it('log the same fields, in the same order, for a wrong key of a real app and for an unknown app', async () => {
+    const { handle, logs } = handlerWith();
+
+    await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]]));
+    await handle(paymentEvent([JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]]));
+
+    const [wrongKey, unknownApp] = logs.entries().map((entry) => Object.keys(entry));
+    expect(wrongKey).toEqual(unknownApp);
+    expect(wrongKey).toEqual(expect.arrayContaining(['appId', 'keyId', 'reason']));
   });
 });
 
@@ -612,7 +734,7 @@ describe('keys that expire and apps fenced to their networks', () => {
     const result = await handle(from('198.51.100.7', 'partner', DEMO_KEY));
 
     expect(result).toEqual(await wrongKeyAnswer());
-    expect(logs.entries().map((entry) => [entry.reason, entry.keyId])).toEqual([['wrong_key', undefined]]);
+    expect(logs.entries().map((entry) => [entry.reason, entry.keyId])).toEqual([['wrong_key', null]]);
   });
 
   it('count an expired key and a network not allowed each under its own metric, beside Unauthorized', async () => {

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { KeysUnavailableError, type KeyringProvider } from '../../../../lambda/payment/key-cache';
 import { parseKeyring } from '../../../../shared/keys/keyring';
 import { createHandler } from '../../../../lambda/payment/create-handler';
+import { isLogField } from '../../../../shared/log-fields';
 import { captureLogs } from '../../../support/capture-logger';
 import {
   CONTRACT_NOW,
@@ -76,6 +77,7 @@ describe('the handler against a model of the contract', () => {
   it('answers every event, however malformed, with the status, body and headers the contract gives', async () => {
     const seen = new Map<number, number>();
     const ruleOutcomes = new Map<KeyRuleOutcome, number>();
+    const statusesByReason = new Map<unknown, Set<unknown>>();
 
     await fc.assert(
       fc.asyncProperty(scenarioArb, async ({ apps, event, keysReadable }) => {
@@ -107,6 +109,17 @@ describe('the handler against a model of the contract', () => {
           );
         }
 
+        // One vocabulary: every field is a known one, and each reason goes with one status only.
+        for (const entry of logs.entries()) {
+          expect(Object.keys(entry).filter((name) => !isLogField(name))).toEqual([]);
+          if (entry.reason !== undefined) {
+            statusesByReason.set(
+              entry.reason,
+              (statusesByReason.get(entry.reason) ?? new Set()).add(entry.status),
+            );
+          }
+        }
+
         // No presented key (of a length worth hiding) reaches the logs, whatever the outcome.
         const logged = logs.lines.join('\n');
         for (const presented of headerValuesModel(event, 'App-Key').filter((key) => key.length >= 16)) {
@@ -124,6 +137,9 @@ describe('the handler against a model of the contract', () => {
     for (const outcome of ['accepted', 'expired', 'network'] as const) {
       expect(ruleOutcomes.get(outcome) ?? 0).toBeGreaterThan(RUNS / 100);
     }
+    const reasonsWithSeveralStatuses = [...statusesByReason].filter(([, statuses]) => statuses.size > 1);
+    expect(reasonsWithSeveralStatuses).toEqual([]);
+    expect(statusesByReason.size).toBeGreaterThan(10);
   });
 
   it('gives the same answer whether headers arrive in one map or both, as API Gateway sends them', async () => {

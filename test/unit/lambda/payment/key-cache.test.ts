@@ -15,6 +15,7 @@ import {
 import { sha256 } from '../../../../shared/keys/key-material';
 import { secretsManagerSource } from '../../../../lambda/payment/secrets-manager-source';
 import { captureLogs, type CapturedLogs } from '../../../support/capture-logger';
+import { settleTiming } from '../../../support/fake-time';
 import { DEMO_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
 
 const SECRET_ID = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api-keys-AbCdEf';
@@ -47,22 +48,6 @@ function answersAfter(delayMs: number, secretString = SECRET_STRING): void {
         }, delayMs);
       }),
   );
-}
-
-/** Settles `promise` under fake timers, reporting when (in fake ms from now) it settled. */
-async function settleTiming<T>(promise: Promise<T>, stepMs = 10, limitMs = 10_000): Promise<number> {
-  const state = { settled: false };
-  promise.then(
-    () => (state.settled = true),
-    () => (state.settled = true),
-  );
-  let elapsed = 0;
-  await jest.advanceTimersByTimeAsync(0);
-  while (!state.settled && elapsed < limitMs) {
-    await jest.advanceTimersByTimeAsync(stepMs);
-    elapsed += stepMs;
-  }
-  return elapsed;
 }
 
 describe('KeyCache over Secrets Manager', () => {
@@ -380,6 +365,132 @@ describe('KeyCache over Secrets Manager', () => {
       jest.advanceTimersByTime(TTL_MS);
 
       await expect(strict.getKeys()).rejects.toThrow(KeysUnavailableError);
+    });
+  });
+
+  describe('the age of the keys', () => {
+    it('counts from the start of the fetch that read them, so a slow fetch does not stretch the TTL', async () => {
+      answersAfter(1_000);
+      const first = cache.getKeys();
+      await settleTiming(first);
+      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING });
+
+      // One TTL after the fetch started (not after it ended), the keys are due.
+      jest.advanceTimersByTime(TTL_MS - 1_000 - 1);
+      await cache.getKeys();
+      const beforeDue = secretsManager.commandCalls(GetSecretValueCommand).length;
+      jest.advanceTimersByTime(1);
+      await cache.getKeys();
+
+      expect([beforeDue, secretsManager.commandCalls(GetSecretValueCommand).length]).toEqual([1, 2]);
+    });
+
+    it('says when the keys served were read: between the start and the end of their fetch', async () => {
+      const startedAt = Date.now();
+      answersAfter(300);
+
+      const read = cache.read();
+      await settleTiming(read);
+
+      expect(await read).toMatchObject({
+        stale: false,
+        readNotBefore: startedAt,
+        readNotAfter: startedAt + 300,
+      });
+    });
+  });
+
+  describe('newest()', () => {
+    it('waits for a refresh slower than the 250 ms wait to its end, and gives its keys', async () => {
+      await cache.getKeys();
+      jest.advanceTimersByTime(TTL_MS);
+      answersAfter(1_000, JSON.stringify({ partner: PARTNER_KEY }));
+      const served = await (async () => {
+        const request = cache.getKeys();
+        await settleTiming(request);
+        return request;
+      })();
+
+      const newest = cache.newest();
+      const tookMs = await settleTiming(newest);
+
+      expect(served.stale).toBe(true);
+      expect(tookMs).toBe(1_000 - REFRESH_WAIT_MS);
+      expect([...((await newest)?.keyring.keys() ?? [])]).toEqual(['partner']);
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+    });
+
+    it('fetches nothing while the keys are fresh, and nothing while a failed refresh is being spaced out', async () => {
+      const fresh = await cache.getKeys();
+      expect((await cache.newest())?.keyring).toBe(fresh.keyring);
+      jest.advanceTimersByTime(TTL_MS);
+      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      await cache.getKeys();
+
+      const newest = await cache.newest();
+
+      expect(newest).toMatchObject({ keyring: fresh.keyring, stale: true });
+      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+    });
+  });
+
+  describe('as one shard of several', () => {
+    function shardCache(entryBuilding: 'eager' | 'lazy') {
+      return new KeyCache({
+        source: secretsManagerSource(SECRET_ID, new SecretsManagerClient({ region: 'eu-west-1' })),
+        logger: logs.logger,
+        ttlMs: TTL_MS,
+        maxStaleMs: MAX_STALE_MS,
+        shard: 7,
+        entryBuilding,
+      });
+    }
+
+    it('names its shard on every line it logs, and never the secret', async () => {
+      const brokenSecret = JSON.stringify({ demo: [DEMO_KEY, 'sha256:1234'], partner: PARTNER_KEY });
+      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: brokenSecret });
+      const shard = shardCache('eager');
+      await shard.getKeys();
+      jest.advanceTimersByTime(TTL_MS);
+      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+
+      await shard.getKeys();
+
+      expect(logs.entries().map((entry) => [entry.message, entry.shard])).toEqual([
+        ['malformed key entry ignored', 7],
+        ['keys loaded', 7],
+        ['keys refresh failed', 7],
+      ]);
+      expect(logs.lines.join('\n')).not.toContain(DEMO_KEY);
+    });
+
+    it('built lazily: logs how many entries it loaded, and a malformed entry when its app is first asked for', async () => {
+      const brokenSecret = JSON.stringify({ demo: DEMO_KEY, partner: [PARTNER_KEY, 'sha256:1234'] });
+      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: brokenSecret });
+      const shard = shardCache('lazy');
+
+      const { keyring } = await shard.getKeys();
+      const atLoad = logs.entries();
+      keyring.get('partner');
+
+      expect(atLoad).toEqual([
+        expect.objectContaining({
+          message: 'keys loaded',
+          shard: 7,
+          entries: 2,
+          secretBytes: brokenSecret.length,
+        }),
+      ]);
+      expect(logs.entries().slice(1)).toEqual([
+        expect.objectContaining({
+          level: 'error',
+          message: 'malformed key entry ignored',
+          shard: 7,
+          entryPosition: 2,
+          keyPosition: 2,
+          reason: 'sha256: form needs exactly 64 hex characters',
+        }),
+      ]);
     });
   });
 

@@ -64,13 +64,13 @@ describe('contentTypeProblem', () => {
   });
 
   it.each([
-    [[], 'missing'],
-    [['application/json', 'application/json'], 'repeated'],
-    [[''], 'malformed'],
-    [['\u00a0application/json'], 'malformed'],
-    [['text/plain'], 'not_json'],
-    [['application/jsonx'], 'not_json'],
-    [['application/vnd.api+json'], 'not_json'],
+    [[], 'missing_content_type'],
+    [['application/json', 'application/json'], 'repeated_content_type'],
+    [[''], 'malformed_content_type'],
+    [['\u00a0application/json'], 'malformed_content_type'],
+    [['text/plain'], 'not_application_json'],
+    [['application/jsonx'], 'not_application_json'],
+    [['application/vnd.api+json'], 'not_application_json'],
     [['application/json; charset=iso-8859-1'], 'charset_not_utf8'],
     [['application/json; charset=utf8'], 'charset_not_utf8'],
     [['application/json; charset=utf-8; charset=utf-16'], 'charset_not_utf8'],

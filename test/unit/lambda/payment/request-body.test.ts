@@ -26,6 +26,13 @@ describe('readJsonBody', () => {
     ['a leading byte-order mark', text('\uFEFF{"a":1}'), { a: 1 }],
     ['a leading byte-order mark in base64', base64Of(Buffer.from([0xef, 0xbb, 0xbf, 0x31])), 1],
     ['an escaped lone surrogate', text('"\\ud800"'), '\ud800'],
+    [
+      'arrays nested 64 deep',
+      text('['.repeat(64) + ']'.repeat(64)),
+      JSON.parse('['.repeat(64) + ']'.repeat(64)),
+    ],
+    ['brackets and escaped quotes in a string', text('"[[\\"[[{{"'), '[["[[{{'],
+    ['65,536 bytes of JSON', text(`"${'a'.repeat(65_534)}"`), 'a'.repeat(65_534)],
   ])('accepts %s', (_label, body, value) => {
     expect(readJsonBody(body)).toEqual({ ok: true, kind: 'json', value });
   });
@@ -47,6 +54,25 @@ describe('readJsonBody', () => {
     ['base64 without its padding', base64('e30'), 'not_base64'],
     ['base64url', base64('-_-_'), 'not_base64'],
     ['a body that is not a string', { kind: 'notText' }, 'not_text'],
+    ['65,537 bytes of JSON whitespace', text(' '.repeat(65_537)), 'body_too_large'],
+    [
+      '65,537 bytes, some of them two-byte characters',
+      text(`"${'é'.repeat(10)}${'a'.repeat(65_515)}"`),
+      'body_too_large',
+    ],
+    ['base64 of 65,537 bytes', base64Of(Buffer.alloc(65_537, 0x20)), 'body_too_large'],
+    [
+      'base64 text longer than any 64 KiB body encodes to',
+      base64('AAAA'.repeat(21_846) + 'AA=='),
+      'body_too_large',
+    ],
+    ['arrays nested 65 deep', text('['.repeat(65) + ']'.repeat(65)), 'json_too_deep'],
+    [
+      'objects and arrays nested 65 deep',
+      text('[{"a":'.repeat(32) + '[1]' + '}]'.repeat(32)),
+      'json_too_deep',
+    ],
+    ['an unclosed string after deep nesting', text('['.repeat(65) + '"'), 'json_too_deep'],
   ])('refuses %s', (_label, body, problem) => {
     expect(readJsonBody(body)).toEqual({ ok: false, problem });
   });

@@ -1,36 +1,48 @@
-import { readKeyCacheSettings, readLambdaSettings } from '../../../../lambda/payment/settings';
+import {
+  readKeyCacheSettings,
+  readKeyExpiryWarningMs,
+  readLambdaSettings,
+} from '../../../../lambda/payment/settings';
 
 describe('readLambdaSettings', () => {
   const secretId = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api-keys-AbCdEf';
 
-  it('uses a 60 s TTL, 15 min staleness, a 14-day expiry warning and info logs by default', () => {
+  it('uses one secret, a 60 s TTL, 15 min staleness and info logs by default', () => {
     expect(readLambdaSettings({ KEYS_SECRET_ID: secretId })).toEqual({
-      secretId,
+      registry: { shards: 1, shardIds: [secretId] },
       ttlMs: 60_000,
       maxStaleMs: 900_000,
-      keyExpiryWarningMs: 14 * 86_400_000,
       logLevel: 'info',
       serviceName: 'PaymentApi',
       metricsNamespace: 'PaymentApi',
     });
   });
 
-  it('reads the TTL, staleness, expiry warning and log level from the environment', () => {
+  it('reads the registry, TTL, staleness and log level from the environment', () => {
     const settings = readLambdaSettings({
       KEYS_SECRET_ID: secretId,
+      KEY_SHARDS: '3',
+      KEY_SHARDS_PREVIOUS: '2',
+      KEY_SHARD_NAME_PREFIX: 'payment-api/PaymentApi-staging/keys/',
       KEY_CACHE_TTL_SECONDS: '5',
       KEY_MAX_STALE_SECONDS: '0',
-      KEY_EXPIRY_WARNING_DAYS: '30',
       LOG_LEVEL: 'DEBUG',
       SERVICE_NAME: 'PaymentApi-staging',
       METRICS_NAMESPACE: 'Payments/Staging',
     });
 
     expect(settings).toEqual({
-      secretId,
+      registry: {
+        shards: 3,
+        previousShards: 2,
+        shardIds: [
+          secretId,
+          'payment-api/PaymentApi-staging/keys/shard-1',
+          'payment-api/PaymentApi-staging/keys/shard-2',
+        ],
+      },
       ttlMs: 5_000,
       maxStaleMs: 0,
-      keyExpiryWarningMs: 30 * 86_400_000,
       logLevel: 'debug',
       serviceName: 'PaymentApi-staging',
       metricsNamespace: 'Payments/Staging',
@@ -62,6 +74,13 @@ describe('readLambdaSettings', () => {
     expect(() => readLambdaSettings({})).toThrow('KEYS_SECRET_ID must name the keys secret');
   });
 
+  it.each([
+    [{ KEY_SHARDS: '257' }, 'KEY_SHARDS must be a whole number from 1 to 256, got "257"'],
+    [{ KEY_SHARDS: '4' }, 'KEY_SHARD_NAME_PREFIX must be set when KEY_SHARDS is above 1'],
+  ])('refuses to start with a registry it cannot read (%j), in one line', (registryEnv, message) => {
+    expect(() => readLambdaSettings({ KEYS_SECRET_ID: secretId, ...registryEnv })).toThrow(message);
+  });
+
   it.each(['-1', '1.5', 'ten', '60s', '0', '3601', ' 60'])(
     'refuses a TTL of %j, naming the variable',
     (value) => {
@@ -80,7 +99,7 @@ describe('readLambdaSettings', () => {
   it.each(['0', '366', '14d', '1.5', '-1'])(
     'refuses an expiry warning of %j days, naming the variable',
     (value) => {
-      expect(() => readLambdaSettings({ KEYS_SECRET_ID: secretId, KEY_EXPIRY_WARNING_DAYS: value })).toThrow(
+      expect(() => readKeyExpiryWarningMs({ KEY_EXPIRY_WARNING_DAYS: value })).toThrow(
         `KEY_EXPIRY_WARNING_DAYS must be a whole number of days from 1 to 365, got "${value}"`,
       );
     },
@@ -89,10 +108,9 @@ describe('readLambdaSettings', () => {
   it.each([
     ['1', 86_400_000],
     ['365', 365 * 86_400_000],
-  ])('accepts an expiry warning of %s days, a bound the stack accepts', (value, ms) => {
-    expect(
-      readLambdaSettings({ KEYS_SECRET_ID: secretId, KEY_EXPIRY_WARNING_DAYS: value }).keyExpiryWarningMs,
-    ).toBe(ms);
+    ['', 14 * 86_400_000],
+  ])('accepts an expiry warning of %j days, a bound the stack accepts (empty: 14)', (value, ms) => {
+    expect(readKeyExpiryWarningMs({ KEY_EXPIRY_WARNING_DAYS: value })).toBe(ms);
   });
 
   it('accepts the bounds the stack accepts', () => {

@@ -1,6 +1,7 @@
 import { authenticate, readCredentials } from '../../../../shared/keys/authenticate';
 import { parseKeyring } from '../../../../shared/keys/keyring';
 import { toDigestForm } from '../../../../shared/keys/key-material';
+import { SourceAllowlist } from '../../../../shared/keys/network';
 import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
 
 const { keyring } = parseKeyring(SECRET_STRING);
@@ -112,6 +113,24 @@ describe('authenticate timing shape', () => {
 
     expect(compare).toHaveBeenCalledTimes(2);
   });
+
+  it.each([
+    ['its right key', PARTNER_KEY, 'source_not_allowed'],
+    ['a wrong key', 'wrong-key-0123456789abcdef', 'wrong_key'],
+  ])(
+    'checks a fenced app’s network once for %s, so the check’s cost says nothing of the key',
+    (_label, appKey, reason) => {
+      const { keyring: fenced } = parseKeyring(
+        JSON.stringify({ fenced: { keys: [PARTNER_KEY], allowedCidrs: ['203.0.113.0/24'] } }),
+      );
+      const allows = jest.spyOn(SourceAllowlist.prototype, 'allows');
+
+      const decision = authenticate({ appId: 'fenced', appKey }, fenced, FACTS);
+
+      expect(decision).toMatchObject({ ok: false, reason });
+      expect(allows).toHaveBeenCalledTimes(1);
+    },
+  );
 });
 
 describe('authenticate with expiring keys and allowed networks', () => {

@@ -52,6 +52,8 @@ describe('parseCidr', () => {
       '::ffff:203.0.113.0/120',
       'an IPv4-mapped IPv6 block: write it as an IPv4 block',
     ],
+    ['an IPv6 block with a zone id', 'fe80::%eth0/64', 'not an IPv4 or IPv6 address or CIDR block'],
+    ['an IPv6 address with a zone id', 'fe80::1%eth0', 'not an IPv4 or IPv6 address or CIDR block'],
   ])('refuses %s', (_label, text, reason) => {
     expect(parseCidr(text)).toEqual({ ok: false, reason });
   });
@@ -72,8 +74,14 @@ describe('canonicalAddress', () => {
     expect(canonicalAddress(text)).toEqual(expected);
   });
 
-  it('refuses what is not an IP address', () => {
-    expect(canonicalAddress('localhost')).toBeUndefined();
+  it.each([
+    ['a host name', 'localhost'],
+    // node:net accepts a zone id; read naively, `77%eth0` became 0 and the address 198.51.100.0.
+    ['an IPv4-mapped address with a zone id', '::ffff:198.51.100.77%eth0'],
+    ['the same in hex with a zone id', '::ffff:c633:644d%1'],
+    ['an IPv6 address with a zone id', 'fe80::1%eth0'],
+  ])('refuses %s: not an address it can read whole', (_label, text) => {
+    expect(canonicalAddress(text)).toBeUndefined();
   });
 });
 
@@ -97,6 +105,18 @@ describe('SourceAllowlist', () => {
     ['a source that is not an address', 'not-an-address'],
   ])('refuses %s', (_label, source) => {
     expect(allowlist.allows(source)).toBe(false);
+  });
+
+  it.each([
+    // Read naively, the first was 198.51.100.0: inside the /32 below.
+    ['an IPv4-mapped address with a zone id', '::ffff:198.51.100.77%eth0', '198.51.100.0'],
+    ['the allowed address itself with a zone id', '::ffff:198.51.100.0%eth0', '::ffff:198.51.100.0'],
+    ['an IPv6 address inside the block with a zone id', '2001:db8::7%eth0', '2001:db8::7'],
+  ])('refuses %s, where an allowed address without it passes', (_label, source, allowed) => {
+    const fenced = new SourceAllowlist([cidr('198.51.100.0/32'), cidr('2001:db8::/32')]);
+
+    expect(fenced.allows(source)).toBe(false);
+    expect(fenced.allows(allowed)).toBe(true);
   });
 
   it('never lets an IPv4 caller through an IPv6 block, even one that holds the IPv4-mapped range', () => {

@@ -206,10 +206,72 @@ describe('parseInvocation', () => {
       { KEYS_FILE: '', KEYS_SECRET_ID: 'env' },
       { kind: 'secret', secretId: 'env' },
     ],
+    ['--stack', ['--stack', 'PaymentApi'], {}, { kind: 'stack', stackName: 'PaymentApi' }],
+    ['KEYS_STACK', [], { KEYS_STACK: 'PaymentApi' }, { kind: 'stack', stackName: 'PaymentApi' }],
+    [
+      '--registry',
+      ['--registry', 'payment-api/PaymentApi/keys/registry'],
+      {},
+      { kind: 'registry', manifestId: 'payment-api/PaymentApi/keys/registry' },
+    ],
+    ['KEYS_REGISTRY', [], { KEYS_REGISTRY: 'reg' }, { kind: 'registry', manifestId: 'reg' }],
+    [
+      '--registry-file',
+      ['--registry-file', '.local/registry.json'],
+      {},
+      { kind: 'registry-file', path: '.local/registry.json' },
+    ],
+    [
+      'KEYS_REGISTRY_FILE',
+      [],
+      { KEYS_REGISTRY_FILE: '.local/registry.json' },
+      { kind: 'registry-file', path: '.local/registry.json' },
+    ],
+    [
+      '--stack over KEYS_SECRET_ID and KEYS_REGISTRY_FILE',
+      ['--stack', 'Staging'],
+      { KEYS_SECRET_ID: 'env', KEYS_REGISTRY_FILE: 'r.json' },
+      { kind: 'stack', stackName: 'Staging' },
+    ],
   ])('takes the target from %s', (_label, options, env, target) => {
     const invocation = parseInvocation(['list', ...options], env);
 
     expect(invocation).toEqual({ kind: 'run', command: { name: 'list' }, target, json: false });
+  });
+
+  it.each<[string, string[], Command]>([
+    ['where', ['where', 'partner-1'], { name: 'where', appId: 'partner-1' }],
+    [
+      'apply with --keys-out',
+      ['apply', 'changes.json', '--keys-out', 'new-keys.jsonl'],
+      { name: 'apply', file: 'changes.json', keysOut: 'new-keys.jsonl', dryRun: false },
+    ],
+    ['apply --dry-run', ['apply', 'c.json', '--dry-run'], { name: 'apply', file: 'c.json', dryRun: true }],
+    ['reshard', ['reshard'], { name: 'reshard', dryRun: false }],
+    [
+      'reshard --settle',
+      ['reshard', '--settle', '2m', '--dry-run'],
+      { name: 'reshard', settleMs: 120_000, dryRun: true },
+    ],
+  ])('parses the registry command %s', (_label, argv, command) => {
+    expect(parseInvocation([...argv, '--stack', 'PaymentApi'], {})).toEqual({
+      kind: 'run',
+      command,
+      target: { kind: 'stack', stackName: 'PaymentApi' },
+      json: false,
+    });
+  });
+
+  it.each<[string, string[], Command]>([
+    ['init', ['init', '--shards', '4'], { name: 'init', shards: 4 }],
+    ['reshard --shards', ['reshard', '--shards', '8'], { name: 'reshard', shards: 8, dryRun: false }],
+  ])('parses %s on a local registry', (_label, argv, command) => {
+    expect(parseInvocation([...argv, '--registry-file', 'r.json'], {})).toEqual({
+      kind: 'run',
+      command,
+      target: { kind: 'registry-file', path: 'r.json' },
+      json: false,
+    });
   });
 
   it.each<[string, string[], Record<string, string>, string]>([
@@ -218,7 +280,7 @@ describe('parseInvocation', () => {
       'an unknown command',
       ['delete', '--secret-id', 's'],
       {},
-      'unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow or limit',
+      'unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow, limit, where, apply, reshard or init',
     ],
     ['a missing app id', ['rotate', '--secret-id', 's'], {}, 'usage: rotate <app-id>'],
     [
@@ -576,19 +638,87 @@ describe('parseInvocation', () => {
       {},
       "Option '--secret-id <value>' argument missing",
     ],
-    ['both flags', ['list', '--secret-id', 's', '--file', 'f'], {}, 'give --secret-id or --file, not both'],
+    [
+      'both flags',
+      ['list', '--secret-id', 's', '--file', 'f'],
+      {},
+      'give one of --stack, --registry, --registry-file, --secret-id or --file, not --secret-id and --file',
+    ],
+    [
+      'three flags',
+      ['list', '--stack', 'PaymentApi', '--registry', 'r', '--registry-file', 'f'],
+      {},
+      'give one of --stack, --registry, --registry-file, --secret-id or --file, not --stack, --registry and --registry-file',
+    ],
     [
       'both variables',
       ['list'],
       { KEYS_SECRET_ID: 's', KEYS_FILE: 'f' },
-      'both KEYS_SECRET_ID and KEYS_FILE are set; pick one with --secret-id or --file',
+      'both KEYS_SECRET_ID and KEYS_FILE are set; pick one with --stack, --registry, --registry-file, --secret-id or --file',
+    ],
+    [
+      'three variables',
+      ['list'],
+      { KEYS_STACK: 'PaymentApi', KEYS_REGISTRY: 'r', KEYS_FILE: 'f' },
+      'KEYS_STACK, KEYS_REGISTRY and KEYS_FILE are set; pick one with --stack, --registry, --registry-file, --secret-id or --file',
     ],
     [
       'no target at all',
       ['list'],
       {},
-      'no key store: give --secret-id <id> or --file <path> (or set KEYS_SECRET_ID or KEYS_FILE)',
+      'no key store: give --stack <name>, --registry <id>, --registry-file <path>, --secret-id <id> or --file <path> ' +
+        '(or set KEYS_STACK, KEYS_REGISTRY, KEYS_REGISTRY_FILE, KEYS_SECRET_ID or KEYS_FILE)',
     ],
+    [
+      'a stack name that is no stack name, without echoing it',
+      ['list', '--stack', 'payk_pasted/key'],
+      {},
+      'invalid --stack: a stack name is 1 to 128 letters, digits or "-", starting with a letter (or give its ARN)',
+    ],
+    [
+      'a registry id longer than any secret name or ARN',
+      ['list'],
+      { KEYS_REGISTRY: 'r'.repeat(2049) },
+      'KEYS_REGISTRY is 2049 characters long; a secret name or ARN has at most 2048',
+    ],
+    [
+      'init on anything but a local registry',
+      ['init', '--shards', '4', '--secret-id', 's'],
+      {},
+      'init creates a local registry: give --registry-file <path>; a stack creates its own (cdk deploy -c keyShards=<n>)',
+    ],
+    [
+      'init without --shards',
+      ['init', '--registry-file', 'r.json'],
+      {},
+      'usage: init --shards <n> --registry-file <path>',
+    ],
+    [
+      'a shard count out of range',
+      ['init', '--shards', '257', '--registry-file', 'r.json'],
+      {},
+      '--shards must be a whole number from 1 to 256',
+    ],
+    [
+      'reshard --shards on a stack',
+      ['reshard', '--shards', '8', '--stack', 'PaymentApi'],
+      {},
+      'the stack owns its shard count: deploy with -c keyShards=<n> -c keyShardsPrevious=<current>, then run ' +
+        'reshard without --shards (--shards is for a local registry)',
+    ],
+    [
+      'a settle that is no duration',
+      ['reshard', '--settle', '90', '--stack', 'PaymentApi'],
+      {},
+      'invalid --settle: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
+    ],
+    [
+      '--keys-out on list',
+      ['list', '--keys-out', 'k', '--stack', 'PaymentApi'],
+      {},
+      '--keys-out applies only to apply',
+    ],
+    ['where without an app', ['where', '--stack', 'PaymentApi'], {}, 'usage: where <app-id>'],
   ])('refuses %s with a one-line message', (_label, argv, env, message) => {
     const parse = () => parseInvocation(argv, env);
 

@@ -64,7 +64,7 @@ describe('rotate --grace', () => {
     expect(verdict('demo', DEMO_KEY)).toBe('expired_key');
     expect(verdict('demo', key)).toBe('ok');
     expect((await keys('list')).stdout).toContain(
-      `demo: any network; rate limit: the stack's appRateLimit, if set\n` +
+      `demo: any network; rate limit: the local server's APP_RATE_LIMIT, if set\n` +
         `  ${keyIdOf(DEMO_KEY)}  2026-06-01T12:00:00Z  expired\n` +
         `  ${keyIdOf(DEMO_NEXT_KEY)}  2026-06-01T12:00:00Z  expired\n  ${keyIdOf(key)}  never\n`,
     );
@@ -183,7 +183,7 @@ describe('allow and disallow', () => {
     );
     expect(verdict('demo', DEMO_KEY, NOW, '203.0.113.9')).toBe('source_not_allowed');
     expect((await keys('list')).stdout).toContain(
-      "demo: no network (its allowlist is empty: every request is refused); rate limit: the stack's appRateLimit, if set\n",
+      "demo: no network (its allowlist is empty: every request is refused); rate limit: the local server's APP_RATE_LIMIT, if set\n",
     );
 
     const opened = await keys('allow', 'demo', '--any', '--json');
@@ -206,7 +206,7 @@ describe('limit', () => {
       stderr: '',
       stdout:
         'app partner: its own rate limit is now 20/s, burst 40 ' +
-        "(in effect within the key cache's TTL, where the stack has appRateLimit)\n",
+        '(in effect at once, where the local server runs with APP_RATE_LIMIT)\n',
     });
     expect(servedLimit('partner')).toEqual({ perSecond: 20, burst: 40 });
     expect(servedLimit('demo')).toBeUndefined();
@@ -224,12 +224,12 @@ describe('limit', () => {
     expect((await keys('list')).stdout).toBe(
       "demo: any network; rate limit: 0.5/s, burst 1 (this app's own)\n" +
         `  ${keyIdOf(DEMO_KEY)}  never\n  ${keyIdOf(DEMO_NEXT_KEY)}  never\n` +
-        "partner: any network; rate limit: the stack's appRateLimit, if set\n" +
+        "partner: any network; rate limit: the local server's APP_RATE_LIMIT, if set\n" +
         `  ${keyIdOf(PARTNER_KEY)}  never\n`,
     );
   });
 
-  it("list --default-limit shows the stack's numbers for the apps without their own, in text and JSON", async () => {
+  it("list --default-limit shows the default's numbers for the apps without their own, in text and JSON", async () => {
     await keys('limit', 'demo', '--per-second', '20', '--burst', '40');
 
     const text = await keys('list', '--default-limit', '50', '--default-burst', '100');
@@ -237,7 +237,7 @@ describe('limit', () => {
 
     expect(text.stdout).toContain("demo: any network; rate limit: 20/s, burst 40 (this app's own)\n");
     expect(text.stdout).toContain(
-      "partner: any network; rate limit: 50/s, burst 100 (the stack's default)\n",
+      "partner: any network; rate limit: 50/s, burst 100 (the local server's default)\n",
     );
     expect(
       (JSON.parse(json.stdout) as { appId: string; rateLimit: unknown }[]).map((app) => app.rateLimit),

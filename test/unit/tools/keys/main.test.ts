@@ -11,7 +11,7 @@ import { decide, GENERATED_KEY_PATTERN, plainKeysText, runCli } from '../../../s
 const SEED = plainKeysText({ demo: [DEMO_KEY, DEMO_NEXT_KEY], partner: [PARTNER_KEY] });
 const SEEDED_KEYS = [DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY];
 /** How list ends an app's line when neither the app nor the operator gives a rate limit. */
-const DEFAULT_LIMIT = "; rate limit: the stack's appRateLimit, if set";
+const DEFAULT_LIMIT = "; rate limit: the local server's APP_RATE_LIMIT, if set";
 /** The shape of the key the stack generates for the demo app: 48 letters and digits, no prefix. */
 const STACK_SHAPED_KEY = 'Q7tZk2WmX9aB4cD8eF1gH3jK5lM6nP0rS2uV4wY7zA9bC1dE';
 
@@ -225,7 +225,7 @@ describe('errors', () => {
       'an unknown command',
       ['destroy'],
       2,
-      'error: unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow or limit',
+      'error: unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow, limit, where, apply, reshard or init',
     ],
   ])('%s: one line on stderr, exit %i, nothing printed or changed', async (_label, argv, code, line) => {
     const result = await keys(...argv);
@@ -321,7 +321,7 @@ describe('--help', () => {
     expect(lines).toEqual(
       expect.arrayContaining([
         'limit <app-id> --per-second <n> [--burst <m>]',
-        "limit <app-id> --default          remove the app's own rate limit: the stack's appRateLimit applies again",
+        "limit <app-id> --default          remove the app's own rate limit: the default limit applies again",
         '--default-limit <n>, --default-burst <m>',
         'A rate is 0.001 to 10000 requests per second; a burst is a whole number from 1 to 100000.',
       ]),

@@ -1,6 +1,7 @@
 import {
   GetSecretValueCommand,
   InvalidParameterException,
+  ListSecretVersionIdsCommand,
   PutSecretValueCommand,
   ResourceNotFoundException,
   SecretsManagerClient,
@@ -9,6 +10,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { keyIdOf } from '../../../../shared/keys/key-document';
+import { CLI_STAGING_LABEL } from '../../../../tools/keys/secrets-manager-store';
 import { DEMO_KEY, PARTNER_KEY } from '../../../support/keys';
 import { plainKeysText, runCli, storedKeysOf } from '../../../support/keys-cli';
 
@@ -32,6 +34,11 @@ const awsError = (name: string, message: string): Error =>
 const putToken = (): string | undefined =>
   secretsManager.commandCalls(PutSecretValueCommand)[0]?.args[0].input.ClientRequestToken;
 
+/** What ListSecretVersionIds answers when AWSCURRENT is on `versionId` and nothing else was written today. */
+const versionsWithCurrent = (versionId: string) => ({
+  Versions: [{ VersionId: versionId, VersionStages: ['AWSCURRENT'], CreatedDate: new Date() }],
+});
+
 /** Instant retries: the back-off is the edit loop's business, tested there. */
 const noWait = { editOptions: { sleep: () => Promise.resolve() } };
 
@@ -42,25 +49,27 @@ beforeEach(() => {
     .on(PutSecretValueCommand)
     .callsFake((input: { ClientRequestToken?: string }) => ({ VersionId: input.ClientRequestToken }));
   secretsManager.on(UpdateSecretVersionStageCommand).resolves({});
+  secretsManager.on(ListSecretVersionIdsCommand).resolves(versionsWithCurrent(READ_VERSION));
 });
 
 describe('one rotate against Secrets Manager', () => {
-  it('makes exactly 4 calls: read AWSCURRENT, put AWSPENDING, move AWSCURRENT, drop AWSPENDING', async () => {
+  it('makes exactly 5 calls: read AWSCURRENT, list the versions, put with its own label, move AWSCURRENT, drop the label', async () => {
     const result = await runCli(['rotate', 'demo', '--json'], ENV);
 
     expect(result.code).toBe(0);
     const { key } = JSON.parse(result.stdout) as { key: string };
     const calls = secretsManager.calls().map((call) => call.args[0]);
-    expect(calls).toHaveLength(4);
-    const [read, put, move, dropPending] = calls;
+    expect(calls).toHaveLength(5);
+    const [read, versions, put, move, dropPending] = calls;
     expect(read?.input).toEqual({ SecretId: SECRET_ID, VersionStage: 'AWSCURRENT' });
+    expect(versions?.input).toEqual({ SecretId: SECRET_ID, IncludeDeprecated: true, MaxResults: 100 });
     const putInput = put?.input as { ClientRequestToken: string; SecretString: string };
     expect(put).toBeInstanceOf(PutSecretValueCommand);
     expect(putInput).toEqual({
       SecretId: SECRET_ID,
       SecretString: expect.any(String) as unknown,
       ClientRequestToken: expect.stringMatching(UUID) as unknown,
-      VersionStages: ['AWSPENDING'],
+      VersionStages: [CLI_STAGING_LABEL],
     });
     expect(storedKeysOf(putInput.SecretString, 'demo')).toEqual([DEMO_KEY, key]);
     expect(move?.input).toEqual({
@@ -71,7 +80,7 @@ describe('one rotate against Secrets Manager', () => {
     });
     expect(dropPending?.input).toEqual({
       SecretId: SECRET_ID,
-      VersionStage: 'AWSPENDING',
+      VersionStage: CLI_STAGING_LABEL,
       RemoveFromVersionId: putInput.ClientRequestToken,
     });
   });
@@ -90,13 +99,17 @@ describe('one rotate against Secrets Manager', () => {
 });
 
 describe('a conflicting writer', () => {
-  it('makes the move fail; one read confirms it, AWSPENDING is dropped, and the retry succeeds on the newer version', async () => {
+  it('makes the move fail; one read confirms it, the label is dropped, and the retry succeeds on the newer version', async () => {
     const newerVersion = '22222222-2222-4222-8222-222222222222';
     const newer = plainKeysText({ demo: [DEMO_KEY, PARTNER_KEY] });
     secretsManager
       .on(GetSecretValueCommand)
       .resolvesOnce({ SecretString: SEED, VersionId: READ_VERSION })
       .resolves({ SecretString: newer, VersionId: newerVersion });
+    secretsManager
+      .on(ListSecretVersionIdsCommand)
+      .resolvesOnce(versionsWithCurrent(READ_VERSION))
+      .resolves(versionsWithCurrent(newerVersion));
     secretsManager
       .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSCURRENT' })
       .rejectsOnce(
@@ -110,15 +123,20 @@ describe('a conflicting writer', () => {
     const result = await runCli(['rotate', 'demo', '--json'], ENV, noWait);
 
     expect(result.code).toBe(0);
-    expect(result.stderr).toBe('note: the keys changed while this command ran; applied on attempt 2\n');
+    expect(result.stderr).toBe(
+      'note: the keys changed while this command ran; applied on attempt 2 (the lost race left 1 unused ' +
+        `version of secret ${SECRET_ID}, counted toward its version quota for 24 hours)\n`,
+    );
     const { key } = JSON.parse(result.stdout) as { key: string };
     expect(secretsManager.calls().map((call) => call.args[0].constructor.name)).toEqual([
       'GetSecretValueCommand',
+      'ListSecretVersionIdsCommand',
       'PutSecretValueCommand',
       'UpdateSecretVersionStageCommand',
       'GetSecretValueCommand',
       'UpdateSecretVersionStageCommand',
       'GetSecretValueCommand',
+      'ListSecretVersionIdsCommand',
       'PutSecretValueCommand',
       'UpdateSecretVersionStageCommand',
       'UpdateSecretVersionStageCommand',
@@ -127,7 +145,7 @@ describe('a conflicting writer', () => {
     expect(storedKeysOf(puts[1]?.SecretString, 'demo')).toEqual([DEMO_KEY, PARTNER_KEY, key]);
     expect(puts[0]?.ClientRequestToken).not.toBe(puts[1]?.ClientRequestToken);
     expect(secretsManager).toHaveReceivedCommandWith(UpdateSecretVersionStageCommand, {
-      VersionStage: 'AWSPENDING',
+      VersionStage: CLI_STAGING_LABEL,
       RemoveFromVersionId: puts[0]?.ClientRequestToken,
     });
     expect(secretsManager).toHaveReceivedCommandWith(UpdateSecretVersionStageCommand, {
@@ -137,10 +155,12 @@ describe('a conflicting writer', () => {
     });
   });
 
-  it('takes AWSPENDING already moved to another writer in its stride, with no warning', async () => {
+  it('takes its label already moved to another writer in its stride, with no warning', async () => {
     secretsManager
-      .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSPENDING' })
-      .rejects(serviceError(InvalidParameterException, 'Version stage AWSPENDING not found in version x'));
+      .on(UpdateSecretVersionStageCommand, { VersionStage: CLI_STAGING_LABEL })
+      .rejects(
+        serviceError(InvalidParameterException, `Version stage ${CLI_STAGING_LABEL} not found in version x`),
+      );
 
     const result = await runCli(['rotate', 'demo'], ENV);
 
@@ -175,7 +195,7 @@ describe('a move whose answer was lost', () => {
 });
 
 describe('failures', () => {
-  it('a refused move fails the command, says the secret is unchanged, and still drops AWSPENDING', async () => {
+  it('a refused move fails the command, says the secret is unchanged, and still drops its label', async () => {
     secretsManager
       .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSCURRENT' })
       .rejects(
@@ -195,11 +215,11 @@ describe('failures', () => {
         'to perform: secretsmanager:UpdateSecretVersionStage; AWSCURRENT was not moved, the secret is unchanged\n',
     });
     expect(secretsManager).toHaveReceivedCommandWith(UpdateSecretVersionStageCommand, {
-      VersionStage: 'AWSPENDING',
+      VersionStage: CLI_STAGING_LABEL,
     });
   });
 
-  it('a refused move whose AWSPENDING clean-up also fails says so and prints the command that clears it', async () => {
+  it('a refused move whose label clean-up also fails says so and prints the command that clears it', async () => {
     let ours = '';
     secretsManager.on(PutSecretValueCommand).callsFake((input: { ClientRequestToken: string }) => {
       ours = input.ClientRequestToken;
@@ -214,7 +234,7 @@ describe('failures', () => {
         ),
       );
     secretsManager
-      .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSPENDING' })
+      .on(UpdateSecretVersionStageCommand, { VersionStage: CLI_STAGING_LABEL })
       .rejects(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
 
     const result = await runCli(['rotate', 'demo'], ENV);
@@ -225,17 +245,17 @@ describe('failures', () => {
       stderr:
         `error: could not move AWSCURRENT of secret ${SECRET_ID} to the new version: access denied: not authorized ` +
         'to perform: secretsmanager:UpdateSecretVersionStage; AWSCURRENT was not moved; could not remove the ' +
-        `AWSPENDING label from version ${ours} of secret ${SECRET_ID} (could not reach Secrets Manager ` +
-        '(ECONNRESET)); a scheduled rotation will fail until it is removed: aws secretsmanager ' +
-        `update-secret-version-stage --secret-id '${SECRET_ID}' --version-stage 'AWSPENDING' ` +
+        `${CLI_STAGING_LABEL} label from version ${ours} of secret ${SECRET_ID} (could not reach Secrets Manager ` +
+        '(ECONNRESET)); it keeps that version from being removed until the next edit moves it, or: aws ' +
+        `secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' --version-stage '${CLI_STAGING_LABEL}' ` +
         `--remove-from-version-id '${ours}' --region eu-west-1\n`,
     });
     expect(result.stderr).not.toContain('unchanged');
   });
 
-  it('a lost AWSPENDING clean-up is a warning; the key was stored and is printed', async () => {
+  it('a lost label clean-up is a warning; the key was stored and is printed', async () => {
     secretsManager
-      .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSPENDING' })
+      .on(UpdateSecretVersionStageCommand, { VersionStage: CLI_STAGING_LABEL })
       .rejects(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
 
     const result = await runCli(['rotate', 'demo', '--json'], ENV);
@@ -243,9 +263,10 @@ describe('failures', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(
       new RegExp(
-        `^warning: could not remove the AWSPENDING label from version ${UUID.source.slice(1, -1)} of secret ` +
-          `${SECRET_ID} \\(could not reach Secrets Manager \\(ECONNRESET\\)\\); a scheduled rotation will fail until it is removed: ` +
-          `aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' --version-stage 'AWSPENDING' ` +
+        `^warning: could not remove the ${CLI_STAGING_LABEL} label from version ${UUID.source.slice(1, -1)} of secret ` +
+          `${SECRET_ID} \\(could not reach Secrets Manager \\(ECONNRESET\\)\\); it keeps that version from being removed ` +
+          `until the next edit moves it, or: aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' ` +
+          `--version-stage '${CLI_STAGING_LABEL}' ` +
           `--remove-from-version-id '${UUID.source.slice(1, -1)}' --region eu-west-1\\n$`,
       ),
     );
@@ -268,12 +289,14 @@ describe('failures', () => {
       'could not reach Secrets Manager (ECONNRESET)',
     ],
   ])(
-    '%s fails the command, says nothing changed, and takes AWSPENDING off the version it may have stored',
+    '%s fails the command, says nothing changed, and takes its label off the version it may have stored',
     async (_label, failure, description) => {
       secretsManager.on(PutSecretValueCommand).rejects(failure);
       secretsManager
         .on(UpdateSecretVersionStageCommand)
-        .rejects(serviceError(InvalidParameterException, 'Version stage AWSPENDING not found in version'));
+        .rejects(
+          serviceError(InvalidParameterException, `Version stage ${CLI_STAGING_LABEL} not found in version`),
+        );
 
       const result = await runCli(['add-app', 'shop'], ENV);
 
@@ -286,7 +309,7 @@ describe('failures', () => {
       });
       expect(
         secretsManager.commandCalls(UpdateSecretVersionStageCommand).map((call) => call.args[0].input),
-      ).toEqual([{ SecretId: SECRET_ID, VersionStage: 'AWSPENDING', RemoveFromVersionId: putToken() }]);
+      ).toEqual([{ SecretId: SECRET_ID, VersionStage: CLI_STAGING_LABEL, RemoveFromVersionId: putToken() }]);
     },
   );
 
@@ -322,9 +345,9 @@ describe('failures', () => {
       stderr:
         `error: could not write a new version of secret ${SECRET_ID}: Secrets Manager did not answer in time; ` +
         `nothing was changed (AWSCURRENT untouched); if the new version ${putToken()} was stored after all, its ` +
-        'AWSPENDING label could not be removed (could not reach Secrets Manager (ECONNREFUSED)) and a scheduled ' +
-        `rotation will fail until it is: aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' ` +
-        `--version-stage 'AWSPENDING' --remove-from-version-id '${putToken()}' --region eu-west-1\n`,
+        `${CLI_STAGING_LABEL} label could not be removed (could not reach Secrets Manager (ECONNREFUSED)); to ` +
+        `remove it: aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' ` +
+        `--version-stage '${CLI_STAGING_LABEL}' --remove-from-version-id '${putToken()}' --region eu-west-1\n`,
     });
   });
 

@@ -1,9 +1,14 @@
-import { curlCommand, LISTENING_PREFIX, startupLines } from '../../../../tools/local-server/banner';
+import {
+  curlCommand,
+  LISTENING_PREFIX,
+  shellQuoted,
+  startupLines,
+} from '../../../../tools/local-server/banner';
 
 const KEY = 'payk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
 
 describe('startupLines', () => {
-  it('prints the generated key only in a ready curl command, then the listening line', () => {
+  it('never prints the generated key: the ready command reads it from the file and hands it to curl on stdin', () => {
     // Act
     const lines = startupLines({
       baseUrl: 'http://127.0.0.1:3000',
@@ -11,19 +16,22 @@ describe('startupLines', () => {
       keys: { kind: 'file', path: '/p/.local/keys.json' },
       generated: { appId: 'demo', key: KEY },
       ttlSeconds: 60,
+      keysWatched: true,
     });
 
     // Assert
     expect(lines).toEqual([
-      'keys: file /p/.local/keys.json, just created with a new key for app "demo", re-read every 60 s',
+      'keys: file /p/.local/keys.json, just created with a new key for app "demo", re-read as soon as it changes (and every 60 s)',
       "rate limits: off (set APP_RATE_LIMIT to apply one to every app; an app's own rateLimit is not enforced)",
-      'try:',
-      `  curl -i -X POST http://127.0.0.1:3000/payment -H 'Content-Type: application/json' -H 'App-id: demo' -H 'App-key: ${KEY}'`,
+      "try (app demo's key goes from the file to curl on standard input, never on a command line):",
+      `  node -p 'const a = require("/p/.local/keys.json")["demo"], k = (Array.isArray(a) ? a : a.keys)[0]; "App-key: " + (k.key ?? k)' | ` +
+        `curl -i -X POST http://127.0.0.1:3000/payment -H 'Content-Type: application/json' -H 'App-id: demo' -H @- -d '{}'`,
       `${LISTENING_PREFIX} http://127.0.0.1:3000 (pid 42); stop with Ctrl-C`,
     ]);
+    expect(lines.join('\n')).not.toContain(KEY);
   });
 
-  it('points to the keys file instead of printing a key it did not generate', () => {
+  it('says the file is re-read only at the TTL when it cannot be watched', () => {
     // Act
     const lines = startupLines({
       baseUrl: 'http://127.0.0.1:3000',
@@ -34,7 +42,7 @@ describe('startupLines', () => {
 
     // Assert
     expect(lines[0]).toBe('keys: file /p/keys.json, re-read every 60 s');
-    expect(lines[3]).toContain("-H 'App-key: <a key of app demo, from /p/keys.json>'");
+    expect(lines[3]).toContain('require("/p/keys.json")["demo"]');
   });
 
   it('names the secret, region and endpoint when keys come from Secrets Manager', () => {
@@ -52,8 +60,11 @@ describe('startupLines', () => {
     expect(lines[0]).toBe(
       'keys: Secrets Manager secret payment-api/keys (region eu-west-1, endpoint http://127.0.0.1:5000), re-read every 5 s',
     );
-    expect(lines[3]).toContain(
-      "-H 'App-key: <a key of app demo, from Secrets Manager secret payment-api/keys>'",
+    expect(lines[2]).toBe(
+      'try, with APP_KEY set to a key of app demo from Secrets Manager secret payment-api/keys:',
+    );
+    expect(lines[3]).toBe(
+      `  printf 'App-key: %s\\n' "$APP_KEY" | curl -i -X POST http://127.0.0.1:3000/payment -H 'Content-Type: application/json' -H 'App-id: demo' -H @- -d '{}'`,
     );
   });
 });
@@ -118,10 +129,20 @@ describe('the rate limit line of the banner', () => {
 });
 
 describe('curlCommand', () => {
-  it('posts JSON to /payment with both credential headers', () => {
+  it('posts JSON to /payment with App-id, reading the App-key header line from standard input', () => {
     // Act / Assert
-    expect(curlCommand('http://127.0.0.1:1234', 'app', 'k')).toBe(
-      "curl -i -X POST http://127.0.0.1:1234/payment -H 'Content-Type: application/json' -H 'App-id: app' -H 'App-key: k'",
+    expect(curlCommand('http://127.0.0.1:1234', 'app')).toBe(
+      "curl -i -X POST http://127.0.0.1:1234/payment -H 'Content-Type: application/json' -H 'App-id: app' -H @- -d '{}'",
     );
+  });
+});
+
+describe('shellQuoted', () => {
+  it.each([
+    ['plain', "'plain'"],
+    ["it's", "'it'\\''s'"],
+    ['$HOME `x` "y"', `'$HOME \`x\` "y"'`],
+  ])('quotes %s as one word', (text, quoted) => {
+    expect(shellQuoted(text)).toBe(quoted);
   });
 });

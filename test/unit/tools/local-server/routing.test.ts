@@ -13,6 +13,7 @@ describe('routeRequest', () => {
       expect(routeRequest(method, '/payment')).toEqual({
         kind: 'gateway',
         error: 'methodNotAllowed',
+        reason: 'method_not_allowed',
         headers: { Allow: 'POST' },
       });
     },
@@ -22,8 +23,18 @@ describe('routeRequest', () => {
     'answers 404 for %j whatever the method',
     (path) => {
       // Act / Assert
-      expect(routeRequest('POST', path)).toEqual({ kind: 'gateway', error: 'notFound', headers: {} });
-      expect(routeRequest('GET', path)).toEqual({ kind: 'gateway', error: 'notFound', headers: {} });
+      expect(routeRequest('POST', path)).toEqual({
+        kind: 'gateway',
+        error: 'notFound',
+        reason: 'unknown_path',
+        headers: {},
+      });
+      expect(routeRequest('GET', path)).toEqual({
+        kind: 'gateway',
+        error: 'notFound',
+        reason: 'unknown_path',
+        headers: {},
+      });
     },
   );
 });

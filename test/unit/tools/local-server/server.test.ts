@@ -224,7 +224,7 @@ describe('LocalServer', () => {
       expect(reply.status).toBe(status);
       expect(logger.info).toHaveBeenCalledWith(
         'request refused',
-        expect.objectContaining({ requestId: 'req-1', status }) as unknown,
+        expect.objectContaining({ apiRequestId: 'req-1', status }) as unknown,
       );
       expect(logged()).not.toContain('KKKKKKKKKKKKKKKK');
       expect(logged()).not.toContain('payk_');
@@ -240,10 +240,26 @@ describe('LocalServer', () => {
 
       // Assert
       expect(logger.info.mock.calls).toEqual([
-        ['request refused', { requestId: 'req-1', method: 'GET', route: '/payment', status: 405 }],
         [
           'request refused',
-          { requestId: 'req-1', method: 'POST', pathLength: 49, pathSegments: 1, status: 404 },
+          {
+            apiRequestId: 'req-1',
+            method: 'GET',
+            route: '/payment',
+            status: 405,
+            reason: 'method_not_allowed',
+          },
+        ],
+        [
+          'request refused',
+          {
+            apiRequestId: 'req-1',
+            method: 'POST',
+            pathLength: 49,
+            pathSegments: 1,
+            status: 404,
+            reason: 'unknown_path',
+          },
         ],
       ]);
     });

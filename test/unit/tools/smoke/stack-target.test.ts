@@ -1,6 +1,8 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
+import { serializeRegistryManifest, shardsToSearch } from '../../../../shared/keys/registry';
+import { shardOf } from '../../../../shared/keys/shard';
 import { createSmokeAwsClients, type SmokeAwsClients } from '../../../../tools/smoke/aws-clients';
 import { describeStackFailure, readStackTarget } from '../../../../tools/smoke/stack-target';
 
@@ -110,6 +112,72 @@ describe('readStackTarget', () => {
 
     await expect(readStackTarget('PaymentApi', 'demo', clients)).rejects.toThrow(
       `secret ${SECRET_ARN} has no SecretString (binary secrets are not supported)`,
+    );
+  });
+});
+
+describe('readStackTarget on a registry of shards', () => {
+  const MANIFEST = 'payment-api/PaymentApi/keys/registry';
+  const shardIds = [
+    SECRET_ARN,
+    ...Array.from({ length: 7 }, (_, i) => `payment-api/PaymentApi/keys/shard-${i + 1}`),
+  ];
+  const shardedStack = (manifest: object) => {
+    cloudFormation.on(DescribeStacksCommand).resolves({
+      Stacks: [
+        { ...STACK, Outputs: [...STACK.Outputs, { OutputKey: 'KeyRegistry', OutputValue: MANIFEST }] },
+      ],
+    });
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: MANIFEST })
+      .resolves({ SecretString: serializeRegistryManifest({ shardIds, ...manifest } as never) });
+  };
+
+  it("reads the manifest, then the app's home shard only, and sends its newest key", async () => {
+    // Arrange
+    shardedStack({ shards: 8 });
+    const home = shardIds[shardOf('demo', 8)] ?? '';
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: home })
+      .resolves({ SecretString: JSON.stringify({ demo: ['home-key-0123456789abcdef'] }) });
+
+    // Act
+    const target = await readStackTarget('PaymentApi', 'demo', clients);
+
+    // Assert
+    expect(target.appKey).toBe('home-key-0123456789abcdef');
+    expect(target.secretArn).toBe(home);
+    expect(
+      secretsManager.commandCalls(GetSecretValueCommand).map((call) => call.args[0].input.SecretId),
+    ).toEqual([MANIFEST, home]);
+  });
+
+  it('during a reshard, finds an app not yet moved in its home before, as the Lambda does', async () => {
+    // An app whose home differs between 4 and 8 shards.
+    const appId =
+      ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j']
+        .map((c) => `partner-${c}`)
+        .find((id) => shardsToSearch({ shards: 8, previousShards: 4 }, id).length === 2) ?? '';
+    shardedStack({ shards: 8, previousShards: 4 });
+    const [home = 0, before = 0] = shardsToSearch({ shards: 8, previousShards: 4 }, appId);
+    secretsManager.on(GetSecretValueCommand, { SecretId: shardIds[home] }).resolves({ SecretString: '{}' });
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: shardIds[before] })
+      .resolves({ SecretString: JSON.stringify({ [appId]: ['old-home-key-0123456789abcdef'] }) });
+
+    const target = await readStackTarget('PaymentApi', appId, clients);
+
+    expect(target).toMatchObject({ appKey: 'old-home-key-0123456789abcdef', secretArn: shardIds[before] });
+  });
+
+  it('says which secrets it looked in when the app is in none', async () => {
+    shardedStack({ shards: 8 });
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: shardIds[shardOf('ghost', 8)] })
+      .resolves({ SecretString: '{}' });
+
+    await expect(readStackTarget('PaymentApi', 'ghost', clients)).rejects.toThrow(
+      `app ghost is not in secret ${shardIds[shardOf('ghost', 8)] ?? ''}`,
     );
   });
 });

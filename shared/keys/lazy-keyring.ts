@@ -1,0 +1,153 @@
+import { readAppEntry, type KeyringProblem } from './app-entry';
+import { keyringAppOf, MalformedSecretError, noValidEntry, type Keyring, type KeyringApp } from './keyring';
+import { memberPositions, readSecretMembers } from './secret-json';
+
+/**
+ * A keyring that builds an app's entry the first time a request asks for it, for a registry of several shards.
+ *
+ * Building an entry is what a secret's parse costs (digests, expiries, an allowlist's BlockList), and a request
+ * needs one: a full shard of the heaviest entries takes about 15 ms to build whole in a cold process, against a
+ * fraction of a millisecond for JSON.parse (`npm run bench -- --only registry-cold` measures both ways). So at
+ * load only the JSON is parsed and checked, and entries are built, once each, as they are asked for.
+ *
+ * What stays as eager parsing (parseKeyring) has it:
+ * - The same entries are served, judged by the same readAppEntry; an unknown app costs no building at all.
+ * - A shard whose every entry is malformed is refused whole (MalformedSecretError), so a bad edit keeps the last
+ *   good copy: at load, entries are built until one is usable, which for a healthy shard is the first.
+ * - Each malformed entry is reported by its position in the text and its key's position, never its app id: at
+ *   load for those met before the first usable one, otherwise when a request first asks for its app (once per
+ *   loaded copy). A malformed entry no request asks for is not reported here; the monitor reads every shard.
+ * - Constant time: every request compares as many digests as the longest key list any entry holds (counted from
+ *   the JSON, without building), whichever app it names.
+ */
+
+export interface LazyKeyringOptions {
+  /** Told of an entry's problems when it is first built after the load, by position; must not throw. */
+  readonly onProblems: (problems: readonly KeyringProblem[]) => void;
+}
+
+export interface LazilyParsedKeyring {
+  readonly keyring: Keyring;
+  /** The problems of the entries built at load (those before the first usable one). */
+  readonly problems: readonly KeyringProblem[];
+  /** How many members the secret's object has, usable or not: what the load can count without building. */
+  readonly entries: number;
+}
+
+/** How many keys an entry lists, as written: a bound on its usable keys (malformed ones are left out). */
+function listedKeys(value: unknown): number {
+  if (Array.isArray(value)) return value.length;
+  if (typeof value === 'object' && value !== null) {
+    const keys: unknown = (value as Readonly<Record<string, unknown>>).keys;
+    if (Array.isArray(keys)) return keys.length;
+  }
+  return 1;
+}
+
+class LazyKeyring implements Keyring {
+  readonly comparisonsPerRequest: number;
+  private readonly built = new Map<string, KeyringApp | undefined>();
+  private positions: ReadonlyMap<string, number> | undefined;
+  private everyApp: ReadonlyMap<string, KeyringApp> | undefined;
+  /** Problems found from now on go to the caller's callback; until then (the load) they are collected. */
+  private report: (problems: readonly KeyringProblem[]) => void;
+
+  constructor(
+    private readonly text: string,
+    private readonly members: Readonly<Record<string, unknown>>,
+    private readonly names: readonly string[],
+    collect: (problems: readonly KeyringProblem[]) => void,
+  ) {
+    let most = 1;
+    for (const name of names) most = Math.max(most, listedKeys(members[name]));
+    this.comparisonsPerRequest = most;
+    this.report = collect;
+  }
+
+  reportTo(onProblems: (problems: readonly KeyringProblem[]) => void): void {
+    this.report = onProblems;
+  }
+
+  get(appId: string): KeyringApp | undefined {
+    // Own members only: an App-id of "constructor" or "__proto__" names nothing.
+    if (!Object.hasOwn(this.members, appId)) return undefined;
+    if (this.built.has(appId)) return this.built.get(appId);
+    const reading = readAppEntry({ position: 0, name: appId, value: this.members[appId] });
+    const app = keyringAppOf(reading);
+    this.built.set(appId, app);
+    if (reading.problems.length > 0) {
+      const entryPosition = this.positionOf(appId);
+      this.report(reading.problems.map((problem) => ({ ...problem, entryPosition })));
+    }
+    return app;
+  }
+
+  has(appId: string): boolean {
+    return this.get(appId) !== undefined;
+  }
+
+  /** Everything that walks the keyring builds every entry (once): warnings about limits, tests. */
+  get size(): number {
+    return this.all().size;
+  }
+
+  forEach(callback: (value: KeyringApp, key: string, map: ReadonlyMap<string, KeyringApp>) => void): void {
+    this.all().forEach((value, key) => {
+      callback(value, key, this);
+    });
+  }
+
+  entries(): MapIterator<[string, KeyringApp]> {
+    return this.all().entries();
+  }
+
+  keys(): MapIterator<string> {
+    return this.all().keys();
+  }
+
+  values(): MapIterator<KeyringApp> {
+    return this.all().values();
+  }
+
+  [Symbol.iterator](): MapIterator<[string, KeyringApp]> {
+    return this.entries();
+  }
+
+  /** Every usable app, in the order written, as parseKeyring would give them. */
+  private all(): ReadonlyMap<string, KeyringApp> {
+    if (this.everyApp === undefined) {
+      const inTextOrder = [...this.names].sort((a, b) => this.positionOf(a) - this.positionOf(b));
+      const apps = new Map<string, KeyringApp>();
+      for (const name of inTextOrder) {
+        const app = this.get(name);
+        if (app !== undefined) apps.set(name, app);
+      }
+      this.everyApp = apps;
+    }
+    return this.everyApp;
+  }
+
+  /** A scan of the whole text, made only once a position is needed (a malformed entry, a walk in order). */
+  private positionOf(name: string): number {
+    this.positions ??= memberPositions(this.text);
+    return this.positions.get(name) ?? 0;
+  }
+}
+
+/**
+ * Reads a shard's text for serving, building no entry beyond the first usable one. Throws MalformedSecretError,
+ * as parseKeyring does, for text that is not a JSON object and for a shard whose every entry is malformed.
+ */
+export function parseKeyringLazily(text: string, options: LazyKeyringOptions): LazilyParsedKeyring {
+  const reading = readSecretMembers(text);
+  if (!reading.ok) throw new MalformedSecretError(`secret ${reading.problem}`);
+  const names = Object.keys(reading.members);
+  const atLoad: KeyringProblem[] = [];
+  const keyring = new LazyKeyring(text, reading.members, names, (problems) => atLoad.push(...problems));
+  const byPosition = (a: KeyringProblem, b: KeyringProblem): number => a.entryPosition - b.entryPosition;
+  if (names.length > 0 && !names.some((name) => keyring.has(name))) {
+    throw noValidEntry(names.length, atLoad.sort(byPosition));
+  }
+  keyring.reportTo(options.onProblems);
+  return { keyring, problems: atLoad.sort(byPosition), entries: names.length };
+}

@@ -1,0 +1,461 @@
+/**
+ * The key CLI on registries of several shards, against moto's Secrets Manager and CloudFormation, through a proxy
+ * that refuses what AWS would (a value over 65,536 bytes, a version past the quota) and counts the calls.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DescribeSecretCommand,
+  ListSecretsCommand,
+  PutSecretValueCommand,
+  type SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
+import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { authenticate } from '../../../shared/keys/authenticate';
+import { keyIdOf, serializeKeyDocument, type KeyDocument } from '../../../shared/keys/key-document';
+import { parseKeyring } from '../../../shared/keys/keyring';
+import { shardsToSearch } from '../../../shared/keys/registry';
+import { shardOf } from '../../../shared/keys/shard';
+import {
+  createOperatorCloudFormationClient,
+  createOperatorSecretsManagerClient,
+} from '../../../tools/common/aws-settings';
+import { CLI_STAGING_LABEL } from '../../../tools/keys/secrets-manager-store';
+import { runCli as runCliWithBounds } from '../../support/keys-cli';
+import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';
+import {
+  createMotoRegistry,
+  deployShards,
+  shardDocuments,
+  type MotoRegistry,
+} from '../../support/registry-moto';
+import { startSecretsManagerRules, type SecretsManagerRulesProxy } from '../../support/secrets-manager-rules';
+
+let moto: MotoServer;
+let proxy: SecretsManagerRulesProxy;
+let admin: SecretsManagerClient;
+let clients: Parameters<typeof createMotoRegistry>[0];
+let directory: string;
+/** The CLI's environment: Secrets Manager through the proxy, CloudFormation straight to moto. */
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  proxy = await startSecretsManagerRules(moto.port);
+  admin = createOperatorSecretsManagerClient(moto.awsEnv, EMULATOR_CALL_BOUNDS);
+  clients = {
+    secretsManager: admin,
+    cloudFormation: createOperatorCloudFormationClient(admin, moto.awsEnv, EMULATOR_CALL_BOUNDS),
+  };
+  // moto loads each service on its first call, for seconds: done here, once, so no test's call waits on it.
+  await admin.send(new ListSecretsCommand({}));
+  await clients.cloudFormation.send(new DescribeStacksCommand({}));
+  env = { ...moto.awsEnv, AWS_ENDPOINT_URL_SECRETS_MANAGER: proxy.endpoint };
+});
+
+afterAll(async () => {
+  admin.destroy();
+  clients.cloudFormation.destroy();
+  await proxy.close();
+  await moto.stop();
+});
+
+beforeEach(() => {
+  directory = mkdtempSync(join(tmpdir(), 'keys-registry-'));
+});
+
+afterEach(() => {
+  rmSync(directory, { recursive: true, force: true });
+});
+
+const keysCli = (argv: readonly string[], extra: Parameters<typeof runCliWithBounds>[2] = {}) =>
+  runCliWithBounds(argv, env, { awsCallBounds: EMULATOR_CALL_BOUNDS, ...extra });
+
+/**
+ * Whether the Lambda would accept `appKey` for `appId` from what the shards hold: it looks in shardsToSearch and
+ * takes the first copy it finds.
+ */
+function acceptor(registry: MotoRegistry, documents: ReadonlyMap<number, KeyDocument>) {
+  const keyrings = new Map(
+    [...documents].map(([index, document]) => [index, parseKeyring(serializeKeyDocument(document)).keyring]),
+  );
+  return (appId: string, appKey: string): boolean => {
+    const index = shardsToSearch(registry.manifest, appId).find((i) => documents.get(i)?.has(appId));
+    const keyring = index === undefined ? undefined : keyrings.get(index);
+    return (
+      keyring !== undefined &&
+      authenticate({ appId, appKey }, keyring, { now: Date.now(), sourceIp: '203.0.113.9' }).ok
+    );
+  };
+}
+
+async function served(registry: MotoRegistry, appId: string, appKey: string): Promise<boolean> {
+  return acceptor(registry, await shardDocuments(admin, registry.manifest))(appId, appKey);
+}
+
+function applyFile(changes: readonly object[]): string {
+  const file = join(directory, `changes-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify({ changes }, null, 2));
+  return file;
+}
+
+function keysFromFile(path: string): Map<string, string> {
+  const lines = readFileSync(path, 'utf8').trim().split('\n');
+  return new Map(
+    lines
+      .map((line) => JSON.parse(line) as { appId: string; key: string })
+      .map(({ appId, key }) => [appId, key]),
+  );
+}
+
+const appIds = (count: number, prefix = 'partner') =>
+  Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
+
+describe('the key CLI on a registry of shards (moto)', () => {
+  it('--stack finds the shards from the stack: add-app writes the app home, rotate and where find it, list reads all', async () => {
+    const registry = await createMotoRegistry(clients, 8);
+    const stack = ['--stack', registry.stackName];
+
+    const added = [];
+    for (const app of ['alpha', 'bravo', 'charlie'])
+      added.push(await keysCli(['add-app', app, '--json', ...stack]));
+    const rotated = await keysCli(['rotate', 'bravo', '--json', ...stack]);
+    const before = proxy.calls.length;
+    const listed = await keysCli(['list', '--json', ...stack]);
+    const where = await keysCli(['where', 'bravo', '--json', ...stack]);
+
+    expect([...added, rotated].map((result) => [result.code, result.stderr])).toEqual(
+      Array.from({ length: 4 }, () => [0, '']),
+    );
+    const documents = await shardDocuments(admin, registry.manifest);
+    for (const app of ['alpha', 'bravo', 'charlie']) {
+      expect([...documents].filter(([, document]) => document.has(app)).map(([index]) => index)).toEqual([
+        shardOf(app, 8),
+      ]);
+    }
+    const keyOf = (result: { stdout: string }) => (JSON.parse(result.stdout) as { key: string }).key;
+    expect(await served(registry, 'bravo', keyOf(rotated))).toBe(true);
+    expect(await served(registry, 'alpha', keyOf(added[0] ?? { stdout: '{}' }))).toBe(true);
+    expect(listed.code).toBe(0);
+    expect(
+      (JSON.parse(listed.stdout) as { appId: string; keyIds: string[] }[]).map(({ appId, keyIds }) => [
+        appId,
+        keyIds.length,
+      ]),
+    ).toEqual([
+      ['alpha', 1],
+      ['bravo', 2],
+      ['charlie', 1],
+    ]);
+    // list: the manifest, then all 8 shards in one BatchGetSecretValue.
+    expect(proxy.calls.slice(before, before + 2).map((call) => call.operation)).toEqual([
+      'GetSecretValue',
+      'BatchGetSecretValue',
+    ]);
+    expect(JSON.parse(where.stdout)).toEqual({
+      appId: 'bravo',
+      shards: 8,
+      home: { shard: shardOf('bravo', 8), id: registry.manifest.shardIds[shardOf('bravo', 8)] },
+      previousHome: null,
+      foundIn: shardOf('bravo', 8),
+    });
+  });
+
+  it('reads 45 shards with three BatchGetSecretValue calls', async () => {
+    const registry = await createMotoRegistry(clients, 45);
+    const since = proxy.calls.length;
+
+    const listed = await keysCli(['list', '--registry', registry.manifestName]);
+
+    expect(listed).toEqual({ code: 0, stdout: 'no apps\n', stderr: '' });
+    expect(proxy.count('BatchGetSecretValue', since)).toBe(3);
+    expect(proxy.count('GetSecretValue', since)).toBe(1);
+  });
+
+  it('--stack on a stack of one keys secret works as --secret-id does', async () => {
+    const registry = await createMotoRegistry(clients, 1);
+
+    const added = await keysCli(['add-app', 'solo', '--json', '--stack', registry.stackName]);
+    const listed = await keysCli(['list', '--secret-id', registry.manifest.shardIds[0] ?? '']);
+
+    expect(added.code).toBe(0);
+    expect(listed.stdout).toContain('solo: any network');
+  });
+
+  it('a CLI edit during a scheduled rotation leaves the rotation its AWSPENDING version', async () => {
+    const registry = await createMotoRegistry(clients, 1, {
+      shardZeroText: JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }),
+    });
+    const secretId = registry.manifest.shardIds[0] ?? '';
+    const pending = await admin.send(
+      new PutSecretValueCommand({
+        SecretId: secretId,
+        SecretString: '{"rotating":["test-rotation-key-0123456789"]}',
+        VersionStages: ['AWSPENDING'],
+      }),
+    );
+
+    const rotated = await keysCli(['rotate', 'demo', '--secret-id', secretId]);
+
+    const { VersionIdsToStages = {} } = await admin.send(new DescribeSecretCommand({ SecretId: secretId }));
+    expect(rotated.code).toBe(0);
+    expect(VersionIdsToStages[pending.VersionId ?? '']).toEqual(['AWSPENDING']);
+    expect(Object.values(VersionIdsToStages).flat()).not.toContain(CLI_STAGING_LABEL);
+  });
+});
+
+describe('apply (moto)', () => {
+  it('adds 300 apps, rotates, revokes and removes with one PutSecretValue per shard touched; keys go to a 0600 file', async () => {
+    const registry = await createMotoRegistry(clients, 8);
+    const stack = ['--stack', registry.stackName];
+    const apps = appIds(300);
+    const seed = await keysCli([
+      'apply',
+      applyFile(apps.map((app) => ({ op: 'add', app }))),
+      '--keys-out',
+      join(directory, 'seed.jsonl'),
+      ...stack,
+    ]);
+    const seedKeys = keysFromFile(join(directory, 'seed.jsonl'));
+    const revoked = keyIdOf(seedKeys.get('partner-0002') ?? '');
+    const since = proxy.calls.length;
+
+    const result = await keysCli([
+      'apply',
+      applyFile([
+        {
+          op: 'add',
+          app: 'newcomer',
+          expiresIn: '90d',
+          allowedCidrs: ['203.0.113.0/24'],
+          rateLimit: { perSecond: 20, burst: 40 },
+        },
+        { op: 'rotate', app: 'partner-0001', grace: '7d' },
+        { op: 'revoke', app: 'partner-0002', keyId: revoked, force: true },
+        { op: 'remove', app: 'partner-0003' },
+      ]),
+      '--keys-out',
+      join(directory, 'new.jsonl'),
+      ...stack,
+    ]);
+
+    expect(seed.code).toBe(0);
+    expect(seedKeys.size).toBe(300);
+    expect(statSync(join(directory, 'seed.jsonl')).mode & 0o777).toBe(0o600);
+    const touched = new Set(
+      ['newcomer', 'partner-0001', 'partner-0002', 'partner-0003'].map((app) => shardOf(app, 8)),
+    );
+    expect(result.code).toBe(0);
+    expect(proxy.count('PutSecretValue', since)).toBe(touched.size);
+    expect(result.stdout.trim().split('\n')).toHaveLength(touched.size + 1);
+    const fresh = keysFromFile(join(directory, 'new.jsonl'));
+    expect([...fresh.keys()].sort()).toEqual(['newcomer', 'partner-0001']);
+    expect(await served(registry, 'newcomer', fresh.get('newcomer') ?? '')).toBe(true);
+    expect(await served(registry, 'partner-0001', fresh.get('partner-0001') ?? '')).toBe(true);
+    expect(await served(registry, 'partner-0001', seedKeys.get('partner-0001') ?? '')).toBe(true);
+    expect(await served(registry, 'partner-0002', seedKeys.get('partner-0002') ?? '')).toBe(false);
+    expect(await served(registry, 'partner-0003', seedKeys.get('partner-0003') ?? '')).toBe(false);
+    expect(await served(registry, 'partner-0299', seedKeys.get('partner-0299') ?? '')).toBe(true);
+    for (const output of [seed, result]) expect(output.stdout + output.stderr).not.toMatch(/payk_/);
+  });
+
+  it('refuses a bad file whole, naming each problem by line, and writes nothing', async () => {
+    const registry = await createMotoRegistry(clients, 4);
+    const pastedKey = 'payk_' + 'Q'.repeat(43);
+    const file = join(directory, 'bad.json');
+    writeFileSync(
+      file,
+      [
+        '{"changes": [',
+        '  {"op": "add", "app": "shop"},',
+        `  {"op": "add", "app": "${pastedKey}"},`,
+        '  {"op": "add", "app": "shop"},',
+        '  {"op": "add", "app": "x", "colour": "red"}',
+        ']}',
+      ].join('\n'),
+    );
+    const since = proxy.calls.length;
+
+    const result = await keysCli([
+      'apply',
+      file,
+      '--keys-out',
+      join(directory, 'k.jsonl'),
+      '--registry',
+      registry.manifestName,
+    ]);
+
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.split('\n').filter(Boolean)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^error: ${file} line 3, column 24: invalid app id in change #2: must not start with "payk_"`,
+        ),
+      ),
+      `error: ${file} line 4, column 3: change #3 names app shop, as change #1 (line 2) does: give each app one change`,
+      `error: ${file} line 5, column 29: field #3 of change #4 (add) is not one of "op", "app", "hash", "expiresIn", "expires", "allowedCidrs", "rateLimit"`,
+      `error: ${file} has 3 problems; nothing was applied, nothing was written`,
+    ]);
+    expect(result.stderr).not.toContain(pastedKey);
+    expect(result.stderr).not.toContain('red');
+    expect(proxy.calls.length).toBe(since);
+  });
+
+  it('refuses, before any write, a shard whose version quota a write would pass, saying until when', async () => {
+    const registry = await createMotoRegistry(clients, 4);
+    const full = shardOf('late-partner', 4);
+    const secretId = registry.manifest.shardIds[full] ?? '';
+    // The shard already gained 100 versions today (its first one included).
+    for (let i = 1; i < 100; i++) {
+      await admin.send(
+        new PutSecretValueCommand({ SecretId: secretId, SecretString: '{}', VersionStages: ['filler'] }),
+      );
+    }
+    const since = proxy.calls.length;
+
+    const result = await keysCli([
+      'apply',
+      applyFile([{ op: 'add', app: 'late-partner' }]),
+      '--keys-out',
+      join(directory, 'k.jsonl'),
+      '--stack',
+      registry.stackName,
+    ]);
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^error: shard ${full} \\(secret .*\\) already holds 100 versions Secrets Manager keeps \\(100 made in the last 24 hours\\), ` +
+          'and it refuses a version past 100 until one is 24 hours old, so this write would fail; nothing was written: ' +
+          'batch changes into one write per shard with "apply", or wait until \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\n',
+      ),
+    );
+    expect(proxy.count('PutSecretValue', since)).toBe(0);
+    // What the CLI spared the operator: Secrets Manager (the proxy) refuses the 101st version.
+    const direct = createOperatorSecretsManagerClient(env, EMULATOR_CALL_BOUNDS);
+    await expect(
+      direct.send(new PutSecretValueCommand({ SecretId: secretId, SecretString: '{}' })),
+    ).rejects.toMatchObject({
+      name: 'LimitExceededException',
+    });
+    direct.destroy();
+  });
+});
+
+describe('reshard (moto)', () => {
+  /** A registry of 4 shards holding `count` apps, then deployed as 8 with 4 before: a reshard under way. */
+  async function grownRegistry(
+    count: number,
+  ): Promise<{ registry: MotoRegistry; keys: Map<string, string> }> {
+    const small = await createMotoRegistry(clients, 4);
+    const keysOut = join(directory, 'seed.jsonl');
+    const seeded = await keysCli([
+      'apply',
+      applyFile(appIds(count).map((app) => ({ op: 'add', app }))),
+      '--keys-out',
+      keysOut,
+      '--stack',
+      small.stackName,
+    ]);
+    expect(seeded.code).toBe(0);
+    return { registry: await deployShards(admin, small, 8, 4), keys: keysFromFile(keysOut) };
+  }
+
+  async function everyAppServed(
+    registry: MotoRegistry,
+    keys: ReadonlyMap<string, string>,
+  ): Promise<string[]> {
+    const accepts = acceptor(registry, await shardDocuments(admin, registry.manifest));
+    return [...keys].filter(([appId, key]) => !accepts(appId, key)).map(([appId]) => appId);
+  }
+
+  it('copies, waits the key cache TTL plus a margin, removes: every app served throughout, one write per shard and phase', async () => {
+    const { registry, keys } = await grownRegistry(200);
+    const stack = ['--stack', registry.stackName];
+    const before = await keysCli(['list', ...stack]);
+    const settles: number[] = [];
+    const missingWhileSettling: string[][] = [];
+    const since = proxy.calls.length;
+
+    const result = await keysCli(['reshard', ...stack], {
+      sleep: async (ms) => {
+        settles.push(ms);
+        missingWhileSettling.push(await everyAppServed(registry, keys));
+      },
+    });
+
+    const documents = await shardDocuments(admin, registry.manifest);
+    const moved = [...keys.keys()].filter((app) => shardOf(app, 8) !== shardOf(app, 4));
+    const targets = new Set(moved.map((app) => shardOf(app, 8)));
+    const sources = new Set(moved.map((app) => shardOf(app, 4)));
+    expect(before.stderr).toMatch(/^note: \d+ apps are not only in their home shard under 8 shards/);
+    expect(result.code).toBe(0);
+    expect(settles).toEqual([90_000]);
+    expect(missingWhileSettling).toEqual([[]]);
+    expect(await everyAppServed(registry, keys)).toEqual([]);
+    for (const app of keys.keys()) {
+      expect([...documents].filter(([, document]) => document.has(app)).map(([index]) => index)).toEqual([
+        shardOf(app, 8),
+      ]);
+    }
+    expect(proxy.count('PutSecretValue', since)).toBe(targets.size + sources.size);
+    expect(result.stdout).toContain(`moved ${moved.length} apps home`);
+    expect(result.stdout).toContain('nothing is left to move');
+    expect(result.stdout).toContain('now deploy without keyShardsPrevious (-c keyShards=8)');
+
+    const again = await keysCli(['reshard', ...stack]);
+    const listed = await keysCli(['list', ...stack]);
+    expect(again).toEqual({
+      code: 0,
+      stdout:
+        'every app is in its home under 8 shards: nothing to move\nnothing is left to move\nnow deploy without keyShardsPrevious (-c keyShards=8): readers need not look in the old homes any more\n',
+      stderr: '',
+    });
+    expect(listed.stderr).toBe('');
+  });
+
+  it('stopped after the copy, leaves every app served; run again, it finishes', async () => {
+    const { registry, keys } = await grownRegistry(60);
+    const stack = ['--stack', registry.stackName];
+
+    const stopped = await keysCli(['reshard', ...stack], {
+      sleep: () => Promise.reject(new Error('interrupted')),
+    });
+    const missingAfterStop = await everyAppServed(registry, keys);
+    const finished = await keysCli(['reshard', '--settle', '0s', ...stack]);
+
+    expect(stopped.code).toBe(1);
+    expect(missingAfterStop).toEqual([]);
+    expect(finished.code).toBe(0);
+    expect(finished.stdout).toMatch(/^moved 0 apps home \(copies already there\); removed \d+ old copies/);
+    expect(await everyAppServed(registry, keys)).toEqual([]);
+  });
+
+  it('an app edited in its old home while it was being copied keeps the edit', async () => {
+    const { registry, keys } = await grownRegistry(40);
+    const stack = ['--stack', registry.stackName];
+    const moving = [...keys.keys()].find((app) => shardOf(app, 8) !== shardOf(app, 4)) ?? '';
+    const oldHome = registry.manifest.shardIds[shardOf(moving, 4)] ?? '';
+
+    const result = await keysCli(['reshard', ...stack], {
+      // During the settle, a writer that had found the app in its old home before the copy landed writes there.
+      sleep: async () => {
+        const edited = await runCliWithBounds(
+          ['limit', moving, '--per-second', '5', '--secret-id', oldHome],
+          env,
+          {
+            awsCallBounds: EMULATOR_CALL_BOUNDS,
+          },
+        );
+        expect(edited.code).toBe(0);
+      },
+    });
+
+    const documents = await shardDocuments(admin, registry.manifest);
+    expect(result.stdout).toContain(`app ${moving} was edited in its old home during the move`);
+    expect(documents.get(shardOf(moving, 8))?.get(moving)?.rateLimit).toEqual({ perSecond: 5 });
+    expect(documents.get(shardOf(moving, 4))?.has(moving)).toBe(false);
+  });
+});

@@ -1,0 +1,377 @@
+import { getNodeValue, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+import { appIdProblem } from '../../shared/keys/app-id';
+import type { DocumentRateLimit } from '../../shared/keys/key-document';
+import { INVALID_KEY_ID_MESSAGE, isKeyId } from '../../shared/keys/key-material';
+import { parseCidr } from '../../shared/keys/network';
+import { readRateLimit } from '../../shared/keys/rate-limit';
+import { parseTimestamp, TIMESTAMP_RULE } from '../../shared/keys/timestamp';
+import { DURATION_RULE, parseDuration } from './duration';
+
+/**
+ * The file `apply` reads: many changes to the key registry at once (docs/keys.md, "Many changes at once").
+ *
+ *   {"format": "payment-api-key-changes/1",
+ *    "changes": [
+ *      {"op": "add", "app": "partner-0001", "expiresIn": "365d", "allowedCidrs": ["203.0.113.0/24"],
+ *       "rateLimit": {"perSecond": 20, "burst": 40}},
+ *      {"op": "rotate", "app": "partner-0002", "grace": "7d"},
+ *      {"op": "revoke", "app": "partner-0003", "keyId": "0a1b2c3d4e5f"},
+ *      {"op": "remove", "app": "partner-0004"}]}
+ *
+ * Strict, as the secret's own format: plain JSON (no comments, no trailing commas), no unknown or repeated field,
+ * each app named by one change at most. Every problem is found, each located by line and column, and a problem
+ * never quotes the file: only an app id that passed its checks is named (a key pasted anywhere stays unrepeated).
+ * Pure: the clock comes in as `now`, for `expires` that must be in the future.
+ */
+
+export const CHANGE_FILE_FORMAT = 'payment-api-key-changes/1';
+
+/** An expiry as a change gives it: a span from now, or an instant. */
+export type ExpirySpec =
+  { readonly kind: 'in'; readonly ms: number } | { readonly kind: 'at'; readonly at: number };
+
+interface Located {
+  /** 1-based, where the change's object starts. */
+  readonly line: number;
+  /** 1-based position among the changes. */
+  readonly number: number;
+  readonly appId: string;
+}
+
+export type ChangeRequest = Located &
+  (
+    | {
+        readonly op: 'add';
+        readonly hash: boolean;
+        readonly expiry?: ExpirySpec;
+        readonly allowedCidrs?: readonly string[];
+        readonly rateLimit?: DocumentRateLimit;
+      }
+    | {
+        readonly op: 'rotate';
+        readonly hash: boolean;
+        readonly expiry?: ExpirySpec;
+        readonly graceMs?: number;
+      }
+    | { readonly op: 'revoke'; readonly keyId: string; readonly force: boolean }
+    | { readonly op: 'remove' }
+  );
+
+export type ChangeOp = ChangeRequest['op'];
+
+export interface ChangeFileProblem {
+  readonly line: number;
+  readonly column: number;
+  readonly message: string;
+}
+
+export type ChangeFileReading =
+  | { readonly ok: true; readonly changes: readonly ChangeRequest[] }
+  | { readonly ok: false; readonly problems: readonly ChangeFileProblem[] };
+
+const TOP_FIELDS = ['format', 'changes'] as const;
+
+const OP_FIELDS: Readonly<Record<ChangeOp, readonly string[]>> = {
+  add: ['op', 'app', 'hash', 'expiresIn', 'expires', 'allowedCidrs', 'rateLimit'],
+  rotate: ['op', 'app', 'hash', 'expiresIn', 'expires', 'grace'],
+  revoke: ['op', 'app', 'keyId', 'force'],
+  remove: ['op', 'app'],
+};
+
+const OPS = Object.keys(OP_FIELDS) as ChangeOp[];
+
+function isOp(value: unknown): value is ChangeOp {
+  return typeof value === 'string' && Object.hasOwn(OP_FIELDS, value);
+}
+
+const quotedList = (names: readonly string[]): string => names.map((name) => `"${name}"`).join(', ');
+
+/** `ColonExpected` → `colon expected`. */
+function syntaxWords(error: ParseError): string {
+  return printParseErrorCode(error.error)
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase();
+}
+
+class Problems {
+  readonly list: ChangeFileProblem[] = [];
+  private readonly lineStarts: number[] = [0];
+
+  constructor(text: string) {
+    for (let index = 0; index < text.length; index++)
+      if (text[index] === '\n') this.lineStarts.push(index + 1);
+  }
+
+  /** 1-based line and column of a character offset. */
+  position(offset: number): { readonly line: number; readonly column: number } {
+    let low = 0;
+    let high = this.lineStarts.length - 1;
+    while (low < high) {
+      const middle = Math.ceil((low + high) / 2);
+      if ((this.lineStarts[middle] ?? 0) <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return { line: low + 1, column: offset - (this.lineStarts[low] ?? 0) + 1 };
+  }
+
+  add(offset: number, message: string): void {
+    this.list.push({ ...this.position(offset), message });
+  }
+}
+
+/** The members of an object node, each name once; a repeated name is a problem (JSON.parse would keep the last). */
+function members(node: Node, problems: Problems, what: string): Map<string, Node> | undefined {
+  if (node.type !== 'object') {
+    problems.add(node.offset, `${what} must be a JSON object`);
+    return undefined;
+  }
+  const found = new Map<string, Node>();
+  for (const [index, property] of (node.children ?? []).entries()) {
+    const [nameNode, valueNode] = property.children ?? [];
+    if (nameNode === undefined || valueNode === undefined) continue;
+    const name = String(nameNode.value);
+    if (found.has(name)) {
+      problems.add(nameNode.offset, `field #${index + 1} of ${what} repeats a field named before it`);
+      continue;
+    }
+    found.set(name, valueNode);
+  }
+  return found;
+}
+
+function unknownFields(
+  fields: ReadonlyMap<string, Node>,
+  allowed: readonly string[],
+  problems: Problems,
+  what: string,
+): void {
+  [...fields].forEach(([name, node], index) => {
+    if (!allowed.includes(name)) {
+      // The name is not repeated: it may be anything, a pasted key included.
+      problems.add(
+        node.parent?.offset ?? node.offset,
+        `field #${index + 1} of ${what} is not one of ${quotedList(allowed)}`,
+      );
+    }
+  });
+}
+
+function booleanOf(node: Node | undefined, field: string, problems: Problems, what: string): boolean {
+  if (node === undefined) return false;
+  if (node.type !== 'boolean') {
+    problems.add(node.offset, `"${field}" of ${what} must be true or false`);
+    return false;
+  }
+  return node.value === true;
+}
+
+function durationOf(
+  node: Node | undefined,
+  field: string,
+  problems: Problems,
+  what: string,
+): number | undefined {
+  if (node === undefined) return undefined;
+  const ms = node.type === 'string' ? parseDuration(String(node.value)) : undefined;
+  if (ms === undefined) {
+    problems.add(node.offset, `"${field}" of ${what} must be ${DURATION_RULE}`);
+    return undefined;
+  }
+  if (ms === 0 && field === 'expiresIn') {
+    problems.add(
+      node.offset,
+      `"expiresIn" of ${what} must be longer than 0s: a new key that has already expired is of no use`,
+    );
+    return undefined;
+  }
+  return ms;
+}
+
+function expiryOf(
+  fields: ReadonlyMap<string, Node>,
+  problems: Problems,
+  what: string,
+  now: number,
+): ExpirySpec | undefined {
+  const inNode = fields.get('expiresIn');
+  const atNode = fields.get('expires');
+  if (inNode !== undefined && atNode !== undefined) {
+    problems.add(atNode.offset, `${what} gives both "expiresIn" and "expires": give one`);
+    return undefined;
+  }
+  if (inNode !== undefined) {
+    const ms = durationOf(inNode, 'expiresIn', problems, what);
+    return ms === undefined ? undefined : { kind: 'in', ms };
+  }
+  if (atNode === undefined) return undefined;
+  const at = atNode.type === 'string' ? parseTimestamp(String(atNode.value)) : undefined;
+  if (at === undefined) {
+    problems.add(atNode.offset, `"expires" of ${what} must be ${TIMESTAMP_RULE}`);
+    return undefined;
+  }
+  if (at <= now) {
+    problems.add(
+      atNode.offset,
+      `"expires" of ${what} has passed: a new key that has already expired is of no use`,
+    );
+    return undefined;
+  }
+  return { kind: 'at', at };
+}
+
+function cidrsOf(node: Node | undefined, problems: Problems, what: string): string[] | undefined {
+  if (node === undefined) return undefined;
+  if (node.type !== 'array') {
+    problems.add(node.offset, `"allowedCidrs" of ${what} must be a list of CIDR blocks`);
+    return undefined;
+  }
+  if ((node.children ?? []).length === 0) {
+    problems.add(
+      node.offset,
+      `"allowedCidrs" of ${what} is empty, which allows no network: leave it out for any network, or give blocks`,
+    );
+    return undefined;
+  }
+  const cidrs: string[] = [];
+  for (const [index, item] of (node.children ?? []).entries()) {
+    const reading = item.type === 'string' ? parseCidr(String(item.value)) : undefined;
+    if (reading === undefined || !reading.ok) {
+      const why = reading === undefined ? 'not a string' : reading.reason;
+      problems.add(item.offset, `"allowedCidrs" #${index + 1} of ${what}: ${why}`);
+      continue;
+    }
+    cidrs.push(String(item.value));
+  }
+  return cidrs;
+}
+
+function rateLimitOf(
+  node: Node | undefined,
+  problems: Problems,
+  what: string,
+): DocumentRateLimit | undefined {
+  if (node === undefined) return undefined;
+  const reading = readRateLimit(getNodeValue(node));
+  if (!reading.ok) {
+    problems.add(node.offset, `${reading.reason} (${what})`);
+    return undefined;
+  }
+  return reading.written;
+}
+
+function readChange(node: Node, number: number, problems: Problems, now: number): ChangeRequest | undefined {
+  const what = `change #${number}`;
+  const before = problems.list.length;
+  const fields = members(node, problems, what);
+  if (fields === undefined) return undefined;
+  const opNode = fields.get('op');
+  const opValue: unknown = opNode?.value;
+  if (opNode === undefined || !isOp(opValue)) {
+    problems.add(opNode?.offset ?? node.offset, `${what} needs "op": one of ${quotedList(OPS)}`);
+    return undefined;
+  }
+  unknownFields(fields, OP_FIELDS[opValue], problems, `${what} (${opValue})`);
+  const appNode = fields.get('app');
+  let appId = '';
+  if (appNode === undefined || appNode.type !== 'string') {
+    problems.add(appNode?.offset ?? node.offset, `${what} needs "app", the app id as a string`);
+  } else {
+    // Never echoed when refused: an operator may have pasted a key where the app id belongs.
+    const problem = appIdProblem(String(appNode.value));
+    if (problem === undefined) appId = String(appNode.value);
+    else problems.add(appNode.offset, `invalid app id in ${what}: ${problem}`);
+  }
+  const { line } = problems.position(node.offset);
+  const located: Located = { line, number, appId };
+  let change: ChangeRequest;
+  switch (opValue) {
+    case 'add': {
+      const expiry = expiryOf(fields, problems, what, now);
+      const allowedCidrs = cidrsOf(fields.get('allowedCidrs'), problems, what);
+      const rateLimit = rateLimitOf(fields.get('rateLimit'), problems, what);
+      change = {
+        ...located,
+        op: 'add',
+        hash: booleanOf(fields.get('hash'), 'hash', problems, what),
+        ...(expiry === undefined ? {} : { expiry }),
+        ...(allowedCidrs === undefined ? {} : { allowedCidrs }),
+        ...(rateLimit === undefined ? {} : { rateLimit }),
+      };
+      break;
+    }
+    case 'rotate': {
+      const expiry = expiryOf(fields, problems, what, now);
+      const graceMs = durationOf(fields.get('grace'), 'grace', problems, what);
+      change = {
+        ...located,
+        op: 'rotate',
+        hash: booleanOf(fields.get('hash'), 'hash', problems, what),
+        ...(expiry === undefined ? {} : { expiry }),
+        ...(graceMs === undefined ? {} : { graceMs }),
+      };
+      break;
+    }
+    case 'revoke': {
+      const keyIdNode = fields.get('keyId');
+      const keyId = keyIdNode?.type === 'string' ? String(keyIdNode.value) : '';
+      if (!isKeyId(keyId)) {
+        problems.add(keyIdNode?.offset ?? node.offset, `${what}: ${INVALID_KEY_ID_MESSAGE} ("keyId")`);
+      }
+      change = {
+        ...located,
+        op: 'revoke',
+        keyId,
+        force: booleanOf(fields.get('force'), 'force', problems, what),
+      };
+      break;
+    }
+    case 'remove':
+      change = { ...located, op: 'remove' };
+      break;
+  }
+  return problems.list.length === before ? change : undefined;
+}
+
+/** Reads an apply file; every problem is reported, none quotes the file. */
+export function parseChangeFile(text: string, now: number): ChangeFileReading {
+  const problems = new Problems(text);
+  const syntax: ParseError[] = [];
+  const root = parseTree(text, syntax, { allowTrailingComma: false, disallowComments: true });
+  for (const error of syntax) problems.add(error.offset, `not valid JSON: ${syntaxWords(error)}`);
+  if (root === undefined || syntax.length > 0) {
+    if (problems.list.length === 0) problems.add(0, 'not valid JSON');
+    return { ok: false, problems: problems.list };
+  }
+  const top = members(root, problems, 'the file');
+  if (top === undefined) return { ok: false, problems: problems.list };
+  unknownFields(top, TOP_FIELDS, problems, 'the file');
+  const format = top.get('format');
+  if (format !== undefined && format.value !== CHANGE_FILE_FORMAT) {
+    problems.add(format.offset, `"format" must be "${CHANGE_FILE_FORMAT}"`);
+  }
+  const list = top.get('changes');
+  if (list === undefined || list.type !== 'array') {
+    problems.add(list?.offset ?? root.offset, 'the file needs "changes", a list of changes');
+    return { ok: false, problems: problems.list };
+  }
+  const items = list.children ?? [];
+  if (items.length === 0) problems.add(list.offset, '"changes" is empty: nothing to apply');
+  const changes: ChangeRequest[] = [];
+  const firstChangeOf = new Map<string, { readonly number: number; readonly line: number }>();
+  items.forEach((item, index) => {
+    const change = readChange(item, index + 1, problems, now);
+    if (change === undefined) return;
+    const earlier = firstChangeOf.get(change.appId);
+    if (earlier !== undefined) {
+      problems.add(
+        item.offset,
+        `change #${change.number} names app ${change.appId}, as change #${earlier.number} (line ${earlier.line}) ` +
+          'does: give each app one change',
+      );
+      return;
+    }
+    firstChangeOf.set(change.appId, { number: change.number, line: change.line });
+    changes.push(change);
+  });
+  return problems.list.length === 0 ? { ok: true, changes } : { ok: false, problems: problems.list };
+}

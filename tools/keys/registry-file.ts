@@ -1,0 +1,123 @@
+import { mkdir, open, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { errorCode } from '../../shared/errors';
+import { serializeRegistryManifest, shardSlots, type RegistryManifest } from '../../shared/keys/registry';
+import { KeyStoreError } from './key-store';
+import { readManifestFile } from './registry';
+import { DEFAULT_KEY_CACHE_TTL_SECONDS } from './reshard';
+
+/**
+ * A local registry: registry.json (the manifest, shardIds relative to it) beside one key file per shard, every
+ * file created with mode 0600 in a directory of 0700. The CLI owns it: `init` creates it and `reshard --shards`
+ * changes its shard count, which on a stack is the stack's job (-c keyShards).
+ */
+
+/** The file of shard `index`, relative to registry.json. */
+export function shardFileName(index: number): string {
+  return `keys-${index}.json`;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return false;
+    throw new KeyStoreError(`cannot inspect ${path} (${errorCode(error) ?? 'error'})`);
+  }
+}
+
+/** Creates `path` with `text`, mode 0600, never over an existing file. */
+async function createFile(path: string, text: string): Promise<void> {
+  try {
+    const handle = await open(path, 'wx', 0o600);
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    const code = errorCode(error);
+    throw new KeyStoreError(
+      code === 'EEXIST'
+        ? `${path} already exists; nothing was overwritten`
+        : `cannot create ${path} (${code ?? 'error'})`,
+    );
+  }
+}
+
+/** `init`: a registry of `shards` empty shards. Refuses if the manifest or any shard file already exists. */
+export async function initRegistryFile(path: string, shards: number): Promise<RegistryManifest> {
+  const directory = dirname(path);
+  const manifest: RegistryManifest = {
+    shards,
+    shardIds: Array.from({ length: shards }, (_, index) => shardFileName(index)),
+    keyCacheTtlSeconds: DEFAULT_KEY_CACHE_TTL_SECONDS,
+  };
+  for (const file of [path, ...manifest.shardIds.map((id) => join(directory, id))]) {
+    if (await exists(file)) {
+      throw new KeyStoreError(`${file} already exists; init creates a new registry and overwrites nothing`);
+    }
+  }
+  try {
+    await mkdir(directory, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new KeyStoreError(`cannot create the directory of ${path} (${errorCode(error) ?? 'error'})`);
+  }
+  for (const id of manifest.shardIds) await createFile(join(directory, id), '{}');
+  await createFile(path, serializeRegistryManifest(manifest));
+  return manifest;
+}
+
+/** Writes the manifest over the one read (compare-and-swap through the file store's lock). */
+async function replaceManifest(path: string, next: RegistryManifest): Promise<void> {
+  const { store, version } = await readManifestFile(path);
+  const outcome = await store.replace(version, serializeRegistryManifest(next));
+  if (outcome.status !== 'replaced') {
+    throw new KeyStoreError(
+      `registry file ${path} changed while this command ran; nothing was lost, re-run it`,
+    );
+  }
+}
+
+/**
+ * The first step of `reshard --shards <n>` on a local registry: the manifest names `n` shards and, until every
+ * app has moved, the count before; new shard files are created empty. Returns the manifest as written.
+ */
+export async function startFileReshard(path: string, shards: number): Promise<RegistryManifest> {
+  const { manifest } = await readManifestFile(path);
+  if (manifest.previousShards !== undefined) {
+    if (manifest.shards === shards) return manifest;
+    throw new KeyStoreError(
+      `a reshard from ${manifest.previousShards} to ${manifest.shards} shards is under way in registry file ${path}: ` +
+        'finish it first (reshard without --shards)',
+    );
+  }
+  if (manifest.shards === shards) return manifest;
+  const slots = shardSlots({ shards, previousShards: manifest.shards });
+  const shardIds = Array.from(
+    { length: slots },
+    (_, index) => manifest.shardIds[index] ?? shardFileName(index),
+  );
+  for (const id of shardIds.slice(manifest.shardIds.length)) {
+    const file = join(dirname(path), id);
+    if (!(await exists(file))) await createFile(file, '{}');
+  }
+  const next: RegistryManifest = { ...manifest, shards, previousShards: manifest.shards, shardIds };
+  await replaceManifest(path, next);
+  return next;
+}
+
+/** The last step: every app is at home, so the manifest drops the count before and the shards beyond `shards`. */
+export async function finishFileReshard(path: string): Promise<RegistryManifest> {
+  const { manifest } = await readManifestFile(path);
+  if (manifest.previousShards === undefined) return manifest;
+  const next: RegistryManifest = {
+    shards: manifest.shards,
+    shardIds: manifest.shardIds.slice(0, manifest.shards),
+    ...(manifest.keyCacheTtlSeconds === undefined ? {} : { keyCacheTtlSeconds: manifest.keyCacheTtlSeconds }),
+  };
+  await replaceManifest(path, next);
+  return next;
+}

@@ -1,0 +1,272 @@
+import { shardsToSearch } from '../../shared/keys/registry';
+import { changeSummary, fillText, type ApplyPlan, type ApplyRun } from './apply';
+import type { ChangeFileProblem } from './change-file';
+import type { RegistryPlacement } from './placement';
+import { shardLabel, type Registry } from './registry';
+import type { ReshardReport } from './reshard';
+import { groupDigits } from './size-guard';
+
+/** What the registry commands print: where, apply, reshard, init, and list's notes. Never a key. */
+
+const plural = (n: number, one: string, many: string): string => `${groupDigits(n)} ${n === 1 ? one : many}`;
+
+/** list's lines on standard error when apps are not in their home (a reshard to run or to finish). */
+export function placementNotes(registry: Registry, placement: RegistryPlacement): string[] {
+  const notes: string[] = [];
+  if (placement.misplaced.length > 0) {
+    notes.push(
+      `note: ${plural(placement.misplaced.length, 'app is', 'apps are')} not only in their home shard under ` +
+        `${registry.manifest.shards} shards (a reshard under way or left unfinished): run "reshard" to finish it\n`,
+    );
+  }
+  if (placement.unreachable.length > 0) {
+    const some = placement.unreachable
+      .slice(0, 5)
+      .map((app) => app.appId)
+      .join(' ');
+    notes.push(
+      `warning: ${plural(placement.unreachable.length, 'app is', 'apps are')} in a shard the Lambda does not look ` +
+        `in (${some}${placement.unreachable.length > 5 ? ' …' : ''}), so their requests get 401: run "reshard" to ` +
+        'move them home\n',
+    );
+  }
+  return notes;
+}
+
+/** `where`: the app's home, its previous home during a reshard, and where it is found. */
+export function formatWhere(
+  registry: Registry,
+  appId: string,
+  found: number | undefined,
+  json: boolean,
+): string {
+  const [home = 0, previous] = shardsToSearch(registry.manifest, appId);
+  const place = (index: number) => ({ shard: index, id: registry.shard(index).id });
+  if (json) {
+    return (
+      JSON.stringify({
+        appId,
+        shards: registry.manifest.shards,
+        home: place(home),
+        previousHome: previous === undefined ? null : place(previous),
+        foundIn: found ?? null,
+      }) + '\n'
+    );
+  }
+  const homeText = `shard ${home} of ${registry.manifest.shards} (${registry.shard(home).id})`;
+  const during =
+    previous === undefined
+      ? ''
+      : `; until the reshard from ${registry.manifest.previousShards} shards is done, readers also look in its ` +
+        `home before, shard ${previous} (${registry.shard(previous).id})`;
+  const state =
+    found === undefined
+      ? '; it is not in the registry (add-app would put it in its home)'
+      : found === home
+        ? '; it is there'
+        : `; it is not there yet: it is in shard ${found}`;
+  return `app ${appId}: home ${homeText}${during}${state}\n`;
+}
+
+/** One line per problem of an apply file, each `error: line L, column C: ...`, then the verdict. */
+export function formatFileProblems(file: string, problems: readonly ChangeFileProblem[]): string {
+  const shown = problems
+    .slice(0, 50)
+    .map((problem) => `error: ${file} line ${problem.line}, column ${problem.column}: ${problem.message}\n`);
+  const more = problems.length > 50 ? [`error: … and ${problems.length - 50} more\n`] : [];
+  return [
+    ...shown,
+    ...more,
+    `error: ${file} has ${plural(problems.length, 'problem', 'problems')}; nothing was applied, nothing was written\n`,
+  ].join('');
+}
+
+export function formatPlanProblems(file: string, plan: ApplyPlan): string {
+  const shown = plan.problems
+    .slice(0, 50)
+    .map(
+      (problem) =>
+        `error: ${problem.line === undefined ? '' : `${file} line ${problem.line}: `}${problem.message}\n`,
+    );
+  const more = plan.problems.length > 50 ? [`error: … and ${plan.problems.length - 50} more\n`] : [];
+  return [
+    ...shown,
+    ...more,
+    `error: ${plural(plan.problems.length, 'change does', 'changes do')} not fit the registry as it is; nothing was written\n`,
+  ].join('');
+}
+
+export function formatDryRun(registry: Registry, plan: ApplyPlan, json: boolean): string {
+  if (json) {
+    return (
+      JSON.stringify({
+        dryRun: true,
+        shards: plan.shards.map((work) => ({
+          shard: work.index,
+          id: registry.shard(work.index).id,
+          changes: work.changes.length,
+          leftovers: work.leftovers.length,
+          bytes: Buffer.byteLength(work.text),
+        })),
+      }) + '\n'
+    );
+  }
+  const lines = plan.shards.map(
+    (work) =>
+      `${shardLabel(registry, work.index)}: would apply ${changeSummary(work)}; then ${fillText(work.text)}\n`,
+  );
+  const changes = plan.shards.reduce((sum, work) => sum + work.changes.length, 0);
+  return [
+    ...lines,
+    `dry run: ${plural(changes, 'change', 'changes')} would take ${plural(plan.shards.length, 'write', 'writes')}; nothing was written\n`,
+  ].join('');
+}
+
+export interface ApplyReportFacts {
+  readonly keysTo: string | undefined;
+  readonly keys: number;
+}
+
+export function formatApply(
+  registry: Registry,
+  plan: ApplyPlan,
+  run: ApplyRun,
+  facts: ApplyReportFacts,
+  json: boolean,
+): string {
+  const work = new Map(plan.shards.map((shard) => [shard.index, shard]));
+  const failed = run.outcomes.filter((outcome) => outcome.status === 'failed');
+  const applied = run.outcomes.filter((outcome) => outcome.status !== 'failed');
+  const changesOf = (index: number) => work.get(index)?.changes ?? [];
+  if (json) {
+    return (
+      JSON.stringify({
+        shards: run.outcomes.map((outcome) => ({
+          shard: outcome.index,
+          id: registry.shard(outcome.index).id,
+          status: outcome.status,
+          changes: changesOf(outcome.index).length,
+          ...(outcome.status === 'failed'
+            ? { reason: outcome.reason, lines: changesOf(outcome.index).map((c) => c.request.line) }
+            : {}),
+        })),
+        applied: applied.reduce((sum, outcome) => sum + changesOf(outcome.index).length, 0),
+        failed: failed.reduce((sum, outcome) => sum + changesOf(outcome.index).length, 0),
+        keys: facts.keys,
+        ...(facts.keysTo === undefined ? {} : { keysTo: facts.keysTo }),
+      }) + '\n'
+    );
+  }
+  const lines = run.outcomes.map((outcome) => {
+    const shard = work.get(outcome.index);
+    const label = shardLabel(registry, outcome.index);
+    const summary = shard === undefined ? '' : changeSummary(shard);
+    switch (outcome.status) {
+      case 'applied':
+        return `${label}: applied ${summary}; ${fillText(shard?.text ?? '')}\n`;
+      case 'unchanged':
+        return `${label}: already as asked (${summary}); nothing written\n`;
+      case 'failed':
+        return `${label}: not applied, none of its ${plural(changesOf(outcome.index).length, 'change', 'changes')}: ${outcome.reason}\n`;
+    }
+  });
+  const appliedChanges = applied.reduce((sum, outcome) => sum + changesOf(outcome.index).length, 0);
+  const writes = run.outcomes.filter((outcome) => outcome.status === 'applied').length;
+  const keys =
+    facts.keys === 0
+      ? ''
+      : `; ${plural(facts.keys, 'new key', 'new keys')} in ${facts.keysTo ?? 'standard output'}`;
+  lines.push(
+    `applied ${plural(appliedChanges, 'change', 'changes')} with ${plural(writes, 'write', 'writes')}${keys}\n`,
+  );
+  if (failed.length > 0) {
+    const notApplied = failed.flatMap((outcome) =>
+      changesOf(outcome.index).map((planned) => planned.request.line),
+    );
+    const shown = notApplied.slice(0, 20).join(', ');
+    lines.push(
+      `${plural(failed.length, 'shard', 'shards')} not written: the changes on lines ${shown}` +
+        `${notApplied.length > 20 ? ' …' : ''} were not applied; apply them again (the others are done)\n`,
+    );
+  }
+  return lines.join('');
+}
+
+function movesText(report: ReshardReport): string {
+  const pairs = new Map<string, number>();
+  for (const move of report.copied)
+    pairs.set(`${move.from} → ${move.to}`, (pairs.get(`${move.from} → ${move.to}`) ?? 0) + 1);
+  return [...pairs].map(([pair, n]) => `${pair}: ${n}`).join(', ');
+}
+
+function leftText(report: ReshardReport): string {
+  const left = new Set([
+    ...report.left.moves.map((move) => move.appId),
+    ...report.left.leftovers.map((item) => item.appId),
+  ]);
+  return left.size === 0
+    ? 'nothing is left to move'
+    : `${plural(left.size, 'app is', 'apps are')} still not only in their home: run reshard again`;
+}
+
+export function formatReshard(
+  registry: Registry,
+  report: ReshardReport,
+  dryRun: boolean,
+  json: boolean,
+): string {
+  const leftApps = new Set([
+    ...report.left.moves.map((move) => move.appId),
+    ...report.left.leftovers.map((item) => item.appId),
+  ]);
+  if (json) {
+    return (
+      JSON.stringify({
+        shards: report.shards,
+        previousShards: report.previousShards ?? null,
+        dryRun,
+        copied: report.copied.map(({ appId, from, to }) => ({ appId, from, to })),
+        removed: report.removed.map(({ appId, from }) => ({ appId, from })),
+        carried: report.carried,
+        kept: report.kept.map(({ appId, from }) => ({ appId, from })),
+        writes: report.writes,
+        toCopy: report.left.moves.length,
+        toRemove: report.left.leftovers.length,
+        done: leftApps.size === 0,
+      }) + '\n'
+    );
+  }
+  if (dryRun) {
+    return (
+      `dry run: ${plural(report.left.moves.length, 'app', 'apps')} to copy home, ` +
+      `${plural(report.left.leftovers.length, 'old copy', 'old copies')} to remove; nothing was written\n`
+    );
+  }
+  const lines: string[] = [];
+  if (report.copied.length === 0 && report.removed.length === 0 && report.writes === 0) {
+    lines.push(
+      `every app is in its home under ${plural(report.shards, 'shard', 'shards')}: nothing to move\n`,
+    );
+  } else {
+    lines.push(
+      `moved ${plural(report.copied.length, 'app', 'apps')} home (${movesText(report) || 'copies already there'}); ` +
+        `removed ${plural(report.removed.length, 'old copy', 'old copies')}; ${plural(report.writes, 'write', 'writes')}\n`,
+    );
+  }
+  for (const appId of report.carried)
+    lines.push(
+      `app ${appId} was edited in its old home during the move: the edit was carried to its new home\n`,
+    );
+  for (const kept of report.kept) {
+    lines.push(
+      `app ${kept.appId} changed in both homes during the move: its old copy in shard ${kept.from} was left; run reshard again\n`,
+    );
+  }
+  lines.push(`${leftText(report)}\n`);
+  if (leftApps.size === 0 && report.previousShards !== undefined && registry.kind === 'secrets') {
+    lines.push(
+      `now deploy without keyShardsPrevious (-c keyShards=${report.shards}): readers need not look in the old homes any more\n`,
+    );
+  }
+  return lines.join('');
+}

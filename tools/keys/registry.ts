@@ -1,0 +1,266 @@
+import { dirname, isAbsolute, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { BatchGetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { errorCode } from '../../shared/errors';
+import {
+  parseRegistryManifest,
+  shardSlots,
+  singleShardLayout,
+  type RegistryManifest,
+} from '../../shared/keys/registry';
+import {
+  describeAwsEnvironmentProblem,
+  describeAwsFailure,
+  describeSecretFailure,
+  secretLabel,
+} from '../common/aws-failure';
+import { AWS_SERVICES, resolvedRegion } from '../common/aws-settings';
+import { readManifestSecret, stackRegistry } from '../common/key-registry';
+import { readStackOutputs } from '../common/stack-outputs';
+import type { Target } from './args';
+import { CREDENTIALS_HINT } from './credentials-hint';
+import { FileStore } from './file-store';
+import { KeyStoreError, type KeyStore, type Snapshot } from './key-store';
+import { SecretsManagerStore } from './secrets-manager-store';
+
+/**
+ * The key registry as the key CLI edits it: a manifest (how many shards, where each is) and one key store per
+ * shard. A single secret (`--secret-id`) or key file (`--file`) is a registry of one shard, and then every message
+ * names the store exactly as before shards existed.
+ */
+
+/** BatchGetSecretValue takes at most 20 secret ids a call. */
+export const BATCH_GET_LIMIT = 20;
+
+/** How the CLI reaches a registry's shards; the CLI's own settings seam. */
+export interface RegistryClients {
+  readonly secretsManager: () => SecretsManagerClient;
+  readonly cloudFormation: () => CloudFormationClient;
+  readonly now: () => number;
+}
+
+export interface Shard {
+  readonly index: number;
+  /** Secret id (name or ARN) or file path. */
+  readonly id: string;
+  readonly store: KeyStore;
+}
+
+/** A local registry.json: the manifest the CLI itself owns, and so may change (reshard --shards, init). */
+export interface ManifestFile {
+  readonly path: string;
+  readonly store: FileStore;
+  /** The manifest as read, with its version for a compare-and-swap write. */
+  readonly version: string;
+}
+
+export interface Registry {
+  readonly kind: 'secrets' | 'files';
+  /** Names the registry in messages: `registry <manifest>`, or the one store's own description. */
+  readonly description: string;
+  readonly manifest: RegistryManifest;
+  /** More than one shard slot: messages then name the shard. */
+  readonly sharded: boolean;
+  readonly manifestFile?: ManifestFile;
+  shard(index: number): Shard;
+  /** Reads the given shards: secrets in one call per BATCH_GET_LIMIT (one GetSecretValue for a lone shard). */
+  readShards(indices: readonly number[]): Promise<ReadonlyMap<number, Snapshot>>;
+}
+
+/** `shard 3 (secret x)`, or the store's description in a registry of one. */
+export function shardLabel(registry: Registry, index: number): string {
+  const shard = registry.shard(index);
+  return registry.sharded
+    ? `shard ${index} (${shardStoreName(registry, shard.id)})`
+    : shard.store.description;
+}
+
+function shardStoreName(registry: Pick<Registry, 'kind'>, id: string): string {
+  return registry.kind === 'secrets' ? secretLabel(id) : `file ${id}`;
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const result: T[][] = [];
+  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
+  return result;
+}
+
+class SecretsRegistry implements Registry {
+  readonly kind = 'secrets';
+  readonly sharded: boolean;
+  private readonly shards: Shard[];
+
+  constructor(
+    readonly description: string,
+    readonly manifest: RegistryManifest,
+    private readonly client: SecretsManagerClient,
+    now: () => number,
+  ) {
+    this.sharded = shardSlots(manifest) > 1;
+    this.shards = manifest.shardIds.map((id, index) => ({
+      index,
+      id,
+      store: new SecretsManagerStore(
+        id,
+        client,
+        undefined,
+        now,
+        this.sharded ? `shard ${index} (${secretLabel(id)})` : undefined,
+      ),
+    }));
+  }
+
+  shard(index: number): Shard {
+    const shard = this.shards[index];
+    if (shard === undefined) throw new KeyStoreError(`${this.description} has no shard ${index}`);
+    return shard;
+  }
+
+  async readShards(indices: readonly number[]): Promise<ReadonlyMap<number, Snapshot>> {
+    const read = new Map<number, Snapshot>();
+    if (indices.length === 1) {
+      const [index = 0] = indices;
+      read.set(index, await this.shard(index).store.read());
+      return read;
+    }
+    for (const batch of chunks(indices, BATCH_GET_LIMIT)) {
+      for (const [index, snapshot] of await this.batchRead(batch)) read.set(index, snapshot);
+    }
+    return read;
+  }
+
+  /**
+   * One BatchGetSecretValue for up to 20 shards. A value that does not come back as AWSCURRENT (moto answers from
+   * a version it remembers as its default, which a compare-and-swap move does not update) or does not come back
+   * at all is read again on its own with GetSecretValue(AWSCURRENT), so the CLI never edits a stale copy.
+   */
+  private async batchRead(indices: readonly number[]): Promise<Map<number, Snapshot>> {
+    const ids = indices.map((index) => this.shard(index).id);
+    let output;
+    try {
+      output = await this.client.send(new BatchGetSecretValueCommand({ SecretIdList: ids }));
+    } catch (error) {
+      const shards = indices.length === 1 ? `shard ${ids[0]}` : `${indices.length} shards`;
+      throw new KeyStoreError(
+        describeAwsEnvironmentProblem(error, CREDENTIALS_HINT) ??
+          `could not read ${shards} of ${this.description}: ${describeAwsFailure(error, AWS_SERVICES.secretsManager)}`,
+      );
+    }
+    const [failure] = output.Errors ?? [];
+    if (failure !== undefined) {
+      const index = indices[ids.indexOf(failure.SecretId ?? '')] ?? indices[0] ?? 0;
+      const error = { name: failure.ErrorCode ?? 'Error', message: failure.Message ?? '' };
+      throw new KeyStoreError(
+        `shard ${index}: ${describeSecretFailure(error, 'could not read', {
+          secretId: this.shard(index).id,
+          region: await resolvedRegion(this.client),
+        })}`,
+      );
+    }
+    const read = new Map<number, Snapshot>();
+    for (const value of output.SecretValues ?? []) {
+      const position = ids.findIndex((id) => id === value.ARN || id === value.Name);
+      const index = indices[position];
+      if (index === undefined) continue;
+      const current = (value.VersionStages ?? []).includes('AWSCURRENT');
+      if (!current || value.SecretString === undefined || value.VersionId === undefined) continue;
+      read.set(index, { text: value.SecretString, version: value.VersionId });
+    }
+    for (const index of indices) {
+      if (!read.has(index)) read.set(index, await this.shard(index).store.read());
+    }
+    return read;
+  }
+}
+
+class FilesRegistry implements Registry {
+  readonly kind = 'files';
+  readonly sharded: boolean;
+  private readonly shards: Shard[];
+
+  constructor(
+    readonly description: string,
+    readonly manifest: RegistryManifest,
+    readonly manifestFile: ManifestFile | undefined,
+  ) {
+    this.sharded = shardSlots(manifest) > 1 || manifestFile !== undefined;
+    const base = manifestFile === undefined ? undefined : dirname(manifestFile.path);
+    this.shards = manifest.shardIds.map((id, index) => {
+      const path = base === undefined || isAbsolute(id) ? id : join(base, id);
+      return {
+        index,
+        id: path,
+        store: new FileStore(path, this.sharded ? { description: `shard ${index} (file ${path})` } : {}),
+      };
+    });
+  }
+
+  shard(index: number): Shard {
+    const shard = this.shards[index];
+    if (shard === undefined) throw new KeyStoreError(`${this.description} has no shard ${index}`);
+    return shard;
+  }
+
+  async readShards(indices: readonly number[]): Promise<ReadonlyMap<number, Snapshot>> {
+    const read = new Map<number, Snapshot>();
+    for (const index of indices) read.set(index, await this.shard(index).store.read());
+    return read;
+  }
+}
+
+/** Reads a local registry.json; throws KeyStoreError naming it. */
+export async function readManifestFile(path: string): Promise<ManifestFile & { manifest: RegistryManifest }> {
+  const store = new FileStore(path, { description: `registry file ${path}` });
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT') throw new KeyStoreError(`registry file ${path} does not exist (init creates one)`);
+    throw new KeyStoreError(`cannot read registry file ${path}${code === undefined ? '' : ` (${code})`}`);
+  }
+  const reading = parseRegistryManifest(text);
+  if (!reading.ok) throw new KeyStoreError(`${reading.problem} (registry file ${path})`);
+  const { version } = await store.read();
+  return { path, store, version, manifest: reading.manifest };
+}
+
+/** The registry a target names. Reads the stack and the manifest where it has to; shards are read later. */
+export async function openRegistry(target: Target, clients: RegistryClients): Promise<Registry> {
+  switch (target.kind) {
+    case 'secret':
+      return new SecretsRegistry(
+        secretLabel(target.secretId),
+        singleShardLayout(target.secretId),
+        clients.secretsManager(),
+        clients.now,
+      );
+    case 'file':
+      return new FilesRegistry(`key file ${target.path}`, singleShardLayout(target.path), undefined);
+    case 'registry-file': {
+      const { manifest, ...manifestFile } = await readManifestFile(target.path);
+      return new FilesRegistry(`registry file ${target.path}`, manifest, manifestFile);
+    }
+    case 'registry': {
+      const client = clients.secretsManager();
+      const manifest = await readManifestSecret(client, target.manifestId, CREDENTIALS_HINT);
+      return new SecretsRegistry(`registry ${target.manifestId}`, manifest, client, clients.now);
+    }
+    case 'stack': {
+      const client = clients.secretsManager();
+      const outputs = await readStackOutputs(clients.cloudFormation(), target.stackName);
+      const found = stackRegistry(target.stackName, outputs);
+      if (found.kind === 'single') {
+        return new SecretsRegistry(
+          secretLabel(found.secretId),
+          singleShardLayout(found.secretId),
+          client,
+          clients.now,
+        );
+      }
+      const manifest = await readManifestSecret(client, found.manifestId, CREDENTIALS_HINT);
+      return new SecretsRegistry(`registry ${found.manifestId}`, manifest, client, clients.now);
+    }
+  }
+}
