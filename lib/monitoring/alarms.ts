@@ -302,12 +302,13 @@ function rateLimiterAlarmSpec(metric: ServiceMetric, failure: LimiterFailure): A
     metric: metric(METRIC.rateLimiterUnavailable, SUM_PER_MINUTE),
     ...ANY_IN_FIVE_MINUTES,
     description:
-      `The per-app rate limiter could not update its DynamoDB table within ${LIMITER_WORST_ADDED_MS} ms for some ` +
-      `requests. ${LIMITER_FAILURE_EFFECT[failure]} Read the Lambda log lines "rate limiter unavailable" and ` +
-      "their error: throttling (one very busy app, or an account limit: see the table's throttled writes on the " +
-      'dashboard), AccessDenied (the role lost dynamodb:UpdateItem on the table: redeploy), ResourceNotFound (the ' +
-      "table is gone: redeploy), or time-outs (the table's latency on the dashboard; AWS Health Dashboard). " +
-      'Nothing needs a restart: each request asks again.',
+      `The per-app rate limiter could not count some requests in its DynamoDB table within ${LIMITER_WORST_ADDED_MS} ` +
+      `ms, or did not ask it (an environment's breaker is open after failed calls). ` +
+      `${LIMITER_FAILURE_EFFECT[failure]} Read the Lambda log lines "rate limiter unavailable" and their error: ` +
+      "throttling (a whole table or partition: see the table's throttled writes on the dashboard), AccessDenied " +
+      '(the role lost dynamodb:UpdateItem on the table: redeploy), ResourceNotFound (the table is gone: redeploy), ' +
+      "or time-outs (the table's latency on the dashboard; AWS Health Dashboard). Nothing needs a restart: each " +
+      'environment tries DynamoDB again within a second.',
   };
 }
 

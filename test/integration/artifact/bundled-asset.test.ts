@@ -564,22 +564,28 @@ describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', ()
 
     const {
       result: { results, output },
-    } = await withinOneWindow([DEMO_LIMIT, PARTNER_LIMIT], async (attempt) => {
-      // A fresh table for each attempt: nothing counted yet.
-      const tableName = `payment-api-rate-limits-${attempt}`;
-      await createMotoRateLimitTable(moto, tableName);
-      return invokeAsset(
-        limitedApp.paymentAssetDir,
-        steps,
-        limitedAssetEnv({
-          moto,
-          secretArn,
-          tableName,
-          defaultLimit: DEMO_LIMIT,
-          deadlineMs: EMULATOR_LIMITER_DEADLINE_MS,
-        }),
-      );
-    });
+    } = await withinOneWindow(
+      () => [
+        ['demo', DEMO_LIMIT],
+        ['partner', PARTNER_LIMIT],
+      ],
+      async (attempt) => {
+        // A fresh table for each attempt: nothing counted yet.
+        const tableName = `payment-api-rate-limits-${attempt}`;
+        await createMotoRateLimitTable(moto, tableName);
+        return invokeAsset(
+          limitedApp.paymentAssetDir,
+          steps,
+          limitedAssetEnv({
+            moto,
+            secretArn,
+            tableName,
+            defaultLimit: DEMO_LIMIT,
+            deadlineMs: EMULATOR_LIMITER_DEADLINE_MS,
+          }),
+        );
+      },
+    );
 
     expect(results.map((result) => result.statusCode)).toEqual([401, 200, 200, 200, 429, 429, 200, 429]);
     const header = (index: number, name: string): unknown => results[index]?.headers?.[name];
@@ -590,11 +596,17 @@ describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', ()
       '"app";q=1;w=50',
       '"app";q=1;w=50',
     ]);
-    expect([1, 2, 3, 6].map((index) => String(header(index, 'RateLimit')).replace(/;t=\d+$/, ''))).toEqual([
-      '"app";r=2',
-      '"app";r=1',
-      '"app";r=0',
-      '"app";r=0',
+    // What the window still holds after each (2, 1, 0 of demo's 3; 0 of partner's 1), no more than the policy's
+    // rate allows over t (the draft's cap of r against t: q × t / w, rounded down).
+    const rateLimit = (index: number, remaining: number, quota: number, windowSeconds: number): string => {
+      const seconds = Number(/;t=(\d+)$/.exec(String(header(index, 'RateLimit')))?.[1]);
+      return `"app";r=${Math.min(remaining, Math.floor((quota * seconds) / windowSeconds))};t=${seconds}`;
+    };
+    expect([1, 2, 3, 6].map((index) => header(index, 'RateLimit'))).toEqual([
+      rateLimit(1, 2, 3, 300),
+      rateLimit(2, 1, 3, 300),
+      rateLimit(3, 0, 3, 300),
+      rateLimit(6, 0, 1, 50),
     ]);
     for (const refused of [4, 5, 7]) {
       const retryAfter = String(header(refused, 'Retry-After'));
