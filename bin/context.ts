@@ -6,6 +6,7 @@ import { Duration } from 'aws-cdk-lib';
 import { LOG_LEVELS } from '../shared/logger';
 import { DOMAIN_NAME, CERTIFICATE_ARN, HOSTED_ZONE_ID } from '../lib/domain';
 import { FIREWALL_LIMITS, WEB_ACL_ARN } from '../lib/firewall';
+import { KEY_REGISTRY_DEFAULTS, previousShardsProblem } from '../lib/key-registry';
 import { KEY_ROTATION_DEFAULTS, KEY_ROTATION_LIMITS } from '../lib/key-rotation';
 import { DEMO_APP_NEEDS_A_NEW_SECRET } from '../lib/keys-secret';
 import { ALARM_EMAIL, METRICS_NAMESPACE, MONITORING_DEFAULTS, MONITORING_LIMITS } from '../lib/monitoring';
@@ -13,6 +14,7 @@ import { PAYMENT_API_DEFAULTS, PAYMENT_API_LIMITS, STAGE_NAME } from '../lib/pay
 import { APP_RATE_LIMIT_DEFAULTS } from '../lib/rate-limit-table';
 import { LIMITER_FAILURES, type LimiterFailure } from '../lambda/payment/rate-limit/settings';
 import { burstProblem, perSecondProblem, RATE_LIMIT_LIMITS } from '../shared/keys/rate-limit';
+import { KEY_SHARDS_LIMITS, shardCountProblem } from '../shared/keys/registry';
 import {
   KMS_KEY_ARN,
   secretReferenceFormat,
@@ -21,7 +23,7 @@ import {
   type StackMonitoringOptions,
 } from '../lib/payment-api-stack';
 import { nearest } from './nearest';
-import type { TextFormat } from '../lib/validation';
+import { describeValue, type TextFormat } from '../lib/validation';
 import {
   boolean,
   checkedNumber,
@@ -202,6 +204,28 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
     apply: (days, config) => withProps(config, { keyExpiryWarning: Duration.days(days) }),
     defaultValue: String(D.keyExpiryWarning.toDays()),
     meaning: `Days before a key's expiry that it counts in \`KeysExpiringSoon\`, which raises the alarm of that name (${L.keyExpiryWarning.min} to ${L.keyExpiryWarning.max}).`,
+  }),
+  prop({
+    key: 'keyShards',
+    prop: 'keyShards',
+    parse: checkedNumber(shardCountProblem),
+    defaultValue: String(KEY_REGISTRY_DEFAULTS.keyShards),
+    meaning: `How many secrets hold the keys (${KEY_SHARDS_LIMITS.min} to ${KEY_SHARDS_LIMITS.max}): shard 0 is the keys secret, the stack creates shards 1 and up as \`payment-api/<stack>/keys/shard-<i>\`. Changing it on a deployed stack moves apps: set \`keyShardsPrevious\` too, then reshard.`,
+  }),
+  setting({
+    key: 'keyShardsPrevious',
+    sets: 'keyShardsPrevious',
+    parse: checkedNumber(shardCountProblem),
+    apply: (previous, config) => {
+      const problem = previousShardsProblem(
+        previous,
+        config.props.keyShards ?? KEY_REGISTRY_DEFAULTS.keyShards,
+      );
+      if (problem !== undefined) throw new InvalidValue(`${problem}, got ${describeValue(previous)}`);
+      return withProps(config, { keyShardsPrevious: previous });
+    },
+    defaultValue: 'no reshard under way',
+    meaning: `Only while a reshard is under way: the shard count apps were placed by before (${KEY_SHARDS_LIMITS.min} to ${KEY_SHARDS_LIMITS.max}, not \`keyShards\`). Readers also look in an app's shard under it, so none is missed while apps move.`,
   }),
   prop({
     key: 'throttlingRateLimit',

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import type { Duration } from 'aws-cdk-lib';
+import { Lazy, type CfnResource, type Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -124,16 +124,37 @@ function acknowledgeTraceWrites(role: iam.Role): void {
   ]);
 }
 
+/** The policies each function must not be created before: its default policy, and managed ones added later. */
+const POLICIES_FIRST = new WeakMap<lambda.IFunction, CfnResource[]>();
+
 /**
  * The function must not be created before its role's policy (it could run without its permissions), but
  * CloudFormation already orders it after the role through `Fn::GetAtt`: an explicit DependsOn on the role is
- * redundant (cfn-lint W3005), so only the policy is kept. The log group grant has created the policy; every
- * later grant lands in the same DefaultPolicy.
+ * redundant (cfn-lint W3005), so only the policies are kept. The log group grant has created the default policy;
+ * every later grant lands in it, or in a managed policy added with dependOnManagedPolicy.
  */
 function dependOnPolicyOnly(fn: NodejsFunction, role: iam.Role): void {
   const policy = role.node.tryFindChild('DefaultPolicy')?.node.defaultChild;
   if (!(policy instanceof iam.CfnPolicy)) {
     throw new Error('The function role has no default policy to depend on');
   }
-  (fn.node.defaultChild as lambda.CfnFunction).addOverride('DependsOn', [policy.logicalId]);
+  const policies: CfnResource[] = [policy];
+  POLICIES_FIRST.set(fn, policies);
+  (fn.node.defaultChild as lambda.CfnFunction).addOverride(
+    'DependsOn',
+    Lazy.list({ produce: () => policies.map((first) => first.logicalId) }),
+  );
+}
+
+/**
+ * Creates (and updates) `fn` only once `policy` exists: a managed policy attached to its role, which the function
+ * does not reference, so CloudFormation would otherwise be free to run the new code before the grant is in place.
+ */
+export function dependOnManagedPolicy(fn: lambda.IFunction, policy: iam.ManagedPolicy): void {
+  const policies = POLICIES_FIRST.get(fn);
+  const resource = policy.node.defaultChild;
+  if (policies === undefined || !(resource instanceof iam.CfnManagedPolicy)) {
+    throw new Error('Only a function made by createBundledFunction can depend on a managed policy');
+  }
+  if (!policies.includes(resource)) policies.push(resource);
 }

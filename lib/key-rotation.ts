@@ -1,7 +1,6 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Duration, NestedStack, Stack } from 'aws-cdk-lib';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
@@ -16,7 +15,7 @@ import {
 } from '../lambda/rotation/settings';
 import type { LogLevel } from '../shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
-import { grantKeyUseThroughSecretsManager, type KeysSecretAccess } from './grants';
+import type { KeyRegistry } from './key-registry';
 import { requireWholeDuration, requireWholeNumber, type WholeNumberRange } from './validation';
 
 /**
@@ -65,8 +64,10 @@ export function validateKeyRotationOptions(options: KeyRotationOptions): void {
   if (options.keep !== undefined) requireWholeNumber('rotation.keep', KEY_ROTATION_LIMITS.keep, options.keep);
 }
 
-/** The secret to rotate, and its key. */
-export interface KeyRotationProps extends KeyRotationOptions, KeysSecretAccess {
+/** The registry whose shards are rotated. */
+export interface KeyRotationProps extends KeyRotationOptions {
+  /** Every shard gets a schedule on the one rotation function, which may rotate exactly the shards. */
+  readonly registry: KeyRegistry;
   /** Retention of the rotation function's log group. */
   readonly logRetention: logs.RetentionDays;
   /** Lowest level the rotation function logs. */
@@ -74,13 +75,51 @@ export interface KeyRotationProps extends KeyRotationOptions, KeysSecretAccess {
 }
 
 /**
- * Scheduled rotation of the keys secret by a Lambda of its own (lambda/rotation). Built from the L1 schedule
- * rather than `secret.addRotationSchedule` so the function gets exactly what it calls: the four rotation actions
- * on this one secret, and not `secretsmanager:GetRandomPassword` on `*` (it makes its keys itself).
+ * Rotation schedules of shards 1 and up go into nested stacks of this many, so that a stack of 256 shards with
+ * rotation (255 secrets and 256 schedules) stays within CloudFormation's 500 resources per stack. The blocks are
+ * fixed by shard index (1 to 63, 64 to 127, ...), so growing the registry never moves a schedule.
+ */
+export const SCHEDULES_PER_NESTED_STACK = 64;
+
+/** The rotation schedules of one block of shards, in a nested stack of their own. */
+class ShardRotationSchedules extends NestedStack {
+  constructor(
+    scope: Construct,
+    id: string,
+    props: {
+      readonly shards: readonly { readonly index: number; readonly secret: secretsmanager.ISecret }[];
+      readonly rotationLambdaArn: string;
+      readonly scheduleExpression: string;
+    },
+  ) {
+    const first = props.shards[0]?.index ?? 0;
+    const last = props.shards[props.shards.length - 1]?.index ?? 0;
+    super(scope, id, { description: `payment-api: scheduled rotation of key shards ${first} to ${last}` });
+    for (const { index, secret } of props.shards) {
+      new secretsmanager.CfnRotationSchedule(this, `Shard${index}`, {
+        secretId: secret.secretArn,
+        rotationLambdaArn: props.rotationLambdaArn,
+        rotationRules: { scheduleExpression: props.scheduleExpression },
+      });
+    }
+  }
+}
+
+/**
+ * Scheduled rotation of every shard of the key registry by one Lambda (lambda/rotation): Secrets Manager invokes it
+ * with one shard's ARN per rotation, and each rotation writes one version of that shard only. Built from the L1
+ * schedule rather than `secret.addRotationSchedule` so the function gets exactly what it calls: the four rotation
+ * actions on the shards, and not `secretsmanager:GetRandomPassword` on `*` (it makes its keys itself).
+ *
+ * Shard 0's schedule is `Schedule`, where the single secret's always was; the others are in nested stacks
+ * (`ShardSchedules<block>`), each created only once the function may rotate its shards.
  */
 export class KeyRotation extends Construct {
   public readonly handler: NodejsFunction;
+  /** Shard 0's schedule. */
   public readonly schedule: secretsmanager.CfnRotationSchedule;
+  /** The nested stacks holding the schedules of shards 1 and up, by block. */
+  public readonly shardSchedules: readonly NestedStack[];
 
   constructor(scope: Construct, id: string, props: KeyRotationProps) {
     super(scope, id);
@@ -101,42 +140,41 @@ export class KeyRotation extends Construct {
         [ROTATION_ENV.logLevel]: props.logLevel,
       },
     });
-    this.grantRotation(props.secret, props.encryptionKey);
+    props.registry.grantRotation(this.handler);
 
     const invoke = this.allowSecretsManagerInvoke();
+    const scheduleExpression = Schedule.rate(props.every).expressionString;
     this.schedule = new secretsmanager.CfnRotationSchedule(this, 'Schedule', {
-      secretId: props.secret.secretArn,
+      secretId: props.registry.shardZero.secretArn,
       rotationLambdaArn: this.handler.functionArn,
-      rotationRules: { scheduleExpression: Schedule.rate(props.every).expressionString },
+      rotationRules: { scheduleExpression },
     });
     // Secrets Manager checks that it may invoke the function when the schedule is created, and rotates at once.
     this.schedule.addResourceDependency(invoke);
-  }
 
-  /**
-   * The four calls a rotation makes, on this secret only. A secret known by name has a partial ARN: the grant
-   * covers the 6-character suffix Secrets Manager adds, as `grantRead` does.
-   */
-  private grantRotation(secret: secretsmanager.ISecret, encryptionKey: kms.IKey | undefined): void {
-    iam.Grant.addToPrincipal({
-      grantee: this.handler,
-      actions: [
-        'secretsmanager:DescribeSecret',
-        'secretsmanager:GetSecretValue',
-        'secretsmanager:PutSecretValue',
-        'secretsmanager:UpdateSecretVersionStage',
-      ],
-      resourceArns: [secret.secretFullArn ?? `${secret.secretArn}-??????`],
-    });
-    // Reading a version decrypts; writing one has Secrets Manager generate a data key.
-    if (encryptionKey) {
-      grantKeyUseThroughSecretsManager(this.handler, encryptionKey, ['kms:Decrypt', 'kms:GenerateDataKey']);
+    const policies = props.registry
+      .policiesOf('rotation')
+      .map((policy) => policy.node.defaultChild as iam.CfnManagedPolicy);
+    const shards = props.registry.shardSecrets.map((secret, index) => ({ index, secret })).slice(1);
+    const blocks = new Map<number, typeof shards>();
+    for (const shard of shards) {
+      const block = Math.floor(shard.index / SCHEDULES_PER_NESTED_STACK);
+      blocks.set(block, [...(blocks.get(block) ?? []), shard]);
     }
+    this.shardSchedules = [...blocks].map(([block, members]) => {
+      const nested = new ShardRotationSchedules(this, `ShardSchedules${block}`, {
+        shards: members,
+        rotationLambdaArn: this.handler.functionArn,
+        scheduleExpression,
+      });
+      // The first rotation runs as each schedule is created: the function must already be allowed to run it.
+      for (const first of [invoke, ...policies]) nested.nestedStackResource?.addResourceDependency(first);
+      return nested;
+    });
   }
-
   /**
    * Secrets Manager may invoke the function on behalf of this account only (confused deputy protection, as the
-   * Secrets Manager guide recommends); the function's role limits it to the one secret.
+   * Secrets Manager guide recommends); the function's role limits it to the registry's shards.
    */
   private allowSecretsManagerInvoke(): lambda.CfnPermission {
     const id = 'SecretsManagerInvoke';

@@ -6,6 +6,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { CERTIFICATE_ARN, DOMAIN_NAME, HOSTED_ZONE_ID, type CustomDomainOptions } from './domain';
+import type { KeyRegistry } from './key-registry';
 import { DEMO_APP_NEEDS_A_NEW_SECRET } from './keys-secret';
 import type { MonitoringOptions } from './monitoring';
 import { PaymentApi, type PaymentApiProps } from './payment-api';
@@ -179,11 +180,14 @@ export class PaymentApiStack extends Stack {
       description: 'POST here with App-id and App-key headers',
       value: this.paymentApi.paymentUrl,
     });
+    const registry = this.paymentApi.keyRegistry;
     new CfnOutput(this, 'KeysSecretArn', {
-      description:
-        'The secret holding the keys: a JSON object mapping each App-id to a key or a list of keys',
-      value: this.paymentApi.secret.secretArn,
+      description: registry.sharded
+        ? 'Shard 0 of the key registry: a JSON object mapping each App-id whose shard is 0 to a key or a list of keys'
+        : 'The secret holding the keys: a JSON object mapping each App-id to a key or a list of keys',
+      value: registry.shardZero.secretArn,
     });
+    if (registry.sharded) this.addRegistryOutputs(registry);
     const domain = this.paymentApi.customDomain;
     if (domain && this.paymentApi.customDomainPaymentUrl !== undefined) {
       new CfnOutput(this, 'CustomDomainUrl', {
@@ -197,6 +201,31 @@ export class PaymentApiStack extends Stack {
         });
       }
     }
+  }
+
+  /** What the key CLI's --stack and an operator need to find every shard; descriptions are literal, as CloudFormation requires. */
+  private addRegistryOutputs(registry: KeyRegistry): void {
+    new CfnOutput(this, 'KeyShards', {
+      description:
+        'How many secrets hold the keys: an app lives in shard shardOf(app id, KeyShards), docs/keys.md',
+      value: String(registry.shards),
+    });
+    if (registry.previousShards !== undefined) {
+      new CfnOutput(this, 'KeyShardsPrevious', {
+        description:
+          'A reshard is under way: apps not yet moved are in their shard under this count, where readers also look',
+        value: String(registry.previousShards),
+      });
+    }
+    new CfnOutput(this, 'KeyRegistry', {
+      description:
+        'The key registry manifest, a secret holding no key: where every shard is (key CLI --registry)',
+      value: registry.manifestName ?? '',
+    });
+    new CfnOutput(this, 'KeyShardNamePrefix', {
+      description: 'Shard i (1 and up) is the secret <prefix>shard-<i>; shard 0 is KeysSecretArn',
+      value: registry.namePrefix,
+    });
   }
 
   private importKey(keyArn: string): kms.IKey {
@@ -292,5 +321,7 @@ function pickOptions(props: PaymentApiOptions): AllOptions {
     webAclArn: props.webAclArn,
     disableExecuteApiEndpoint: props.disableExecuteApiEndpoint,
     appRateLimit: props.appRateLimit,
+    keyShards: props.keyShards,
+    keyShardsPrevious: props.keyShardsPrevious,
   };
 }

@@ -8,8 +8,10 @@ import type { LogLevel } from '../shared/logger';
 import { CustomDomain, validateCustomDomainOptions, type CustomDomainOptions } from './domain';
 import { Firewall, validateWafOptions, type WafOptions } from './firewall';
 import { addGatewayResponses } from './gateway-responses';
+import { KeyRegistryMonitor } from './key-registry-monitor';
 import { KeyRotation, validateKeyRotationOptions, type KeyRotationOptions } from './key-rotation';
-import { DEMO_APP_NEEDS_A_NEW_SECRET, KeysSecret } from './keys-secret';
+import { KeyRegistry, validateKeyRegistryOptions, type KeyRegistryOptions } from './key-registry';
+import { DEMO_APP_NEEDS_A_NEW_SECRET } from './keys-secret';
 import {
   MONITORING_DEFAULTS,
   Monitoring,
@@ -41,6 +43,7 @@ export type { LogLevel } from '../shared/logger';
 export type { CustomDomainOptions } from './domain';
 export type { WafOptions } from './firewall';
 export type { KeyRotationOptions } from './key-rotation';
+export type { KeyRegistryOptions } from './key-registry';
 export type { MonitoringOptions } from './monitoring';
 export type { AppRateLimitOptions, LimiterFailure } from './rate-limit-table';
 export { STAGE_NAME } from './payment-rest-api';
@@ -60,10 +63,14 @@ export const PAYMENT_API_LIMITS = {
   ...REST_API_LIMITS,
 } as const;
 
-/** Cache, memory (PaymentFunctionOptions) and stage (RestApiOptions) settings are documented where they are used. */
-export interface PaymentApiProps extends PaymentFunctionOptions, RestApiOptions {
+/**
+ * Cache, memory (PaymentFunctionOptions), stage (RestApiOptions) and shard (KeyRegistryOptions) settings are
+ * documented where they are used.
+ */
+export interface PaymentApiProps extends PaymentFunctionOptions, RestApiOptions, KeyRegistryOptions {
   /**
-   * The secret that holds the keys: a JSON object mapping each App-id to a key or a list of keys.
+   * The secret that holds the keys: a JSON object mapping each App-id to a key or a list of keys. With
+   * `keyShards` above 1 it is shard 0 of the key registry, and the stack creates the other shards.
    * @default - a new secret, retained when the stack is deleted (see `createDemoApp` for what it starts with)
    */
   readonly keysSecret?: secretsmanager.ISecret;
@@ -101,10 +108,11 @@ export interface PaymentApiProps extends PaymentFunctionOptions, RestApiOptions 
   readonly logLevel?: LogLevel;
 
   /**
-   * Secrets Manager's scheduled rotation of the keys secret: a rotation Lambda adds a fresh key to every app
-   * every `every`, sets each app's other keys to expire `keep - 1` periods later, and removes keys that have
-   * expired. Suits clients that read their own key from the secret; apps whose keys are stored as `sha256:`
-   * digests are left alone. Adds the `RotationFailing` alarm.
+   * Secrets Manager's scheduled rotation of the keys secret, every shard of it: a rotation Lambda adds a fresh key
+   * to every app every `every`, sets each app's other keys to expire `keep - 1` periods later, and removes keys
+   * that have expired. Suits clients that read their own key from the secret; apps whose keys are stored as
+   * `sha256:` digests are left alone. Each shard has its own schedule on the one function. Adds the
+   * `RotationFailing` alarm.
    * @default - no scheduled rotation
    */
   readonly rotation?: KeyRotationOptions;
@@ -164,6 +172,7 @@ export interface PaymentApiProps extends PaymentFunctionOptions, RestApiOptions 
 function validateProps(scope: Construct, props: PaymentApiProps): void {
   validatePaymentFunctionOptions(props);
   validateRestApiOptions(props);
+  validateKeyRegistryOptions(props);
   if (props.keysSecret !== undefined && props.createDemoApp === true) {
     throw new Error(`createDemoApp cannot be used with keysSecret: ${DEMO_APP_NEEDS_A_NEW_SECRET}`);
   }
@@ -194,8 +203,10 @@ export class PaymentApi extends Construct {
   /** The REST API, with its `/payment` resource and URL. */
   public readonly api: PaymentRestApi;
   public readonly handler: NodejsFunction;
-  /** The keys secret, created here or the one passed in. */
+  /** The keys secret, created here or the one passed in: shard 0 of the key registry. */
   public readonly secret: secretsmanager.ISecret;
+  /** Every shard of the keys, the manifest when there is more than one, and the grants on them. */
+  public readonly keyRegistry: KeyRegistry;
   /**
    * The full URL of POST /payment that clients can call: the execute-api URL, stage included, or the custom
    * domain's when the default endpoint is closed.
@@ -203,6 +214,8 @@ export class PaymentApi extends Construct {
   public readonly paymentUrl: string;
   /** The scheduled rotation of the secret, when the `rotation` prop asks for it. */
   public readonly keyRotation?: KeyRotation;
+  /** The hourly measurement of every shard: fill, apps, keys, keys expiring soon. */
+  public readonly registryMonitor: KeyRegistryMonitor;
   /** Alarms, their topic, the dashboard and the saved queries. */
   public readonly monitoring: Monitoring;
   /** The web ACL association (and the web ACL it made), when `waf` or `webAclArn` is set. */
@@ -221,13 +234,19 @@ export class PaymentApi extends Construct {
     const logRetention = props.logRetention ?? PAYMENT_API_DEFAULTS.logRetention;
     const logLevel = props.logLevel ?? PAYMENT_API_DEFAULTS.logLevel;
     const hasFirewall = props.waf !== undefined || props.webAclArn !== undefined;
+    const metricsNamespace = props.monitoring?.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace;
 
-    this.secret = new KeysSecret(this, 'KeysSecret', {
+    // `KeysSecret`, where the single secret always was: shard 0 keeps its logical ID.
+    this.keyRegistry = new KeyRegistry(this, 'KeysSecret', {
       existingSecret: props.keysSecret,
       encryptionKey: props.secretEncryptionKey,
       createDemoApp: props.createDemoApp,
       scheduledRotation: props.rotation !== undefined,
-    }).secret;
+      keyShards: props.keyShards,
+      keyShardsPrevious: props.keyShardsPrevious,
+      keyCacheTtl: props.keyCacheTtl ?? PAYMENT_API_DEFAULTS.keyCacheTtl,
+    });
+    this.secret = this.keyRegistry.shardZero;
 
     const rateLimit = props.appRateLimit && {
       ...resolveAppRateLimit(props.appRateLimit),
@@ -240,11 +259,10 @@ export class PaymentApi extends Construct {
       keyMaxStale: props.keyMaxStale,
       keyExpiryWarning: props.keyExpiryWarning,
       memorySize: props.memorySize,
-      secret: this.secret,
-      encryptionKey: props.secretEncryptionKey,
+      registry: this.keyRegistry,
       logRetention,
       logLevel,
-      metricsNamespace: props.monitoring?.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace,
+      metricsNamespace,
       serviceName,
       tracing: props.tracing,
       rateLimit,
@@ -253,12 +271,20 @@ export class PaymentApi extends Construct {
     if (props.rotation) {
       this.keyRotation = new KeyRotation(this, 'KeyRotation', {
         ...props.rotation,
-        secret: this.secret,
-        encryptionKey: props.secretEncryptionKey,
+        registry: this.keyRegistry,
         logRetention,
         logLevel,
       });
     }
+
+    this.registryMonitor = new KeyRegistryMonitor(this, 'KeyRegistryMonitor', {
+      registry: this.keyRegistry,
+      keyExpiryWarning: props.keyExpiryWarning ?? PAYMENT_API_DEFAULTS.keyExpiryWarning,
+      metricsNamespace,
+      serviceName,
+      logRetention,
+      logLevel,
+    });
 
     // A sibling of the API, where stacks deployed before the split have it.
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: logRetention });
@@ -299,6 +325,10 @@ export class PaymentApi extends Construct {
       stage: this.api.deploymentStage,
       handler: this.handler,
       rotationFunction: this.keyRotation?.handler,
+      registryMonitor: {
+        handler: this.registryMonitor.handler,
+        failedInvocations: this.registryMonitor.metricFailedInvocations(),
+      },
       serviceName,
       keyExpiryWarning: props.keyExpiryWarning,
       rateLimiter: rateLimit && { failure: rateLimit.failure, table: rateLimit.table.table },

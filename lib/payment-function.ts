@@ -14,7 +14,7 @@ import {
 import { RATE_LIMIT_ENV } from '../lambda/payment/rate-limit/settings';
 import type { LogLevel } from '../shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
-import { grantKeyUseThroughSecretsManager, type KeysSecretAccess } from './grants';
+import type { KeyRegistry } from './key-registry';
 import type { RateLimitTable, ResolvedAppRateLimit } from './rate-limit-table';
 import {
   requireWholeDuration,
@@ -40,8 +40,9 @@ export interface PaymentFunctionOptions {
   readonly keyMaxStale?: Duration;
 
   /**
-   * How long before a key's expiry it counts in the `KeysExpiringSoon` metric, which raises the alarm of that
-   * name: time to hand the partner a new key. Whole days, 1 to 365.
+   * How long before a key's expiry it counts in the `KeysExpiringSoon` metric (measured every hour over every
+   * shard by the key registry monitor), which raises the alarm of that name: time to hand the partner a new key.
+   * Whole days, 1 to 365.
    * @default Duration.days(14)
    */
   readonly keyExpiryWarning?: Duration;
@@ -81,8 +82,9 @@ export function validatePaymentFunctionOptions(options: PaymentFunctionOptions):
   if (options.memorySize !== undefined) requireWholeNumber('memorySize', L.memorySize, options.memorySize);
 }
 
-/** The secret the handler reads (its ARN is the only reference to it the handler gets), and its key. */
-export interface PaymentFunctionProps extends PaymentFunctionOptions, KeysSecretAccess {
+export interface PaymentFunctionProps extends PaymentFunctionOptions {
+  /** The key registry the handler reads: its environment (REGISTRY_ENV) and its read grant. */
+  readonly registry: Pick<KeyRegistry, 'environment' | 'grantRead'>;
   /** Retention of the handler's log group. */
   readonly logRetention: logs.RetentionDays;
   /** Lowest level the handler logs. */
@@ -129,8 +131,8 @@ function rateLimitEnvironment({
 }
 
 /**
- * The payment Lambda, allowed to read the keys secret (and, with per-app limits, to update the rate limit
- * counters) and nothing else beyond its own log group. Created in `scope` as `<id>`, `<id>Logs` and `<id>Role`
+ * The payment Lambda, allowed to read the key registry's shards (and, with per-app limits, to update the rate
+ * limit counters) and nothing else beyond its own log group. Created in `scope` as `<id>`, `<id>Logs` and `<id>Role`
  * (see createBundledFunction), where PaymentApi has always had them.
  */
 export function createPaymentFunction(
@@ -154,9 +156,10 @@ export function createPaymentFunction(
     memorySize: props.memorySize ?? PAYMENT_FUNCTION_DEFAULTS.memorySize,
     timeout: HANDLER_TIMEOUT,
     logRetention: props.logRetention,
-    // Settings only: the keys themselves are read from Secrets Manager at run time.
+    // Settings only: the keys themselves are read from Secrets Manager at run time. The registry's variables
+    // start with KEYS_SECRET_ID, shard 0, as the single secret's ARN always came first.
     environment: {
-      [ENV.secretId]: props.secret.secretArn,
+      ...props.registry.environment,
       [ENV.cacheTtlSeconds]: String(ttl.toSeconds()),
       [ENV.maxStaleSeconds]: String(maxStale.toSeconds()),
       [ENV.keyExpiryWarningDays]: String(expiryWarning.toDays()),
@@ -170,8 +173,7 @@ export function createPaymentFunction(
 
   // With a customer key, `kms:Decrypt` when Secrets Manager asks for it on the handler's behalf. Granted on the
   // role, so it also works for imported keys, whose key policy this stack cannot change.
-  props.secret.grantRead(handler);
-  if (props.encryptionKey) grantKeyUseThroughSecretsManager(handler, props.encryptionKey, ['kms:Decrypt']);
+  props.registry.grantRead(handler);
   rateLimit?.table.grantCounterUpdates(handler);
   return handler;
 }

@@ -11,11 +11,16 @@
  * - limits: per-app rate limits (appRateLimit): the limiter's added latency per request (median, p99; under and
  *   over the limit), DynamoDB calls per request (one environment under the limit; several flooding at 6 times it,
  *   with the accepted requests per whole second), the payment bundle with and without limits;
+ * - limiter-stress: the limiter with 1 and 4 environments at 0-120 ms of added store latency, and with every write
+ *   throttled or the store black-holed (bench/limiter-stress.ts);
+ * - hot-counter: 1,000 environments flooding one app against a store with DynamoDB's per-item ceiling, simulated
+ *   (bench/hot-counter.ts; no moto);
  * - registry-cold: the key registry over shards: time to the first 200 with 10,000 apps of the heaviest shape in 64
  *   shards, side by side with a 3-app single secret and today's full single secret, and entries built eagerly
  *   against lazily (scripts/bench/registry.ts);
  * - registry-calls: GetSecretValue calls per TTL per environment under mixed loads of known and unknown app ids,
  *   against the distinct shards the requests named;
+ * - monitor: one run of the key registry monitor over 1, 16, 64 and 256 shards at 80%: calls, time, logs written;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
  * - registry: the key registry over several secrets: apply of 10,000 new apps into 64 shards (PutSecretValue
  *   calls counted at a proxy, and the time), 10,000 apps of the heaviest shape in 64 shards (the fullest shard's
@@ -40,9 +45,12 @@ import { timeAuthenticate } from './bench/auth';
 import { bundle, callsPerTtl, coldStart, sizes } from './bench/bundles';
 import { faultTable, localServerFigures } from './bench/faults';
 import { bodyLimitLines } from './bench/body-limit';
+import { hotCounterLines } from './bench/hot-counter';
+import { limiterStressLines } from './bench/limiter-stress';
 import { limitLines } from './bench/limits';
 import { registryLines } from './bench/registry';
 import { registryCallLines, registryColdLines } from './bench/registry-reads';
+import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt, median, spread } from './bench/stats';
 import { timingLines } from './bench/timing';
@@ -53,9 +61,12 @@ const SECTIONS = [
   'calls',
   'faults',
   'limits',
+  'limiter-stress',
+  'hot-counter',
   'registry',
   'registry-cold',
   'registry-calls',
+  'monitor',
   'secret',
   'auth',
   'body',
@@ -114,7 +125,10 @@ async function coldStarts(setup: Setup, ours: string, peer: string, slimPeer: st
   return lines;
 }
 
-/** The sections that need moto and a synthesized app; `registry` needs only moto. */
+/**
+ * The sections that need moto and a synthesized app; `registry`, `monitor` and `limiter-stress` (which synthesizes
+ * its own) need only moto.
+ */
 const SYNTH_SECTIONS: readonly Section[] = [
   'bundle',
   'cold',
@@ -131,6 +145,10 @@ async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
   const lines: string[] = [];
   try {
     if (sections.has('registry')) lines.push(...(await registryLines(moto)), '');
+    if (sections.has('monitor')) lines.push(...(await monitorLines(moto)), '');
+    if (sections.has('limiter-stress')) {
+      lines.push('The limiter under stress:', ...(await limiterStressLines(moto, work)), '');
+    }
     if (!SYNTH_SECTIONS.some((name) => sections.has(name))) return lines;
     const app = await synthesizeApp(join(work, 'cdk.out'));
     const secretArn = await createMotoSecret(moto, 'bench/keys', SECRET_STRING);
@@ -218,8 +236,14 @@ async function main(): Promise<void> {
   const sections = chosenSections(process.argv.slice(2));
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
-  if ([...SYNTH_SECTIONS, 'registry'].some((name) => sections.has(name as Section))) {
+  if (
+    [...SYNTH_SECTIONS, 'registry', 'monitor', 'limiter-stress'].some((name) => sections.has(name as Section))
+  ) {
     for (const line of await awsSections(sections)) console.log(line);
+  }
+  if (sections.has('hot-counter')) {
+    for (const line of await hotCounterLines()) console.log(line);
+    console.log('');
   }
   if (sections.has('secret')) {
     for (const line of secretSizeLines()) console.log(line);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Synthesizes the app offline in every configuration that changes the template's shape (by default, with scheduled
 # rotation, with everything at the edge, with monitoring to a new or an existing topic, with a custom domain but no
-# DNS record, with an existing web ACL and secret by ARN, with per-app rate limits) and runs cfn-lint on every
-# template: any finding (error or warning) fails.
+# DNS record, with an existing web ACL and secret by ARN, with per-app rate limits, with a key registry of several
+# shards) and runs cfn-lint on every template, nested ones included: any finding (error or warning) fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 certificate=arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012
@@ -42,3 +42,12 @@ lint existing-web-acl-and-secret-arn \
 # Per-app rate limits: the DynamoDB table, its grant, the rate-limited entry's settings, its alarm, widget and query.
 lint rate-limits --context appRateLimit=50 --context appRateBurst=100 --context appRateLimitFailure=closed \
   --context alarmEmail=oncall@example.com
+# The key registry: 64 shards (their secrets, the manifest, the chunked read grants, the outputs); a reshard under way
+# (both counts); 256 shards with rotation (the schedules of shards 1 to 255 in four nested stacks, the rotation
+# grants); an existing secret by ARN as shard 0, with a customer KMS key on every new shard.
+lint shards-64 --context keyShards=64
+lint reshard --context env=staging --context keyShards=8 --context keyShardsPrevious=4
+lint shards-256-rotation --context keyShards=256 --context rotationDays=30
+lint existing-secret-shard-zero --context keyShards=16 --context rotationDays=30 \
+  --context existingSecret=arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf \
+  --context secretKmsKeyArn=arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab

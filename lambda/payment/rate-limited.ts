@@ -1,24 +1,27 @@
 /**
  * The payment Lambda's entry point with per-app rate limits (`appRateLimit`): the limiter counts in the stack's
- * DynamoDB table, shared by every execution environment. Its client lives at module scope, like the Secrets
- * Manager one.
+ * DynamoDB table, shared by every execution environment. Its client, and the limiter with its breaker and what it
+ * knows of each counter, live at module scope, for the execution environment, like the Secrets Manager client.
  */
 import { composeLambdaHandler } from './compose';
 import {
   createLimiterDynamoDbClient,
-  DynamoDbRateLimiter,
+  DynamoDbCounterStore,
   limiterCallBounds,
-} from './rate-limit/dynamodb-limiter';
+} from './rate-limit/dynamodb-counter-store';
 import { readRateLimitSettings } from './rate-limit/settings';
+import { SharedRateLimiter } from './rate-limit/shared-limiter';
 
 const settings = readRateLimitSettings(process.env);
 
 export const handler = composeLambdaHandler({
   limits: {
-    limiter: new DynamoDbRateLimiter({
-      // The production bounds, unless a test against an emulator set a longer deadline.
-      client: createLimiterDynamoDbClient(limiterCallBounds(settings.deadlineMs)),
-      tableName: settings.tableName,
+    limiter: new SharedRateLimiter({
+      store: new DynamoDbCounterStore({
+        // The production bounds, unless a test against an emulator set a longer deadline.
+        client: createLimiterDynamoDbClient(limiterCallBounds(settings.deadlineMs)),
+        tableName: settings.tableName,
+      }),
       deadlineMs: settings.deadlineMs,
     }),
     defaultLimit: settings.defaultLimit,

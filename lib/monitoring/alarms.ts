@@ -6,6 +6,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { METRIC } from '../../lambda/payment/metric-names';
 import { LIMITER_WORST_ADDED_MS } from '../../lambda/payment/rate-limit/limiter';
+import { REGISTRY_METRIC } from '../../lambda/registry-monitor/metric-names';
 import type { LimiterFailure } from '../../lambda/payment/rate-limit/settings';
 import { SECRET_MAX_BYTES, SECRET_WARNING_FILL_PERCENT } from '../../shared/keys/secret-size';
 import { SAVED_QUERIES } from './saved-queries';
@@ -21,7 +22,9 @@ export type ServiceAlarm =
   | 'KeyRefreshFailing'
   | 'UnauthorizedRequests'
   | 'KeysExpiringSoon'
-  | 'SecretNearlyFull';
+  | 'SecretNearlyFull'
+  | 'KeyShardsUnreadable'
+  | 'KeyMonitorFailing';
 
 /**
  * Every alarm: `RotationFailing` exists only with scheduled rotation, `RateLimiterUnavailable` only with per-app
@@ -41,7 +44,9 @@ export interface AlarmsProps {
   readonly handler: lambda.IFunction;
   /** The rotation Lambda, when the secret is rotated on a schedule. */
   readonly rotationFunction?: lambda.IFunction;
-  /** The payment Lambda's own metrics. */
+  /** The key registry monitor, which measures every shard each hour. */
+  readonly registryMonitor: RegistryMonitorHealth;
+  /** The service's own metrics (the payment Lambda's and the monitor's). */
   readonly metric: ServiceMetric;
   /** Prefix of every alarm name. */
   readonly serviceName: string;
@@ -55,6 +60,13 @@ export interface AlarmsProps {
   readonly rateLimiterFailure?: LimiterFailure;
 }
 
+/** How on-call sees that the key registry monitor runs: its function's errors, and the runs its schedule missed. */
+export interface RegistryMonitorHealth {
+  readonly handler: lambda.IFunction;
+  /** AWS/Events FailedInvocations of its schedule. */
+  readonly failedInvocations: cloudwatch.Metric;
+}
+
 /**
  * Where on-call reads what to do: the section of docs/operations.md named after the alarm (GitHub makes the
  * heading's anchor lower case).
@@ -64,24 +76,33 @@ export function runbookLink(alarm: PaymentApiAlarm): string {
 }
 
 interface AlarmSpec {
-  readonly metric: cloudwatch.Metric;
+  readonly metric: cloudwatch.IMetric;
   readonly comparisonOperator: cloudwatch.ComparisonOperator;
   readonly threshold: number;
   readonly evaluationPeriods: number;
   readonly datapointsToAlarm: number;
   /** What happened and where to look; the runbook link is added after it. */
   readonly description: string;
+  /**
+   * A period without data: most alarms count events, where none means healthy.
+   * @default cloudwatch.TreatMissingData.NOT_BREACHING
+   */
+  readonly missingData?: cloudwatch.TreatMissingData;
 }
 
 const { GREATER_THAN_THRESHOLD: ABOVE, GREATER_THAN_OR_EQUAL_TO_THRESHOLD: AT_LEAST } =
   cloudwatch.ComparisonOperator;
 const SUM_PER_MINUTE = { statistic: cloudwatch.Stats.SUM, period: ONE_MINUTE };
 /**
- * Levels the Lambda samples at each key refresh (about once a TTL per warm environment, while requests come),
- * read as the highest sample of each hour: an hour is long enough that a quiet spell between requests leaves no
- * gap to clear the alarm, and short enough that a fix clears it the same day.
+ * Levels the key registry monitor measures once an hour, over every shard, read as the highest sample of each
+ * hour: one measurement per period, and a fix clears the alarm at the next run.
  */
 const MAX_PER_HOUR = { statistic: cloudwatch.Stats.MAXIMUM, period: ONE_HOUR };
+/**
+ * An hour without a measurement (the monitor's run not yet due, or failed: KeyMonitorFailing says which) leaves a
+ * level alarm as it was: neither raised nor cleared on no evidence.
+ */
+const HOURLY_LEVEL = { missingData: cloudwatch.TreatMissingData.IGNORE };
 /**
  * "Any" alarms: one breaching minute raises them, five quiet minutes clear them, so an intermittent fault sends
  * one notice rather than one per minute.
@@ -97,6 +118,7 @@ function serviceAlarmSpecs(props: AlarmsProps): Record<ServiceAlarm, AlarmSpec> 
   const { stage, handler, metric } = props;
   const errorRate = props.serverErrorRateThreshold;
   const failureQuery = SAVED_QUERIES.keyFailureTimeline.name;
+  const registryQuery = SAVED_QUERIES.registryByShard.name;
   return {
     ApiServerErrors: {
       // API Gateway's 5XXError averages to the share of requests answered 5XX.
@@ -177,30 +199,71 @@ function serviceAlarmSpecs(props: AlarmsProps): Record<ServiceAlarm, AlarmSpec> 
         'still using a revoked or rotated key (contact its owner).',
     },
     KeysExpiringSoon: {
-      metric: metric(METRIC.keysExpiringSoon, MAX_PER_HOUR),
+      metric: metric(REGISTRY_METRIC.keysExpiringSoon, MAX_PER_HOUR),
       comparisonOperator: ABOVE,
       threshold: 0,
       evaluationPeriods: 1,
       datapointsToAlarm: 1,
+      ...HOURLY_LEVEL,
       description:
         `A partner is about to lose access: every key of at least one app expires within ${props.keyExpiryWarningDays} ` +
         'days, and from that instant its requests get 401 (expired_key). A key expiring beside one that lives on (a ' +
-        "rotation in progress) does not count. npm run keys -- list shows each key's expiry; rotate <app-id> --grace " +
-        '<duration> gives the app a fresh key (hand it to the partner) and lets the old ones run out; expire <app-id> ' +
-        '<key-id> --never if the expiry was a mistake. The alarm clears once the app holds a key valid beyond the ' +
-        'window, or its keys have expired.',
+        'rotation in progress) does not count. The key registry monitor counts them in every shard each hour (the ' +
+        `saved query "${registryQuery}" shows keysExpiringSoon by shard); npm run keys -- list shows each key's ` +
+        'expiry; rotate <app-id> --grace <duration> gives the app a fresh key (hand it to the partner) and lets the old ' +
+        'ones run out; expire <app-id> <key-id> --never if the expiry was a mistake. The alarm clears at the next ' +
+        'hourly measurement once the app holds a key valid beyond the window, or its keys have expired.',
     },
     SecretNearlyFull: {
-      metric: metric(METRIC.secretFill, MAX_PER_HOUR),
+      metric: metric(REGISTRY_METRIC.secretFill, MAX_PER_HOUR),
       comparisonOperator: AT_LEAST,
       threshold: SECRET_WARNING_FILL_PERCENT,
       evaluationPeriods: 1,
       datapointsToAlarm: 1,
+      ...HOURLY_LEVEL,
       description:
-        `The keys secret is at ${SECRET_WARNING_FILL_PERCENT}% or more of the ${SECRET_MAX_BYTES.toLocaleString('en-US')} ` +
-        'bytes Secrets Manager allows. When it is full, the key CLI cannot add a key and scheduled rotation fails. ' +
-        'Make room: npm run keys -- prune removes expired keys; revoke keys and apps no longer used (fewer keys ' +
-        'per app); a sha256: digest takes more bytes than a plain key.',
+        `A keys secret (a shard of the key registry: SecretFill is the fullest one's, and the saved query "${registryQuery}" ` +
+        `names it) is at ${SECRET_WARNING_FILL_PERCENT}% or more of the ${SECRET_MAX_BYTES.toLocaleString('en-US')} ` +
+        'bytes Secrets Manager allows. When it is full, the key CLI cannot add a key to it and scheduled rotation of ' +
+        'it fails. Make room: npm run keys -- prune removes expired keys; revoke keys and apps no longer used (fewer ' +
+        'keys per app); a sha256: digest takes more bytes than a plain key; or spread the apps over more shards ' +
+        '(keyShards with keyShardsPrevious, then npm run keys -- reshard).',
+    },
+    KeyShardsUnreadable: {
+      metric: metric(REGISTRY_METRIC.shardsUnreadable, MAX_PER_HOUR),
+      comparisonOperator: AT_LEAST,
+      threshold: 1,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      ...HOURLY_LEVEL,
+      description:
+        'The key registry monitor could not read at least one shard, or found a value that is not a keyring: the ' +
+        'apps of that shard cannot authenticate (503 while no good copy is cached, then for good). Its log lines "key ' +
+        `shard measured" with state unreadable or malformed name each shard and the error, never the value (saved ` +
+        `query "${registryQuery}"): AccessDenied or a KMS error (the roles or the key policy), ResourceNotFound (a ` +
+        'shard secret deleted or renamed: restore it, or redeploy), a value that does not parse (put back its ' +
+        'previous version). The alarm clears at the next hourly measurement that reads every shard.',
+    },
+    KeyMonitorFailing: {
+      metric: new cloudwatch.MathExpression({
+        expression: 'FILL(errors, 0) + FILL(undelivered, 0)',
+        usingMetrics: {
+          errors: props.registryMonitor.handler.metricErrors({ statistic: cloudwatch.Stats.SUM }),
+          undelivered: props.registryMonitor.failedInvocations,
+        },
+        period: ONE_HOUR,
+        label: 'Monitor runs failed or not delivered',
+      }),
+      comparisonOperator: AT_LEAST,
+      threshold: 1,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      description:
+        'The key registry monitor failed its hourly run, or its schedule could not invoke it: the shards are not ' +
+        'being measured, so SecretNearlyFull, KeysExpiringSoon and KeyShardsUnreadable cannot go off and keep the ' +
+        "state they had. Read the monitor function's log group for the error (Task timed out, Runtime exited, an " +
+        'init error naming a setting) and its "key registry measured" lines; a schedule that cannot invoke it (a ' +
+        'permission removed) is put right by a redeploy. The alarm clears after an hour with a good run.',
     },
   };
 }
@@ -211,16 +274,15 @@ function rotationAlarmSpec(rotationFunction: lambda.IFunction): AlarmSpec {
     metric: rotationFunction.metricErrors(SUM_PER_MINUTE),
     ...ANY_IN_FIVE_MINUTES,
     description:
-      'Scheduled rotation of the keys secret failed: the rotation Lambda failed a step, so no fresh key was ' +
-      'added. Read its log group for "rotation step failed" lines and their error: a malformed secret, an ' +
-      'operator\'s edit during the rotation, a full secret ("the rotated secret would be N bytes": prune expired ' +
-      'keys, revoke keys no longer used, or lower rotationKeep), or a permission. Fix the cause, then retry with ' +
-      'aws secretsmanager rotate-secret --secret-id <secret ARN> --region <region> (the ARN is the stack output ' +
-      'KeysSecretArn). If the retry is refused because an earlier rotation is unfinished, a leftover AWSPENDING ' +
-      'label blocks it: find its version with describe-secret and clear it with aws secretsmanager ' +
-      'update-secret-version-stage --secret-id <secret ARN> --version-stage AWSPENDING --remove-from-version-id ' +
-      '<version id> --region <region>. This alarm clears after 5 quiet minutes; the rotation stays failed until ' +
-      'retried.',
+      'Scheduled rotation of a keys shard failed: the rotation Lambda failed a step, so that shard got no fresh ' +
+      'key. Its "rotation step failed" lines say which (secretArn: shard 0 is the output KeysSecretArn, shard i ' +
+      'the secret .../keys/shard-i) and why: a malformed secret, an edit or a reshard during the rotation, a full ' +
+      'secret ("the rotated secret would be N bytes": prune expired keys, revoke keys no longer used, or lower ' +
+      'rotationKeep), or a permission. Fix the cause, then retry: aws secretsmanager rotate-secret --secret-id ' +
+      '<secret ARN> --region <region>. If that is refused as an earlier rotation is unfinished, clear its ' +
+      'AWSPENDING label (describe-secret shows the version): aws secretsmanager update-secret-version-stage ' +
+      '--secret-id <secret ARN> --version-stage AWSPENDING --remove-from-version-id <version id> --region ' +
+      '<region>. This alarm clears after 5 quiet minutes; the rotation stays failed until retried.',
   };
 }
 
@@ -240,12 +302,13 @@ function rateLimiterAlarmSpec(metric: ServiceMetric, failure: LimiterFailure): A
     metric: metric(METRIC.rateLimiterUnavailable, SUM_PER_MINUTE),
     ...ANY_IN_FIVE_MINUTES,
     description:
-      `The per-app rate limiter could not update its DynamoDB table within ${LIMITER_WORST_ADDED_MS} ms for some ` +
-      `requests. ${LIMITER_FAILURE_EFFECT[failure]} Read the Lambda log lines "rate limiter unavailable" and ` +
-      "their error: throttling (one very busy app, or an account limit: see the table's throttled writes on the " +
-      'dashboard), AccessDenied (the role lost dynamodb:UpdateItem on the table: redeploy), ResourceNotFound (the ' +
-      "table is gone: redeploy), or time-outs (the table's latency on the dashboard; AWS Health Dashboard). " +
-      'Nothing needs a restart: each request asks again.',
+      `The per-app rate limiter could not count some requests in its DynamoDB table within ${LIMITER_WORST_ADDED_MS} ` +
+      `ms, or did not ask it (an environment's breaker is open after failed calls). ` +
+      `${LIMITER_FAILURE_EFFECT[failure]} Read the Lambda log lines "rate limiter unavailable" and their error: ` +
+      "throttling (a whole table or partition: see the table's throttled writes on the dashboard), AccessDenied " +
+      '(the role lost dynamodb:UpdateItem on the table: redeploy), ResourceNotFound (the table is gone: redeploy), ' +
+      "or time-outs (the table's latency on the dashboard; AWS Health Dashboard). Nothing needs a restart: each " +
+      'environment tries DynamoDB again within a second.',
   };
 }
 
@@ -253,13 +316,14 @@ function rateLimiterAlarmSpec(metric: ServiceMetric, failure: LimiterFailure): A
 export function createAlarms(scope: Construct, props: AlarmsProps): MonitoringAlarms {
   const specs = serviceAlarmSpecs(props);
   const alarm = (name: PaymentApiAlarm, spec: AlarmSpec): cloudwatch.Alarm => {
-    const { metric, description, ...options } = spec;
-    return metric.createAlarm(scope, `${name}Alarm`, {
+    const { metric, description, missingData, ...options } = spec;
+    return new cloudwatch.Alarm(scope, `${name}Alarm`, {
+      metric,
       ...options,
       alarmName: `${props.serviceName}-${name}`,
       alarmDescription: `${description} ${runbookLink(name)}`,
-      // No data means no requests (or no failures, or no refresh) in that period, which is healthy.
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      // No data means no requests (or no failures) in that period, which is healthy; the hourly levels say otherwise.
+      treatMissingData: missingData ?? cloudwatch.TreatMissingData.NOT_BREACHING,
     });
   };
   return {
@@ -272,6 +336,8 @@ export function createAlarms(scope: Construct, props: AlarmsProps): MonitoringAl
     UnauthorizedRequests: alarm('UnauthorizedRequests', specs.UnauthorizedRequests),
     KeysExpiringSoon: alarm('KeysExpiringSoon', specs.KeysExpiringSoon),
     SecretNearlyFull: alarm('SecretNearlyFull', specs.SecretNearlyFull),
+    KeyShardsUnreadable: alarm('KeyShardsUnreadable', specs.KeyShardsUnreadable),
+    KeyMonitorFailing: alarm('KeyMonitorFailing', specs.KeyMonitorFailing),
     ...(props.rotationFunction && {
       RotationFailing: alarm('RotationFailing', rotationAlarmSpec(props.rotationFunction)),
     }),

@@ -3,17 +3,21 @@ import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { METRIC, OUTCOME_METRICS, SERVICE_DIMENSION } from '../../lambda/payment/metric-names';
+import { REGISTRY_METRIC } from '../../lambda/registry-monitor/metric-names';
 import { SECRET_WARNING_FILL_PERCENT } from '../../shared/keys/secret-size';
-import type { MonitoringAlarms } from './alarms';
-import { FIVE_MINUTES, ONE_MINUTE, type ServiceMetric } from './service-metrics';
+import type { MonitoringAlarms, RegistryMonitorHealth } from './alarms';
+import { ONE_HOUR, ONE_MINUTE, type ServiceMetric } from './service-metrics';
 
 export interface DashboardProps {
   readonly stage: apigateway.Stage;
   readonly handler: lambda.IFunction;
   /** The rotation Lambda, when the secret is rotated on a schedule: it gets a row of its own. */
   readonly rotationFunction?: lambda.IFunction;
+  /** The key registry monitor: its runs, and the fullest shards from its log group. */
+  readonly registryMonitor: RegistryMonitorHealth & { readonly logGroup: logs.ILogGroup };
   /** Shown by state at the top. */
   readonly alarms: MonitoringAlarms;
   readonly metric: ServiceMetric;
@@ -43,25 +47,72 @@ function percentiles(
 }
 
 /**
- * The keys' own health: refusals of keys that matched (a partner to call), and the two levels sampled at each
- * refresh, with the SecretNearlyFull threshold drawn on the fill.
+ * The keys' own health: refusals of keys that matched (a partner to call), then the key registry monitor's hourly
+ * levels over every shard (the SecretNearlyFull threshold drawn on the fullest shard's fill), and which shards are
+ * fullest, read from the monitor's log lines: a few hundred short lines an hour, so the widget scans kilobytes.
  */
-function keyHealthRow(metric: ServiceMetric): cloudwatch.IWidget[] {
-  const maxPerFiveMinutes = { statistic: cloudwatch.Stats.MAXIMUM, period: FIVE_MINUTES };
+function keyHealthRows(
+  metric: ServiceMetric,
+  monitor: DashboardProps['registryMonitor'],
+): cloudwatch.IWidget[][] {
+  const maxPerHour = { statistic: cloudwatch.Stats.MAXIMUM, period: ONE_HOUR };
   return [
-    graph('Refused keys that matched: expired, network not allowed (per minute)', [
-      metric(METRIC.expiredKey, { ...SUM_PER_MINUTE, label: METRIC.expiredKey }),
-      metric(METRIC.sourceNotAllowed, { ...SUM_PER_MINUTE, label: METRIC.sourceNotAllowed }),
-    ]),
-    graph(
-      'Keys expiring soon, and secret fill in % (highest per 5 minutes)',
-      [metric(METRIC.keysExpiringSoon, { ...maxPerFiveMinutes, label: METRIC.keysExpiringSoon })],
-      {
-        right: [metric(METRIC.secretFill, { ...maxPerFiveMinutes, label: `${METRIC.secretFill} (%)` })],
-        rightYAxis: { min: 0, max: 100 },
-        rightAnnotations: [{ value: SECRET_WARNING_FILL_PERCENT, label: 'SecretNearlyFull' }],
-      },
-    ),
+    [
+      graph('Refused keys that matched: expired, network not allowed (per minute)', [
+        metric(METRIC.expiredKey, { ...SUM_PER_MINUTE, label: METRIC.expiredKey }),
+        metric(METRIC.sourceNotAllowed, { ...SUM_PER_MINUTE, label: METRIC.sourceNotAllowed }),
+      ]),
+      graph(
+        'Key registry, measured hourly: keys expiring soon, unreadable shards, and the fullest shard in %',
+        [
+          metric(REGISTRY_METRIC.keysExpiringSoon, {
+            ...maxPerHour,
+            label: REGISTRY_METRIC.keysExpiringSoon,
+          }),
+          metric(REGISTRY_METRIC.shardsUnreadable, {
+            ...maxPerHour,
+            label: REGISTRY_METRIC.shardsUnreadable,
+          }),
+        ],
+        {
+          right: [
+            metric(REGISTRY_METRIC.secretFill, {
+              ...maxPerHour,
+              label: `${REGISTRY_METRIC.secretFill}, fullest shard (%)`,
+            }),
+          ],
+          rightYAxis: { min: 0, max: 100 },
+          rightAnnotations: [{ value: SECRET_WARNING_FILL_PERCENT, label: 'SecretNearlyFull' }],
+        },
+      ),
+    ],
+    [
+      new cloudwatch.LogQueryWidget({
+        title: 'Fullest key shards, at the latest hourly measurement',
+        logGroupNames: [monitor.logGroup.logGroupName],
+        queryLines: [
+          'filter message = "key shard measured"',
+          'stats latest(fillPercent) as fill, latest(state) as shardState, latest(apps) as appCount, latest(keysExpiringSoon) as expiringSoon by shard',
+          'sort fill desc',
+          'limit 10',
+        ],
+        width: 12,
+        height: 6,
+      }),
+      graph('Key registry monitor: runs, failed and not delivered (per hour)', [
+        monitor.handler.metricInvocations({
+          statistic: cloudwatch.Stats.SUM,
+          period: ONE_HOUR,
+          label: 'Runs',
+        }),
+        monitor.handler.metricErrors({
+          statistic: cloudwatch.Stats.SUM,
+          period: ONE_HOUR,
+          label: 'Runs failed',
+        }),
+        monitor.failedInvocations.with({ period: ONE_HOUR, label: 'Runs not delivered' }),
+      ]),
+    ],
   ];
 }
 
@@ -181,7 +232,7 @@ export function createDashboard(scope: Construct, props: DashboardProps): cloudw
         metric(METRIC.coldStart, { ...SUM_PER_MINUTE, label: METRIC.coldStart }),
       ]),
     ],
-    keyHealthRow(metric),
+    ...keyHealthRows(metric, props.registryMonitor),
     ...(rateLimitTable ? [rateLimitRow(metric, rateLimitTable)] : []),
     ...(props.rotationFunction ? [rotationRow(props.rotationFunction)] : []),
   ];

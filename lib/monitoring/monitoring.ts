@@ -5,15 +5,14 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import type { MetricName } from '../../lambda/payment/metric-names';
 import type { LimiterFailure } from '../../lambda/payment/rate-limit/settings';
 import { DEFAULT_KEY_EXPIRY_WARNING_DAYS } from '../../lambda/payment/settings';
-import { createAlarms, notifyTopic, type MonitoringAlarms } from './alarms';
+import { createAlarms, notifyTopic, type MonitoringAlarms, type RegistryMonitorHealth } from './alarms';
 import { createAlarmTopic } from './alarm-topic';
 import { createDashboard } from './dashboard';
 import { MONITORING_DEFAULTS, validateMonitoringOptions, type MonitoringOptions } from './options';
 import { createSavedQueries, type SavedQueries } from './saved-queries';
-import { serviceMetrics, type ServiceMetric } from './service-metrics';
+import { serviceMetrics, type ServiceMetric, type ServiceMetricName } from './service-metrics';
 
 /** The per-app rate limiter, as on-call needs to see it. */
 export interface RateLimiterMonitoring {
@@ -33,6 +32,11 @@ export interface MonitoringProps extends MonitoringOptions {
    * @default - no rotation alarm
    */
   readonly rotationFunction?: lambda.IFunction;
+  /**
+   * The key registry monitor, which measures every shard each hour: its function (with its log group, which the
+   * dashboard and the saved query "Key registry by shard" read) and its schedule's undelivered runs.
+   */
+  readonly registryMonitor: RegistryMonitorHealth & { readonly handler: lambda.Function };
   /**
    * The `Service` dimension of the custom metrics and the prefix of every alarm, dashboard and query name: the
    * stack name, so that environments in one account stay apart.
@@ -71,7 +75,7 @@ export class Monitoring extends Construct {
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
     validateMonitoringOptions(props);
-    const { stage, handler, rotationFunction, serviceName, rateLimiter } = props;
+    const { stage, handler, rotationFunction, registryMonitor, serviceName, rateLimiter } = props;
     this.metricsNamespace = props.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace;
     this.serviceMetric = serviceMetrics(this.metricsNamespace, serviceName);
 
@@ -79,6 +83,7 @@ export class Monitoring extends Construct {
       stage,
       handler,
       rotationFunction,
+      registryMonitor,
       metric: this.serviceMetric,
       serviceName,
       unauthorizedThreshold:
@@ -103,6 +108,7 @@ export class Monitoring extends Construct {
       stage,
       handler,
       rotationFunction,
+      registryMonitor: { ...registryMonitor, logGroup: registryMonitor.handler.logGroup },
       alarms: this.alarms,
       metric: this.serviceMetric,
       metricsNamespace: this.metricsNamespace,
@@ -111,16 +117,17 @@ export class Monitoring extends Construct {
     });
     this.queries = createSavedQueries(this, {
       logGroup: handler.logGroup,
+      monitorLogGroup: registryMonitor.handler.logGroup,
       serviceName,
       rateLimited: rateLimiter !== undefined,
     });
   }
 
   /**
-   * One of the Lambda's metrics for this service, summed per minute unless `options` says otherwise: the base
-   * for alarms of your own.
+   * One of the service's metrics (the payment Lambda's, or the key registry monitor's), summed per minute unless
+   * `options` says otherwise: the base for alarms of your own.
    */
-  public metric(name: MetricName, options: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+  public metric(name: ServiceMetricName, options: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.serviceMetric(name, options);
   }
 }

@@ -3,7 +3,7 @@ import type { Construct } from 'constructs';
 
 /** The saved Logs Insights queries every deployment has. */
 export type ServiceQuery =
-  'requestsByKey' | 'unauthorizedBySource' | 'keyRuleRefusals' | 'keyFailureTimeline';
+  'requestsByKey' | 'unauthorizedBySource' | 'keyRuleRefusals' | 'keyFailureTimeline' | 'registryByShard';
 
 /** Every saved query: `throttledByApp` exists only with per-app rate limits. */
 export type PaymentApiQuery = ServiceQuery | 'throttledByApp';
@@ -18,9 +18,14 @@ interface SavedQuery {
   /** Shown after `<serviceName>/`. */
   readonly name: string;
   readonly query: logs.QueryStringProps;
+  /**
+   * The log group it reads: the payment Lambda's request lines, or the key registry monitor's shard lines.
+   * @default 'payment'
+   */
+  readonly reads?: 'payment' | 'monitor';
 }
 
-/** The saved queries: the name after `<serviceName>/`, and the query over the Lambda's JSON log lines. */
+/** The saved queries: the name after `<serviceName>/`, and the query over a function's JSON log lines. */
 export const SAVED_QUERIES: Readonly<Record<PaymentApiQuery, SavedQuery>> = {
   requestsByKey: {
     id: 'RequestsByKeyQuery',
@@ -65,6 +70,19 @@ export const SAVED_QUERIES: Readonly<Record<PaymentApiQuery, SavedQuery>> = {
       ],
     },
   },
+  registryByShard: {
+    id: 'RegistryByShardQuery',
+    name: 'Key registry by shard: fill, apps, keys, expiring, unreadable',
+    reads: 'monitor',
+    query: {
+      // One line per shard per hourly run; the latest of each shows where the registry stands, fullest first.
+      filterStatements: ['message = "key shard measured"'],
+      statsStatements: [
+        'latest(state) as shardState, latest(fillPercent) as fill, latest(bytes) as secretBytes, latest(apps) as appCount, latest(keys) as keyCount, latest(keysExpiringSoon) as expiringSoon, latest(appsElsewhere) as toMove, latest(problem) as lastProblem, latest(@timestamp) as measuredAt by shard',
+      ],
+      sort: 'fill desc',
+    },
+  },
   throttledByApp: {
     id: 'ThrottledByAppQuery',
     name: '429s by app',
@@ -80,6 +98,8 @@ export const SAVED_QUERIES: Readonly<Record<PaymentApiQuery, SavedQuery>> = {
 export interface SavedQueriesProps {
   /** The payment Lambda's log group: its request lines carry the app, the key id, the 401 reason and the source IP. */
   readonly logGroup: logs.ILogGroup;
+  /** The key registry monitor's log group: one line per shard per run. */
+  readonly monitorLogGroup: logs.ILogGroup;
   /** Prefix of the query names: `<serviceName>/...`, which the console shows as a folder. */
   readonly serviceName: string;
   /** Whether the stack has per-app rate limits: adds "429s by app". */
@@ -87,19 +107,19 @@ export interface SavedQueriesProps {
 }
 
 /**
- * The saved queries, created in `scope` (ids from SAVED_QUERIES). They read the Lambda's log group rather than
- * the access log, which lacks the app, the key id and the 401 reason.
+ * The saved queries, created in `scope` (ids from SAVED_QUERIES). The request queries read the Lambda's log group
+ * rather than the access log, which lacks the app, the key id and the 401 reason.
  */
 export function createSavedQueries(
   scope: Construct,
-  { logGroup, serviceName, rateLimited }: SavedQueriesProps,
+  { logGroup, monitorLogGroup, serviceName, rateLimited }: SavedQueriesProps,
 ): SavedQueries {
   const query = (key: PaymentApiQuery): logs.QueryDefinition => {
-    const { id, name, query: queryString } = SAVED_QUERIES[key];
+    const { id, name, query: queryString, reads = 'payment' } = SAVED_QUERIES[key];
     return new logs.QueryDefinition(scope, id, {
       queryDefinitionName: `${serviceName}/${name}`,
       queryString: new logs.QueryString(queryString),
-      logGroups: [logGroup],
+      logGroups: [reads === 'monitor' ? monitorLogGroup : logGroup],
     });
   };
   return {
@@ -107,6 +127,7 @@ export function createSavedQueries(
     unauthorizedBySource: query('unauthorizedBySource'),
     keyRuleRefusals: query('keyRuleRefusals'),
     keyFailureTimeline: query('keyFailureTimeline'),
+    registryByShard: query('registryByShard'),
     ...(rateLimited && { throttledByApp: query('throttledByApp') }),
   };
 }

@@ -54,14 +54,16 @@ export interface FleetOptions {
   readonly processes: readonly Readonly<Record<string, string>>[];
   /** Invoked one at a time in each process before it reports ready (keys loaded, connections open). */
   readonly warmUp: readonly unknown[];
-  /** The status every warm-up event must get. Default 200. */
-  readonly warmUpStatus?: number;
+  /** The status every warm-up event must get (one of them, when several are given). Default 200. */
+  readonly warmUpStatus?: number | readonly number[];
   readonly workload: Workload;
   /**
    * Runs once every process is ready, with the start instant about to be given to them (e.g. to switch a fault on,
    * or to set a counter as of that instant). No process starts before it has settled.
    */
   readonly beforeStart?: (startAt: number) => Promise<void>;
+  /** The start instant, given the earliest it may be (START_NOTICE_MS from when all are ready). Default: that. */
+  readonly startAt?: (earliest: number) => number;
 }
 
 export interface Invocation {
@@ -296,10 +298,12 @@ function startEnvironment(options: FleetOptions, index: number): Environment {
         throw new Error(reason);
       }),
     ]);
-  const expected = options.warmUpStatus ?? 200;
+  const expected = [options.warmUpStatus ?? 200].flat();
   const ready = message('ready').then(({ warmUp }) => {
-    if (warmUp.some((status) => status !== expected)) {
-      throw new Error(`environment ${index} warmed up with ${warmUp.join(', ')}, not ${expected} each`);
+    if (warmUp.some((status) => !expected.includes(status))) {
+      throw new Error(
+        `environment ${index} warmed up with ${warmUp.join(', ')}, not ${expected.join(' or ')} each`,
+      );
     }
   });
   const done = message('done').then(async ({ records }) => {
@@ -335,7 +339,8 @@ export async function startFleet(options: FleetOptions): Promise<RunningFleet> {
   let startAt: number;
   try {
     await Promise.all(environments.map((environment) => environment.ready));
-    startAt = Date.now() + START_NOTICE_MS;
+    const earliest = Date.now() + START_NOTICE_MS;
+    startAt = options.startAt?.(earliest) ?? earliest;
     await options.beforeStart?.(startAt);
     for (const { child } of environments)
       child.send({ type: 'start', at: startAt, workload: options.workload });

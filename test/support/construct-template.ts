@@ -69,6 +69,18 @@ export function onlyLogicalId(
   return ids[0] ?? '';
 }
 
+/** The payment Lambda, the key registry monitor and the rotation function, by logical ID, in stack "Test". */
+export const FUNCTION_IDS = {
+  handler: /^PaymentApiHandler[0-9A-F]{8}$/,
+  monitor: /^PaymentApiKeyRegistryMonitorFunction[0-9A-F]{8}$/,
+  rotation: /^PaymentApiKeyRotationFunction[0-9A-F]{8}$/,
+} as const;
+
+/** The logical ID of the payment Lambda, the monitor or the rotation function. */
+export function functionLogicalId(template: Template, fn: keyof typeof FUNCTION_IDS): string {
+  return onlyLogicalId(template, 'AWS::Lambda::Function', {}, FUNCTION_IDS[fn]);
+}
+
 export interface Statement {
   readonly Action: string | string[];
   readonly Resource: unknown;

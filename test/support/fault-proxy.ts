@@ -61,6 +61,11 @@ export interface FaultProxy {
   mode(): ProxyMode;
   /** Switches the behaviour for calls from now on; calls already held (black-holed) stay held. */
   setMode(mode: ProxyMode, options?: ModeOptions): Promise<void>;
+  /**
+   * Latency added to every call that passes (0 by default): half before the call reaches moto, half before its
+   * answer leaves, as a slow network path to the service would add it.
+   */
+  setLatency(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -203,11 +208,21 @@ export function closeServer(server: Server, sockets: Set<Socket>): Promise<void>
 /** Starts the proxy in front of moto's port; `pass` mode until told otherwise. */
 export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
   let mode: ProxyMode = 'pass';
+  let latencyMs = 0;
   let scheduled: { mode: ProxyMode; passesLeft: number } | undefined;
   const secretModes = new Map<string, Fault>();
   const calls: RecordedCall[] = [];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
+
+  const pause = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
 
   const handle = async (incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> => {
     let current = mode;
@@ -249,16 +264,11 @@ export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
       default:
         break;
     }
+    const added = current === 'pass' ? latencyMs : 0;
+    if (added > 0) await pause(added / 2);
     const answer = await forward(motoPort, incoming, body);
-    if (current === 'slow') {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          resolve();
-        }, SLOW_ANSWER_MS);
-        timers.add(timer);
-      });
-    }
+    if (added > 0) await pause(added / 2);
+    if (current === 'slow') await pause(SLOW_ANSWER_MS);
     if (current === 'reset-mid-answer') {
       outgoing.writeHead(answer.status, { ...answer.headers, 'content-length': String(answer.body.length) });
       outgoing.write(answer.body.subarray(0, Math.floor(answer.body.length / 2)), () => {
@@ -309,6 +319,9 @@ export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
       }
       scheduled = undefined;
       await switchTo(next);
+    },
+    setLatency(ms) {
+      latencyMs = ms;
     },
     async close() {
       for (const timer of timers) clearTimeout(timer);

@@ -198,3 +198,27 @@ export async function createMotoSecret(
     client.destroy();
   }
 }
+
+/** How many calls of one command a client has made: each call once, however many attempts it took. */
+export interface CommandCount {
+  readonly calls: () => number;
+  readonly reset: () => void;
+}
+
+/** Counts `client`'s calls of the command named `commandName` (`PutSecretValueCommand`, ...) from now on. */
+export function countCommands(client: SecretsManagerClient, commandName: string): CommandCount {
+  let calls = 0;
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      if (context.commandName === commandName) calls += 1;
+      return next(args);
+    },
+    { step: 'initialize', name: `count${commandName}` },
+  );
+  return {
+    calls: () => calls,
+    reset: () => {
+      calls = 0;
+    },
+  };
+}

@@ -5,11 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { RATE_LIMIT_ENV, type LimiterFailure } from '../../lambda/payment/rate-limit/settings';
+import { appWindowAt } from '../../lambda/payment/rate-limit/window';
 import type { RateLimit } from '../../shared/keys/rate-limit';
 import { runFleet, type FleetRun, type Invocation } from './asset-fleet';
 import { readEmfLines, totalCounts } from './emf';
 import { paymentEvent } from './events';
-import { startFaultProxy } from './fault-proxy';
+import { startFaultProxy, type Fault } from './fault-proxy';
 import { DEMO_KEY, HASHED_APP_KEY, PARTNER_KEY } from './keys';
 import {
   createMotoRateLimitTable,
@@ -83,6 +84,17 @@ export interface FloodOptions {
   /** How the steady app's requests arrive. Default paced. */
   readonly steadyArrivals?: 'paced' | 'random';
   readonly durationMs: number;
+  /**
+   * The limiter's bounds: `emulator` (EMULATOR_LIMITER_DEADLINE_MS, so moto's speed never shows as a failure) or
+   * `production` (150 ms, as deployed). Default emulator.
+   */
+  readonly bounds?: 'emulator' | 'production';
+  /** Latency added to every DynamoDB call by the proxy in front of moto. Default 0. */
+  readonly latencyMs?: number;
+  /** DynamoDB failing this way for the whole run (from the start instant on, the warm-up done). Default none. */
+  readonly fault?: Fault;
+  /** RATE_LIMIT_FAILURE. Default open. */
+  readonly failure?: LimiterFailure;
 }
 
 /**
@@ -115,10 +127,29 @@ export interface FloodReport {
   readonly steady: readonly Invocation[];
   /** UpdateItem calls that reached DynamoDB from the start on (counted by a proxy in front of moto). */
   readonly dynamoDbCalls: number;
+  /** Each environment's UpdateItem calls from the start on, milliseconds after it (each has a proxy of its own). */
+  readonly callsByEnvironment: readonly (readonly number[])[];
   /** Requests made from the start on, both apps. */
   readonly requests: number;
-  /** Every environment's EMF counts added up, warm-up included. */
+  /** Every environment's EMF counts added up, from the start on (each invocation writes one line; warm-ups left out). */
   readonly emfTotals: Readonly<Record<string, number>>;
+  /** The requests answered without the limiter's decision: 503 (failing closed) or 200 without RateLimit fields. */
+  readonly unavailable: readonly Invocation[];
+}
+
+/** The app that floods, and how long before one of its windows starts the run starts. */
+const FLOOD_APP = 'flood';
+const FLOOD_LEAD_MS = 50;
+
+/** What each environment serves before the start: it loads the keys and opens its connections. */
+const WARM_UP = [requestOf('warmup', HASHED_APP_KEY)];
+
+/** A request the limiter could not decide: 503 when failing closed, a 200 without the RateLimit fields when open. */
+export function answeredWithoutLimiter(invocation: Invocation): boolean {
+  return (
+    invocation.statusCode === 503 ||
+    (invocation.statusCode === 200 && invocation.headers.RateLimit === undefined)
+  );
 }
 
 function perWholeSecond(invocations: readonly Invocation[], startAt: number, seconds: number): number[] {
@@ -134,8 +165,15 @@ function perWholeSecond(invocations: readonly Invocation[], startAt: number, sec
  * One flood: a secret with the flooding app (no limit of its own), the steady app (a limit of its own) and an app
  * each environment warms up with; a fresh counter table; a counting proxy in front of moto's DynamoDB. Every
  * environment offers its share of both apps' rates from one start instant for `durationMs`. The limiter gets
- * EMULATOR_LIMITER_DEADLINE_MS, so moto's speed never shows as a fail-open. The seconds are counted from the
- * start, not the clock's windows: a second of the band holds the end of one window and the start of the next.
+ * EMULATOR_LIMITER_DEADLINE_MS unless `bounds` is `production`, so moto's speed never shows as a fail-open.
+ *
+ * The run starts FLOOD_LEAD_MS (50 ms) before one of the flooding app's windows starts, so each whole second counted
+ * from the start holds the start of one of its windows and the first 950 ms of it, where that window fills. The 50
+ * ms are for a request timed as it starts just before a window and checked, a moment later, in it. Counted from any
+ * other instant, a second can hold the end of one window's filling and the start of the next's, and how a window's
+ * requests split between two seconds depends on how fast the machine answers them, not on the limiter: a window of
+ * 10 that took 300 ms to fill on two busy cores showed as 4 in one second and 15 in the next. The limit is enforced
+ * per window (window.ts); the first second, which holds the end of the window before, is left out of the band.
  */
 export async function runFlood(options: FloodOptions): Promise<FloodReport> {
   const run = randomUUID().slice(0, 8);
@@ -143,14 +181,18 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
     options.moto,
     `payment-api/flood-${run}`,
     JSON.stringify({
-      flood: DEMO_KEY,
+      [FLOOD_APP]: DEMO_KEY,
       steady: { keys: [PARTNER_KEY], rateLimit: options.steadyLimit },
       warmup: HASHED_APP_KEY,
     }),
   );
   const tableName = `rate-limits-${run}`;
   await createMotoRateLimitTable(options.moto, tableName);
-  const counter = await startFaultProxy(options.moto.port);
+  // One proxy per environment, so its calls can be told apart.
+  const proxies = await Promise.all(
+    Array.from({ length: options.processes }, () => startFaultProxy(options.moto.port)),
+  );
+  for (const proxy of proxies) proxy.setLatency(options.latencyMs ?? 0);
   try {
     const perProcess = (total: number): number => total / options.processes;
     const fleet = await runFleet({
@@ -160,20 +202,31 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
         secretArn,
         tableName,
         defaultLimit: options.floodLimit,
-        dynamoDbEndpoint: counter.endpoint,
-        deadlineMs: EMULATOR_LIMITER_DEADLINE_MS,
+        ...(options.failure === undefined ? {} : { failure: options.failure }),
+        ...(options.bounds === 'production' ? {} : { deadlineMs: EMULATOR_LIMITER_DEADLINE_MS }),
         // Only what goes wrong: 100+ request lines a second would only load the two cores.
         logLevel: 'warn',
       }),
-      processes: Array.from({ length: options.processes }, () => ({})),
-      warmUp: [requestOf('warmup', HASHED_APP_KEY)],
+      processes: proxies.map((proxy) => ({ AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint })),
+      startAt: (earliest) =>
+        appWindowAt(FLOOD_APP, options.floodLimit, earliest + FLOOD_LEAD_MS).endMs - FLOOD_LEAD_MS,
+      warmUp: WARM_UP,
+      // With the production bounds, the warm-up's own check may not be decided in time on a busy machine: failing
+      // closed, it then gets 503. It only loads the keys and opens the connections; it is not measured.
+      warmUpStatus: options.bounds === 'production' && options.failure === 'closed' ? [200, 503] : 200,
+      beforeStart: async () => {
+        if (options.fault !== undefined) {
+          const fault = options.fault;
+          await Promise.all(proxies.map((proxy) => proxy.setMode(fault)));
+        }
+      },
       workload: {
         kind: 'streams',
         durationMs: options.durationMs,
         streams: [
           {
             name: 'flood',
-            event: requestOf('flood', DEMO_KEY),
+            event: requestOf(FLOOD_APP, DEMO_KEY),
             perSecond: perProcess(options.floodOffered),
             whenLate: 'send' as const,
           },
@@ -189,6 +242,11 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
     });
     const seconds = Math.floor(options.durationMs / 1000);
     const flood = fleet.invocations.filter((invocation) => invocation.stream === 'flood');
+    const callsByEnvironment = proxies.map((proxy) =>
+      proxy.calls
+        .filter((call) => call.operation === 'UpdateItem' && call.at >= fleet.startAt)
+        .map((call) => call.at - fleet.startAt),
+    );
     return {
       run: fleet,
       floodAccepted: perWholeSecond(
@@ -200,13 +258,16 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
       floodOther: flood.filter((invocation) => ![200, 429].includes(invocation.statusCode)),
       floodLimited: flood.filter((invocation) => invocation.statusCode === 429),
       steady: fleet.invocations.filter((invocation) => invocation.stream === 'steady'),
-      dynamoDbCalls: counter.calls.filter(
-        (call) => call.operation === 'UpdateItem' && call.at >= fleet.startAt,
-      ).length,
+      dynamoDbCalls: callsByEnvironment.reduce((total, calls) => total + calls.length, 0),
+      callsByEnvironment,
       requests: fleet.invocations.length,
-      emfTotals: totalCounts(readEmfLines(fleet.outputs.join('\n')).lines, LEVEL_METRICS),
+      emfTotals: totalCounts(
+        fleet.outputs.flatMap((output) => readEmfLines(output).lines.slice(WARM_UP.length)),
+        LEVEL_METRICS,
+      ),
+      unavailable: fleet.invocations.filter(answeredWithoutLimiter),
     };
   } finally {
-    await counter.close();
+    await Promise.all(proxies.map((proxy) => proxy.close()));
   }
 }

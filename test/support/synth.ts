@@ -26,11 +26,20 @@ export interface SynthesizedApp {
   readonly paymentAssetDir: string;
   /** The same for the rotation Lambda, when the app was synthesized with scheduled rotation. */
   readonly rotationAssetDir?: string;
+  /** The same for the key registry monitor, which every stack has. */
+  readonly monitorAssetDir: string;
 }
 
-/** Environment variables that tell the project's two functions apart in a template. */
-const PAYMENT_MARK = 'KEYS_SECRET_ID';
-const ROTATION_MARK = 'ROTATION_KEEP_KEYS';
+type Variables = Readonly<Record<string, unknown>>;
+
+/**
+ * Environment variables that tell the project's functions apart in a template: the payment Lambda alone has a key
+ * cache, the rotation function alone keeps keys, and the monitor reads the registry without a cache.
+ */
+const PAYMENT_MARK = (variables: Variables): boolean => variables.KEY_CACHE_TTL_SECONDS !== undefined;
+const ROTATION_MARK = (variables: Variables): boolean => variables.ROTATION_KEEP_KEYS !== undefined;
+const MONITOR_MARK = (variables: Variables): boolean =>
+  variables.KEYS_SECRET_ID !== undefined && variables.KEY_CACHE_TTL_SECONDS === undefined;
 
 /** Runs the real CLI (`cdk synth`) offline into `outdir`, as a user's deploy would synthesize. */
 export async function synthesizeApp(
@@ -52,11 +61,11 @@ export async function synthesizeApp(
     };
     const assetsPath = templatePath.replace(/\.template\.json$/, '.assets.json');
     const manifest = JSON.parse(readFileSync(assetsPath, 'utf8')) as AssetManifest;
-    const assetDirOf = (mark: string): string | undefined => {
+    const assetDirOf = (mark: (variables: Variables) => boolean): string | undefined => {
       const fn = Object.values(template.Resources).find(
         (resource) =>
           resource.Type === 'AWS::Lambda::Function' &&
-          resource.Properties?.Environment?.Variables?.[mark] !== undefined,
+          mark(resource.Properties?.Environment?.Variables ?? {}),
       );
       const s3Key = fn?.Properties?.Code?.S3Key;
       if (typeof s3Key !== 'string') return undefined;
@@ -65,9 +74,16 @@ export async function synthesizeApp(
       return join(outdir, asset.source.path);
     };
     const paymentAssetDir = assetDirOf(PAYMENT_MARK);
-    if (paymentAssetDir === undefined) continue;
+    const monitorAssetDir = assetDirOf(MONITOR_MARK);
+    if (paymentAssetDir === undefined || monitorAssetDir === undefined) continue;
     const rotationAssetDir = assetDirOf(ROTATION_MARK);
-    return { outdir, templatePaths, paymentAssetDir, ...(rotationAssetDir ? { rotationAssetDir } : {}) };
+    return {
+      outdir,
+      templatePaths,
+      paymentAssetDir,
+      monitorAssetDir,
+      ...(rotationAssetDir ? { rotationAssetDir } : {}),
+    };
   }
-  throw new Error(`no payment Lambda (a function with ${PAYMENT_MARK}) in ${templatePaths.join(', ')}`);
+  throw new Error(`no payment Lambda and key registry monitor in ${templatePaths.join(', ')}`);
 }

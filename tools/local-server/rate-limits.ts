@@ -2,10 +2,11 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { RequestLimits } from '../../lambda/payment/create-handler';
 import {
   createLimiterDynamoDbClient,
-  DynamoDbRateLimiter,
+  DynamoDbCounterStore,
   limiterCallBounds,
-} from '../../lambda/payment/rate-limit/dynamodb-limiter';
+} from '../../lambda/payment/rate-limit/dynamodb-counter-store';
 import { createMemoryRateLimiter } from '../../lambda/payment/rate-limit/memory-limiter';
+import { SharedRateLimiter } from '../../lambda/payment/rate-limit/shared-limiter';
 import {
   AWS_SERVICES,
   operatorClientSettings,
@@ -48,9 +49,11 @@ export function createLocalRateLimits(rateLimiting: LocalRateLimiting, env: Env)
       return { limiter: createMemoryRateLimiter(), defaultLimit: rateLimiting.defaultLimit, failure: 'open' };
     case 'dynamodb':
       return {
-        limiter: new DynamoDbRateLimiter({
-          client: createLocalLimiterClient(env, rateLimiting.deadlineMs),
-          tableName: rateLimiting.tableName,
+        limiter: new SharedRateLimiter({
+          store: new DynamoDbCounterStore({
+            client: createLocalLimiterClient(env, rateLimiting.deadlineMs),
+            tableName: rateLimiting.tableName,
+          }),
           deadlineMs: rateLimiting.deadlineMs,
         }),
         defaultLimit: rateLimiting.defaultLimit,

@@ -11,3 +11,11 @@ export const COUNTER_TABLE = {
   /** Number: epoch seconds; the table's TTL attribute. */
   expiresAt: 'expiresAt',
 } as const;
+
+/** Counter items outlive their window by this much, then DynamoDB's TTL removes them. */
+export const ITEM_LINGER_SECONDS = 600;
+
+/** The partition key of an app's counter (share `share` of it, when spread over several) in window `index`. */
+export function counterItemKey(appId: string, share: number | undefined, index: number): string {
+  return share === undefined ? `${appId}#${index}` : `${appId}#${share}#${index}`;
+}

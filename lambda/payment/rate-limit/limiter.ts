@@ -17,7 +17,10 @@ export type LimitDecision =
       /** Whole seconds, at least 1, before a retry can be accepted. */
       readonly retryAfterSeconds: number;
     }
-  /** The shared store could not be asked in time (or refused): the caller fails open or closed. */
+  /**
+   * The shared store could not count the request in time (slow, failing, refusing, throttling for no reason this
+   * environment knows, or not asked: its breaker open): the caller fails open or closed.
+   */
   | { readonly kind: 'unavailable'; readonly error: string };
 
 /**
@@ -29,8 +32,9 @@ export interface RateLimiter {
 }
 
 /**
- * The most the shared limiter adds to a request: its one DynamoDB call, a retry included. Past it the request goes
- * on as if the store were down: the handler fails open or closed.
+ * The most the shared limiter adds to a request: its one store call (one attempt of at most 140 ms, in
+ * dynamodb-counter-store.ts), and the whole check is cut here whatever the store does. Past it the request goes on
+ * as if the store were down: the handler fails open or closed.
  */
 export const LIMITER_WORST_ADDED_MS = 150;
 

@@ -76,6 +76,7 @@ describe.each([
   ['payment', () => app.paymentAssetDir, 'GetSecretValue'],
   ['rate-limited payment', () => limitedApp.paymentAssetDir, 'UpdateItem'],
   ['rotation', () => app.rotationAssetDir, 'UpdateSecretVersionStage'],
+  ['key registry monitor', () => app.monitorAssetDir, 'BatchGetSecretValue'],
 ])('the %s bundle', (_name, assetDir, operation) => {
   it('is minified strict CommonJS, without a source map, with the AWS SDK inside', () => {
     const shape = bundleShape(assetDir(), operation);
@@ -564,22 +565,28 @@ describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', ()
 
     const {
       result: { results, output },
-    } = await withinOneWindow([DEMO_LIMIT, PARTNER_LIMIT], async (attempt) => {
-      // A fresh table for each attempt: nothing counted yet.
-      const tableName = `payment-api-rate-limits-${attempt}`;
-      await createMotoRateLimitTable(moto, tableName);
-      return invokeAsset(
-        limitedApp.paymentAssetDir,
-        steps,
-        limitedAssetEnv({
-          moto,
-          secretArn,
-          tableName,
-          defaultLimit: DEMO_LIMIT,
-          deadlineMs: EMULATOR_LIMITER_DEADLINE_MS,
-        }),
-      );
-    });
+    } = await withinOneWindow(
+      () => [
+        ['demo', DEMO_LIMIT],
+        ['partner', PARTNER_LIMIT],
+      ],
+      async (attempt) => {
+        // A fresh table for each attempt: nothing counted yet.
+        const tableName = `payment-api-rate-limits-${attempt}`;
+        await createMotoRateLimitTable(moto, tableName);
+        return invokeAsset(
+          limitedApp.paymentAssetDir,
+          steps,
+          limitedAssetEnv({
+            moto,
+            secretArn,
+            tableName,
+            defaultLimit: DEMO_LIMIT,
+            deadlineMs: EMULATOR_LIMITER_DEADLINE_MS,
+          }),
+        );
+      },
+    );
 
     expect(results.map((result) => result.statusCode)).toEqual([401, 200, 200, 200, 429, 429, 200, 429]);
     const header = (index: number, name: string): unknown => results[index]?.headers?.[name];
@@ -590,11 +597,17 @@ describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', ()
       '"app";q=1;w=50',
       '"app";q=1;w=50',
     ]);
-    expect([1, 2, 3, 6].map((index) => String(header(index, 'RateLimit')).replace(/;t=\d+$/, ''))).toEqual([
-      '"app";r=2',
-      '"app";r=1',
-      '"app";r=0',
-      '"app";r=0',
+    // What the window still holds after each (2, 1, 0 of demo's 3; 0 of partner's 1), no more than the policy's
+    // rate allows over t (the draft's cap of r against t: q × t / w, rounded down).
+    const rateLimit = (index: number, remaining: number, quota: number, windowSeconds: number): string => {
+      const seconds = Number(/;t=(\d+)$/.exec(String(header(index, 'RateLimit')))?.[1]);
+      return `"app";r=${Math.min(remaining, Math.floor((quota * seconds) / windowSeconds))};t=${seconds}`;
+    };
+    expect([1, 2, 3, 6].map((index) => header(index, 'RateLimit'))).toEqual([
+      rateLimit(1, 2, 3, 300),
+      rateLimit(2, 1, 3, 300),
+      rateLimit(3, 0, 3, 300),
+      rateLimit(6, 0, 1, 50),
     ]);
     for (const refused of [4, 5, 7]) {
       const retryAfter = String(header(refused, 'Retry-After'));
@@ -686,5 +699,58 @@ describe('the bundled rotation Lambda in cdk.out', () => {
     expect(description.VersionIdsToStages?.[token]).toEqual(['AWSCURRENT']);
     expect(output).not.toContain(DEMO_KEY);
     client.destroy();
+  });
+});
+
+describe('the bundled key registry monitor in cdk.out', () => {
+  let moto: MotoServer;
+
+  beforeAll(async () => {
+    moto = await startMoto();
+  }, 60_000);
+
+  afterAll(async () => {
+    await moto.stop();
+  });
+
+  it('measures every shard of a registry in moto, with credentials from the environment, and emits its three metrics', async () => {
+    // Arrange: 3 shards under a prefix, as a stack names them; shard 2 holds no valid entry.
+    const prefix = `payment-api/Monitored-${randomUUID().slice(0, 8)}/keys/`;
+    const shardZero = await createMotoSecret(moto, `${prefix}zero`, SECRET_STRING);
+    await createMotoSecret(moto, `${prefix}shard-1`, '{}');
+    await createMotoSecret(moto, `${prefix}shard-2`, JSON.stringify({ broken: 42 }));
+
+    // Act
+    const { results, output } = await invokeAssetOutcomes(app.monitorAssetDir, [{}], {
+      ...moto.awsEnv,
+      KEYS_SECRET_ID: shardZero,
+      KEY_SHARDS: '3',
+      KEY_SHARD_NAME_PREFIX: prefix,
+      SERVICE_NAME: 'Monitored',
+    });
+
+    // Assert
+    expect(results).toEqual([
+      {
+        ok: true,
+        value: expect.objectContaining({
+          slots: 3,
+          calls: 1,
+          measuredShards: 2,
+          failedShards: [2],
+          apps: 3,
+        }) as unknown,
+      },
+    ]);
+    const { raw, lines } = readEmfLines(output);
+    expect(raw.map(emfProblems)).toEqual([[]]);
+    expect(lines[0]?.dimensions).toEqual({ Service: 'Monitored' });
+    expect(lines[0]?.samples).toEqual({
+      SecretFill: [(Buffer.byteLength(SECRET_STRING) / 65_536) * 100],
+      KeysExpiringSoon: [0],
+      KeyShardsUnreadable: [1],
+    });
+    expect(output).toContain('"message":"key shard measured"');
+    expect(output).not.toContain(DEMO_KEY);
   });
 });

@@ -59,6 +59,11 @@ describe('npx cdk synth with a context problem', () => {
       ['-c', 'keyCacheTtlSeconds=soon'],
       'error: context "keyCacheTtlSeconds" must be a whole number of seconds from 1 to 3600, got "soon"',
     ],
+    [
+      'a shard count outside 1 to 256',
+      ['-c', 'keyShards=300'],
+      'error: context "keyShards" must be a whole number from 1 to 256, got "300"',
+    ],
   ])('fails on %s with one line naming the key and no stack trace', async (_case, args, line) => {
     // Act
     const run = await cdkSynth(outdir, args);

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BREAKER_FAILURES_TO_OPEN } from '../../../lambda/payment/rate-limit/store-breaker';
 import { runFleet, type FleetRun } from '../../support/asset-fleet';
 import { readEmfLines, totalCounts } from '../../support/emf';
 import { FAULTS, startFaultProxy, type Fault } from '../../support/fault-proxy';
@@ -109,6 +110,21 @@ const FAULT_ERRORS: Readonly<Record<Fault, RegExp>> = {
   'access-denied': /AccessDeniedException/,
 };
 
+/**
+ * UpdateItem calls that meet the fault, from two environments' three checks each: each check calls once (never
+ * again after a failure that may have landed), and the third failure in a row opens the breaker; a throttled item
+ * is not asked again in its window (once more if the checks straddle the window's edge). A refused connection never
+ * reaches the proxy.
+ */
+const FAULTED_CALLS: Readonly<Record<Fault, { readonly min: number; readonly max: number }>> = {
+  refused: { min: 0, max: 0 },
+  'black-holed': { min: 6, max: 6 },
+  slow: { min: 6, max: 6 },
+  'reset-mid-answer': { min: 6, max: 6 },
+  throttling: { min: 2, max: 4 },
+  'access-denied': { min: 6, max: 6 },
+};
+
 function logLines(run: FleetRun, environment: number, message: string): Record<string, unknown>[] {
   return (run.outputs[environment] ?? '')
     .split('\n')
@@ -180,13 +196,50 @@ describe('while DynamoDB fails, with the production bounds', () => {
           );
           expect(String(warnings[0]?.error)).toMatch(FAULT_ERRORS[fault]);
         }
-        // Each check met the fault at DynamoDB (a refused connection never reaches the proxy).
         const faulted = proxy.calls.filter((call) => call.operation === 'UpdateItem' && call.mode === fault);
-        expect(fault === 'refused' || faulted.length >= run.invocations.length).toBe(true);
+        expect(faulted.length).toBeGreaterThanOrEqual(FAULTED_CALLS[fault].min);
+        expect(faulted.length).toBeLessThanOrEqual(FAULTED_CALLS[fault].max);
       } finally {
         await proxy.close();
       }
     },
     60_000,
+  );
+});
+
+describe('while DynamoDB stays down, one app flooding and another below its limit, from two environments', () => {
+  const SECONDS = 4;
+
+  it.each([
+    ['black-holed', 'open'],
+    ['throttling', 'closed'],
+  ] as const)(
+    '%s, failing %s: each environment calls it at most once a second once its breaker is open, every request answers within the bound as configured, and every one counts in RateLimiterUnavailable',
+    async (fault, failure) => {
+      const report = await runFlood({
+        assetDir,
+        moto,
+        ...STANDARD_FLOOD,
+        processes: 2,
+        durationMs: SECONDS * 1000,
+        bounds: 'production',
+        fault,
+        failure,
+      });
+
+      const invocations = report.run.invocations;
+      expect(invocations.length).toBeGreaterThan(SECONDS * STANDARD_FLOOD.floodOffered * 0.5);
+      expect(Math.max(...invocations.map((invocation) => invocation.tookMs))).toBeLessThan(BOUND_PROOF_MS);
+      const expectedStatus = failure === 'open' ? 200 : 503;
+      expect(invocations.filter((invocation) => invocation.statusCode !== expectedStatus)).toEqual([]);
+      expect(report.unavailable).toHaveLength(invocations.length);
+      expect(report.emfTotals.RateLimiterUnavailable).toBe(invocations.length);
+      for (const calls of report.callsByEnvironment) {
+        // Three failures in a row open the breaker; then one probe a second, at most.
+        expect(calls.length).toBeGreaterThanOrEqual(BREAKER_FAILURES_TO_OPEN);
+        expect(calls.length).toBeLessThanOrEqual(BREAKER_FAILURES_TO_OPEN + SECONDS + 1);
+      }
+    },
+    120_000,
   );
 });

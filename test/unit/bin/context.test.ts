@@ -65,6 +65,8 @@ describe('readContext', () => {
       keyCacheTtlSeconds: '30',
       keyMaxStaleSeconds: '600',
       keyExpiryWarningDays: '30',
+      keyShards: '8',
+      keyShardsPrevious: '4',
       throttlingRateLimit: '12.5',
       throttlingBurstLimit: '25',
       appRateLimit: '2.5',
@@ -103,6 +105,8 @@ describe('readContext', () => {
       keyCacheTtl: 30,
       keyMaxStale: 600,
       keyExpiryWarning: 30,
+      keyShards: 8,
+      keyShardsPrevious: 4,
       throttlingRateLimit: 12.5,
       throttlingBurstLimit: 25,
       appRateLimit: { perSecond: 2.5, burst: 5, failure: 'closed' },
@@ -198,6 +202,17 @@ describe('readContext', () => {
     });
   });
 
+  it('reads a shrink back to one shard: keyShardsPrevious alone, keyShards left to its default', () => {
+    expect(readContext({ keyShardsPrevious: '4' }).props).toEqual({ keyShardsPrevious: 4 });
+  });
+
+  it('turns an existing secret into shard 0 of a registry', () => {
+    expect(readContext({ existingSecret: 'payment-api/keys', keyShards: 16 }).props).toEqual({
+      existingSecret: 'payment-api/keys',
+      keyShards: 16,
+    });
+  });
+
   it('accepts createDemoApp=false with an existing secret: a switch that is off asks for nothing', () => {
     expect(readContext({ existingSecret: 'payment-api/keys', createDemoApp: 'false' }).props).toEqual({
       existingSecret: 'payment-api/keys',
@@ -271,6 +286,37 @@ describe('readContext', () => {
       'an expiry warning over a year',
       { keyExpiryWarningDays: 366 },
       'context "keyExpiryWarningDays" must be a whole number of days from 1 to 365, got 366',
+    ],
+    ['no shard', { keyShards: '0' }, 'context "keyShards" must be a whole number from 1 to 256, got "0"'],
+    [
+      'more shards than the registry allows',
+      { keyShards: 257 },
+      'context "keyShards" must be a whole number from 1 to 256, got 257',
+    ],
+    [
+      'a fractional shard count',
+      { keyShards: '2.5' },
+      'context "keyShards" must be a whole number from 1 to 256, got "2.5"',
+    ],
+    [
+      'a word as the shard count',
+      { keyShards: 'many' },
+      'context "keyShards" must be a whole number from 1 to 256, got "many"',
+    ],
+    [
+      'a previous shard count out of range',
+      { keyShards: '8', keyShardsPrevious: '300' },
+      'context "keyShardsPrevious" must be a whole number from 1 to 256, got "300"',
+    ],
+    [
+      'a previous shard count equal to the shard count',
+      { keyShards: '8', keyShardsPrevious: '8' },
+      'context "keyShardsPrevious" must differ from keyShards (8): set it only while a reshard is under way, to the count apps were placed by before, got 8',
+    ],
+    [
+      'a previous shard count of 1 without keyShards, whose default is 1',
+      { keyShardsPrevious: '1' },
+      'context "keyShardsPrevious" must differ from keyShards (1): set it only while a reshard is under way, to the count apps were placed by before, got 1',
     ],
     [
       'a negative memory size',
@@ -661,6 +707,9 @@ describe('a bad value', () => {
     ['keyCacheTtlSeconds', 0, 'keyCacheTtl', { keyCacheTtl: Duration.seconds(0) }],
     ['keyMaxStaleSeconds', 86_401, 'keyMaxStale', { keyMaxStale: Duration.seconds(86_401) }],
     ['keyExpiryWarningDays', 0, 'keyExpiryWarning', { keyExpiryWarning: Duration.days(0) }],
+    ['keyShards', 0, 'keyShards', { keyShards: 0 }],
+    ['keyShards', 257, 'keyShards', { keyShards: 257 }],
+    ['keyShardsPrevious', 0.5, 'keyShardsPrevious', { keyShardsPrevious: 0.5 }],
     ['throttlingRateLimit', 0, 'throttlingRateLimit', { throttlingRateLimit: 0 }],
     ['throttlingBurstLimit', 0, 'throttlingBurstLimit', { throttlingBurstLimit: 0 }],
     ['appRateLimit', 0, 'appRateLimit.perSecond', { appRateLimit: { perSecond: 0 } }],
@@ -721,6 +770,18 @@ describe('a bad value', () => {
     });
 
     expect(problem).toBe(`context "${key}" ${constructError.slice(prop.length + 1)}`);
+  });
+
+  it('of context "keyShardsPrevious" equal to keyShards gets the words the construct uses', () => {
+    const [problem] = problemsWith({ keyShards: 4, keyShardsPrevious: 4 });
+    const constructError = errorOf(() => {
+      constructUnbundled({ keyShards: 4, keyShardsPrevious: 4 });
+    });
+
+    expect(constructError).toBe(
+      'keyShardsPrevious must differ from keyShards (4): set it only while a reshard is under way, to the count apps were placed by before, got 4',
+    );
+    expect(problem).toBe(`context "keyShardsPrevious" ${constructError.slice('keyShardsPrevious '.length)}`);
   });
 
   it('of context "rotationKeep" gets the words the construct uses for rotation.keep', () => {

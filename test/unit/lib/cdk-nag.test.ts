@@ -110,6 +110,18 @@ describe.each([
   ],
   ['per-app rate limits, failing closed', RATE_LIMITS],
   ['per-app rate limits, email alarm notices and tracing', { ...RATE_LIMITS, ...MONITORING_BY_EMAIL }],
+  ['a key registry of 64 shards', { keyShards: '64' }],
+  ['a reshard from 4 shards to 8 under way', { keyShards: '8', keyShardsPrevious: '4' }],
+  ['256 shards rotated on a schedule, in nested stacks', { keyShards: '256', ...ROTATION }],
+  [
+    'an existing secret by ARN as shard 0 of 16, with a customer KMS key and rotation',
+    {
+      keyShards: '16',
+      existingSecret: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf',
+      secretKmsKeyArn: KMS_KEY_ARN,
+      ...ROTATION,
+    },
+  ],
 ])('cdk-nag AwsSolutions checks on the app with %s', (_case, context) => {
   let stack: Stack;
 
@@ -117,6 +129,8 @@ describe.each([
     stack = appStack(context);
   });
 
+  // A nested stack (the rotation schedules of shards 1 and up) is part of its parent's artifact: its findings are
+  // among the parent's annotations.
   it('leaves no unacknowledged error', () => {
     const errors = Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'));
 
@@ -145,34 +159,68 @@ const ACKNOWLEDGED_API_FINDINGS_WITH_WAF = [
   'AWS::ApiGateway::Stage: AwsSolutions-APIG6',
 ];
 const SECRET_ROTATION_FINDING = 'AWS::SecretsManager::Secret: AwsSolutions-SMG4';
+/** The key registry monitor's BatchGetSecretValue, which IAM grants only on "*", acknowledged on its policy. */
+const MONITOR_BATCH_READ_FINDING = 'AWS::IAM::Policy: AwsSolutions-IAM5';
 
 describe.each<[string, Record<string, unknown>, string[]]>([
-  ['without rotation', {}, [...ACKNOWLEDGED_API_FINDINGS, SECRET_ROTATION_FINDING]],
-  ['with scheduled rotation, which settles the secret rotation finding', ROTATION, ACKNOWLEDGED_API_FINDINGS],
+  [
+    'without rotation',
+    {},
+    [...ACKNOWLEDGED_API_FINDINGS, MONITOR_BATCH_READ_FINDING, SECRET_ROTATION_FINDING],
+  ],
+  [
+    'with scheduled rotation, which settles the secret rotation finding',
+    ROTATION,
+    [...ACKNOWLEDGED_API_FINDINGS, MONITOR_BATCH_READ_FINDING],
+  ],
   [
     'with a new WAF web ACL, which settles the WAF finding',
     WAF,
-    [...ACKNOWLEDGED_API_FINDINGS_WITH_WAF, SECRET_ROTATION_FINDING],
+    [...ACKNOWLEDGED_API_FINDINGS_WITH_WAF, MONITOR_BATCH_READ_FINDING, SECRET_ROTATION_FINDING],
   ],
   [
     'with an existing WAF web ACL, which settles the WAF finding',
     EXISTING_WEB_ACL,
-    [...ACKNOWLEDGED_API_FINDINGS_WITH_WAF, SECRET_ROTATION_FINDING],
+    [...ACKNOWLEDGED_API_FINDINGS_WITH_WAF, MONITOR_BATCH_READ_FINDING, SECRET_ROTATION_FINDING],
   ],
   [
     'with a custom domain but no web ACL, which still acknowledges the WAF finding',
     DOMAIN,
-    [...ACKNOWLEDGED_API_FINDINGS, SECRET_ROTATION_FINDING],
+    [...ACKNOWLEDGED_API_FINDINGS, MONITOR_BATCH_READ_FINDING, SECRET_ROTATION_FINDING],
   ],
   [
     "with tracing, whose X-Ray permission is acknowledged on the handler's policy, and email alarm notices",
     MONITORING_BY_EMAIL,
-    [...ACKNOWLEDGED_API_FINDINGS, 'AWS::IAM::Policy: AwsSolutions-IAM5', SECRET_ROTATION_FINDING].sort(),
+    [
+      ...ACKNOWLEDGED_API_FINDINGS,
+      'AWS::IAM::Policy: AwsSolutions-IAM5',
+      MONITOR_BATCH_READ_FINDING,
+      SECRET_ROTATION_FINDING,
+    ].sort(),
   ],
   [
     'with per-app rate limits, whose counter table keeps no point-in-time recovery',
     RATE_LIMITS,
-    [...ACKNOWLEDGED_API_FINDINGS, 'AWS::DynamoDB::Table: AwsSolutions-DDB3', SECRET_ROTATION_FINDING].sort(),
+    [
+      ...ACKNOWLEDGED_API_FINDINGS,
+      'AWS::DynamoDB::Table: AwsSolutions-DDB3',
+      MONITOR_BATCH_READ_FINDING,
+      SECRET_ROTATION_FINDING,
+    ].sort(),
+  ],
+  [
+    'with 8 shards, each shard and the manifest acknowledging that nothing rotates them',
+    { keyShards: '8' },
+    [
+      ...ACKNOWLEDGED_API_FINDINGS,
+      MONITOR_BATCH_READ_FINDING,
+      ...Array<string>(9).fill(SECRET_ROTATION_FINDING),
+    ].sort(),
+  ],
+  [
+    'with 8 shards rotated on a schedule, where only the manifest, which holds no key, is not rotated',
+    { keyShards: '8', ...ROTATION },
+    [...ACKNOWLEDGED_API_FINDINGS, MONITOR_BATCH_READ_FINDING, SECRET_ROTATION_FINDING].sort(),
   ],
 ])('cdk-nag acknowledgements %s', (_case, context, expected) => {
   let template: Template;

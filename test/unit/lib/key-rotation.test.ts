@@ -7,6 +7,7 @@ import { ROTATION_STEP_WORST_CASE_MS, ROTATION_TIMEOUT } from '../../../lib/key-
 import {
   actionsOf,
   constructUnbundled,
+  functionLogicalId,
   functionRoleStatements,
   onlyLogicalId,
   policyStatements,
@@ -65,8 +66,10 @@ describe('PaymentApi scheduled rotation', () => {
   });
 
   describe('without the rotation prop', () => {
-    it('adds nothing: one function, no rotation schedule, no invoke permission for Secrets Manager', () => {
-      plain.resourceCountIs('AWS::Lambda::Function', 1);
+    it('adds nothing: no rotation function (only the payment Lambda and the monitor), schedule or invoke permission for Secrets Manager', () => {
+      expect(Object.keys(plain.findResources('AWS::Lambda::Function')).sort()).toEqual(
+        [functionLogicalId(plain, 'handler'), functionLogicalId(plain, 'monitor')].sort(),
+      );
       plain.resourceCountIs('AWS::SecretsManager::RotationSchedule', 0);
       expect(
         Object.keys(
@@ -168,12 +171,12 @@ describe('PaymentApi scheduled rotation', () => {
     });
 
     it('grants nothing on a wildcard resource, GetRandomPassword included', () => {
-      const statements = policyStatements(template);
+      const statements = functionRoleStatements(template, rotationId);
 
       expect(JSON.stringify(statements.flatMap((statement) => [statement.Resource].flat()))).not.toContain(
         '*',
       );
-      expect(statements.flatMap(actionsOf)).not.toContain('secretsmanager:GetRandomPassword');
+      expect(policyStatements(template).flatMap(actionsOf)).not.toContain('secretsmanager:GetRandomPassword');
     });
 
     it('leaves the handler with read access only', () => {
@@ -252,7 +255,7 @@ describe('PaymentApi scheduled rotation', () => {
     });
 
     it('keeps the rotation logs as long as the other log groups', () => {
-      custom.resourceCountIs('AWS::Logs::LogGroup', 3);
+      custom.resourceCountIs('AWS::Logs::LogGroup', 4);
       custom.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
     });
 

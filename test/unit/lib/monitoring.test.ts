@@ -6,6 +6,8 @@ import type { MonitoringOptions } from '../../../lib/monitoring';
 import { PaymentApiStack } from '../../../lib/payment-api-stack';
 import {
   constructUnbundled,
+  functionLogicalId,
+  functionRoleStatements,
   onlyLogicalId,
   policyStatements,
   synthesize,
@@ -152,6 +154,8 @@ const DEFAULT_ALARMS: [string, Record<string, unknown>][] = [
       DatapointsToAlarm: 1,
       ComparisonOperator: 'GreaterThanThreshold',
       Threshold: 0,
+      // Measured once an hour by the monitor: an hour without a measurement neither raises nor clears it.
+      TreatMissingData: 'ignore',
     },
   ],
   [
@@ -166,6 +170,54 @@ const DEFAULT_ALARMS: [string, Record<string, unknown>][] = [
       DatapointsToAlarm: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       Threshold: 80,
+      TreatMissingData: 'ignore',
+    },
+  ],
+  [
+    'Test-KeyShardsUnreadable',
+    {
+      Namespace: CUSTOM.namespace,
+      Dimensions: CUSTOM.dimensions,
+      MetricName: 'KeyShardsUnreadable',
+      Statistic: 'Maximum',
+      Period: 3600,
+      EvaluationPeriods: 1,
+      DatapointsToAlarm: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+      TreatMissingData: 'ignore',
+    },
+  ],
+  [
+    'Test-KeyMonitorFailing',
+    {
+      // The monitor's failed runs plus the runs its schedule could not deliver, each hour: a failure either way.
+      Metrics: [
+        expect.objectContaining({ Id: 'expr_1', Expression: 'FILL(errors, 0) + FILL(undelivered, 0)' }),
+        expect.objectContaining({
+          Id: 'errors',
+          MetricStat: expect.objectContaining({
+            Metric: expect.objectContaining({ Namespace: 'AWS/Lambda', MetricName: 'Errors' }) as unknown,
+            Period: 3600,
+            Stat: 'Sum',
+          }) as unknown,
+        }),
+        expect.objectContaining({
+          Id: 'undelivered',
+          MetricStat: expect.objectContaining({
+            Metric: expect.objectContaining({
+              Namespace: 'AWS/Events',
+              MetricName: 'FailedInvocations',
+            }) as unknown,
+            Period: 3600,
+            Stat: 'Sum',
+          }) as unknown,
+        }),
+      ],
+      EvaluationPeriods: 1,
+      DatapointsToAlarm: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
     },
   ],
 ];
@@ -228,12 +280,12 @@ describe('PaymentApi monitoring with default props', () => {
 
   beforeAll(() => {
     ({ template } = synthesize());
-    handlerId = onlyLogicalId(template, 'AWS::Lambda::Function');
+    handlerId = functionLogicalId(template, 'handler');
     stageId = onlyLogicalId(template, 'AWS::ApiGateway::Stage');
   });
 
   describe('alarms', () => {
-    it('are the nine of the runbook, each named after the stack', () => {
+    it('are the eleven of the runbook, each named after the stack', () => {
       expect(Object.keys(alarmsByName(template)).sort()).toEqual(DEFAULT_ALARMS.map(([name]) => name).sort());
     });
 
@@ -242,7 +294,7 @@ describe('PaymentApi monitoring with default props', () => {
       (name, expected) => {
         const alarm = alarmsByName(template)[name];
 
-        expect(alarm).toMatchObject({ ...expected, TreatMissingData: 'notBreaching' });
+        expect(alarm).toMatchObject({ TreatMissingData: 'notBreaching', ...expected });
       },
     );
 
@@ -263,7 +315,7 @@ describe('PaymentApi monitoring with default props', () => {
     it('say what they mean and end with the runbook section named after them, within CloudWatch’s 1024 characters', () => {
       const alarms = Object.entries(alarmsByName(template));
 
-      expect(alarms).toHaveLength(9);
+      expect(alarms).toHaveLength(11);
       for (const [name, alarm] of alarms) {
         const section = name.replace(/^Test-/, '').toLowerCase();
         const description = String(alarm.AlarmDescription);
@@ -360,18 +412,52 @@ describe('PaymentApi monitoring with default props', () => {
       }
     });
 
-    it('graphs the keys expiring soon and the secret’s fill at their highest, with the fill alarm’s threshold drawn', () => {
+    it('graphs the monitor’s hourly levels at their highest: keys expiring soon, unreadable shards and the fullest shard’s fill, with the fill alarm’s threshold drawn', () => {
       const body = dashboardBody(template);
 
-      // A graph's period is 5 minutes unless a metric says otherwise, so none is written for these.
       expect(body).toContain(
-        '["PaymentApi","KeysExpiringSoon","Service","Test",{"label":"KeysExpiringSoon","stat":"Maximum"}]',
+        '["PaymentApi","KeysExpiringSoon","Service","Test",{"label":"KeysExpiringSoon","period":3600,"stat":"Maximum"}]',
       );
       expect(body).toContain(
-        '["PaymentApi","SecretFill","Service","Test",{"label":"SecretFill (%)","stat":"Maximum","yAxis":"right"}]',
+        '["PaymentApi","KeyShardsUnreadable","Service","Test",{"label":"KeyShardsUnreadable","period":3600,"stat":"Maximum"}]',
+      );
+      expect(body).toContain(
+        '["PaymentApi","SecretFill","Service","Test",{"label":"SecretFill, fullest shard (%)","period":3600,"stat":"Maximum","yAxis":"right"}]',
       );
       expect(body).toContain('"horizontal":[{"value":80,"label":"SecretNearlyFull","yAxis":"right"}]');
       expect(body).toContain('"right":{"min":0,"max":100}');
+    });
+
+    it('lists the fullest shards by number from the monitor’s log group, at their latest measurement', () => {
+      const body = dashboardBody(template);
+      const monitorLogsId = onlyLogicalId(
+        template,
+        'AWS::Logs::LogGroup',
+        {},
+        /KeyRegistryMonitorFunctionLogs/,
+      );
+
+      expect(body).toContain('"type":"log"');
+      expect(body).toContain(`SOURCE '${JSON.stringify({ Ref: monitorLogsId })}'`);
+      expect(body).toContain('filter message = \\"key shard measured\\"');
+      expect(body).toContain('by shard');
+      expect(body).toContain('sort fill desc');
+      expect(body).toContain('"title":"Fullest key shards, at the latest hourly measurement"');
+    });
+
+    it('graphs the monitor’s runs, failed runs and runs its schedule did not deliver, per hour', () => {
+      const body = dashboardBody(template);
+      const monitorId = functionLogicalId(template, 'monitor');
+      const ruleId = onlyLogicalId(template, 'AWS::Events::Rule');
+
+      for (const metric of ['Invocations', 'Errors']) {
+        expect(body).toContain(
+          `"AWS/Lambda","${metric}","FunctionName","${JSON.stringify({ Ref: monitorId })}"`,
+        );
+      }
+      expect(body).toContain(
+        `"AWS/Events","FailedInvocations","RuleName","${JSON.stringify({ Ref: ruleId })}"`,
+      );
     });
 
     it('shows the state of every alarm', () => {
@@ -428,8 +514,35 @@ describe('PaymentApi monitoring with default props', () => {
       for (const fragment of fragments) expect(query?.Properties.QueryString).toContain(fragment);
     });
 
-    it('are exactly those four', () => {
-      template.resourceCountIs('AWS::Logs::QueryDefinition', 4);
+    it('"Test/Key registry by shard: fill, apps, keys, expiring, unreadable" reads the monitor’s log group: the latest of each shard, fullest first', () => {
+      const monitorLogsId = onlyLogicalId(
+        template,
+        'AWS::Logs::LogGroup',
+        {},
+        /KeyRegistryMonitorFunctionLogs/,
+      );
+      const [query] = Object.values(resources(template, 'AWS::Logs::QueryDefinition')).filter(
+        (resource) =>
+          resource.Properties.Name === 'Test/Key registry by shard: fill, apps, keys, expiring, unreadable',
+      );
+
+      expect(query?.Properties.LogGroupNames).toEqual([{ Ref: monitorLogsId }]);
+      for (const fragment of [
+        'filter message = "key shard measured"',
+        'latest(state) as shardState',
+        'latest(fillPercent) as fill',
+        'latest(keysExpiringSoon) as expiringSoon',
+        'latest(appsElsewhere) as toMove',
+        'latest(problem) as lastProblem',
+        'by shard',
+        'sort fill desc',
+      ]) {
+        expect(query?.Properties.QueryString).toContain(fragment);
+      }
+    });
+
+    it('are exactly those five', () => {
+      template.resourceCountIs('AWS::Logs::QueryDefinition', 5);
     });
   });
 
@@ -438,7 +551,13 @@ describe('PaymentApi monitoring with default props', () => {
       template.hasResourceProperties('AWS::Lambda::Function', { TracingConfig: Match.absent() });
       template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: Match.absent() });
       expect(JSON.stringify(policyStatements(template))).not.toContain('xray:');
-      template.allResources('AWS::IAM::Policy', { Metadata: Match.absent() });
+      const acknowledged = Object.entries(resources(template, 'AWS::IAM::Policy')).filter(
+        ([, policy]) => policy.Metadata !== undefined,
+      );
+      // Only the monitor's policy, for BatchGetSecretValue on "*" (lib/key-registry-monitor.ts).
+      expect(acknowledged.map(([id]) => id)).toEqual([
+        expect.stringMatching(/^PaymentApiKeyRegistryMonitorFunctionRoleDefaultPolicy/) as unknown,
+      ]);
     });
   });
 
@@ -503,7 +622,7 @@ describe('PaymentApi monitoring with per-app rate limits', () => {
     it('notifies the alarm topic of it and of its recovery, like every other alarm', () => {
       const topicId = onlyLogicalId(template, 'AWS::SNS::Topic');
 
-      template.resourceCountIs('AWS::CloudWatch::Alarm', 10);
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 12);
       template.allResourcesProperties('AWS::CloudWatch::Alarm', {
         AlarmActions: [{ Ref: topicId }],
         OKActions: [{ Ref: topicId }],
@@ -587,7 +706,7 @@ describe('PaymentApi monitoring with per-app rate limits', () => {
       (resource) => resource.Properties.Name === 'Test/429s by app',
     );
 
-    template.resourceCountIs('AWS::Logs::QueryDefinition', 5);
+    template.resourceCountIs('AWS::Logs::QueryDefinition', 6);
     expect(query?.Properties.LogGroupNames).toEqual([{ Ref: handlerLogsId }]);
     expect(query?.Properties.QueryString).toBe(
       'filter message = "request refused" and status = 429\n' +
@@ -717,7 +836,7 @@ describe('PaymentApi monitoring with an existing topic', () => {
     template.resourceCountIs('AWS::SNS::Topic', 0);
     template.resourceCountIs('AWS::SNS::TopicPolicy', 0);
     template.resourceCountIs('AWS::KMS::Key', 0);
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 9);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 11);
     template.allResourcesProperties('AWS::CloudWatch::Alarm', {
       AlarmActions: [topicArn],
       OKActions: [topicArn],
@@ -761,23 +880,38 @@ describe('PaymentApi monitoring with tuned options', () => {
       'Test-UnauthorizedRequests',
       'Test-KeysExpiringSoon',
       'Test-SecretNearlyFull',
+      'Test-KeyShardsUnreadable',
     ]) {
       expect(alarms[name]).toMatchObject({ Namespace: 'Payments/Staging' });
     }
     expect(dashboardBody(template)).toContain('["Payments/Staging","Accepted","Service","Test"');
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ METRICS_NAMESPACE: 'Payments/Staging' }) },
-    });
+    expect(dashboardBody(template)).toContain('["Payments/Staging","SecretFill","Service","Test"');
+    for (const fn of ['handler', 'monitor'] as const) {
+      expect(
+        (
+          template.toJSON() as {
+            Resources: Record<
+              string,
+              { Properties: { Environment: { Variables: Record<string, unknown> } } }
+            >;
+          }
+        ).Resources[functionLogicalId(template, fn)]?.Properties.Environment.Variables.METRICS_NAMESPACE,
+      ).toBe('Payments/Staging');
+    }
   });
 });
 
 describe('PaymentApi monitoring with a 30-day key expiry warning', () => {
-  it('tells the Lambda the window and states it in the alarm that the count raises', () => {
+  it('tells the Lambda and the monitor, which counts, the window, and states it in the alarm that the count raises', () => {
     const { template } = synthesize({ keyExpiryWarning: Duration.days(30) });
 
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ KEY_EXPIRY_WARNING_DAYS: '30' }) },
-    });
+    expect(
+      Object.keys(
+        template.findResources('AWS::Lambda::Function', {
+          Properties: { Environment: { Variables: Match.objectLike({ KEY_EXPIRY_WARNING_DAYS: '30' }) } },
+        }),
+      ).sort(),
+    ).toEqual([functionLogicalId(template, 'handler'), functionLogicalId(template, 'monitor')].sort());
     expect(alarmsByName(template)['Test-KeysExpiringSoon']?.AlarmDescription).toContain(
       'expires within 30 days',
     );
@@ -798,19 +932,21 @@ describe('PaymentApi with tracing', () => {
 
   it('lets the Lambda send traces, on "*" as X-Ray requires, and acknowledges that on its policy only', () => {
     const policies = resources(template, 'AWS::IAM::Policy');
-    const acknowledged = Object.values(policies).flatMap(
-      (policy) => policy.Metadata?.cdk_nag?.rules_to_suppress ?? [],
-    );
+    const handlerPolicy = Object.entries(policies).find(([id]) => id.startsWith('PaymentApiHandlerRole'));
+    const acknowledged = handlerPolicy?.[1].Metadata?.cdk_nag?.rules_to_suppress ?? [];
 
-    expect(policyStatements(template)).toContainEqual({
+    expect(functionRoleStatements(template, functionLogicalId(template, 'handler'))).toContainEqual({
       Effect: 'Allow',
       Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
       Resource: '*',
     });
-    expect(Object.keys(policies)).toHaveLength(1);
     expect(acknowledged.map(({ id, applies_to }) => ({ id, applies_to }))).toEqual([
       { id: 'AwsSolutions-IAM5', applies_to: ['Resource::*'] },
     ]);
+    // The monitor is not traced: nothing of X-Ray in its policy.
+    expect(
+      JSON.stringify(functionRoleStatements(template, functionLogicalId(template, 'monitor'))),
+    ).not.toContain('xray:');
   });
 });
 
@@ -953,8 +1089,8 @@ describe('two environments in one account', () => {
     const productionNames = names(production);
     const stagingNames = names(staging);
 
-    expect(productionNames).toHaveLength(14);
-    expect(new Set([...productionNames, ...stagingNames]).size).toBe(28);
+    expect(productionNames).toHaveLength(17);
+    expect(new Set([...productionNames, ...stagingNames]).size).toBe(34);
   });
 
   it('emit and watch their metrics under their own Service dimension', () => {
@@ -963,8 +1099,8 @@ describe('two environments in one account', () => {
         .filter((alarm) => alarm.Namespace === 'PaymentApi')
         .map((alarm) => alarm.Dimensions);
 
-    expect(serviceOf(production)).toEqual(Array(5).fill([{ Name: 'Service', Value: 'PaymentApi' }]));
-    expect(serviceOf(staging)).toEqual(Array(5).fill([{ Name: 'Service', Value: 'PaymentApi-staging' }]));
+    expect(serviceOf(production)).toEqual(Array(6).fill([{ Name: 'Service', Value: 'PaymentApi' }]));
+    expect(serviceOf(staging)).toEqual(Array(6).fill([{ Name: 'Service', Value: 'PaymentApi-staging' }]));
     staging.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ SERVICE_NAME: 'PaymentApi-staging' }) },
     });

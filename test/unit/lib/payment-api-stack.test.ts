@@ -35,8 +35,18 @@ interface Statement {
   readonly Condition?: unknown;
 }
 
-function statementsFor(template: Template, actionPrefix: string): Statement[] {
-  return Object.values(template.findResources('AWS::IAM::Policy'))
+/**
+ * The statements of one role's policies (the payment Lambda's unless told) on actions starting with `actionPrefix`.
+ * The key registry monitor reads the secret too: test/unit/lib/key-registry-monitor.test.ts checks its grants.
+ */
+function statementsFor(
+  template: Template,
+  actionPrefix: string,
+  role = 'PaymentApiHandlerRole',
+): Statement[] {
+  return Object.entries(template.findResources('AWS::IAM::Policy'))
+    .filter(([id]) => id.startsWith(role))
+    .map(([, policy]) => policy)
     .flatMap(
       (policy) =>
         (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument
@@ -223,7 +233,7 @@ describe('PaymentApiStack with scheduled rotation of an existing secret', () => 
       RotationRules: { ScheduleExpression: 'rate(7 days)' },
     });
     expect(
-      statementsFor(template, 'secretsmanager:').filter((statement) =>
+      statementsFor(template, 'secretsmanager:', 'PaymentApiKeyRotationFunctionRole').filter((statement) =>
         [statement.Action].flat().includes('secretsmanager:PutSecretValue'),
       ),
     ).toEqual([{ Effect: 'Allow', Action: ROTATION_ACTIONS, Resource: grantedArn }]);
@@ -491,6 +501,17 @@ const DEPLOYED_IDS = [
   'PaymentApiMonitoringKeysExpiringSoonAlarmA17A390A',
   'PaymentApiMonitoringSecretNearlyFullAlarmDAE7CBDB',
   'PaymentApiMonitoringKeyRuleRefusalsQuery2F572BFE',
+  // Added since, with the key registry: its monitor, its two alarms and its saved query, all new.
+  'PaymentApiKeyRegistryMonitorFunctionLogs367E408D',
+  'PaymentApiKeyRegistryMonitorFunctionRoleD4E90948',
+  'PaymentApiKeyRegistryMonitorFunctionRoleDefaultPolicy325CE39F',
+  'PaymentApiKeyRegistryMonitorFunction4BA87AF6',
+  'PaymentApiKeyRegistryMonitorFunctionEventInvokeConfig070C33C2',
+  'PaymentApiKeyRegistryMonitorSchedule7FE0D48F',
+  'PaymentApiKeyRegistryMonitorScheduleAllowEventRulePaymentApiKeyRegistryMonitorFunction3AC71A4CF6DCB937',
+  'PaymentApiMonitoringKeyShardsUnreadableAlarmDDD23244',
+  'PaymentApiMonitoringKeyMonitorFailingAlarm22630546',
+  'PaymentApiMonitoringRegistryByShardQuery63C59A7C',
 ];
 const DEPLOYED_ROTATION_IDS = [
   'PaymentApiKeyRotationFunctionLogs37CC23ED',

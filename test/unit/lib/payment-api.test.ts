@@ -12,9 +12,12 @@ import type { PaymentApiProps } from '../../../lib/payment-api';
 import {
   actionsOf,
   constructUnbundled,
+  functionLogicalId,
+  functionRoleStatements,
   onlyLogicalId,
   policyStatements,
   synthesize,
+  type Statement,
 } from '../../support/construct-template';
 
 const PROJECT_ROOT = path.join(__dirname, '..', '..', '..');
@@ -34,10 +37,16 @@ function handlerEntry(props: PaymentApiProps): string {
   }
 }
 
+/** The payment Lambda's environment variables. */
 function functionEnvironment(template: Template): Record<string, unknown> {
-  const [fn] = Object.values(template.findResources('AWS::Lambda::Function'));
+  const fn = template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')];
   return (fn as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties
     .Environment.Variables;
+}
+
+/** The statements of the payment Lambda's role. */
+function handlerStatements(template: Template): Statement[] {
+  return functionRoleStatements(template, functionLogicalId(template, 'handler'));
 }
 
 describe('PaymentApi with default props', () => {
@@ -51,36 +60,41 @@ describe('PaymentApi with default props', () => {
 
   describe('handler function', () => {
     it('runs Node.js 24 on arm64 with 256 MiB and a 10 s timeout', () => {
-      template.resourceCountIs('AWS::Lambda::Function', 1);
-      template.hasResourceProperties('AWS::Lambda::Function', {
-        Runtime: 'nodejs24.x',
-        Architectures: ['arm64'],
-        Handler: 'index.handler',
-        MemorySize: 256,
-        Timeout: 10,
-      });
-    });
-
-    it('receives the secret ARN, the cache settings and the metrics settings, and nothing else, in its environment', () => {
-      template.hasResourceProperties('AWS::Lambda::Function', {
-        Environment: {
-          Variables: Match.objectEquals({
-            KEYS_SECRET_ID: { Ref: secretId },
-            KEY_CACHE_TTL_SECONDS: '60',
-            KEY_MAX_STALE_SECONDS: '900',
-            KEY_EXPIRY_WARNING_DAYS: '14',
-            LOG_LEVEL: 'info',
-            METRICS_NAMESPACE: 'PaymentApi',
-            SERVICE_NAME: 'Test',
-          }),
+      // Two functions: this one and the key registry monitor (test/unit/lib/key-registry-monitor.test.ts).
+      template.resourceCountIs('AWS::Lambda::Function', 2);
+      expect(
+        template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
+      ).toMatchObject({
+        Properties: {
+          Runtime: 'nodejs24.x',
+          Architectures: ['arm64'],
+          Handler: 'index.handler',
+          MemorySize: 256,
+          Timeout: 10,
         },
       });
     });
 
-    it('is created only once its role policy exists, with no redundant dependency on the role', () => {
-      const policyId = onlyLogicalId(template, 'AWS::IAM::Policy');
+    it('receives the secret ARN, the cache settings and the metrics settings, and nothing else, in its environment', () => {
+      expect(functionEnvironment(template)).toEqual({
+        KEYS_SECRET_ID: { Ref: secretId },
+        KEY_CACHE_TTL_SECONDS: '60',
+        KEY_MAX_STALE_SECONDS: '900',
+        KEY_EXPIRY_WARNING_DAYS: '14',
+        LOG_LEVEL: 'info',
+        METRICS_NAMESPACE: 'PaymentApi',
+        SERVICE_NAME: 'Test',
+      });
+    });
 
-      template.hasResource('AWS::Lambda::Function', { DependsOn: [policyId] });
+    it('is created only once its role policy exists, with no redundant dependency on the role', () => {
+      const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /^PaymentApiHandlerRole/);
+
+      expect(
+        template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
+      ).toMatchObject({
+        DependsOn: [policyId],
+      });
     });
 
     it('holds no environment value long enough to be a key', () => {
@@ -110,7 +124,7 @@ describe('PaymentApi with default props', () => {
     it('lets the handler read only its one secret and write only its own log group', () => {
       const logGroupId = onlyLogicalId(template, 'AWS::Logs::LogGroup', {}, /HandlerLogs/);
 
-      expect(policyStatements(template)).toEqual([
+      expect(handlerStatements(template)).toEqual([
         {
           Effect: 'Allow',
           Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
@@ -125,11 +139,15 @@ describe('PaymentApi with default props', () => {
     });
 
     it('uses no wildcard resource and no managed policy', () => {
-      const resources = policyStatements(template).flatMap((statement) => [statement.Resource].flat());
+      const resources = handlerStatements(template).flatMap((statement) => [statement.Resource].flat());
 
       expect(JSON.stringify(resources)).not.toContain('*');
-      template.resourceCountIs('AWS::IAM::Role', 1);
-      template.hasResourceProperties('AWS::IAM::Role', { ManagedPolicyArns: Match.absent() });
+      // Beside the monitor's BatchGetSecretValue, which IAM only grants on "*" (lib/key-registry-monitor.ts).
+      expect(
+        policyStatements(template).filter((statement) => JSON.stringify(statement.Resource).includes('*')),
+      ).toEqual([{ Effect: 'Allow', Action: 'secretsmanager:BatchGetSecretValue', Resource: '*' }]);
+      template.resourceCountIs('AWS::IAM::ManagedPolicy', 0);
+      template.allResourcesProperties('AWS::IAM::Role', { ManagedPolicyArns: Match.absent() });
     });
 
     it('creates no rate limit table and grants nothing on DynamoDB without appRateLimit', () => {
@@ -174,7 +192,7 @@ describe('PaymentApi with default props', () => {
 
   describe('REST API', () => {
     it('serves POST /payment through a Lambda proxy integration', () => {
-      const handlerId = onlyLogicalId(template, 'AWS::Lambda::Function');
+      const handlerId = functionLogicalId(template, 'handler');
       const resourceId = onlyLogicalId(template, 'AWS::ApiGateway::Resource', {
         Properties: { PathPart: 'payment' },
       });
@@ -194,12 +212,25 @@ describe('PaymentApi with default props', () => {
     });
 
     it('lets API Gateway invoke the handler for POST /payment only', () => {
-      template.resourceCountIs('AWS::Lambda::Permission', 1);
-      template.hasResourceProperties('AWS::Lambda::Permission', {
-        Action: 'lambda:InvokeFunction',
-        Principal: 'apigateway.amazonaws.com',
-        SourceArn: { 'Fn::Join': ['', Match.arrayWith(['/POST/payment'])] },
-      });
+      const handlerId = functionLogicalId(template, 'handler');
+
+      expect(
+        Object.values(
+          template.findResources('AWS::Lambda::Permission', {
+            Properties: { FunctionName: { 'Fn::GetAtt': [handlerId, 'Arn'] } },
+          }),
+        ),
+      ).toEqual([
+        {
+          Type: 'AWS::Lambda::Permission',
+          Properties: {
+            Action: 'lambda:InvokeFunction',
+            FunctionName: { 'Fn::GetAtt': [handlerId, 'Arn'] },
+            Principal: 'apigateway.amazonaws.com',
+            SourceArn: { 'Fn::Join': ['', expect.arrayContaining(['/POST/payment']) as unknown] },
+          },
+        },
+      ]);
     });
 
     it('answers any other method on /payment with 405 from a mock, never invoking the handler', () => {
@@ -293,7 +324,10 @@ describe('PaymentApi with default props', () => {
 
     it('does not create the account-wide API Gateway CloudWatch role', () => {
       template.resourceCountIs('AWS::ApiGateway::Account', 0);
-      template.resourceCountIs('AWS::IAM::Role', 1);
+      expect(Object.keys(template.findResources('AWS::IAM::Role')).sort()).toEqual([
+        expect.stringMatching(/^PaymentApiHandlerRole/) as unknown,
+        expect.stringMatching(/^PaymentApiKeyRegistryMonitorFunctionRole/) as unknown,
+      ]);
     });
   });
 
@@ -377,15 +411,19 @@ describe('PaymentApi with every prop set', () => {
   });
 
   it('passes the cache settings, the expiry warning and the log level to the handler', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      MemorySize: 512,
-      Environment: {
-        Variables: Match.objectLike({
-          KEY_CACHE_TTL_SECONDS: '30',
-          KEY_MAX_STALE_SECONDS: '300',
-          KEY_EXPIRY_WARNING_DAYS: '7',
-          LOG_LEVEL: 'debug',
-        }),
+    expect(
+      template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
+    ).toMatchObject({
+      Properties: {
+        MemorySize: 512,
+        Environment: {
+          Variables: {
+            KEY_CACHE_TTL_SECONDS: '30',
+            KEY_MAX_STALE_SECONDS: '300',
+            KEY_EXPIRY_WARNING_DAYS: '7',
+            LOG_LEVEL: 'debug',
+          },
+        },
       },
     });
   });
@@ -397,8 +435,8 @@ describe('PaymentApi with every prop set', () => {
     });
   });
 
-  it('keeps both log groups for the given retention', () => {
-    template.resourceCountIs('AWS::Logs::LogGroup', 2);
+  it('keeps every log group (the handler’s, the access log, the monitor’s) for the given retention', () => {
+    template.resourceCountIs('AWS::Logs::LogGroup', 3);
     template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
   });
 
@@ -409,7 +447,7 @@ describe('PaymentApi with every prop set', () => {
   });
 
   it('lets the handler decrypt with the customer key, through Secrets Manager only', () => {
-    const kmsStatements = policyStatements(template).filter((statement) =>
+    const kmsStatements = handlerStatements(template).filter((statement) =>
       actionsOf(statement).some((action) => action.startsWith('kms:')),
     );
 
@@ -449,22 +487,18 @@ describe('PaymentApi with per-app rate limits', () => {
   });
 
   it('tells the Lambda the table, the default limit (burst: one second’s worth) and to fail open', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: {
-        Variables: Match.objectEquals({
-          KEYS_SECRET_ID: { Ref: secretId },
-          KEY_CACHE_TTL_SECONDS: '60',
-          KEY_MAX_STALE_SECONDS: '900',
-          KEY_EXPIRY_WARNING_DAYS: '14',
-          LOG_LEVEL: 'info',
-          METRICS_NAMESPACE: 'PaymentApi',
-          SERVICE_NAME: 'Test',
-          RATE_LIMIT_TABLE: { Ref: tableId },
-          RATE_LIMIT_PER_SECOND: '20',
-          RATE_LIMIT_BURST: '20',
-          RATE_LIMIT_FAILURE: 'open',
-        }),
-      },
+    expect(functionEnvironment(template)).toEqual({
+      KEYS_SECRET_ID: { Ref: secretId },
+      KEY_CACHE_TTL_SECONDS: '60',
+      KEY_MAX_STALE_SECONDS: '900',
+      KEY_EXPIRY_WARNING_DAYS: '14',
+      LOG_LEVEL: 'info',
+      METRICS_NAMESPACE: 'PaymentApi',
+      SERVICE_NAME: 'Test',
+      RATE_LIMIT_TABLE: { Ref: tableId },
+      RATE_LIMIT_PER_SECOND: '20',
+      RATE_LIMIT_BURST: '20',
+      RATE_LIMIT_FAILURE: 'open',
     });
   });
 
@@ -497,7 +531,7 @@ describe('PaymentApi with per-app rate limits', () => {
   it('lets the handler update the counters of its one table, and nothing more than before besides', () => {
     const logGroupId = onlyLogicalId(template, 'AWS::Logs::LogGroup', {}, /HandlerLogs/);
 
-    expect(policyStatements(template)).toEqual([
+    expect(handlerStatements(template)).toEqual([
       {
         Effect: 'Allow',
         Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
@@ -525,9 +559,13 @@ describe('PaymentApi with per-app rate limits', () => {
   });
 
   it('creates the table before the function, which depends on the policy that names it', () => {
-    const policyId = onlyLogicalId(template, 'AWS::IAM::Policy');
+    const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /^PaymentApiHandlerRole/);
 
-    template.hasResource('AWS::Lambda::Function', { DependsOn: [policyId] });
+    expect(
+      template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
+    ).toMatchObject({
+      DependsOn: [policyId],
+    });
   });
 });
 
@@ -548,10 +586,8 @@ describe('PaymentApi with an existing secret', () => {
 
     // Assert
     template.resourceCountIs('AWS::SecretsManager::Secret', 0);
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ KEYS_SECRET_ID: arn }) },
-    });
-    expect(policyStatements(template)).toContainEqual({
+    expect(functionEnvironment(template)).toMatchObject({ KEYS_SECRET_ID: arn });
+    expect(handlerStatements(template)).toContainEqual({
       Effect: 'Allow',
       Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
       Resource: arn,

@@ -4,10 +4,13 @@ import type { KeyringProvider } from '../../../../lambda/payment/key-cache';
 import { METRIC, type CountedMetricName } from '../../../../lambda/payment/metric-names';
 import type { LimitDecision, RateLimiter } from '../../../../lambda/payment/rate-limit/limiter';
 import { createMemoryRateLimiter } from '../../../../lambda/payment/rate-limit/memory-limiter';
+import { SharedRateLimiter } from '../../../../lambda/payment/rate-limit/shared-limiter';
+import { windowOffsetMs } from '../../../../lambda/payment/rate-limit/window';
 import { errorBody } from '../../../../shared/api/responses';
 import { parseKeyring } from '../../../../shared/keys/keyring';
 import type { RateLimit } from '../../../../shared/keys/rate-limit';
 import { captureLogs } from '../../../support/capture-logger';
+import { CounterStoreDouble } from '../../../support/counter-store-double';
 import { paymentEvent } from '../../../support/events';
 import { DEMO_KEY, PARTNER_KEY } from '../../../support/keys';
 
@@ -214,5 +217,76 @@ describe('POST /payment with per-app rate limits', () => {
         apps: 1,
       }),
     ]);
+  });
+});
+
+describe('a changed limit, in three execution environments sharing the count', () => {
+  /** 100 ms into one of partner's 1-second windows: every step below falls in it. */
+  const MID_WINDOW = 1_800_000_000 * 1_000 + windowOffsetMs('partner', 1_000) + 100;
+  const secretWith = (rateLimit: RateLimit): ReturnType<typeof parseKeyring>['keyring'] =>
+    parseKeyring(JSON.stringify({ partner: { keys: [PARTNER_KEY], rateLimit } })).keyring;
+
+  /** Three environments, each with the keys it last read and its own limiter, all counting in one store. */
+  function environments(keyring: ReturnType<typeof secretWith>, defaultLimit: RateLimit = DEFAULT_LIMIT) {
+    const store = new CounterStoreDouble({ now: () => MID_WINDOW });
+    const current = { keyring };
+    const handlers = [0, 1, 2].map(() =>
+      createHandler({
+        keys: { getKeys: () => Promise.resolve({ keyring: current.keyring, stale: false }) },
+        logger: captureLogs().logger,
+        now: () => MID_WINDOW,
+        limits: {
+          limiter: new SharedRateLimiter({ store, now: () => MID_WINDOW }),
+          defaultLimit,
+          failure: 'open',
+        },
+      }),
+    );
+    /** One request from each environment, `rounds` times: the statuses in order. */
+    const send = async (rounds: number): Promise<number[]> => {
+      const statuses = [];
+      for (let round = 0; round < rounds; round++) {
+        for (const handle of handlers) statuses.push((await handle(paymentEvent(partner))).statusCode);
+      }
+      return statuses;
+    };
+    return { current, send, store };
+  }
+
+  it('raised or lowered in the secret, applies at the next key refresh, mid-window, in every environment', async () => {
+    const { current, send } = environments(secretWith({ perSecond: 2, burst: 2 }));
+
+    const atTwo = await send(2);
+    current.keyring = secretWith({ perSecond: 4, burst: 4 });
+    const raised = await send(1);
+    current.keyring = secretWith({ perSecond: 1, burst: 1 });
+    const lowered = await send(1);
+
+    // Every environment has seen the window full at 2; at 4 each asks again, and the window admits 2 more.
+    expect(atTwo).toEqual([200, 200, 429, 429, 429, 429]);
+    expect(raised).toEqual([200, 200, 429]);
+    // Lowered below what the window holds: refused at once, everywhere.
+    expect(lowered).toEqual([429, 429, 429]);
+  });
+
+  it("raised by the stack's appRateLimit (a deploy), counts on from what the window holds", async () => {
+    const noLimitOfItsOwn = parseKeyring(JSON.stringify({ partner: [PARTNER_KEY] })).keyring;
+    const before = environments(noLimitOfItsOwn, { perSecond: 2, burst: 2 });
+    await before.send(1);
+    const after = createHandler({
+      keys: { getKeys: () => Promise.resolve({ keyring: noLimitOfItsOwn, stale: false }) },
+      logger: captureLogs().logger,
+      now: () => MID_WINDOW,
+      limits: {
+        limiter: new SharedRateLimiter({ store: before.store, now: () => MID_WINDOW }),
+        defaultLimit: { perSecond: 3, burst: 3 },
+        failure: 'open',
+      },
+    });
+
+    const statuses = [];
+    for (let i = 0; i < 2; i++) statuses.push((await after(paymentEvent(partner))).statusCode);
+
+    expect(statuses).toEqual([200, 429]);
   });
 });

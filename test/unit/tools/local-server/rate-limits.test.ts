@@ -1,7 +1,7 @@
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { LIMITER_CALL_BOUNDS } from '../../../../lambda/payment/rate-limit/dynamodb-limiter';
+import { LIMITER_CALL_BOUNDS } from '../../../../lambda/payment/rate-limit/dynamodb-counter-store';
 import {
   createLocalLimiterClient,
   createLocalRateLimits,

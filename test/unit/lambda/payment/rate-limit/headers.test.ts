@@ -1,13 +1,22 @@
+import fc from 'fast-check';
 import {
   limitedHeaders,
   policyHeader,
   quotaPerWindow,
   rateLimitHeaders,
 } from '../../../../../lambda/payment/rate-limit/headers';
+import type { LimitDecision, RateLimiter } from '../../../../../lambda/payment/rate-limit/limiter';
+import { createMemoryRateLimiter } from '../../../../../lambda/payment/rate-limit/memory-limiter';
+import {
+  REQUESTS_PER_SECOND_PER_ITEM,
+  SharedRateLimiter,
+} from '../../../../../lambda/payment/rate-limit/shared-limiter';
+import { RATE_LIMIT_LIMITS, type RateLimit } from '../../../../../shared/keys/rate-limit';
+import { CounterStoreDouble } from '../../../../support/counter-store-double';
 
 describe('the RateLimit header fields (draft-ietf-httpapi-ratelimit-headers-11)', () => {
   it.each([
-    // The limit's own window, whole seconds: q at once, every w seconds.
+    // The limit's own window, whole seconds: q at once, every w seconds, exactly as counted.
     [
       { perSecond: 20, burst: 40 },
       { quota: 40, windowSeconds: 2 },
@@ -28,26 +37,30 @@ describe('the RateLimit header fields (draft-ietf-httpapi-ratelimit-headers-11)'
       { perSecond: 0.001, burst: 1 },
       { quota: 1, windowSeconds: 1000 },
     ],
-    // A window that is not whole seconds: the rate, as a whole quota per whole window.
+    [
+      { perSecond: 0.3, burst: 3 },
+      { quota: 3, windowSeconds: 10 },
+    ],
+    // A window that is not whole seconds: the burst, its window rounded up, never more than the limiter admits.
     [
       { perSecond: 20, burst: 30 },
-      { quota: 20, windowSeconds: 1 },
-    ],
-    [
-      { perSecond: 1000, burst: 10 },
-      { quota: 1000, windowSeconds: 1 },
+      { quota: 30, windowSeconds: 2 },
     ],
     [
       { perSecond: 0.3, burst: 1 },
-      { quota: 3, windowSeconds: 10 },
+      { quota: 1, windowSeconds: 4 },
     ],
     [
       { perSecond: 2.5, burst: 3 },
-      { quota: 5, windowSeconds: 2 },
+      { quota: 3, windowSeconds: 2 },
+    ],
+    [
+      { perSecond: 1000, burst: 10 },
+      { quota: 10, windowSeconds: 1 },
     ],
     [
       { perSecond: Math.PI, burst: 4 },
-      { quota: 3, windowSeconds: 1 },
+      { quota: 4, windowSeconds: 2 },
     ],
   ])('writes the limit %o as a whole quota per whole window', (limit, expected) => {
     expect(quotaPerWindow(limit)).toEqual(expected);
@@ -58,10 +71,15 @@ describe('the RateLimit header fields (draft-ietf-httpapi-ratelimit-headers-11)'
   });
 
   it('says what is left and within how long', () => {
-    expect(rateLimitHeaders({ perSecond: 20, burst: 40 }, 39, 1)).toEqual({
+    expect(rateLimitHeaders({ perSecond: 20, burst: 40 }, 39, 2)).toEqual({
       'RateLimit-Policy': '"app";q=40;w=2',
-      RateLimit: '"app";r=39;t=1',
+      RateLimit: '"app";r=39;t=2',
     });
+  });
+
+  it("caps r against t at the policy's rate, as the draft asks: late in a window, r is cut to q × t / w", () => {
+    // 40 left with a second to go, under 40 per 2 s: at most 20 within that second.
+    expect(rateLimitHeaders({ perSecond: 20, burst: 40 }, 40, 1).RateLimit).toBe('"app";r=20;t=1');
   });
 
   it('gives a 429 nothing left, and Retry-After at the end of the window', () => {
@@ -69,6 +87,142 @@ describe('the RateLimit header fields (draft-ietf-httpapi-ratelimit-headers-11)'
       'Retry-After': '2',
       'RateLimit-Policy': '"app";q=40;w=2',
       RateLimit: '"app";r=0;t=2',
+    });
+  });
+});
+
+/**
+ * The headers checked against the limiter's own decisions: a client alone on its app that does what the headers
+ * say is never refused. Both limiters count in the same windows; the shared one is asked for apps on one item (above
+ * REQUESTS_PER_SECOND_PER_ITEM an app is spread over items picked at random, and no header can promise what the
+ * next pick will find).
+ */
+describe('the headers against the limiter', () => {
+  interface Answer {
+    readonly decision: LimitDecision;
+    readonly headers: Readonly<Record<string, string>>;
+  }
+
+  type Limiters = (clock: { now: number }) => RateLimiter;
+  const memory: Limiters = (clock) => createMemoryRateLimiter(() => clock.now);
+  const shared: Limiters = (clock) =>
+    new SharedRateLimiter({ store: new CounterStoreDouble({ now: () => clock.now }), now: () => clock.now });
+
+  /** As the handler answers (create-handler.ts): the two fields on a 200, the three on a 429. */
+  async function answer(limiter: RateLimiter, limit: RateLimit): Promise<Answer> {
+    const decision = await limiter.check('partner', limit);
+    switch (decision.kind) {
+      case 'accepted':
+        return { decision, headers: rateLimitHeaders(limit, decision.remaining, decision.resetSeconds) };
+      case 'limited':
+        return { decision, headers: limitedHeaders(limit, decision.retryAfterSeconds) };
+      case 'unavailable':
+        return { decision, headers: {} };
+    }
+  }
+
+  function parameters(field: string | undefined): Readonly<Record<string, number>> {
+    const entries = (field ?? '')
+      .split(';')
+      .slice(1)
+      .map((parameter): [string, number] => {
+        const [name = '', value] = parameter.split('=');
+        return [name, Number(value)];
+      });
+    return Object.fromEntries(entries);
+  }
+
+  const anyLimit = fc.record({
+    perSecond: fc.double({
+      min: RATE_LIMIT_LIMITS.perSecond.min,
+      max: RATE_LIMIT_LIMITS.perSecond.max,
+      noNaN: true,
+    }),
+    burst: fc.integer({ min: RATE_LIMIT_LIMITS.burst.min, max: RATE_LIMIT_LIMITS.burst.max }),
+  });
+  const oneItemLimit = fc.record({
+    perSecond: fc.double({
+      min: RATE_LIMIT_LIMITS.perSecond.min,
+      max: REQUESTS_PER_SECOND_PER_ITEM,
+      noNaN: true,
+    }),
+    burst: fc.integer({ min: 1, max: 2_000 }),
+  });
+  const start = fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 });
+  /** Gaps between a client's attempts, in ms: bunched, spread, and now and then long. */
+  const gaps = fc.array(
+    fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 20_000 })),
+    {
+      minLength: 1,
+      maxLength: 60,
+    },
+  );
+
+  describe.each([
+    ['the in-memory limiter (npm start)', memory, anyLimit],
+    ['the shared limiter (the Lambda)', shared, oneItemLimit],
+  ] as const)('%s', (_name, limiterOf, limits) => {
+    it('never refuses a client that sends no more than q in any w seconds (RateLimit-Policy)', async () => {
+      await fc.assert(
+        fc.asyncProperty(limits, start, gaps, async (limit, startAt, attempts) => {
+          const clock = { now: startAt };
+          const limiter = limiterOf(clock);
+          const { q, w } = parameters(policyHeader(limit));
+          const windowMs = (w ?? 1) * 1000;
+          const sent: number[] = [];
+          for (const gap of attempts) {
+            clock.now += gap;
+            // The client keeps to the policy: it skips an attempt that would make q + 1 within w seconds.
+            if (sent.filter((at) => at > clock.now - windowMs).length >= (q ?? 1)) continue;
+            sent.push(clock.now);
+            expect((await answer(limiter, limit)).decision.kind).toBe('accepted');
+          }
+        }),
+        { numRuns: 200 },
+      );
+    });
+
+    it('never refuses a client that sends no more than r in the next t seconds (RateLimit), nor one that waits Retry-After', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          limits,
+          start,
+          gaps,
+          fc.array(fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), { maxLength: 50 }),
+          async (limit, startAt, before, within) => {
+            const clock = { now: startAt };
+            const limiter = limiterOf(clock);
+            // Any history first, then the promise of the last answer is put to the test.
+            let last = await answer(limiter, limit);
+            for (const gap of before) {
+              clock.now += gap;
+              last = await answer(limiter, limit);
+            }
+            const { r, t } = parameters(last.headers.RateLimit);
+            const { q, w } = parameters(last.headers['RateLimit-Policy']);
+            expect(t).toBeGreaterThanOrEqual(1);
+            // The draft's cap of r against t: never a faster rate than the policy's.
+            expect((r ?? 0) * (w ?? 1)).toBeLessThanOrEqual((q ?? 0) * (t ?? 0));
+            if (last.decision.kind === 'limited') {
+              expect(r).toBe(0);
+              expect(Number(last.headers['Retry-After'])).toBe(t);
+              clock.now += (t ?? 0) * 1000;
+              expect((await answer(limiter, limit)).decision.kind).toBe('accepted');
+              return;
+            }
+            const answeredAt = clock.now;
+            const times = within
+              .slice(0, r)
+              .map((fraction) => answeredAt + fraction * (t ?? 0) * 1000)
+              .sort((a, b) => a - b);
+            for (const at of times) {
+              clock.now = at;
+              expect((await answer(limiter, limit)).decision.kind).toBe('accepted');
+            }
+          },
+        ),
+        { numRuns: 200 },
+      );
     });
   });
 });

@@ -1,0 +1,232 @@
+import { describeError } from '../../../shared/logger';
+import { raceWithTimeout } from '../../../shared/timeout';
+import { counterItemKey, ITEM_LINGER_SECONDS } from './counter-table';
+import type { CounterStore, IncrementOutcome } from './counter-store';
+import { CounterView } from './counter-view';
+import { LIMITER_WORST_ADDED_MS, wholeSeconds, type LimitDecision, type RateLimiter } from './limiter';
+import { StoreBreaker } from './store-breaker';
+import { appWindowAt, windowLengthMs, type RateLimit } from './window';
+
+/**
+ * One item takes about 1,000 writes a second (DynamoDB's per-partition limit), and a window's count is one item. An
+ * app whose limit is above this many requests a second is counted on several items per window, each admitting an
+ * equal share. Each item then takes at most this many counted writes a second, and, from the environments that take
+ * part in a flooded window (counter-view.ts), about twice as many refused ones: 600 a second at most, well below the
+ * item's 1,000, with room for the environments a flood newly reaches.
+ */
+export const REQUESTS_PER_SECOND_PER_ITEM = 200;
+
+/** How many items an app's window is spread over, and what each admits (shares differ by at most one). */
+export function counterShards(limit: RateLimit): {
+  readonly count: number;
+  readonly capacities: readonly number[];
+} {
+  const count = Math.min(limit.burst, Math.max(1, Math.ceil(limit.perSecond / REQUESTS_PER_SECOND_PER_ITEM)));
+  const base = Math.floor(limit.burst / count);
+  const extra = limit.burst % count;
+  return { count, capacities: Array.from({ length: count }, (_, shard) => base + (shard < extra ? 1 : 0)) };
+}
+
+/**
+ * Sending again is safe only for a call that never reached the store, and worth it only with this much of the
+ * budget left for a whole attempt.
+ */
+const MIN_RESEND_MS = 30;
+/** The store's call must end this much before the check's deadline, so its own bound fires first. */
+const CALL_MARGIN_MS = 5;
+/** Views of counters not asked about for this long are dropped (their flood, if any, is over: QUIET_MS). */
+const VIEW_IDLE_MS = 60_000;
+
+export interface SharedRateLimiterOptions {
+  readonly store: CounterStore;
+  /** Injectable for tests. Default Date.now. */
+  readonly now?: () => number;
+  /** Picks one of an app's items and rolls for taking part in a window; injectable for tests. Default Math.random. */
+  readonly random?: () => number;
+  /** The most the limiter may add to a request, every call included. Default LIMITER_WORST_ADDED_MS. */
+  readonly deadlineMs?: number;
+}
+
+/**
+ * The limit shared by every execution environment: one count per app and window (window.ts) in a counter store,
+ * raised by a conditional increment, so no two environments can admit the same slot. The rules:
+ *
+ * - Counted once. The increment is sent once: a write that may have landed (no answer in time) is never resent, so
+ *   a request is never counted twice; the request is then answered as the store being unavailable (it goes on, or
+ *   gets 503). What that costs when an answer is lost: if the write had landed, the count holds a request that
+ *   went on anyway (failing open: exact) or that got 503 (failing closed: the app loses that one slot of its
+ *   window); if it had not, the request went on uncounted (failing open: one over). Only a call that never reached
+ *   the store (the connection was refused or not made) is sent again, once, when the budget still holds a whole
+ *   attempt.
+ * - At most one call per request, and none for a window known full or sat out (counter-view.ts).
+ * - A throttled counter means "limited" when this environment has seen its window full this window or the last
+ *   (the item is busy with its own app's flood), and the store failing otherwise, for that counter until its window
+ *   ends: a calm app is never refused because another app's item is hot.
+ * - A failing store opens a breaker (store-breaker.ts): then no call, one probe a second.
+ * - The whole check ends within `deadlineMs` (LIMITER_WORST_ADDED_MS, 150 ms), whatever the store does.
+ */
+export class SharedRateLimiter implements RateLimiter {
+  private readonly store: CounterStore;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly deadlineMs: number;
+  readonly breaker: StoreBreaker;
+  /**
+   * What this environment knows of each counter item, keyed with the limit (its window length and the item's
+   * capacity): the memory of a full window never outlives a changed limit, which asks the store at once.
+   */
+  private readonly views = new Map<string, CounterView>();
+  private lastSweepAt: number;
+
+  constructor(options: SharedRateLimiterOptions) {
+    this.store = options.store;
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+    this.deadlineMs = options.deadlineMs ?? LIMITER_WORST_ADDED_MS;
+    this.breaker = new StoreBreaker(this.now);
+    this.lastSweepAt = this.now();
+  }
+
+  async check(appId: string, limit: RateLimit): Promise<LimitDecision> {
+    const startedAt = this.now();
+    this.sweepViews(startedAt);
+    try {
+      const step = this.decide(appId, limit, startedAt);
+      if (!('ask' in step)) return step;
+      return await raceWithTimeout(step.ask(), this.deadlineMs, (): LimitDecision => ({
+        kind: 'unavailable',
+        error: `TimeoutError: no decision within ${this.deadlineMs} ms`,
+      }));
+    } catch (error) {
+      return { kind: 'unavailable', error: describeError(error) };
+    }
+  }
+
+  /**
+   * The decision, when this environment can make it alone (a window known full or sat out, an item throttled
+   * earlier in it, the breaker open), or the store call that makes it: only that part runs against the deadline.
+   */
+  private decide(
+    appId: string,
+    limit: RateLimit,
+    now: number,
+  ): LimitDecision | { readonly ask: () => Promise<LimitDecision> } {
+    const lengthMs = windowLengthMs(limit);
+    const window = appWindowAt(appId, limit, now);
+    const { count, capacities } = counterShards(limit);
+    const share = count === 1 ? 0 : Math.floor(this.random() * count);
+    const capacity = capacities[share] ?? window.capacity;
+    // One view per item: each share of a busy app fills, and is thinned, on its own.
+    const view = this.viewOf(`${appId}|${share}|${lengthMs}|${capacity}`, lengthMs);
+    const limited: LimitDecision = { kind: 'limited', retryAfterSeconds: wholeSeconds(window.endMs - now) };
+
+    view.noteRequest(window.index, now, this.random);
+    if (view.knownFull(window.index) || view.sitsOut()) return limited;
+    const throttled = view.knownThrottled(window.index);
+    if (throttled !== undefined) {
+      return {
+        kind: 'unavailable',
+        error: `${throttled} (earlier in this window; not asked again until it ends)`,
+      };
+    }
+    const admission = this.breaker.admit();
+    if (!admission.call) return { kind: 'unavailable', error: admission.reason };
+
+    const firstCall = view.beginCall();
+    const item = {
+      key: counterItemKey(appId, count === 1 ? undefined : share, window.index),
+      capacity,
+      expiresAtSeconds: Math.ceil(window.endMs / 1000) + ITEM_LINGER_SECONDS,
+    };
+    return {
+      ask: async () => {
+        const outcome = await this.incrementOnce(item, now, admission.probe);
+        return this.decided(outcome, {
+          view,
+          window: window.index,
+          windowEndMs: window.endMs,
+          capacity,
+          shares: count,
+          firstCall,
+          limited,
+        });
+      },
+    };
+  }
+
+  /** What the store's answer means for the request, and for what this environment knows. */
+  private decided(
+    outcome: IncrementOutcome,
+    call: {
+      readonly view: CounterView;
+      readonly window: number;
+      readonly windowEndMs: number;
+      readonly capacity: number;
+      readonly shares: number;
+      readonly firstCall: boolean;
+      readonly limited: LimitDecision;
+    },
+  ): LimitDecision {
+    const { view, window, windowEndMs, capacity, shares, firstCall, limited } = call;
+    switch (outcome.kind) {
+      case 'counted': {
+        this.breaker.record({ failed: false });
+        view.counted(window, outcome.used, capacity, firstCall);
+        // What the app may still make at once in this window: this item's share, times the shares.
+        return {
+          kind: 'accepted',
+          remaining: Math.max(0, capacity - outcome.used) * shares,
+          resetSeconds: wholeSeconds(windowEndMs - this.now()),
+        };
+      }
+      case 'full':
+        this.breaker.record({ failed: false });
+        view.full(window, firstCall);
+        return limited;
+      case 'throttled':
+        if (view.throttled(window, firstCall, outcome.error)) {
+          this.breaker.record({ failed: false });
+          return limited;
+        }
+        this.breaker.record({ failed: true, error: outcome.error });
+        return { kind: 'unavailable', error: outcome.error };
+      case 'failed':
+      case 'unsent':
+        this.breaker.record({ failed: true, error: outcome.error });
+        return { kind: 'unavailable', error: outcome.error };
+    }
+  }
+
+  /**
+   * The one increment, sent again only if it never reached the store and the budget allows: never while probing
+   * the breaker, which allows one call.
+   */
+  private async incrementOnce(
+    item: { readonly key: string; readonly capacity: number; readonly expiresAtSeconds: number },
+    startedAt: number,
+    probe: boolean,
+  ): Promise<IncrementOutcome> {
+    const left = (): number => startedAt + this.deadlineMs - CALL_MARGIN_MS - this.now();
+    const first = await this.store.increment({ ...item, withinMs: Math.max(1, left()) });
+    if (first.kind !== 'unsent' || probe || left() < MIN_RESEND_MS) return first;
+    return this.store.increment({ ...item, withinMs: left() });
+  }
+
+  /** Drops, once a minute, the views of counters idle for a minute: the map holds the apps in use, not every one. */
+  private sweepViews(now: number): void {
+    if (now - this.lastSweepAt <= VIEW_IDLE_MS) return;
+    this.lastSweepAt = now;
+    for (const [key, view] of this.views) {
+      if (now - view.lastSeenAt > VIEW_IDLE_MS) this.views.delete(key);
+    }
+  }
+
+  private viewOf(key: string, lengthMs: number): CounterView {
+    let view = this.views.get(key);
+    if (view === undefined) {
+      view = new CounterView(lengthMs);
+      this.views.set(key, view);
+    }
+    return view;
+  }
+}

@@ -1,0 +1,317 @@
+import { RemovalPolicy, SecretValue, Stack, Token, type Duration } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { NagSuppressions } from 'cdk-nag';
+import { Construct } from 'constructs';
+import {
+  REGISTRY_ENV,
+  registryManifestName,
+  registryNamePrefix,
+  secretRegistryLayout,
+  serializeRegistryManifest,
+  shardCountProblem,
+  shardSecretName,
+  shardSlots,
+} from '../shared/keys/registry';
+import { dependOnManagedPolicy } from './bundled-function';
+import { grantKeyUseThroughSecretsManager } from './grants';
+import { acknowledgeNoScheduledRotation, createKeysSecret, DEMO_APP_NEEDS_A_NEW_SECRET } from './keys-secret';
+import { createSecretGrantPolicies, secretArnLengthBound, type GrantedSecret } from './secret-grants';
+import { requireNoProblem } from './validation';
+
+/** The registry's settings PaymentApi exposes as its own props. */
+export interface KeyRegistryOptions {
+  /**
+   * How many secrets the keys are spread over (the key registry's shards), 1 to 256. An app lives in shard
+   * shardOf(appId, keyShards) (shared/keys/shard.ts). Shard 0 is the keys secret (`keysSecret`, or the one the
+   * stack creates); the stack creates shards 1 to keyShards - 1 as `payment-api/<stack name>/keys/shard-<i>`,
+   * starting as `{}`, encrypted like shard 0 and retained on stack deletion. With 1, the stack is exactly what it
+   * was before shards existed. To change the count of a deployed stack, set `keyShardsPrevious` too.
+   * @default 1
+   */
+  readonly keyShards?: number;
+
+  /**
+   * While a reshard is under way: the count apps were placed by before (1 to 256, not keyShards). Readers look for
+   * an app in its home under keyShards first, then under keyShardsPrevious, so none is missed while the key CLI's
+   * `reshard` moves apps; the stack keeps every shard either count uses. Leave it out once the reshard is done.
+   * @default - no reshard under way
+   */
+  readonly keyShardsPrevious?: number;
+}
+
+export const KEY_REGISTRY_DEFAULTS = { keyShards: 1 } as const satisfies Partial<
+  Record<keyof KeyRegistryOptions, unknown>
+>;
+
+/** Why `keyShardsPrevious` is refused next to `keyShards`, phrased to follow its name; undefined when valid. */
+export function previousShardsProblem(previous: number, shards: number): string | undefined {
+  return (
+    shardCountProblem(previous) ??
+    (previous === shards
+      ? `must differ from keyShards (${shards}): set it only while a reshard is under way, to the count apps were placed by before`
+      : undefined)
+  );
+}
+
+/** Throws on the first invalid option, in the words the CDK app's context uses. */
+export function validateKeyRegistryOptions(options: KeyRegistryOptions): void {
+  const shards = options.keyShards ?? KEY_REGISTRY_DEFAULTS.keyShards;
+  if (options.keyShards !== undefined) requireNoProblem('keyShards', shardCountProblem, options.keyShards);
+  if (options.keyShardsPrevious !== undefined) {
+    requireNoProblem(
+      'keyShardsPrevious',
+      (previous) => previousShardsProblem(previous, shards),
+      options.keyShardsPrevious,
+    );
+  }
+  for (const [name, value] of [
+    ['keyShards', options.keyShards],
+    ['keyShardsPrevious', options.keyShardsPrevious],
+  ] as const) {
+    if (value !== undefined && Token.isUnresolved(value)) {
+      throw new Error(`${name} must be known at synth: the stack creates one secret per shard`);
+    }
+  }
+}
+
+export interface KeyRegistryProps extends KeyRegistryOptions {
+  /**
+   * An existing keys secret to use as shard 0, as it is.
+   * @default - a new secret, retained when the stack is deleted
+   */
+  readonly existingSecret?: secretsmanager.ISecret;
+  /**
+   * The customer managed KMS key that encrypts the shards the stack creates; readers may decrypt with it through
+   * Secrets Manager only.
+   * @default - the AWS managed key `aws/secretsmanager`, and no KMS permission is granted
+   */
+  readonly encryptionKey?: kms.IKey;
+  /**
+   * Whether a new shard 0 starts with a generated key for app `demo` (see KeysSecretProps). Not with
+   * `existingSecret`.
+   * @default true
+   */
+  readonly createDemoApp?: boolean;
+  /**
+   * Whether every shard is rotated on a schedule (KeyRotation); without it, cdk-nag's finding that a shard has no
+   * scheduled rotation is acknowledged on each shard the stack creates.
+   * @default false
+   */
+  readonly scheduledRotation?: boolean;
+  /** The payment Lambda's key cache TTL: the manifest tells the key CLI's reshard how long readers may hold a copy. */
+  readonly keyCacheTtl: Duration;
+}
+
+/** What a reader of every shard is allowed: the value only. */
+const READ_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
+/** The four calls a rotation makes on the secret it rotates. */
+const ROTATION_ACTIONS = [
+  'secretsmanager:DescribeSecret',
+  'secretsmanager:GetSecretValue',
+  'secretsmanager:PutSecretValue',
+  'secretsmanager:UpdateSecretVersionStage',
+] as const;
+
+/**
+ * The key registry: the secrets that hold the keys (its shards), what the functions that read it are told (their
+ * environment) and allowed (read, or rotate), and, when there is more than one shard, the manifest the key CLI
+ * reads. Made in PaymentApi as `KeysSecret`, so shard 0 keeps the logical ID the single keys secret always had.
+ *
+ * Shards 1 and up have fixed names, `payment-api/<stack name>/keys/shard-<i>`: the Lambda finds 256 shards from a
+ * prefix and a count, where 256 ARNs would not fit in its 4 KB of environment variables. Their grants name each
+ * ARN, in managed policies sized to IAM's limits (lib/secret-grants.ts); shard 0's stay where they always were, in
+ * each function's default policy.
+ */
+export class KeyRegistry extends Construct {
+  /** Shard 0: the keys secret created here, or the one passed in. */
+  public readonly shardZero: secretsmanager.ISecret;
+  /** Every shard either count uses, by index: shard 0 first. */
+  public readonly shardSecrets: readonly secretsmanager.ISecret[];
+  /** Apps are placed by shardOf(appId, shards). */
+  public readonly shards: number;
+  /** While a reshard is under way, the count apps were placed by before. */
+  public readonly previousShards?: number;
+  /** Whether there is more than one shard, or a reshard under way: the stack then writes the manifest. */
+  public readonly sharded: boolean;
+  /** `payment-api/<stack name>/keys/`: the names of shards 1 and up, and of the manifest, start with it. */
+  public readonly namePrefix: string;
+  /** The manifest secret, `<namePrefix>registry`, when sharded: where the key CLI finds every shard in one call. */
+  public readonly manifest?: secretsmanager.Secret;
+  /** The manifest's name, when sharded. */
+  public readonly manifestName?: string;
+  /** What every function that reads the registry gets (REGISTRY_ENV): only KEYS_SECRET_ID on one shard. */
+  public readonly environment: Readonly<Record<string, string>>;
+  /** The key that encrypts the shards, when it is a customer managed key. */
+  public readonly encryptionKey?: kms.IKey;
+
+  private readonly shardsOneUp: readonly GrantedSecret[];
+  private readPolicies?: iam.ManagedPolicy[];
+  private rotationPolicies?: iam.ManagedPolicy[];
+
+  constructor(scope: Construct, id: string, props: KeyRegistryProps) {
+    super(scope, id);
+    validateKeyRegistryOptions(props);
+    if (props.existingSecret !== undefined && props.createDemoApp === true) {
+      throw new Error(`createDemoApp cannot be used with existingSecret: ${DEMO_APP_NEEDS_A_NEW_SECRET}`);
+    }
+    this.shards = props.keyShards ?? KEY_REGISTRY_DEFAULTS.keyShards;
+    this.previousShards = props.keyShardsPrevious;
+    this.sharded = this.shards > 1 || this.previousShards !== undefined;
+    this.encryptionKey = props.encryptionKey;
+    this.namePrefix = registryNamePrefix(Stack.of(this).stackName);
+
+    this.shardZero =
+      props.existingSecret ??
+      createKeysSecret(this, {
+        encryptionKey: props.encryptionKey,
+        createDemoApp: props.createDemoApp,
+        scheduledRotation: props.scheduledRotation,
+      });
+    const created = this.createShards(props);
+    this.shardSecrets = [this.shardZero, ...created];
+    this.shardsOneUp = created.map((secret, index) => ({
+      arn: secret.secretArn,
+      arnLengthBound: secretArnLengthBound(shardSecretName(this.namePrefix, index + 1)),
+    }));
+
+    const layout = secretRegistryLayout({
+      shardZeroId: this.shardZero.secretArn,
+      namePrefix: this.namePrefix,
+      shards: this.shards,
+      ...(this.previousShards === undefined ? {} : { previousShards: this.previousShards }),
+    });
+    if (this.sharded) {
+      this.manifestName = registryManifestName(this.namePrefix);
+      this.manifest = this.createManifest(
+        this.manifestName,
+        serializeRegistryManifest({ ...layout, keyCacheTtlSeconds: props.keyCacheTtl.toSeconds() }),
+      );
+    }
+    this.environment = {
+      [REGISTRY_ENV.shardZero]: this.shardZero.secretArn,
+      ...(this.sharded && {
+        [REGISTRY_ENV.shards]: String(this.shards),
+        ...(this.previousShards !== undefined && {
+          [REGISTRY_ENV.previousShards]: String(this.previousShards),
+        }),
+        [REGISTRY_ENV.namePrefix]: this.namePrefix,
+      }),
+    };
+  }
+
+  /** Every index either count uses: max(shards, previousShards). */
+  public get slots(): number {
+    return this.shardSecrets.length;
+  }
+
+  /**
+   * Lets `fn` read every shard's value: shard 0 as the single secret always was (its default policy), the others
+   * through managed policies shared by every reader; with a customer key, `kms:Decrypt` through Secrets Manager.
+   */
+  public grantRead(fn: lambda.Function): void {
+    this.shardZero.grantRead(fn);
+    if (this.encryptionKey) grantKeyUseThroughSecretsManager(fn, this.encryptionKey, ['kms:Decrypt']);
+    this.readPolicies ??= this.createShardPolicies('ReadShards', READ_ACTIONS, 'read the values of');
+    this.attach(fn, this.readPolicies);
+  }
+
+  /**
+   * Lets `fn` rotate every shard: the four calls a rotation makes, on shard 0 in its default policy (a secret known
+   * by name has a partial ARN: the grant covers the 6-character suffix Secrets Manager adds, as `grantRead` does),
+   * on the others through managed policies; with a customer key, decrypting a version and writing one.
+   */
+  public grantRotation(fn: lambda.Function): void {
+    iam.Grant.addToPrincipal({
+      grantee: fn,
+      actions: [...ROTATION_ACTIONS],
+      resourceArns: [this.shardZero.secretFullArn ?? `${this.shardZero.secretArn}-??????`],
+    });
+    if (this.encryptionKey) {
+      grantKeyUseThroughSecretsManager(fn, this.encryptionKey, ['kms:Decrypt', 'kms:GenerateDataKey']);
+    }
+    this.rotationPolicies ??= this.createShardPolicies('RotateShards', ROTATION_ACTIONS, 'rotate');
+    this.attach(fn, this.rotationPolicies);
+  }
+
+  /**
+   * The managed policies that hold the read or rotation grants on shards 1 and up (none until a grant made them):
+   * what must exist before anything that relies on them runs, such as a schedule's first rotation.
+   */
+  public policiesOf(kind: 'read' | 'rotation'): readonly iam.ManagedPolicy[] {
+    return (kind === 'read' ? this.readPolicies : this.rotationPolicies) ?? [];
+  }
+
+  private createShards(props: KeyRegistryProps): secretsmanager.Secret[] {
+    const slots = shardSlots({
+      shards: this.shards,
+      ...(this.previousShards === undefined ? {} : { previousShards: this.previousShards }),
+    });
+    return Array.from({ length: slots - 1 }, (_, offset) => {
+      const index = offset + 1;
+      const secret = new secretsmanager.Secret(this, `Shard${index}`, {
+        secretName: shardSecretName(this.namePrefix, index),
+        description: `payment-api keys, shard ${index} of the key registry: a JSON object mapping each App-id to a key or a list of keys`,
+        encryptionKey: props.encryptionKey,
+        // An empty keyring holds no key, and a constant value is never written again by a later deploy.
+        secretStringValue: SecretValue.unsafePlainText('{}'),
+        // It holds the only copy of its apps' keys.
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+      if (props.scheduledRotation !== true) acknowledgeNoScheduledRotation(secret);
+      return secret;
+    });
+  }
+
+  /**
+   * The manifest holds where the shards are and no key, so its value is written in the template, as plain text
+   * (which the checkSecretUsage flag allows only through SecretValue.unsafePlainText, an explicit choice). It is
+   * written again whenever the layout changes, and deleted with the stack (CloudFormation deletes a secret at
+   * once, so the name is free for the stack's next creation).
+   */
+  private createManifest(name: string, text: string): secretsmanager.Secret {
+    const manifest = new secretsmanager.Secret(this, 'Registry', {
+      secretName: name,
+      description:
+        'payment-api key registry manifest: where the key shards are (no key in it), written by the stack at each deploy',
+      encryptionKey: this.encryptionKey,
+      secretStringValue: SecretValue.unsafePlainText(text),
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    NagSuppressions.addResourceSuppressions(manifest, [
+      {
+        id: 'AwsSolutions-SMG4',
+        reason:
+          'The manifest holds no key or credential, only where the key shards are; the stack writes it from its ' +
+          'own settings at each deploy, so there is nothing to rotate.',
+      },
+    ]);
+    return manifest;
+  }
+
+  private createShardPolicies(
+    idPrefix: string,
+    actions: readonly string[],
+    verb: string,
+  ): iam.ManagedPolicy[] {
+    if (this.shardsOneUp.length === 0) return [];
+    return createSecretGrantPolicies(this, idPrefix, {
+      description: `payment-api: ${verb} key registry shards 1 to ${this.shardsOneUp.length}, one ARN each`,
+      actions,
+      secrets: this.shardsOneUp,
+    });
+  }
+
+  private attach(fn: lambda.Function, policies: readonly iam.ManagedPolicy[]): void {
+    const role = fn.role;
+    if (policies.length > 0 && !(role instanceof iam.Role)) {
+      throw new Error('A function that reads the key registry needs a role of its own');
+    }
+    for (const policy of policies) {
+      if (role instanceof iam.Role) policy.attachToRole(role);
+      dependOnManagedPolicy(fn, policy);
+    }
+  }
+}

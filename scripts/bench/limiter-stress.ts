@@ -1,0 +1,121 @@
+/**
+ * The limiter under stress (`npm run bench -- --only limiter-stress`): the rate-limited payment asset `cdk synth`
+ * builds, in 1 and in 4 separate processes (execution environments), with the production bounds (150 ms), against
+ * moto's DynamoDB behind the fault proxy. One app floods at 10 times its limit, a calm app sends below its own.
+ *
+ * - Added store latency of 0, 40, 80 and 120 ms: the flooding app's accepted requests per whole second (target:
+ *   0.8-1.2 of its limit), the calm app's 429s (target: none), the checks that failed open.
+ * - Every write throttled, and the store black-holed, failing open and closed: each environment's store calls once
+ *   its breaker is open (target: at most one a second), the slowest request, the statuses, and the requests
+ *   answered without the limiter against the RateLimiterUnavailable count.
+ */
+import { join } from 'node:path';
+import { LIMITER_WORST_ADDED_MS } from '../../lambda/payment/rate-limit/limiter';
+import type { LimiterFailure } from '../../lambda/payment/rate-limit/settings';
+import { BREAKER_FAILURES_TO_OPEN } from '../../lambda/payment/rate-limit/store-breaker';
+import type { Fault } from '../../test/support/fault-proxy';
+import type { MotoServer } from '../../test/support/moto';
+import { runFlood, type FloodOptions, type FloodReport } from '../../test/support/rate-limit-scenarios';
+import { synthesizeApp } from '../../test/support/synth';
+import { fmt } from './stats';
+
+/**
+ * 5 a second (windows of 1 s): one environment calling a store 120 ms away can still make the window's 5 counted
+ * calls and its one refused call within the window (6 x about 130 ms).
+ */
+const LIMIT = { perSecond: 5, burst: 5 };
+
+const STRESS_FLOOD: Omit<FloodOptions, 'assetDir' | 'moto' | 'processes'> = {
+  floodLimit: LIMIT,
+  floodOffered: 10 * LIMIT.perSecond,
+  steadyLimit: LIMIT,
+  steadyOffered: 1,
+  steadyArrivals: 'random',
+  durationMs: 8_000,
+  bounds: 'production',
+};
+
+const LATENCIES_MS = [0, 40, 80, 120];
+const ENVIRONMENTS = [1, 4];
+const OUTAGES: readonly (readonly [Fault, LimiterFailure])[] = [
+  ['throttling', 'open'],
+  ['throttling', 'closed'],
+  ['black-holed', 'open'],
+  ['black-holed', 'closed'],
+];
+
+function calmRefused(report: FloodReport): number {
+  return report.steady.filter((invocation) => invocation.statusCode === 429).length;
+}
+
+function latencyRow(latencyMs: number, processes: number, report: FloodReport): string {
+  const seconds = report.floodAccepted.slice(1);
+  const inBand = seconds.every(
+    (accepted) => accepted >= 0.8 * LIMIT.perSecond && accepted <= 1.2 * LIMIT.perSecond,
+  );
+  return (
+    `| ${latencyMs} ms | ${processes} | ${report.floodAccepted.join(', ')} | ` +
+    `${fmt(Math.min(...seconds) / LIMIT.perSecond, 2)}-${fmt(Math.max(...seconds) / LIMIT.perSecond, 2)} ` +
+    `${inBand ? '(in band)' : '(OUT of band)'} | ${calmRefused(report)} of ${report.steady.length} | ` +
+    `${report.unavailable.length} | ${fmt(report.dynamoDbCalls / report.requests, 3)} |`
+  );
+}
+
+/**
+ * The shortest time between two of an environment's calls once its breaker had opened (after the failures in a row
+ * that open it), as the proxy saw them arrive, and all its calls, in ms from the start. The breaker admits a probe
+ * 1,000 ms after the last at the earliest; the proxy sees each a few ms later, so a gap can read a ms or two short.
+ */
+function callsWhileOpen(calls: readonly number[]): { readonly shortestGap: number; readonly calls: string } {
+  const afterOpening = calls.slice(BREAKER_FAILURES_TO_OPEN - 1);
+  const gaps = afterOpening.slice(1).map((at, index) => at - (afterOpening[index] ?? 0));
+  return { shortestGap: Math.min(...gaps), calls: calls.map((at) => fmt(at, 0)).join(' ') };
+}
+
+function outageRow(fault: Fault, failure: LimiterFailure, processes: number, report: FloodReport): string {
+  const took = report.run.invocations.map((invocation) => invocation.tookMs);
+  const statuses = new Map<number, number>();
+  for (const { statusCode } of report.run.invocations)
+    statuses.set(statusCode, (statuses.get(statusCode) ?? 0) + 1);
+  const byEnvironment = report.callsByEnvironment.map(callsWhileOpen);
+  return (
+    `| ${fault}, ${failure} | ${processes} | ${fmt(Math.min(...byEnvironment.map((each) => each.shortestGap)), 0)} ms | ` +
+    `${byEnvironment.map((each) => each.calls || '-').join(' / ')} | ${fmt(Math.max(...took))} ms | ` +
+    `${[...statuses].map(([status, count]) => `${count}x${status}`).join(', ')} | ` +
+    `${report.unavailable.length} / ${report.emfTotals.RateLimiterUnavailable ?? 0} |`
+  );
+}
+
+export async function limiterStressLines(moto: MotoServer, work: string): Promise<string[]> {
+  const limited = await synthesizeApp(join(work, 'cdk.out-limiter-stress'), {
+    appRateLimit: String(LIMIT.perSecond),
+  });
+  const flood = (processes: number, extra: Partial<FloodOptions>): Promise<FloodReport> =>
+    runFlood({ assetDir: limited.paymentAssetDir, moto, processes, ...STRESS_FLOOD, ...extra });
+
+  const lines = [
+    `Added store latency (fault proxy in front of moto's DynamoDB), production bounds (worst added ` +
+      `${LIMITER_WORST_ADDED_MS} ms), one app offered ${STRESS_FLOOD.floodOffered}/s against ${LIMIT.perSecond}/s ` +
+      `(burst ${LIMIT.burst}), a calm app at ${STRESS_FLOOD.steadyOffered}/s under its own ${LIMIT.perSecond}/s, ` +
+      `${STRESS_FLOOD.durationMs / 1000} s (the first second, which holds the window before, is out of the band):`,
+    '| added latency | environments | flooding app accepted per whole second | after the first, per limit (target 0.8-1.2) | calm app 429s | failed open | store calls per request |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const latencyMs of LATENCIES_MS) {
+    for (const processes of ENVIRONMENTS)
+      lines.push(latencyRow(latencyMs, processes, await flood(processes, { latencyMs })));
+  }
+  lines.push(
+    '',
+    `DynamoDB failing for the whole run (every write throttled, or black-holed), the same flood and calm app, ` +
+      `${STRESS_FLOOD.durationMs / 1000} s, production bounds:`,
+    "| fault, failure | environments | shortest gap between an environment's calls once its breaker was open (target: 1 s) | each environment's calls, ms from the start | slowest request | statuses | answered without the limiter / RateLimiterUnavailable |",
+    '|---|---|---|---|---|---|---|',
+  );
+  for (const [fault, failure] of OUTAGES) {
+    for (const processes of ENVIRONMENTS) {
+      lines.push(outageRow(fault, failure, processes, await flood(processes, { fault, failure })));
+    }
+  }
+  return lines;
+}

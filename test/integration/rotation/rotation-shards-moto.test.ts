@@ -1,0 +1,170 @@
+import {
+  CreateSecretCommand,
+  ListSecretVersionIdsCommand,
+  PutSecretValueCommand,
+  ResourceNotFoundException,
+  RotateSecretCommand,
+  type SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
+import { randomUUID } from 'node:crypto';
+import {
+  createRotationHandler,
+  type RotationHandler,
+} from '../../../lambda/rotation/create-rotation-handler';
+import { ROTATION_STEPS, type RotationStep } from '../../../lambda/rotation/rotation-rules';
+import { secretRegistryLayout } from '../../../shared/keys/registry';
+import { shardOf } from '../../../shared/keys/shard';
+import { captureLogs } from '../../support/capture-logger';
+import {
+  countCommands,
+  motoSecretsManager,
+  startMoto,
+  type CommandCount,
+  type MotoServer,
+} from '../../support/moto';
+
+const KEY = 'test-rotation-shards-key-0123456789abcdef';
+const UNHOSTED_FUNCTION_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:payment-api-rotation';
+const SHARDS = 4;
+
+/**
+ * Scheduled rotation of a registry of 4 shards with one function, as the stack sets it up: Secrets Manager invokes
+ * it for one shard per rotation (moto cannot invoke it, so the test plays that part, as in rotation-moto.test.ts).
+ * Each rotation writes exactly one version of its own shard and nothing elsewhere, retried steps included: a
+ * shard's version quota (about 100 within 24 hours) is spent at one version per rotation.
+ */
+describe('scheduled rotation of every shard (moto)', () => {
+  let moto: MotoServer;
+  let client: SecretsManagerClient;
+  let shardIds: readonly string[];
+  let handler: RotationHandler;
+  let writes: CommandCount;
+  const logs = captureLogs();
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    client = motoSecretsManager(moto);
+    // Every write of a version, whatever step makes it: PutSecretValue is the only one.
+    writes = countCommands(client, PutSecretValueCommand.name);
+    handler = createRotationHandler({ client, keep: 2, periodMs: 30 * 86_400_000, logger: logs.logger });
+
+    const prefix = `payment-api/Rotated${randomUUID().slice(0, 8)}/keys/`;
+    const apps = new Map<number, Record<string, string>>();
+    for (
+      let index = 0;
+      [...apps.values()].length < SHARDS || [...apps.values()].some((a) => Object.keys(a).length < 2);
+      index++
+    ) {
+      const appId = `partner-${index}`;
+      const shard = shardOf(appId, SHARDS);
+      apps.set(shard, { ...apps.get(shard), [appId]: KEY });
+    }
+    const zero = await client.send(
+      new CreateSecretCommand({ Name: `${prefix}zero`, SecretString: JSON.stringify(apps.get(0)) }),
+    );
+    shardIds = secretRegistryLayout({
+      shardZeroId: zero.ARN ?? '',
+      namePrefix: prefix,
+      shards: SHARDS,
+    }).shardIds;
+    for (let shard = 1; shard < SHARDS; shard++) {
+      await client.send(
+        new CreateSecretCommand({ Name: shardIds[shard], SecretString: JSON.stringify(apps.get(shard)) }),
+      );
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    client.destroy();
+    await moto.stop();
+  });
+
+  /** Every version of every shard, by shard. */
+  async function versions(): Promise<string[][]> {
+    return Promise.all(
+      shardIds.map(async (id) => {
+        const output = await client.send(
+          new ListSecretVersionIdsCommand({ SecretId: id, IncludeDeprecated: true }),
+        );
+        return (output.Versions ?? []).map((version) => version.VersionId ?? '').sort();
+      }),
+    );
+  }
+
+  /** What Secrets Manager does when a shard's schedule comes due, as far as moto does it. */
+  async function beginRotation(shard: number): Promise<string> {
+    const token = randomUUID();
+    await expect(
+      client.send(
+        new RotateSecretCommand({
+          SecretId: shardIds[shard],
+          ClientRequestToken: token,
+          RotationLambdaARN: UNHOSTED_FUNCTION_ARN,
+          RotationRules: { AutomaticallyAfterDays: 30 },
+        }),
+      ),
+    ).rejects.toThrow(ResourceNotFoundException);
+    return token;
+  }
+
+  async function step(shard: number, token: string, name: RotationStep): Promise<void> {
+    await handler({ Step: name, SecretId: shardIds[shard] ?? '', ClientRequestToken: token });
+  }
+
+  async function rotate(shard: number): Promise<string> {
+    const token = await beginRotation(shard);
+    for (const name of ROTATION_STEPS) await step(shard, token, name);
+    return token;
+  }
+
+  it('writes one version of the shard it rotates, and nothing in the others', async () => {
+    // Arrange
+    const before = await versions();
+    writes.reset();
+
+    // Act
+    const token = await rotate(2);
+
+    // Assert
+    const after = await versions();
+    expect(writes.calls()).toBe(1);
+    expect(after[2]).toEqual([...(before[2] ?? []), token].sort());
+    expect([after[0], after[1], after[3]]).toEqual([before[0], before[1], before[3]]);
+  });
+
+  it('writes one version per shard when every shard’s schedule comes due, on the one function', async () => {
+    // Arrange
+    const before = await versions();
+    writes.reset();
+
+    // Act
+    const tokens: string[] = [];
+    for (let shard = 0; shard < SHARDS; shard++) tokens.push(await rotate(shard));
+
+    // Assert
+    const after = await versions();
+    expect(writes.calls()).toBe(SHARDS);
+    expect(after).toEqual(before.map((ids, shard) => [...ids, tokens[shard] ?? ''].sort()));
+  });
+
+  it('writes no more when Secrets Manager retries steps: createSecret twice, then the whole rotation again', async () => {
+    // Arrange
+    const before = await versions();
+    writes.reset();
+    const token = await beginRotation(1);
+
+    // Act: a retried createSecret finds its own version; the steps run again once the rotation is complete.
+    await step(1, token, 'createSecret');
+    await step(1, token, 'createSecret');
+    for (const name of ROTATION_STEPS) await step(1, token, name);
+    for (const name of ROTATION_STEPS) await step(1, token, name);
+
+    // Assert
+    expect(writes.calls()).toBe(1);
+    expect((await versions())[1]).toEqual([...(before[1] ?? []), token].sort());
+  });
+
+  afterEach(() => {
+    expect(logs.lines.join('\n')).not.toContain(KEY);
+  });
+});

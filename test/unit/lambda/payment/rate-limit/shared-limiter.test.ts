@@ -1,0 +1,338 @@
+/**
+ * The shared limiter's rules against an in-memory counter store: what it asks the store, when it does not, and
+ * what each answer of the store means for the request. Nothing here knows DynamoDB, so these hold for any store
+ * behind the seam (lambda/payment/rate-limit/counter-store.ts).
+ */
+import type { IncrementOutcome } from '../../../../../lambda/payment/rate-limit/counter-store';
+import { LIMITER_WORST_ADDED_MS } from '../../../../../lambda/payment/rate-limit/limiter';
+import {
+  counterShards,
+  REQUESTS_PER_SECOND_PER_ITEM,
+  SharedRateLimiter,
+} from '../../../../../lambda/payment/rate-limit/shared-limiter';
+import {
+  BREAKER_FAILURES_TO_OPEN,
+  BREAKER_PROBE_INTERVAL_MS,
+} from '../../../../../lambda/payment/rate-limit/store-breaker';
+import { appWindowAt, windowLengthMs, windowOffsetMs } from '../../../../../lambda/payment/rate-limit/window';
+import type { RateLimit } from '../../../../../shared/keys/rate-limit';
+import { CounterStoreDouble } from '../../../../support/counter-store-double';
+
+/** 10 requests a second in bursts of 5: windows of 500 ms, 5 requests each. */
+const LIMIT: RateLimit = { perSecond: 10, burst: 5 };
+const WINDOW = 3_600_000_000;
+
+/** `ms` into window `index` of `appId` under `limit`. */
+function into(appId: string, limit: RateLimit, index: number, ms: number): number {
+  const length = windowLengthMs(limit);
+  return index * length + windowOffsetMs(appId, length) + ms;
+}
+
+const TIMEOUT: IncrementOutcome = {
+  kind: 'failed',
+  landed: 'maybe',
+  error: 'TimeoutError: no answer within 140 ms',
+};
+const REFUSED: IncrementOutcome = { kind: 'unsent', error: 'Error: connect ECONNREFUSED 127.0.0.1:1' };
+const THROTTLED: IncrementOutcome = {
+  kind: 'throttled',
+  error: 'ProvisionedThroughputExceededException: Throughput exceeds the current capacity',
+};
+
+function environment(store: CounterStoreDouble, clock: { now: number }, random = (): number => 0) {
+  return new SharedRateLimiter({ store, now: () => clock.now, random });
+}
+
+describe('SharedRateLimiter', () => {
+  let clock: { now: number };
+  let store: CounterStoreDouble;
+  let limiter: SharedRateLimiter;
+
+  beforeEach(() => {
+    clock = { now: into('shop', LIMIT, WINDOW, 200) };
+    store = new CounterStoreDouble({ now: () => clock.now });
+    limiter = environment(store, clock);
+  });
+
+  it("counts a request in the app's item for its window, under its capacity, with its TTL, and says what is left", async () => {
+    const decision = await limiter.check('shop', LIMIT);
+
+    expect(decision).toEqual({ kind: 'accepted', remaining: 4, resetSeconds: 1 });
+    expect(store.calls).toHaveLength(1);
+    const { request } = store.calls[0] ?? {};
+    expect(request).toEqual({
+      key: `shop#${WINDOW}`,
+      capacity: 5,
+      // The window's end, in seconds, plus 10 minutes.
+      expiresAtSeconds: Math.ceil(appWindowAt('shop', LIMIT, clock.now).endMs / 1000) + 600,
+      withinMs: expect.any(Number) as unknown,
+    });
+    expect(request?.withinMs).toBeLessThanOrEqual(LIMITER_WORST_ADDED_MS);
+  });
+
+  it('refuses once the window is full, then the rest of that window without a call', async () => {
+    for (let i = 0; i < 5; i++) await limiter.check('shop', LIMIT);
+    const callsWhenSpent = store.calls.length;
+
+    const refused = [await limiter.check('shop', LIMIT), await limiter.check('shop', LIMIT)];
+
+    expect(refused).toEqual([
+      { kind: 'limited', retryAfterSeconds: 1 },
+      { kind: 'limited', retryAfterSeconds: 1 },
+    ]);
+    // The fifth took the last request and said so: no refused write was needed to learn it.
+    expect(store.calls).toHaveLength(callsWhenSpent);
+  });
+
+  it('learns a window another environment filled from one refused write, and makes no other', async () => {
+    const other = environment(store, clock);
+    for (let i = 0; i < 5; i++) await other.check('shop', LIMIT);
+
+    const decisions = [await limiter.check('shop', LIMIT), await limiter.check('shop', LIMIT)];
+
+    expect(decisions.map((decision) => decision.kind)).toEqual(['limited', 'limited']);
+    expect(store.calls.map((call) => call.outcome.kind)).toEqual([
+      'counted',
+      'counted',
+      'counted',
+      'counted',
+      'counted',
+      'full',
+    ]);
+  });
+
+  it("asks again in the app's next window, in that window's item", async () => {
+    for (let i = 0; i < 6; i++) await limiter.check('shop', LIMIT);
+    clock.now = into('shop', LIMIT, WINDOW + 1, 10);
+
+    const nextWindow = await limiter.check('shop', LIMIT);
+
+    expect(nextWindow).toEqual({ kind: 'accepted', remaining: 4, resetSeconds: 1 });
+    expect(store.calls.at(-1)?.request.key).toBe(`shop#${WINDOW + 1}`);
+  });
+
+  it('keeps what it knows of one app apart from another', async () => {
+    for (let i = 0; i < 6; i++) await limiter.check('shop', LIMIT);
+
+    expect(await limiter.check('other', LIMIT)).toMatchObject({ kind: 'accepted' });
+  });
+
+  it("says when to retry in whole seconds, rounded up, at the end of the app's own window", async () => {
+    // One request every 4 s: windows of 4 s; 1.5 s into one, 2.5 s are left.
+    const slow = { perSecond: 0.25, burst: 1 };
+    clock.now = into('shop', slow, 450_000_000, 1_500);
+    await limiter.check('shop', slow);
+
+    expect(await limiter.check('shop', slow)).toEqual({ kind: 'limited', retryAfterSeconds: 3 });
+  });
+
+  describe('counted once', () => {
+    it('never sends again a write that may have landed: the request is answered as the store unavailable', async () => {
+      store.answer(TIMEOUT);
+
+      const decision = await limiter.check('shop', LIMIT);
+
+      expect(decision).toEqual({ kind: 'unavailable', error: TIMEOUT.error });
+      expect(store.calls).toHaveLength(1);
+    });
+
+    it('sends once more a write that never reached the store, within the budget', async () => {
+      store.answer(REFUSED);
+
+      const decision = await limiter.check('shop', LIMIT);
+
+      expect(decision).toMatchObject({ kind: 'accepted', remaining: 4 });
+      expect(store.calls.map((call) => call.outcome.kind)).toEqual(['unsent', 'counted']);
+    });
+
+    it('does not send it again when the budget no longer holds a whole attempt', async () => {
+      store.answer(REFUSED, REFUSED);
+      const slowStore = {
+        increment: async (request: Parameters<CounterStoreDouble['increment']>[0]) => {
+          clock.now += 130;
+          return store.increment(request);
+        },
+      };
+      const late = new SharedRateLimiter({ store: slowStore, now: () => clock.now, random: () => 0 });
+
+      const decision = await late.check('shop', LIMIT);
+
+      expect(decision).toEqual({ kind: 'unavailable', error: REFUSED.error });
+      expect(store.calls).toHaveLength(1);
+    });
+  });
+
+  it('answers within its deadline, whatever the store does', async () => {
+    store.answer('hang');
+    const bounded = new SharedRateLimiter({ store, deadlineMs: 20 });
+
+    await expect(bounded.check('shop', LIMIT)).resolves.toEqual({
+      kind: 'unavailable',
+      error: 'TimeoutError: no decision within 20 ms',
+    });
+  });
+
+  describe('a throttled counter', () => {
+    it('is limited when this environment saw its window full: the item is busy with its own flood', async () => {
+      const other = environment(store, clock);
+      for (let i = 0; i < 5; i++) await other.check('shop', LIMIT);
+      await limiter.check('shop', LIMIT);
+      clock.now = into('shop', LIMIT, WINDOW + 1, 10);
+      store.answer(THROTTLED);
+
+      const decision = await limiter.check('shop', LIMIT);
+
+      expect(decision).toEqual({ kind: 'limited', retryAfterSeconds: 1 });
+      expect(limiter.breaker.isOpen()).toBe(false);
+    });
+
+    it('is the store failing when nothing here explains it, for that item until its window ends, and never a 429', async () => {
+      store.answer(THROTTLED);
+
+      const decisions = [await limiter.check('shop', LIMIT), await limiter.check('shop', LIMIT)];
+
+      expect(decisions).toEqual([
+        { kind: 'unavailable', error: THROTTLED.error },
+        {
+          kind: 'unavailable',
+          error: `${THROTTLED.error} (earlier in this window; not asked again until it ends)`,
+        },
+      ]);
+      expect(store.calls).toHaveLength(1);
+    });
+
+    it("never refuses a calm app beside another app's hot item, nor opens the breaker for it", async () => {
+      // An item takes 6 writes a second here: the flood's 5 counted and one refused, then it is throttled.
+      const hot = new CounterStoreDouble({ now: () => clock.now, writesPerSecondPerItem: 6 });
+      const [first, second, here] = [0, 1, 2].map(() => environment(hot, clock)) as [
+        SharedRateLimiter,
+        SharedRateLimiter,
+        SharedRateLimiter,
+      ];
+      for (let i = 0; i < 5; i++) await first.check('flood', LIMIT);
+      await second.check('flood', LIMIT);
+
+      const flood = await here.check('flood', LIMIT);
+      const calm = [await here.check('calm', LIMIT), await here.check('calm', LIMIT)];
+
+      expect(hot.calls.map((call) => call.outcome.kind)).toEqual([
+        ...Array.from({ length: 5 }, () => 'counted'),
+        'full',
+        'throttled',
+        'counted',
+        'counted',
+      ]);
+      expect(flood.kind).toBe('unavailable');
+      expect(calm.map((decision) => decision.kind)).toEqual(['accepted', 'accepted']);
+      expect(here.breaker.isOpen()).toBe(false);
+    });
+  });
+
+  describe('the breaker', () => {
+    it(`opens after ${BREAKER_FAILURES_TO_OPEN} failed calls in a row; then no call, and every request is unavailable`, async () => {
+      store.answer(TIMEOUT, { kind: 'counted', used: 1 }, TIMEOUT, TIMEOUT, TIMEOUT);
+
+      const decisions = [];
+      for (let i = 0; i < 7; i++) decisions.push(await limiter.check(`app-${i}`, LIMIT));
+
+      expect(store.calls).toHaveLength(5);
+      expect(decisions.map((decision) => decision.kind)).toEqual([
+        'unavailable',
+        'accepted',
+        'unavailable',
+        'unavailable',
+        'unavailable',
+        'unavailable',
+        'unavailable',
+      ]);
+      expect(decisions[5]).toEqual({
+        kind: 'unavailable',
+        error: `rate limit store not called: the breaker is open (${TIMEOUT.error}); next probe in ${BREAKER_PROBE_INTERVAL_MS} ms`,
+      });
+    });
+
+    it('does not open on slow answers now and then among answered calls', async () => {
+      const answered: IncrementOutcome = { kind: 'counted', used: 1 };
+      store.answer(TIMEOUT, TIMEOUT, answered, TIMEOUT, answered, TIMEOUT, TIMEOUT, answered);
+
+      for (let i = 0; i < 8; i++) await limiter.check(`app-${i}`, LIMIT);
+
+      expect(limiter.breaker.isOpen()).toBe(false);
+      expect(store.calls).toHaveLength(8);
+    });
+
+    it('lets one probe through a second, alone, and closes when it succeeds', async () => {
+      store.answer(TIMEOUT, TIMEOUT, TIMEOUT);
+      await limiter.check('a', LIMIT);
+      await limiter.check('b', LIMIT);
+      await limiter.check('c', LIMIT);
+      const opened = clock.now;
+      const callsAt = (): number[] => store.calls.map((call) => call.at - opened);
+
+      // A request every 100 ms for 2.5 s; the store fails the first probe and answers the second.
+      store.answer(REFUSED);
+      for (let at = 100; at <= 2_500; at += 100) {
+        clock.now = opened + at;
+        await limiter.check(`app-${at}`, LIMIT);
+      }
+
+      // Three calls before it opened; then one probe at 1 s (refused: not sent again while probing), one at 2 s
+      // that is answered, and every request calls again once it closed.
+      expect(callsAt()).toEqual([0, 0, 0, 1_000, 2_000, 2_100, 2_200, 2_300, 2_400, 2_500]);
+      expect(limiter.breaker.isOpen()).toBe(false);
+    });
+  });
+
+  describe('a changed limit', () => {
+    it('takes effect at once, raised or lowered, mid-window, in every environment', async () => {
+      // Same window length (1 s), burst 10 then 20 then 5: one item, counted on from what it holds.
+      const low = { perSecond: 10, burst: 10 };
+      const high = { perSecond: 20, burst: 20 };
+      const lower = { perSecond: 5, burst: 5 };
+      clock.now = into('shop', low, 1_800_000_000, 100);
+      const environments = [limiter, environment(store, clock), environment(store, clock)];
+      const send = async (limit: RateLimit, times: number): Promise<string[]> => {
+        const kinds = [];
+        for (let i = 0; i < times; i++) {
+          for (const each of environments) kinds.push((await each.check('shop', limit)).kind);
+        }
+        return kinds;
+      };
+
+      const atLow = await send(low, 4);
+      const raised = await send(high, 4);
+      const lowered = await send(lower, 1);
+
+      expect(atLow.filter((kind) => kind === 'accepted')).toHaveLength(10);
+      // Every environment had seen the window full at 10; each asks again at 20, and the item admits 10 more.
+      expect(raised.filter((kind) => kind === 'accepted')).toHaveLength(10);
+      expect(raised.slice(0, 3)).toEqual(['accepted', 'accepted', 'accepted']);
+      // Lowered below what the window holds: refused at once, everywhere.
+      expect(lowered).toEqual(['limited', 'limited', 'limited']);
+      expect(appWindowAt('shop', low, clock.now).index).toBe(1_800_000_000);
+    });
+  });
+
+  describe('shares', () => {
+    it(`spreads an app over several items above ${REQUESTS_PER_SECOND_PER_ITEM} requests a second, each with its share`, async () => {
+      const busy = { perSecond: 500, burst: 501 };
+      const spread = environment(store, clock, () => 0.5);
+
+      const decision = await spread.check('busy', busy);
+
+      expect(counterShards(busy)).toEqual({ count: 3, capacities: [167, 167, 167] });
+      expect(store.calls[0]?.request.key).toMatch(/^busy#1#\d+$/);
+      expect(store.calls[0]?.request.capacity).toBe(167);
+      expect(decision).toMatchObject({ kind: 'accepted', remaining: 166 * 3 });
+    });
+  });
+});
+
+describe('counterShards', () => {
+  it(`keeps an app on one item up to ${REQUESTS_PER_SECOND_PER_ITEM} a second, and never makes a share of nothing`, () => {
+    expect(counterShards({ perSecond: 200, burst: 200 })).toEqual({ count: 1, capacities: [200] });
+    expect(counterShards({ perSecond: 201, burst: 201 }).count).toBe(2);
+    expect(counterShards({ perSecond: 10_000, burst: 10_000 }).count).toBe(50);
+    expect(counterShards({ perSecond: 10_000, burst: 3 })).toEqual({ count: 3, capacities: [1, 1, 1] });
+  });
+});

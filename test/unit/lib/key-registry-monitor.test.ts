@@ -1,0 +1,132 @@
+import type { Template } from 'aws-cdk-lib/assertions';
+import {
+  MONITOR_EVERY,
+  MONITOR_READ_WORST_CASE_MS,
+  MONITOR_TIMEOUT,
+} from '../../../lib/key-registry-monitor';
+import {
+  actionsOf,
+  functionLogicalId,
+  functionRoleStatements,
+  onlyLogicalId,
+  synthesize,
+} from '../../support/construct-template';
+
+interface Resource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+  readonly Metadata?: {
+    cdk_nag?: { rules_to_suppress: { id: string; reason: string; applies_to?: unknown[] }[] };
+  };
+}
+
+function resource(template: Template, id: string): Resource {
+  const found = (template.toJSON() as { Resources: Record<string, Resource> }).Resources[id];
+  if (found === undefined) throw new Error(`No resource ${id}`);
+  return found;
+}
+
+describe('the key registry monitor of a one-shard stack', () => {
+  let template: Template;
+  let monitorId: string;
+  let secretId: string;
+
+  beforeAll(() => {
+    ({ template } = synthesize());
+    monitorId = functionLogicalId(template, 'monitor');
+    secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
+  });
+
+  it('runs on Node.js 24, arm64, with 512 MiB and 3 minutes: the reads of 256 shards at their bounds take at most a third of it', () => {
+    expect(resource(template, monitorId).Properties).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      MemorySize: 512,
+      Timeout: MONITOR_TIMEOUT.toSeconds(),
+    });
+    expect(MONITOR_READ_WORST_CASE_MS).toBe(60_000);
+    expect(MONITOR_READ_WORST_CASE_MS * 3).toBeLessThanOrEqual(MONITOR_TIMEOUT.toMilliseconds());
+  });
+
+  it('is told the registry, the expiry window, the log level and the metrics’ namespace and service, and nothing else', () => {
+    expect(resource(template, monitorId).Properties.Environment).toEqual({
+      Variables: {
+        KEYS_SECRET_ID: { Ref: secretId },
+        KEY_EXPIRY_WARNING_DAYS: '14',
+        LOG_LEVEL: 'info',
+        METRICS_NAMESPACE: 'PaymentApi',
+        SERVICE_NAME: 'Test',
+      },
+    });
+  });
+
+  it('runs every hour from an EventBridge schedule, which alone may invoke it, and a run that fails is not retried', () => {
+    // Arrange
+    const ruleId = onlyLogicalId(template, 'AWS::Events::Rule');
+    const permissionId = onlyLogicalId(template, 'AWS::Lambda::Permission', {
+      Properties: { Principal: 'events.amazonaws.com' },
+    });
+
+    // Assert
+    expect(MONITOR_EVERY.toHours()).toBe(1);
+    expect(resource(template, ruleId).Properties).toMatchObject({
+      ScheduleExpression: 'rate(1 hour)',
+      State: 'ENABLED',
+      Targets: [
+        {
+          Arn: { 'Fn::GetAtt': [monitorId, 'Arn'] },
+          RetryPolicy: { MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 2 },
+        },
+      ],
+    });
+    expect(resource(template, permissionId).Properties).toEqual({
+      Action: 'lambda:InvokeFunction',
+      FunctionName: { 'Fn::GetAtt': [monitorId, 'Arn'] },
+      Principal: 'events.amazonaws.com',
+      SourceArn: { 'Fn::GetAtt': [ruleId, 'Arn'] },
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: monitorId },
+      MaximumRetryAttempts: 0,
+    });
+  });
+
+  it('may write its own log group and read the keys: GetSecretValue on the secret, BatchGetSecretValue, nothing more', () => {
+    const logGroupId = onlyLogicalId(template, 'AWS::Logs::LogGroup', {}, /KeyRegistryMonitorFunctionLogs/);
+
+    expect(functionRoleStatements(template, monitorId)).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
+      },
+      {
+        Effect: 'Allow',
+        Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
+        Resource: { Ref: secretId },
+      },
+      { Effect: 'Allow', Action: 'secretsmanager:BatchGetSecretValue', Resource: '*' },
+    ]);
+    expect(
+      functionRoleStatements(template, monitorId)
+        .flatMap(actionsOf)
+        .filter((action) => /Put|Update|Delete|Create|Rotate/.test(action) && !action.startsWith('logs:')),
+    ).toEqual([]);
+  });
+
+  it('acknowledges the "*" of BatchGetSecretValue on its own policy, with why', () => {
+    const policyId = onlyLogicalId(
+      template,
+      'AWS::IAM::Policy',
+      {},
+      /^PaymentApiKeyRegistryMonitorFunctionRole/,
+    );
+    const acknowledged = resource(template, policyId).Metadata?.cdk_nag?.rules_to_suppress ?? [];
+
+    expect(acknowledged.map(({ id, applies_to }) => ({ id, applies_to }))).toEqual([
+      { id: 'AwsSolutions-IAM5', applies_to: ['Resource::*'] },
+    ]);
+    expect(acknowledged[0]?.reason).toContain('supports no resource-level permissions');
+  });
+});

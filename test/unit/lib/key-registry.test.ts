@@ -1,0 +1,482 @@
+import { Duration, NestedStack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type { PaymentApiProps } from '../../../lib/payment-api';
+import { PaymentApiStack, type PaymentApiStackProps } from '../../../lib/payment-api-stack';
+import { IAM_POLICY_LIMITS } from '../../../lib/secret-grants';
+import { SCHEDULES_PER_NESTED_STACK } from '../../../lib/key-rotation';
+import {
+  parseRegistryManifest,
+  readRegistryLayout,
+  secretRegistryLayout,
+  type RegistryLayout,
+} from '../../../shared/keys/registry';
+import {
+  actionsOf,
+  constructUnbundled,
+  functionLogicalId,
+  functionRoleStatements,
+  onlyLogicalId,
+  synthesize,
+  unbundledApp,
+  type Statement,
+} from '../../support/construct-template';
+import { rolePolicySizes } from '../../support/iam-size';
+
+interface Resource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+  readonly DependsOn?: string[];
+  readonly DeletionPolicy?: string;
+  readonly UpdateReplacePolicy?: string;
+  readonly Metadata?: { cdk_nag?: { rules_to_suppress: { id: string }[] } };
+}
+
+function resources(template: Template, type?: string): Record<string, Resource> {
+  const all = (template.toJSON() as { Resources: Record<string, Resource> }).Resources;
+  return Object.fromEntries(
+    Object.entries(all).filter(([, resource]) => type === undefined || resource.Type === type),
+  );
+}
+
+const SHARD_ZERO_ID = 'PaymentApiKeysSecret965420B1';
+/** The ARN shard 0's `Ref` stands for, substituted where a test reads a value the Lambda would get. */
+const SHARD_ZERO_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:KeysSecret-AbCdEf';
+
+/** Shard secrets 1 and up, by index, from their fixed names under stack "Test". */
+function shardSecrets(template: Template): Map<number, { id: string; resource: Resource }> {
+  const shards = new Map<number, { id: string; resource: Resource }>();
+  for (const [id, resource] of Object.entries(resources(template, 'AWS::SecretsManager::Secret'))) {
+    const match = /^payment-api\/Test\/keys\/shard-(\d+)$/.exec(String(resource.Properties.Name));
+    if (match) shards.set(Number(match[1]), { id, resource });
+  }
+  return shards;
+}
+
+/** A function's environment, shard 0's Ref replaced by an ARN, as the function reads it. */
+function environmentOf(template: Template, fn: 'handler' | 'monitor'): Record<string, string | undefined> {
+  const variables = resources(template)[functionLogicalId(template, fn)]?.Properties.Environment as {
+    Variables: Record<string, unknown>;
+  };
+  return Object.fromEntries(
+    Object.entries(variables.Variables).map(([name, value]) => [
+      name,
+      typeof value === 'string'
+        ? value
+        : JSON.stringify(value) === JSON.stringify({ Ref: SHARD_ZERO_ID })
+          ? SHARD_ZERO_ARN
+          : JSON.stringify(value),
+    ]),
+  );
+}
+
+/** The manifest secret's value, shard 0's Ref replaced by an ARN. */
+function manifestText(template: Template): string {
+  const manifest = Object.values(resources(template, 'AWS::SecretsManager::Secret')).find(
+    (resource) => resource.Properties.Name === 'payment-api/Test/keys/registry',
+  );
+  const value = manifest?.Properties.SecretString as string | { 'Fn::Join': [string, unknown[]] };
+  if (typeof value === 'string') return value;
+  return value['Fn::Join'][1]
+    .map((part) =>
+      typeof part === 'string'
+        ? part
+        : JSON.stringify(part) === JSON.stringify({ Ref: SHARD_ZERO_ID })
+          ? SHARD_ZERO_ARN
+          : '?',
+    )
+    .join('');
+}
+
+/** The secrets a role's managed policies grant `action` on, by logical ID, in order. */
+function managedGrants(template: Template, roleId: string, action: string): string[] {
+  return Object.values(resources(template, 'AWS::IAM::ManagedPolicy'))
+    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(JSON.stringify({ Ref: roleId })))
+    .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+    .filter((statement) => actionsOf(statement).includes(action))
+    .flatMap((statement) => [statement.Resource].flat() as { Ref: string }[])
+    .map((resource) => resource.Ref)
+    .sort();
+}
+
+function roleOf(template: Template, fn: 'handler' | 'monitor' | 'rotation'): string {
+  const role = resources(template)[functionLogicalId(template, fn)]?.Properties.Role as {
+    'Fn::GetAtt': [string, string];
+  };
+  return role['Fn::GetAtt'][0];
+}
+
+describe('PaymentApi with a key registry of 8 shards', () => {
+  let template: Template;
+  let shards: Map<number, { id: string; resource: Resource }>;
+
+  beforeAll(() => {
+    ({ template } = synthesize({ keyShards: 8 }));
+    shards = shardSecrets(template);
+  });
+
+  it('keeps shard 0 where the single secret always was, and creates shards 1 to 7 by their fixed names', () => {
+    const unnamed = Object.entries(resources(template, 'AWS::SecretsManager::Secret'))
+      .filter(([, resource]) => resource.Properties.Name === undefined)
+      .map(([id]) => id);
+
+    expect(unnamed).toEqual([SHARD_ZERO_ID]);
+    expect([...shards.keys()].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('starts every new shard as an empty keyring, retained when the stack is deleted or the shard replaced', () => {
+    for (const [index, { resource }] of shards) {
+      expect(resource).toMatchObject({
+        Properties: {
+          Name: `payment-api/Test/keys/shard-${index}`,
+          SecretString: '{}',
+          Description: `payment-api keys, shard ${index} of the key registry: a JSON object mapping each App-id to a key or a list of keys`,
+        },
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+      });
+      expect(resource.Properties.GenerateSecretString).toBeUndefined();
+      expect(resource.Properties.KmsKeyId).toBeUndefined();
+    }
+  });
+
+  it('writes the manifest, which holds the layout and no key, and deletes it with the stack', () => {
+    // Arrange
+    const reading = parseRegistryManifest(manifestText(template));
+
+    // Assert
+    expect(reading).toEqual({
+      ok: true,
+      manifest: {
+        ...secretRegistryLayout({
+          shardZeroId: SHARD_ZERO_ARN,
+          namePrefix: 'payment-api/Test/keys/',
+          shards: 8,
+        }),
+        keyCacheTtlSeconds: 60,
+      },
+    });
+    template.hasResource('AWS::SecretsManager::Secret', {
+      Properties: { Name: 'payment-api/Test/keys/registry' },
+      DeletionPolicy: 'Delete',
+    });
+  });
+
+  it('tells the payment Lambda and the monitor the layout, which readRegistryLayout reads back exactly', () => {
+    const expected: RegistryLayout = secretRegistryLayout({
+      shardZeroId: SHARD_ZERO_ARN,
+      namePrefix: 'payment-api/Test/keys/',
+      shards: 8,
+    });
+
+    for (const fn of ['handler', 'monitor'] as const) {
+      const environment = environmentOf(template, fn);
+      expect({ fn, layout: readRegistryLayout(environment) }).toEqual({ fn, layout: expected });
+      expect(environment).toMatchObject({ KEY_SHARDS: '8', KEY_SHARD_NAME_PREFIX: 'payment-api/Test/keys/' });
+      expect(environment).not.toHaveProperty('KEY_SHARDS_PREVIOUS');
+    }
+  });
+
+  it('lets the payment Lambda GetSecretValue on exactly the shards: shard 0 as before, 1 to 7 in a managed policy', () => {
+    // Arrange
+    const handlerId = functionLogicalId(template, 'handler');
+    const inline = functionRoleStatements(template, handlerId).filter((statement) =>
+      actionsOf(statement).some((action) => action.startsWith('secretsmanager:')),
+    );
+
+    // Assert
+    expect(inline).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
+        Resource: { Ref: SHARD_ZERO_ID },
+      },
+    ]);
+    expect(managedGrants(template, roleOf(template, 'handler'), 'secretsmanager:GetSecretValue')).toEqual(
+      [1, 2, 3, 4, 5, 6, 7].map((index) => shards.get(index)?.id).sort(),
+    );
+    const managed = Object.values(resources(template, 'AWS::IAM::ManagedPolicy'));
+    expect(
+      managed.flatMap((policy) =>
+        (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement.flatMap(actionsOf),
+      ),
+    ).toEqual(['secretsmanager:GetSecretValue']);
+  });
+
+  it('shares the read policy between the payment Lambda and the monitor, and creates each only once it exists', () => {
+    const [policyId] = Object.keys(resources(template, 'AWS::IAM::ManagedPolicy'));
+
+    template.resourceCountIs('AWS::IAM::ManagedPolicy', 1);
+    expect(resources(template)[policyId ?? '']?.Properties.Roles).toEqual([
+      { Ref: roleOf(template, 'handler') },
+      { Ref: roleOf(template, 'monitor') },
+    ]);
+    for (const fn of ['handler', 'monitor'] as const) {
+      expect(resources(template)[functionLogicalId(template, fn)]?.DependsOn).toEqual([
+        expect.stringMatching(/RoleDefaultPolicy/) as unknown,
+        policyId,
+      ]);
+    }
+  });
+
+  it('acknowledges on each shard, and on the manifest, that nothing rotates them', () => {
+    for (const { resource } of [...shards.values()]) {
+      expect(resource.Metadata?.cdk_nag?.rules_to_suppress.map((rule) => rule.id)).toEqual([
+        'AwsSolutions-SMG4',
+      ]);
+    }
+  });
+});
+
+describe('PaymentApiStack outputs with a key registry', () => {
+  function outputs(props: PaymentApiStackProps): Record<string, { Description?: unknown; Value?: unknown }> {
+    return Template.fromStack(new PaymentApiStack(unbundledApp(), 'PaymentApi', props)).findOutputs('*');
+  }
+
+  it('names the shard count, the manifest and the name prefix, with literal descriptions', () => {
+    const found = outputs({ keyShards: 8 });
+
+    expect(Object.keys(found).sort()).toEqual([
+      'KeyRegistry',
+      'KeyShardNamePrefix',
+      'KeyShards',
+      'KeysSecretArn',
+      'PaymentUrl',
+    ]);
+    expect(found.KeyShards?.Value).toBe('8');
+    expect(found.KeyRegistry?.Value).toBe('payment-api/PaymentApi/keys/registry');
+    expect(found.KeyShardNamePrefix?.Value).toBe('payment-api/PaymentApi/keys/');
+    expect(found.KeysSecretArn?.Value).toEqual({ Ref: SHARD_ZERO_ID });
+    for (const [name, output] of Object.entries(found)) {
+      expect({ name, description: typeof output.Description }).toEqual({ name, description: 'string' });
+    }
+  });
+
+  it('names the previous count too while a reshard is under way', () => {
+    expect(outputs({ keyShards: 8, keyShardsPrevious: 4 }).KeyShardsPrevious?.Value).toBe('4');
+  });
+
+  it('adds none of them to a one-shard stack', () => {
+    expect(Object.keys(outputs({})).sort()).toEqual(['KeysSecretArn', 'PaymentUrl']);
+  });
+});
+
+describe.each<[string, PaymentApiProps, { shards: number; previousShards: number; slots: number }]>([
+  ['growing from 4 to 8', { keyShards: 8, keyShardsPrevious: 4 }, { shards: 8, previousShards: 4, slots: 8 }],
+  [
+    'shrinking from 8 to 4',
+    { keyShards: 4, keyShardsPrevious: 8 },
+    { shards: 4, previousShards: 8, slots: 8 },
+  ],
+  ['shrinking from 4 to one', { keyShardsPrevious: 4 }, { shards: 1, previousShards: 4, slots: 4 }],
+])('PaymentApi during a reshard, %s', (_case, props, expected) => {
+  let template: Template;
+
+  beforeAll(() => {
+    ({ template } = synthesize(props));
+  });
+
+  it('keeps every shard either count uses, and tells readers both counts', () => {
+    const layout = secretRegistryLayout({
+      shardZeroId: SHARD_ZERO_ARN,
+      namePrefix: 'payment-api/Test/keys/',
+      shards: expected.shards,
+      previousShards: expected.previousShards,
+    });
+
+    expect(shardSecrets(template).size).toBe(expected.slots - 1);
+    expect(readRegistryLayout(environmentOf(template, 'handler'))).toEqual(layout);
+    expect(parseRegistryManifest(manifestText(template))).toEqual({
+      ok: true,
+      manifest: { ...layout, keyCacheTtlSeconds: 60 },
+    });
+  });
+});
+
+describe('PaymentApi with a customer KMS key and 4 shards', () => {
+  it('encrypts the new shards and the manifest with the key, and grants kms:Decrypt through Secrets Manager once per reader', () => {
+    // Arrange
+    const { template } = synthesize(
+      { keyShards: 4 },
+      { extra: (stack) => ({ secretEncryptionKey: new kms.Key(stack, 'Key') }) },
+    );
+    const keyId = onlyLogicalId(template, 'AWS::KMS::Key');
+
+    // Assert
+    for (const resource of Object.values(resources(template, 'AWS::SecretsManager::Secret'))) {
+      expect(resource.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+    }
+    for (const fn of ['handler', 'monitor'] as const) {
+      const kmsStatements = functionRoleStatements(template, functionLogicalId(template, fn)).filter(
+        (statement) => actionsOf(statement).some((action) => action.startsWith('kms:')),
+      );
+      expect(kmsStatements).toEqual([
+        expect.objectContaining({ Action: 'kms:Decrypt', Resource: { 'Fn::GetAtt': [keyId, 'Arn'] } }),
+      ]);
+    }
+  });
+});
+
+describe('PaymentApi with an existing secret as shard 0 of 16', () => {
+  it('uses the secret as shard 0, creates shards 1 to 15, and names the secret in the manifest', () => {
+    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
+    const template = Template.fromStack(
+      new PaymentApiStack(unbundledApp(), 'Test', { existingSecret: arn, keyShards: 16 }),
+    );
+
+    expect(shardSecrets(template).size).toBe(15);
+    expect(readRegistryLayout(environmentOf(template, 'handler')).shardIds[0]).toBe(arn);
+    expect(JSON.parse(manifestText(template))).toMatchObject({
+      shards: 16,
+      shardIds: expect.arrayContaining([arn]) as unknown,
+    });
+  });
+});
+
+describe('PaymentApi with scheduled rotation of 256 shards', () => {
+  let template: Template;
+  let nested: NestedStack[];
+
+  beforeAll(() => {
+    const built = synthesize({ keyShards: 256, rotation: { every: Duration.days(30) } });
+    template = built.template;
+    nested = built.stack.node.findAll().filter((construct) => NestedStack.isNestedStack(construct));
+  });
+
+  it('stays within CloudFormation’s 500 resources, shard secrets in the stack and schedules in nested stacks', () => {
+    expect(Object.keys(resources(template)).length).toBeLessThan(500);
+    expect(shardSecrets(template).size).toBe(255);
+    expect(nested).toHaveLength(4);
+  });
+
+  it('schedules shard 0 where it always was, and shards 1 to 255 in blocks fixed by index, all on the one function', () => {
+    // Arrange
+    const blocks = nested.map((stack) =>
+      Object.values(resources(Template.fromStack(stack), 'AWS::SecretsManager::RotationSchedule')).map(
+        (schedule) => schedule.Properties,
+      ),
+    );
+    const parentSchedules = resources(template, 'AWS::SecretsManager::RotationSchedule');
+
+    // Assert
+    expect(Object.keys(parentSchedules)).toEqual([
+      expect.stringMatching(/^PaymentApiKeyRotationSchedule/) as unknown,
+    ]);
+    expect(blocks.map((block) => block.length)).toEqual([SCHEDULES_PER_NESTED_STACK - 1, 64, 64, 64]);
+    for (const block of blocks) {
+      for (const schedule of block) {
+        expect(schedule).toMatchObject({ RotationRules: { ScheduleExpression: 'rate(30 days)' } });
+      }
+      expect(new Set(block.map((schedule) => JSON.stringify(schedule.RotationLambdaARN))).size).toBe(1);
+    }
+  });
+
+  it('creates each block only once Secrets Manager may invoke the function and the function may rotate those shards', () => {
+    const permissionId = onlyLogicalId(template, 'AWS::Lambda::Permission', {
+      Properties: { Principal: 'secretsmanager.amazonaws.com' },
+    });
+    const rotationPolicies = Object.entries(resources(template, 'AWS::IAM::ManagedPolicy'))
+      .filter(([id]) => id.includes('RotateShards'))
+      .map(([id]) => id);
+
+    expect(rotationPolicies.length).toBeGreaterThan(0);
+    for (const stack of Object.values(resources(template, 'AWS::CloudFormation::Stack'))) {
+      expect([...(stack.DependsOn ?? [])].sort()).toEqual(
+        expect.arrayContaining([permissionId, ...rotationPolicies]),
+      );
+    }
+  });
+
+  it('lets the rotation function rotate exactly the shards, and the readers only read them', () => {
+    const every = [...shardSecrets(template).values()].map(({ id }) => id).sort();
+    const rotationRole = roleOf(template, 'rotation');
+
+    for (const action of [
+      'secretsmanager:DescribeSecret',
+      'secretsmanager:GetSecretValue',
+      'secretsmanager:PutSecretValue',
+      'secretsmanager:UpdateSecretVersionStage',
+    ]) {
+      expect({ action, granted: managedGrants(template, rotationRole, action) }).toEqual({
+        action,
+        granted: every,
+      });
+    }
+    for (const fn of ['handler', 'monitor'] as const) {
+      expect(managedGrants(template, roleOf(template, fn), 'secretsmanager:GetSecretValue')).toEqual(every);
+      expect(managedGrants(template, roleOf(template, fn), 'secretsmanager:PutSecretValue')).toEqual([]);
+    }
+  });
+});
+
+describe('IAM sizes at 256 shards, the worst case: rotation on and the longest stack name the CDK app makes', () => {
+  let template: Template;
+
+  beforeAll(() => {
+    // `PaymentApi-<env>` with an env name of 24 characters: 35, the longest bin/context.ts allows.
+    const stack = new PaymentApiStack(unbundledApp(), `PaymentApi-${'e'.repeat(24)}`, {
+      keyShards: 256,
+      rotation: { every: Duration.days(30) },
+      appRateLimit: { perSecond: 10 },
+      tracing: true,
+      secretKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+    });
+    template = Template.fromStack(stack);
+  });
+
+  it.each(['Handler', 'KeyRegistryMonitorFunction', 'KeyRotationFunction'])(
+    'keeps the %s role within IAM’s limits with every ARN resolved at its longest',
+    (name) => {
+      // Arrange
+      const roleId = onlyLogicalId(
+        template,
+        'AWS::IAM::Role',
+        {},
+        new RegExp(`^PaymentApi${name}Role[0-9A-F]{8}$`),
+      );
+
+      // Act
+      const sizes = rolePolicySizes(template.toJSON() as { Resources: Record<string, Resource> }, roleId);
+
+      // Assert
+      expect(sizes.inlineCharacters).toBeLessThanOrEqual(IAM_POLICY_LIMITS.inlinePolicyCharacters);
+      expect(sizes.managedPolicyCharacters.length).toBeGreaterThan(0);
+      expect(sizes.managedPolicyCharacters.length).toBeLessThanOrEqual(
+        IAM_POLICY_LIMITS.managedPoliciesPerRole,
+      );
+      for (const size of sizes.managedPolicyCharacters) {
+        expect(size).toBeLessThanOrEqual(IAM_POLICY_LIMITS.managedPolicyCharacters);
+      }
+    },
+  );
+});
+
+describe('PaymentApi key registry props validation', () => {
+  it.each<[string, PaymentApiProps, string]>([
+    ['no shard', { keyShards: 0 }, 'keyShards must be a whole number from 1 to 256, got 0'],
+    ['257 shards', { keyShards: 257 }, 'keyShards must be a whole number from 1 to 256, got 257'],
+    ['a fractional count', { keyShards: 2.5 }, 'keyShards must be a whole number from 1 to 256, got 2.5'],
+    [
+      'a previous count out of range',
+      { keyShards: 8, keyShardsPrevious: 0 },
+      'keyShardsPrevious must be a whole number from 1 to 256, got 0',
+    ],
+    [
+      'a previous count equal to the count',
+      { keyShards: 8, keyShardsPrevious: 8 },
+      'keyShardsPrevious must differ from keyShards (8): set it only while a reshard is under way, to the count apps were placed by before, got 8',
+    ],
+  ])('rejects %s in the words the context uses', (_case, props, message) => {
+    expect(() => {
+      constructUnbundled(props);
+    }).toThrow(message);
+  });
+
+  it('accepts the bounds: 1, 256, and a shrink to one shard', () => {
+    for (const props of [{ keyShards: 1 }, { keyShards: 256 }, { keyShardsPrevious: 256 }]) {
+      expect(() => {
+        constructUnbundled(props);
+      }).not.toThrow();
+    }
+  });
+});
