@@ -35,6 +35,17 @@ export function appMovingBetween(
   );
 }
 
+/** App ids `<prefix>-0`, `<prefix>-1`, ... by their home under `shards`, taken in order until every shard has `atLeast`. */
+export function appsOnEveryShard(shards: number, atLeast: number, prefix = 'partner'): Map<number, string[]> {
+  const apps = new Map<number, string[]>();
+  for (let n = 0; apps.size < shards || [...apps.values()].some((ids) => ids.length < atLeast); n++) {
+    const appId = `${prefix}-${n}`;
+    const shard = shardOf(appId, shards);
+    apps.set(shard, [...(apps.get(shard) ?? []), appId]);
+  }
+  return apps;
+}
+
 function firstAppId(prefix: string, fits: (appId: string) => boolean): string {
   for (let n = 0; n < 100_000; n++) {
     const appId = `${prefix}-${n}`;
