@@ -35,7 +35,7 @@ import {
 } from '../../support/registry-moto';
 import { startSecretsManagerRules, type SecretsManagerRulesProxy } from '../../support/secrets-manager-rules';
 import { synthesizeApp } from '../../support/synth';
-import type { RunningTool } from '../../support/tool-process';
+import type { RunningTool, ToolRun } from '../../support/tool-process';
 
 const TTL_SECONDS = 2;
 /** The TTL plus a margin, as the CLI's default is the manifest's TTL plus 30 s. */
@@ -163,6 +163,29 @@ function startReshard(registry: MotoRegistry): RunningTool {
   return cli;
 }
 
+interface ReshardRun {
+  readonly result: ToolRun;
+  /** When it was started, began to settle (its `waiting` line), first wrote a removal, and had exited (epoch ms). */
+  readonly startedAt: number;
+  readonly settlingAt: number;
+  readonly firstRemovalAt: number;
+  readonly endedAt: number;
+}
+
+/** A whole reshard, with when each of its phases began: the removal by its first write at the proxy. */
+async function runReshard(registry: MotoRegistry): Promise<ReshardRun> {
+  const calledFrom = proxy.calls.length;
+  const startedAt = Date.now();
+  const cli = startReshard(registry);
+  const settling = await cli.lineMatching('stderr', WAITING_LINE);
+  const result = await cli.exited;
+  const endedAt = Date.now();
+  const firstRemoval = proxy.calls
+    .slice(calledFrom)
+    .find((call) => call.operation === 'PutSecretValue' && call.at > settling.at);
+  return { result, startedAt, settlingAt: settling.at, firstRemovalAt: firstRemoval?.at ?? endedAt, endedAt };
+}
+
 interface KeysLoaded {
   readonly shard: number;
   /** When its fetch started, epoch ms. */
@@ -257,16 +280,7 @@ describe('a reshard from 4 to 8 shards while every app is asked for in a loop, o
       await fleet.pause(IDLE);
 
       // Act
-      const calledFrom = proxy.calls.length;
-      const startedAt = Date.now();
-      const cli = startReshard(registry);
-      const settling = await cli.lineMatching('stderr', WAITING_LINE);
-      const result = await cli.exited;
-      const endedAt = Date.now();
-      const firstRemoval =
-        proxy.calls
-          .slice(calledFrom)
-          .find((call) => call.operation === 'PutSecretValue' && call.at > settling.at)?.at ?? endedAt;
+      const { result, startedAt, settlingAt, firstRemovalAt, endedAt } = await runReshard(registry);
       fleet.resume(IDLE);
       await untilEveryShardReadAfter(fleet, endedAt, [...LOOPING, IDLE]);
       const run = await fleet.finish();
@@ -275,12 +289,14 @@ describe('a reshard from 4 to 8 shards while every app is asked for in a loop, o
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^moved \d+ apps home .*; removed \d+ old copies;/);
       expect(result.stdout).toContain('nothing is left to move');
-      expect(firstRemoval).toBeLessThan(endedAt);
+      expect(firstRemovalAt).toBeLessThan(endedAt);
       expect(await copiesOf(registry)).toEqual(homes(8));
       // ...every environment asked for every app in each phase (the idle one after the removal)...
-      expect(missedBetween(run.invocations, LOOPING, startedAt, settling.at)).toEqual(noneMissed(LOOPING));
-      expect(missedBetween(run.invocations, LOOPING, settling.at, firstRemoval)).toEqual(noneMissed(LOOPING));
-      expect(missedBetween(run.invocations, [...LOOPING, IDLE], firstRemoval, Infinity)).toEqual(
+      expect(missedBetween(run.invocations, LOOPING, startedAt, settlingAt)).toEqual(noneMissed(LOOPING));
+      expect(missedBetween(run.invocations, LOOPING, settlingAt, firstRemovalAt)).toEqual(
+        noneMissed(LOOPING),
+      );
+      expect(missedBetween(run.invocations, [...LOOPING, IDLE], firstRemovalAt, Infinity)).toEqual(
         noneMissed([...LOOPING, IDLE]),
       );
       // ...and not one request was refused, nor answered 503.
@@ -314,16 +330,13 @@ describe('a reshard from 4 to 8 shards while every app is asked for in a loop, o
       const stoppedAt = Date.now();
       const leftBehind = await copiesOf(registry);
       await untilEveryShardReadAfter(fleet, stoppedAt, LOOPING);
-      const calledFrom = proxy.calls.length;
-      const rerunAt = Date.now();
-      const second = startReshard(registry);
-      const settling = await second.lineMatching('stderr', WAITING_LINE);
-      const rerun = await second.exited;
-      const endedAt = Date.now();
-      const firstRemoval =
-        proxy.calls
-          .slice(calledFrom)
-          .find((call) => call.operation === 'PutSecretValue' && call.at > settling.at)?.at ?? endedAt;
+      const {
+        result: rerun,
+        startedAt: rerunAt,
+        settlingAt,
+        firstRemovalAt,
+        endedAt,
+      } = await runReshard(registry);
       await untilEveryShardReadAfter(fleet, endedAt, LOOPING);
       const run = await fleet.finish();
 
@@ -338,8 +351,10 @@ describe('a reshard from 4 to 8 shards while every app is asked for in a loop, o
       expect(await copiesOf(registry)).toEqual(homes(8));
       // Every environment asked for every app while the reshard stood stopped, and in each phase of the second run.
       expect(missedBetween(run.invocations, LOOPING, stoppedAt, rerunAt)).toEqual(noneMissed(LOOPING));
-      expect(missedBetween(run.invocations, LOOPING, settling.at, firstRemoval)).toEqual(noneMissed(LOOPING));
-      expect(missedBetween(run.invocations, LOOPING, firstRemoval, Infinity)).toEqual(noneMissed(LOOPING));
+      expect(missedBetween(run.invocations, LOOPING, settlingAt, firstRemovalAt)).toEqual(
+        noneMissed(LOOPING),
+      );
+      expect(missedBetween(run.invocations, LOOPING, firstRemovalAt, Infinity)).toEqual(noneMissed(LOOPING));
       expect(notServed(run.invocations)).toEqual([]);
     },
     PROOF_TIMEOUT_MS,

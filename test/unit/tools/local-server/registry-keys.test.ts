@@ -107,13 +107,19 @@ describe('RegistryKeys', () => {
     expect(files.manifestReads).toBe(1);
   });
 
-  it('does not make a request wait for the TTL re-read of the manifest', async () => {
+  /** One app on shard 0 of four, a TTL later, the manifest now answering in 5 s. */
+  async function pastTtlWithSlowManifest() {
     const files = new FakeFiles(four);
     const app = appOnShard(0, 4, 'partner');
     files.put('keys-0.json', { [app]: PARTNER_KEY });
     const { keys } = registryKeys(files, four);
     await jest.advanceTimersByTimeAsync(TTL_MS);
     files.manifestDelayMs = 5_000;
+    return { files, app, keys };
+  }
+
+  it('does not make a request wait for the TTL re-read of the manifest', async () => {
+    const { files, app, keys } = await pastTtlWithSlowManifest();
 
     const served = keys.getKeys(app);
 
@@ -210,12 +216,7 @@ describe('RegistryKeys', () => {
 
   it('keeps the newer layout when an older read of the manifest finishes last', async () => {
     // Arrange: a TTL re-read starts (slow) and finds the old manifest; then the file changes and is read at once.
-    const files = new FakeFiles(four);
-    const app = appOnShard(0, 4, 'partner');
-    files.put('keys-0.json', { [app]: PARTNER_KEY });
-    const { keys } = registryKeys(files, four);
-    await jest.advanceTimersByTimeAsync(TTL_MS);
-    files.manifestDelayMs = 5_000;
+    const { files, app, keys } = await pastTtlWithSlowManifest();
     await holds(keys, app);
     files.manifest = growing;
     files.manifestDelayMs = 10;
