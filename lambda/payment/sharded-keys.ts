@@ -92,6 +92,15 @@ export class ShardedKeys implements KeyringProvider {
     if (this.caches.length === 1) this.cache(0).warm();
   }
 
+  /**
+   * Reads shard `index` again now, for a caller that knows it changed (the local server watching its shard files):
+   * requests for it wait for this read, as KeyCache.reload() makes them. A shard no request has needed yet is read
+   * when one does, so there is nothing to do for it.
+   */
+  reload(index: number): void {
+    this.caches[index]?.reload();
+  }
+
   async getKeys(appId: string): Promise<CurrentKeys> {
     const [home = 0, previous] = shardsToSearch(this.layout, appId);
     if (previous === undefined) return this.current(await this.settle(home));

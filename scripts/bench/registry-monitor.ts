@@ -4,30 +4,19 @@
  * heaviest measured shape of app (two digests mid-rotation, one expiring, an allowlist of two blocks), the level at
  * which SecretNearlyFull goes off: the most a run parses while the registry is healthy. Figures feed docs/cost.md.
  */
-import { BatchGetSecretValueCommand, CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
-import { randomUUID } from 'node:crypto';
+import { BatchGetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { createMonitorHandler } from '../../lambda/registry-monitor/create-monitor-handler';
 import { measureShard } from '../../lambda/registry-monitor/measure-registry';
 import { MONITOR_CONCURRENT_CALLS } from '../../lambda/registry-monitor/settings';
 import { serializeKeyDocument, type DocumentApp } from '../../shared/keys/key-document';
-import { generateKey, toDigestForm } from '../../shared/keys/key-material';
-import { secretRegistryLayout } from '../../shared/keys/registry';
 import { SECRET_MAX_BYTES, SECRET_WARNING_FILL_PERCENT } from '../../shared/keys/secret-size';
 import { createJsonLogger } from '../../shared/logger';
 import { countCommands, motoSecretsManager, type MotoServer } from '../../test/support/moto';
+import { createMotoRegistry } from '../../test/support/registry-moto';
+import { heaviestApp } from './secret-size';
 import { fmt, median } from './stats';
 
 const DAY_MS = 86_400_000;
-
-function heaviestApp(): DocumentApp {
-  return {
-    keys: [
-      { stored: toDigestForm(generateKey()), expires: new Date(Date.now() + 30 * DAY_MS).toISOString() },
-      { stored: toDigestForm(generateKey()) },
-    ],
-    allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'],
-  };
-}
 
 /** A shard's value filled to just under 80% with heaviest-shape apps named after the shard. */
 function shardValue(shard: number): { value: string; apps: number } {
@@ -45,17 +34,11 @@ async function oneRun(moto: MotoServer, shards: number): Promise<string> {
   const client = motoSecretsManager(moto);
   const batchCalls = countCommands(client, BatchGetSecretValueCommand.name);
   try {
-    const prefix = `bench/${randomUUID().slice(0, 8)}/keys/`;
     const values = Array.from({ length: shards }, (_, shard) => shardValue(shard));
-    const zero = await client.send(
-      new CreateSecretCommand({ Name: `${prefix}zero`, SecretString: values[0]?.value }),
+    const { layout } = await createMotoRegistry(
+      { secretsManager: client },
+      { shards, texts: values.map(({ value }) => value) },
     );
-    const layout = secretRegistryLayout({ shardZeroId: zero.ARN ?? '', namePrefix: prefix, shards });
-    for (let shard = 1; shard < shards; shard++) {
-      await client.send(
-        new CreateSecretCommand({ Name: layout.shardIds[shard], SecretString: values[shard]?.value }),
-      );
-    }
 
     // Parsing alone: what a run spends in CPU besides waiting for Secrets Manager.
     const parseMs = values.map(({ value }, shard) => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ListSecretsCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { serializeKeyDocument, type DocumentApp, type KeyDocument } from '../../shared/keys/key-document';
-import { generateKey, toDigestForm } from '../../shared/keys/key-material';
+import { generateKey } from '../../shared/keys/key-material';
 import { SECRET_MAX_BYTES, SECRET_WARNING_FILL_PERCENT } from '../../shared/keys/secret-size';
 import { shardOf } from '../../shared/keys/shard';
 import {
@@ -20,19 +20,11 @@ import { runCli } from '../../test/support/keys-cli';
 import { EMULATOR_CALL_BOUNDS, type MotoServer } from '../../test/support/moto';
 import { createMotoRegistry } from '../../test/support/registry-moto';
 import { startSecretsManagerRules } from '../../test/support/secrets-manager-rules';
+import { heaviestApp } from './secret-size';
 import { fmt } from './stats';
 
 /** App ids as operators write them, 12 characters, as the single-secret figures were measured (secret-size.ts). */
 const appId = (index: number): string => `app-${String(index).padStart(8, '0')}`;
-
-const EXPIRES = '2026-12-24T00:00:00Z';
-const TWO_CIDRS = ['203.0.113.0/24', '2001:db8::/32'];
-
-/** The heaviest shape docs/keys.md measures: two digests mid-rotation, one expiring, an allowlist of two blocks. */
-const heaviest = (): DocumentApp => ({
-  keys: [{ stored: toDigestForm(generateKey()), expires: EXPIRES }, { stored: toDigestForm(generateKey()) }],
-  allowedCidrs: TWO_CIDRS,
-});
 
 const oneKey = (): DocumentApp => ({ keys: [{ stored: generateKey() }] });
 
@@ -77,7 +69,7 @@ export async function registryLines(moto: MotoServer): Promise<string[]> {
   const lines: string[] = ['Key registry over several secrets:'];
 
   // Capacity, computed and then stored through the proxy (which refuses a value over 65,536 bytes).
-  const heavy = placedDocuments(10_000, 64, heaviest);
+  const heavy = placedDocuments(10_000, 64, heaviestApp);
   const heavyFills = fills(heavy);
   const proxy = await startSecretsManagerRules(moto.port);
   const env = { ...moto.awsEnv, AWS_ENDPOINT_URL_SECRETS_MANAGER: proxy.endpoint };
@@ -88,7 +80,7 @@ export async function registryLines(moto: MotoServer): Promise<string[]> {
   try {
     await admin.send(new ListSecretsCommand({}));
     await cloudFormation.send(new DescribeStacksCommand({}));
-    const capacity = await createMotoRegistry({ secretsManager: admin, cloudFormation }, 64);
+    const capacity = await createMotoRegistry({ secretsManager: admin, cloudFormation }, { shards: 64 });
     let stored = 0;
     for (const [index, document] of heavy) {
       await viaProxy.send(
@@ -99,7 +91,7 @@ export async function registryLines(moto: MotoServer): Promise<string[]> {
       );
       stored++;
     }
-    const heavyBytes = Buffer.byteLength(serializeKeyDocument(new Map([[appId(0), heaviest()]]))) - 2;
+    const heavyBytes = Buffer.byteLength(serializeKeyDocument(new Map([[appId(0), heaviestApp()]]))) - 2;
     lines.push(
       `- 10,000 apps of the heaviest shape (two digests mid-rotation, one expiring, an allowlist of two blocks; ` +
         `${heavyBytes} bytes each) in 64 shards: fullest shard ${percent(Math.max(...heavyFills))} ` +
@@ -115,7 +107,7 @@ export async function registryLines(moto: MotoServer): Promise<string[]> {
     );
 
     // apply of 10,000 new apps into 64 shards.
-    const registry = await createMotoRegistry({ secretsManager: admin, cloudFormation }, 64);
+    const registry = await createMotoRegistry({ secretsManager: admin, cloudFormation }, { shards: 64 });
     const file = join(work, 'changes.json');
     writeFileSync(
       file,

@@ -2,7 +2,9 @@
  * Several execution environments of the payment Lambda at once: each a fresh Node process that loads the bundled
  * asset as the runtime does (require index.js, call `handler` with the event and a Lambda context) and invokes it
  * one request at a time. Every process warms up and says so; then all start at one instant agreed with them, so
- * their requests interleave as a scaled-out function's do. Each invocation is timed in its own process.
+ * their requests interleave as a scaled-out function's do. Each invocation is timed in its own process. A `loop`
+ * runs until the test says stop, while it does something else (a reshard), and a process can be paused meanwhile
+ * (an environment left idle, as Lambda leaves one between invocations).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -26,12 +28,23 @@ export interface RequestStream {
   readonly arrivals?: 'paced' | 'random';
 }
 
+/** An event of a loop, and the name its invocations go by. */
+export interface NamedEvent {
+  readonly name: string;
+  readonly event: unknown;
+}
+
 /** What each process does from the start instant on. */
 export type Workload =
   /** The streams, interleaved by their slots (each process's slots offset by its share of an interval). */
   | { readonly kind: 'streams'; readonly streams: readonly RequestStream[]; readonly durationMs: number }
   /** These events, in order, one at a time. */
-  | { readonly kind: 'sequence'; readonly events: readonly unknown[] };
+  | { readonly kind: 'sequence'; readonly events: readonly unknown[] }
+  /**
+   * These events in turn, over and over, `gapMs` apart (each process from its own offset), until the fleet is
+   * finished; each whole pass over them is reported as it ends (RunningFleet.passedSince).
+   */
+  | { readonly kind: 'loop'; readonly events: readonly NamedEvent[]; readonly gapMs: number };
 
 export interface FleetOptions {
   readonly assetDir: string;
@@ -74,6 +87,26 @@ export interface FleetRun {
   readonly invocations: readonly Invocation[];
   /** What each process printed: its Lambda logs and EMF lines. */
   readonly outputs: readonly string[];
+}
+
+/** A fleet under way. */
+export interface RunningFleet {
+  /** The instant every process started at, epoch milliseconds. */
+  readonly startAt: number;
+  /** What process `index` has printed so far. */
+  output(index: number): string;
+  /**
+   * Resolves once each of `processes` (default: all) has made a whole pass of its loop that started at or after
+   * `since` (epoch ms). A pass cut by a pause does not count.
+   */
+  passedSince(since: number, processes?: readonly number[]): Promise<void>;
+  /** Resolves once process `index` has stopped between two invocations, invoking nothing until resumed. */
+  pause(index: number): Promise<void>;
+  resume(index: number): void;
+  /** Ends every loop after the invocation under way (the other workloads end on their own) and collects the run. */
+  finish(): Promise<FleetRun>;
+  /** Kills every process now (a test's clean-up after a failure). */
+  abort(): void;
 }
 
 /**
@@ -143,7 +176,57 @@ async function runSequence(events) {
   for (const event of events) records.push(await invoke('sequence', event));
   return records;
 }
+const control = { stop: false, pause: false, wake: undefined };
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+async function runLoop({ events, gapMs }) {
+  const records = [];
+  let next = Math.floor((setup.index * events.length) / setup.count);
+  let passStartedAt = Date.now();
+  let invoked = 0;
+  while (!control.stop) {
+    if (control.pause) {
+      await new Promise((resolve) => {
+        control.wake = resolve;
+        process.send({ type: 'paused' });
+      });
+      passStartedAt = Date.now();
+      invoked = 0;
+      continue;
+    }
+    const { name, event } = events[next];
+    records.push(await invoke(name, event));
+    next = (next + 1) % events.length;
+    if (++invoked === events.length) {
+      process.send({ type: 'pass', startedAt: passStartedAt });
+      passStartedAt = Date.now();
+      invoked = 0;
+    }
+    if (gapMs > 0) await sleep(gapMs);
+  }
+  return records;
+}
+const wake = () => {
+  const resolve = control.wake;
+  control.wake = undefined;
+  if (resolve) resolve();
+};
+// The test process gone (a failed or killed run): nothing is left to invoke for.
+process.on('disconnect', () => process.exit(1));
 process.on('message', (message) => {
+  if (message.type === 'stop') {
+    control.stop = true;
+    wake();
+    return;
+  }
+  if (message.type === 'pause') {
+    control.pause = true;
+    return;
+  }
+  if (message.type === 'resume') {
+    control.pause = false;
+    wake();
+    return;
+  }
   (async () => {
     if (message.type === 'setup') {
       setup = message;
@@ -155,7 +238,11 @@ process.on('message', (message) => {
       await until(message.at);
       const { workload } = message;
       const records =
-        workload.kind === 'streams' ? await runStreams(message.at, workload) : await runSequence(workload.events);
+        workload.kind === 'streams'
+          ? await runStreams(message.at, workload)
+          : workload.kind === 'loop'
+            ? await runLoop(workload)
+            : await runSequence(workload.events);
       process.send({ type: 'done', records }, () => process.exit(0));
     }
   })().catch((error) => {
@@ -167,12 +254,18 @@ process.on('message', (message) => {
 
 type FromProcess =
   | { readonly type: 'ready'; readonly warmUp: readonly number[] }
+  | { readonly type: 'pass'; readonly startedAt: number }
+  | { readonly type: 'paused' }
   | { readonly type: 'done'; readonly records: readonly Invocation[] };
 
 interface Environment {
   readonly child: ChildProcess;
   readonly ready: Promise<void>;
   readonly done: Promise<readonly Invocation[]>;
+  /** When each whole pass of its loop started. */
+  readonly passes: readonly number[];
+  /** Resolves with the next message of this type. */
+  next<T extends FromProcess['type']>(type: T): Promise<Extract<FromProcess, { type: T }>>;
   output(): string;
 }
 
@@ -217,6 +310,10 @@ function startEnvironment(options: FleetOptions, index: number): Environment {
     await exited;
     return records;
   });
+  const passes: number[] = [];
+  child.on('message', (received: FromProcess) => {
+    if (received.type === 'pass') passes.push(received.startedAt);
+  });
   // Rejections are read through `ready` and `done`; these copies only keep an early exit from going unhandled.
   ready.catch(() => undefined);
   done.catch(() => undefined);
@@ -227,24 +324,79 @@ function startEnvironment(options: FleetOptions, index: number): Environment {
     assetFile: join(options.assetDir, 'index.js'),
     warmUp: options.warmUp,
   });
-  return { child, ready, done, output: () => stdout };
+  return { child, ready, done, passes, next: message, output: () => stdout };
+}
+
+function kill(environments: readonly Environment[]): void {
+  for (const { child } of environments) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
+/** Starts the fleet, waits until every process is ready, and starts them at one instant. */
+export async function startFleet(options: FleetOptions): Promise<RunningFleet> {
+  const environments = options.processes.map((_env, index) => startEnvironment(options, index));
+  let startAt: number;
+  try {
+    await Promise.all(environments.map((environment) => environment.ready));
+    const earliest = Date.now() + START_NOTICE_MS;
+    startAt = options.startAt?.(earliest) ?? earliest;
+    await options.beforeStart?.(startAt);
+    for (const { child } of environments)
+      child.send({ type: 'start', at: startAt, workload: options.workload });
+  } catch (error) {
+    kill(environments);
+    throw error;
+  }
+  let finished: Promise<FleetRun> | undefined;
+  const environment = (index: number): Environment => {
+    const found = environments[index];
+    if (found === undefined) throw new Error(`the fleet has no process ${index}`);
+    return found;
+  };
+  return {
+    startAt,
+    output: (index) => environment(index).output(),
+    async passedSince(since, processes = environments.map((_, index) => index)) {
+      const passed = (index: number): boolean => environment(index).passes.some((at) => at >= since);
+      while (!processes.every(passed)) {
+        // A process that exits early fails the wait rather than hold it forever.
+        await Promise.race([
+          new Promise((resolve) => setTimeout(resolve, 20)),
+          ...processes.map((index) => environment(index).done),
+        ]);
+      }
+    },
+    async pause(index) {
+      const paused = environment(index).next('paused');
+      environment(index).child.send({ type: 'pause' });
+      await paused;
+    },
+    resume(index) {
+      environment(index).child.send({ type: 'resume' });
+    },
+    finish() {
+      // Once: a test's `finally` may call it again after a failure.
+      finished ??= (async () => {
+        try {
+          if (options.workload.kind === 'loop') {
+            for (const { child } of environments) if (child.connected) child.send({ type: 'stop' });
+          }
+          const invocations = (await Promise.all(environments.map(({ done }) => done))).flat();
+          return { startAt, invocations, outputs: environments.map((environment) => environment.output()) };
+        } finally {
+          kill(environments);
+        }
+      })();
+      return finished;
+    },
+    abort() {
+      kill(environments);
+    },
+  };
 }
 
 /** Starts the fleet, waits until every process is ready, starts them at one instant and collects what they did. */
 export async function runFleet(options: FleetOptions): Promise<FleetRun> {
-  const environments = options.processes.map((_env, index) => startEnvironment(options, index));
-  try {
-    await Promise.all(environments.map((environment) => environment.ready));
-    const earliest = Date.now() + START_NOTICE_MS;
-    const startAt = options.startAt?.(earliest) ?? earliest;
-    await options.beforeStart?.(startAt);
-    for (const { child } of environments)
-      child.send({ type: 'start', at: startAt, workload: options.workload });
-    const invocations = (await Promise.all(environments.map((environment) => environment.done))).flat();
-    return { startAt, invocations, outputs: environments.map((environment) => environment.output()) };
-  } finally {
-    for (const { child } of environments) {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
-  }
+  return (await startFleet(options)).finish();
 }

@@ -5,7 +5,7 @@ import { parseKeyring } from '../../shared/keys/keyring';
 import type { KeyStore, ReplaceOutcome, Snapshot } from '../../tools/keys/key-store';
 import { DEMO_KEY } from './keys';
 import { run, type CliIo } from '../../tools/keys/main';
-import { runInProcess, spawnTool, TSX, type ToolRun } from './tool-process';
+import { runInProcess, spawnTool, startTool, TSX, type RunningTool, type ToolRun } from './tool-process';
 
 export const PROJECT_ROOT = join(__dirname, '..', '..');
 
@@ -82,6 +82,14 @@ export function spawnCli(
   return command === 'npx'
     ? spawnTool('npx', ['tsx', 'bin/keys.ts', ...argv], env)
     : spawnTool(TSX, ['bin/keys.ts', ...argv], env);
+}
+
+/** `npm run keys -- <argv>` as an operator runs it, a real process the test can watch line by line and kill. */
+export function startCli(argv: readonly string[], env: Readonly<Record<string, string>>): RunningTool {
+  return startTool('npm', ['run', '--silent', 'keys', '--', ...argv], {
+    npm_config_update_notifier: 'false',
+    ...env,
+  });
 }
 
 export { ownStderrLines as cliStderrLines } from './tool-process';

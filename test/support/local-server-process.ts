@@ -23,6 +23,12 @@ const INHERITED_SETTINGS = [
   'PORT',
   'KEYS_FILE',
   'KEYS_SECRET_ID',
+  'KEYS_STACK',
+  'KEYS_REGISTRY',
+  'KEYS_REGISTRY_FILE',
+  'KEY_SHARDS',
+  'KEY_SHARDS_PREVIOUS',
+  'KEY_SHARD_NAME_PREFIX',
   'KEY_CACHE_TTL_SECONDS',
   'KEY_MAX_STALE_SECONDS',
   'LOG_LEVEL',
@@ -219,6 +225,70 @@ export async function startLocalServerWithKeys(
         killAllLocalServers();
         await rm(directory, { recursive: true, force: true });
       }
+    },
+  };
+}
+
+export interface LoopedRequest {
+  readonly appId: string;
+  readonly status: number;
+  /** Epoch ms, when the request was sent. */
+  readonly at: number;
+}
+
+export interface RequestLoop {
+  /** Every answer so far, in the order they came. */
+  readonly requests: readonly LoopedRequest[];
+  /** Resolves once every client has asked for every app in a pass that started at or after `since` (epoch ms). */
+  passedSince(since: number): Promise<void>;
+  /** Stops after the requests under way; resolves with every answer. */
+  stop(): Promise<readonly LoopedRequest[]>;
+}
+
+/**
+ * `clients` callers, one request at a time each, asking for every app of `apps` (id and key) in turn, over and
+ * over, each starting at another app, until stopped: requests for every app throughout whatever the test does
+ * meanwhile.
+ */
+export function loopRequests(
+  baseUrl: string,
+  apps: readonly (readonly [string, string])[],
+  clients = 3,
+): RequestLoop {
+  const requests: LoopedRequest[] = [];
+  const passes: number[][] = Array.from({ length: clients }, () => []);
+  const state = { stopped: false };
+  // Read through a function: a stop comes from outside the loop, between its awaits.
+  const going = (): boolean => !state.stopped;
+  const loop = async (client: number): Promise<void> => {
+    const offset = Math.floor((client * apps.length) / clients);
+    while (going()) {
+      const startedAt = Date.now();
+      for (let index = 0; index < apps.length && going(); index++) {
+        const [appId, appKey] = apps[(index + offset) % apps.length] ?? ['', ''];
+        const at = Date.now();
+        // A request that got no answer at all is recorded as status 0.
+        const status = await send(baseUrl, { headers: credentials(appId, appKey) }).then(
+          (reply) => reply.status,
+          () => 0,
+        );
+        requests.push({ appId, status, at });
+      }
+      if (going()) passes[client]?.push(startedAt);
+    }
+  };
+  const running = Array.from({ length: clients }, (_, client) => loop(client));
+  return {
+    requests,
+    async passedSince(since) {
+      while (!passes.every((started) => started.some((at) => at >= since))) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    async stop() {
+      state.stopped = true;
+      await Promise.all(running);
+      return requests;
     },
   };
 }

@@ -23,6 +23,8 @@ export interface RulesProxyCall {
   readonly secretId?: string;
   /** What the proxy answered itself, when it refused the call; undefined when moto answered. */
   readonly refused?: 'too-large' | 'version-quota';
+  /** When the call reached the proxy, epoch ms. */
+  readonly at: number;
 }
 
 export interface SecretsManagerRulesProxy {
@@ -140,12 +142,14 @@ export async function startSecretsManagerRules(
 
   const handle = async (incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> => {
     const rawTarget = incoming.headers['x-amz-target'];
+    const at = Date.now();
     const operation = (typeof rawTarget === 'string' ? rawTarget : 'unknown').replace(/^[^.]*\./, '');
     const body = await readAll(incoming);
     const input = JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>;
     const secretId = stringField(input, 'SecretId') ?? stringField(input, 'Name');
     const record = (refused?: RulesProxyCall['refused']) => {
       calls.push({
+        at,
         operation,
         ...(secretId === undefined ? {} : { secretId }),
         ...(refused === undefined ? {} : { refused }),

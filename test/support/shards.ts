@@ -1,18 +1,9 @@
 /**
- * Registries of several shards for tests: app ids placed where a test needs them (by the one placement rule,
- * shardOf), and shard secrets created in moto under the names the stack gives them.
+ * App ids placed where a test needs them in a registry of several shards, by the one placement rule (shardOf), and
+ * the shard texts of a registry holding given apps. Pure: registries in moto are test/support/registry-moto.ts's.
  */
 import { serializeKeyDocument, type DocumentApp } from '../../shared/keys/key-document';
-import {
-  REGISTRY_ENV,
-  registryNamePrefix,
-  secretRegistryLayout,
-  shardSecretName,
-  shardSlots,
-  type RegistryLayout,
-} from '../../shared/keys/registry';
 import { shardOf } from '../../shared/keys/shard';
-import { createMotoSecret, type MotoServer } from './moto';
 
 /** The first app id `<prefix>-<n>` whose home under `shards` is `shard`. */
 export function appOnShard(shard: number, shards: number, prefix = 'app'): string {
@@ -44,6 +35,17 @@ export function appMovingBetween(
   );
 }
 
+/** App ids `<prefix>-0`, `<prefix>-1`, ... by their home under `shards`, taken in order until every shard has `atLeast`. */
+export function appsOnEveryShard(shards: number, atLeast: number, prefix = 'partner'): Map<number, string[]> {
+  const apps = new Map<number, string[]>();
+  for (let n = 0; apps.size < shards || [...apps.values()].some((ids) => ids.length < atLeast); n++) {
+    const appId = `${prefix}-${n}`;
+    const shard = shardOf(appId, shards);
+    apps.set(shard, [...(apps.get(shard) ?? []), appId]);
+  }
+  return apps;
+}
+
 function firstAppId(prefix: string, fits: (appId: string) => boolean): string {
   for (let n = 0; n < 100_000; n++) {
     const appId = `${prefix}-${n}`;
@@ -61,47 +63,4 @@ export function shardTexts(
   const documents = Array.from({ length: slots }, () => new Map<string, DocumentApp>());
   for (const [appId, app] of apps) documents[shardOf(appId, shards)]?.set(appId, app);
   return documents.map(serializeKeyDocument);
-}
-
-export interface MotoRegistry {
-  readonly layout: RegistryLayout;
-  /** KEYS_SECRET_ID and, with several shards, KEY_SHARDS, KEY_SHARDS_PREVIOUS and KEY_SHARD_NAME_PREFIX. */
-  readonly env: Readonly<Record<string, string>>;
-}
-
-/**
- * Creates a registry's shard secrets in moto as the stack names them (design: shard 0 is the stack's keys secret,
- * whatever its name; shard i is `payment-api/<stack>/keys/shard-<i>`), each holding `texts[i]`, and returns the
- * payment Lambda's environment for it.
- */
-export async function createMotoRegistry(
-  moto: MotoServer,
-  options: {
-    readonly stackName: string;
-    readonly shards: number;
-    readonly previousShards?: number;
-    readonly texts: readonly string[];
-  },
-): Promise<MotoRegistry> {
-  const { stackName, shards, previousShards, texts } = options;
-  const namePrefix = registryNamePrefix(stackName);
-  const slots = shardSlots({ shards, ...(previousShards === undefined ? {} : { previousShards }) });
-  if (texts.length !== slots) throw new Error(`a registry of ${slots} shard slots needs ${slots} texts`);
-  const shardZeroId = await createMotoSecret(moto, `${stackName}-keys`, texts[0] ?? '{}');
-  for (let index = 1; index < slots; index++) {
-    await createMotoSecret(moto, shardSecretName(namePrefix, index), texts[index] ?? '{}');
-  }
-  const layout = secretRegistryLayout({
-    shardZeroId,
-    namePrefix,
-    shards,
-    ...(previousShards === undefined ? {} : { previousShards }),
-  });
-  const env: Record<string, string> = { [REGISTRY_ENV.shardZero]: shardZeroId };
-  if (slots > 1) {
-    env[REGISTRY_ENV.shards] = String(shards);
-    env[REGISTRY_ENV.namePrefix] = namePrefix;
-    if (previousShards !== undefined) env[REGISTRY_ENV.previousShards] = String(previousShards);
-  }
-  return { layout, env };
 }

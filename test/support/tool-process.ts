@@ -33,30 +33,99 @@ export async function runInProcess<Io extends WritableStreams>(
   return { code, stdout, stderr };
 }
 
+/** A line a running tool wrote, and when it arrived (epoch ms). */
+export interface ToolLine {
+  readonly stream: 'stdout' | 'stderr';
+  readonly text: string;
+  readonly at: number;
+}
+
+export interface RunningTool {
+  /** Every whole line so far, as it arrived. */
+  readonly lines: readonly ToolLine[];
+  /** Resolves with the exit code and both streams once the process has exited (-1 when killed). */
+  readonly exited: Promise<ToolRun>;
+  /** Resolves with the first line of `stream` that `matches`, once it has arrived. */
+  lineMatching(stream: ToolLine['stream'], matches: RegExp): Promise<ToolLine>;
+  /** Sends `signal` to the tool's whole process group (npm, its shell, tsx and node). */
+  kill(signal: NodeJS.Signals): void;
+}
+
 /**
- * Runs a tool as a real process in the project root, as a user does. `PATH` and `HOME` are kept so node and npm
- * are found; nothing else of this process's environment leaks in.
+ * Starts a tool as a real process in the project root, as a user does, in a process group of its own. `PATH` and
+ * `HOME` are kept so node and npm are found; nothing else of this process's environment leaks in.
  */
+export function startTool(
+  file: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+): RunningTool {
+  const child = spawn(file, [...args], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const lines: ToolLine[] = [];
+  const waiting: (() => void)[] = [];
+  const output = { stdout: '', stderr: '' };
+  const partial = { stdout: '', stderr: '' };
+  const collect = (stream: ToolLine['stream']) => (chunk: Buffer) => {
+    const text = chunk.toString();
+    output[stream] += text;
+    const parts = (partial[stream] + text).split('\n');
+    partial[stream] = parts.pop() ?? '';
+    const at = Date.now();
+    for (const line of parts) lines.push({ stream, text: line, at });
+    for (const wake of waiting.splice(0)) wake();
+  };
+  child.stdout.on('data', collect('stdout'));
+  child.stderr.on('data', collect('stderr'));
+  const state = { closed: false };
+  const exited = new Promise<ToolRun>((resolve, reject) => {
+    const close = (): void => {
+      state.closed = true;
+      for (const wake of waiting.splice(0)) wake();
+    };
+    child.once('error', (error) => {
+      close();
+      reject(error);
+    });
+    child.once('close', (code) => {
+      close();
+      resolve({ code: code ?? -1, stdout: output.stdout, stderr: output.stderr });
+    });
+  });
+  return {
+    lines,
+    exited,
+    async lineMatching(stream, matches) {
+      for (;;) {
+        const line = lines.find((candidate) => candidate.stream === stream && matches.test(candidate.text));
+        if (line !== undefined) return line;
+        if (state.closed)
+          throw new Error(`the tool exited without a ${stream} line matching ${String(matches)}`);
+        await new Promise<void>((resolve) => waiting.push(resolve));
+      }
+    },
+    kill(signal) {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // The whole group is already gone.
+      }
+    },
+  };
+}
+
+/** Runs a tool as a real process in the project root (startTool), and resolves once it has exited. */
 export function spawnTool(
   file: string,
   args: readonly string[],
   env: Readonly<Record<string, string>>,
 ): Promise<ToolRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, [...args], {
-      cwd: PROJECT_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
+  return startTool(file, args, env).exited;
 }
 
 /** npm may warn about the machine's own npmrc on stderr; those lines are npm's, not the tool's. */

@@ -1,14 +1,6 @@
-import { dirname, isAbsolute, join } from 'node:path';
-import { readFile } from 'node:fs/promises';
 import { BatchGetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { errorCode } from '../../shared/errors';
-import {
-  parseRegistryManifest,
-  shardSlots,
-  singleShardLayout,
-  type RegistryManifest,
-} from '../../shared/keys/registry';
+import { shardSlots, singleShardLayout, type RegistryManifest } from '../../shared/keys/registry';
 import {
   describeAwsEnvironmentProblem,
   describeAwsFailure,
@@ -16,7 +8,7 @@ import {
   secretLabel,
 } from '../common/aws-failure';
 import { AWS_SERVICES, resolvedRegion } from '../common/aws-settings';
-import { readManifestSecret, stackRegistry } from '../common/key-registry';
+import { readManifestSecret, readRegistryFile, shardFilePath, stackRegistry } from '../common/key-registry';
 import { readStackOutputs } from '../common/stack-outputs';
 import type { Target } from './args';
 import { CREDENTIALS_HINT } from './credentials-hint';
@@ -185,9 +177,8 @@ class FilesRegistry implements Registry {
     readonly manifestFile: ManifestFile | undefined,
   ) {
     this.sharded = shardSlots(manifest) > 1 || manifestFile !== undefined;
-    const base = manifestFile === undefined ? undefined : dirname(manifestFile.path);
     this.shards = manifest.shardIds.map((id, index) => {
-      const path = base === undefined || isAbsolute(id) ? id : join(base, id);
+      const path = manifestFile === undefined ? id : shardFilePath(manifestFile.path, id);
       return {
         index,
         id: path,
@@ -212,16 +203,8 @@ class FilesRegistry implements Registry {
 /** Reads a local registry.json; throws KeyStoreError naming it. */
 export async function readManifestFile(path: string): Promise<ManifestFile & { manifest: RegistryManifest }> {
   const store = new FileStore(path, { description: `registry file ${path}` });
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ENOENT') throw new KeyStoreError(`registry file ${path} does not exist (init creates one)`);
-    throw new KeyStoreError(`cannot read registry file ${path}${code === undefined ? '' : ` (${code})`}`);
-  }
-  const reading = parseRegistryManifest(text);
-  if (!reading.ok) throw new KeyStoreError(`${reading.problem} (registry file ${path})`);
+  const reading = await readRegistryFile(path);
+  if (!reading.ok) throw new KeyStoreError(reading.problem);
   const { version } = await store.read();
   return { path, store, version, manifest: reading.manifest };
 }

@@ -12,6 +12,8 @@ import { LIMITER_WORST_ADDED_MS } from '../../lambda/payment/rate-limit/limiter'
 import type { RateLimit } from '../../shared/keys/rate-limit';
 import { nonEmpty } from '../common/args';
 import { KEY_STORE_ENV } from '../common/key-store-env';
+import { stackNameProblem } from '../common/stack-outputs';
+import { REGISTRY_ENV } from '../../shared/keys/registry';
 import { shortened } from '../common/text';
 
 /** The local server listens on loopback only: it is a development tool, not a deployment. */
@@ -53,7 +55,13 @@ export type LocalRateLimiting =
 
 export type KeysLocation =
   | { readonly kind: 'file'; readonly path: string }
-  | { readonly kind: 'secretsManager'; readonly secretId: string };
+  | { readonly kind: 'secretsManager'; readonly secretId: string }
+  /** A local registry: its registry.json (KEYS_REGISTRY_FILE), resolved against the working directory. */
+  | { readonly kind: 'registryFile'; readonly path: string }
+  /** A key registry in Secrets Manager, by its manifest secret's name or ARN (KEYS_REGISTRY). */
+  | { readonly kind: 'registry'; readonly manifestId: string }
+  /** A deployed stack's keys: its registry, or its one keys secret (KEYS_STACK). */
+  | { readonly kind: 'stack'; readonly stackName: string };
 
 export interface LocalSettings extends KeyCacheSettings {
   readonly host: string;
@@ -127,17 +135,65 @@ export function readRateLimiting(env: Environment): LocalRateLimiting {
   };
 }
 
+/** The variables that name a registry of shards, read as the key CLI reads them (one setting points both). */
+const REGISTRY_VARIABLES = [KEY_STORE_ENV.stack, KEY_STORE_ENV.registry, KEY_STORE_ENV.registryFile] as const;
+
+/** The Lambda's registry variables: the stack sets them; the local server finds the shards from the manifest. */
+const LAMBDA_REGISTRY_VARIABLES = [
+  REGISTRY_ENV.shards,
+  REGISTRY_ENV.previousShards,
+  REGISTRY_ENV.namePrefix,
+] as const;
+
+function listed(names: readonly string[]): string {
+  return names.length === 2
+    ? `both ${names[0] ?? ''} and ${names[1] ?? ''} are`
+    : `${names.slice(0, -1).join(', ')} and ${names.at(-1) ?? ''} are`;
+}
+
 /**
- * Reads the local server's settings. Keys come from Secrets Manager when KEYS_SECRET_ID is set (with the
- * standard AWS environment: region, credentials, AWS_ENDPOINT_URL), otherwise from KEYS_FILE, resolved
- * against `cwd`. The key cache reads the same variables as the Lambda; rate limits are read by readRateLimiting.
+ * Where the keys are. A registry of shards (KEYS_STACK, KEYS_REGISTRY or KEYS_REGISTRY_FILE) must be the only place
+ * named; without one, as before shards: Secrets Manager when KEYS_SECRET_ID is set (KEYS_FILE is then ignored),
+ * otherwise KEYS_FILE, resolved against `cwd`. The Lambda's KEY_SHARDS and its companions are refused rather than
+ * ignored: read beside KEYS_SECRET_ID alone, they would serve shard 0 and refuse every app of the others.
+ */
+export function readKeysLocation(env: Environment, cwd: string): KeysLocation {
+  const lambdaOnly = LAMBDA_REGISTRY_VARIABLES.find((name) => nonEmpty(env[name]) !== undefined);
+  if (lambdaOnly !== undefined) {
+    throw new Error(
+      `${lambdaOnly} is the Lambda's: point the local server at a registry of shards with ` +
+        `${KEY_STORE_ENV.registry} (its manifest secret), ${KEY_STORE_ENV.stack} or ${KEY_STORE_ENV.registryFile}`,
+    );
+  }
+  const registry = REGISTRY_VARIABLES.filter((name) => nonEmpty(env[name]) !== undefined);
+  const [named] = registry;
+  if (named !== undefined) {
+    const others = [...REGISTRY_VARIABLES, KEY_STORE_ENV.secretId, KEY_STORE_ENV.keysFile].filter(
+      (name) => name !== named && nonEmpty(env[name]) !== undefined,
+    );
+    if (others.length > 0) {
+      throw new Error(`${listed([named, ...others])} set: the keys come from one place, unset all but one`);
+    }
+    const value = env[named] ?? '';
+    if (named === KEY_STORE_ENV.registryFile) return { kind: 'registryFile', path: resolve(cwd, value) };
+    if (named === KEY_STORE_ENV.registry) return { kind: 'registry', manifestId: value };
+    const problem = stackNameProblem(value);
+    if (problem !== undefined) throw new Error(`invalid ${KEY_STORE_ENV.stack}: ${problem}`);
+    return { kind: 'stack', stackName: value };
+  }
+  const secretId = nonEmpty(env[ENV.secretId]);
+  return secretId !== undefined
+    ? { kind: 'secretsManager', secretId }
+    : { kind: 'file', path: resolve(cwd, nonEmpty(env[LOCAL_ENV.keysFile]) ?? DEFAULT_KEYS_FILE) };
+}
+
+/**
+ * Reads the local server's settings: where the keys are (readKeysLocation; Secrets Manager with the standard AWS
+ * environment: region, credentials, AWS_ENDPOINT_URL). The key cache reads the same variables as the Lambda; rate
+ * limits are read by readRateLimiting.
  */
 export function readLocalSettings(env: Environment, cwd: string): LocalSettings {
-  const secretId = nonEmpty(env[ENV.secretId]);
-  const keys: KeysLocation =
-    secretId !== undefined
-      ? { kind: 'secretsManager', secretId }
-      : { kind: 'file', path: resolve(cwd, nonEmpty(env[LOCAL_ENV.keysFile]) ?? DEFAULT_KEYS_FILE) };
+  const keys = readKeysLocation(env, cwd);
   return {
     host: LOCAL_HOST,
     port: readPort(env),

@@ -1,20 +1,12 @@
-import { KeyCache, type SecretSource } from '../../lambda/payment/key-cache';
-import { fileSource } from './file-source';
-import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../lambda/payment/secrets-manager-source';
 import { createHandler, type PaymentHandler } from '../../lambda/payment/create-handler';
 import { errorCode, errorMessage } from '../../shared/errors';
 import { createJsonLogger } from '../../shared/logger';
-import {
-  AWS_SERVICES,
-  createOperatorSecretsManagerClient,
-  readAwsClientSettings,
-} from '../common/aws-settings';
+import { AWS_SERVICES, readAwsClientSettings } from '../common/aws-settings';
 import { startupLines } from './banner';
-import { ensureKeysFile, keysFilePermissionWarning } from './keys-file';
+import { setUpKeys } from './keys-setup';
 import { readLocalSettings, type LocalSettings } from './local-settings';
 import { createLocalRateLimits, limiterClientSettings } from './rate-limits';
 import { LocalServer } from './server';
-import { watchKeysFile, type KeysFileWatch } from './watch-keys-file';
 
 export interface StartOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -52,8 +44,9 @@ function listenErrorMessage(error: unknown, settings: LocalSettings): string {
 
 /**
  * Starts the local server. It listens first, so a busy port fails before anything is written; requests that
- * arrive while the keys are being set up wait for the handler. Then the keys file is created if missing and watched
- * (or Secrets Manager is used when KEYS_SECRET_ID is set), the first key fetch starts, and the banner is printed.
+ * arrive while the keys are being set up wait for the handler. Then the keys are found (setUpKeys: the key file,
+ * created if missing and watched; one secret with KEYS_SECRET_ID; or a registry of shards, a local one watched),
+ * the first key fetch starts, and the banner is printed.
  * With APP_RATE_LIMIT the handler counts each app's requests, in this process or, with RATE_LIMIT_TABLE, in
  * DynamoDB as the deployed Lambda does.
  */
@@ -82,39 +75,9 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
   const limits = createLocalRateLimits(settings.rateLimiting, env);
 
   try {
-    let source: SecretSource;
-    let generated: { appId: string; key: string } | undefined;
-    if (settings.keys.kind === 'file') {
-      const setup = await ensureKeysFile(settings.keys.path);
-      if (setup.created) {
-        generated = { appId: setup.appId, key: setup.key };
-      } else {
-        const warning = await keysFilePermissionWarning(settings.keys.path).catch(() => undefined);
-        if (warning !== undefined) print(warning);
-      }
-      source = fileSource(settings.keys.path);
-    } else {
-      // The handler's own bounds, as in the Lambda; the region and endpoint as the key CLI reads them.
-      source = secretsManagerSource(
-        settings.keys.secretId,
-        createOperatorSecretsManagerClient(env, PAYMENT_CALL_BOUNDS),
-      );
-    }
-
-    const keys = new KeyCache({ source, logger, ttlMs: settings.ttlMs, maxStaleMs: settings.maxStaleMs });
-    keys.warm();
-    // A key added with the key CLI works at once: the file is read again as soon as it changes (the TTL's re-read
-    // stays, should a change go unseen).
-    const watch: KeysFileWatch | undefined =
-      settings.keys.kind === 'file'
-        ? watchKeysFile(
-            settings.keys.path,
-            () => {
-              keys.reload();
-            },
-            logger,
-          )
-        : undefined;
+    const setup = await setUpKeys({ location: settings.keys, cache: settings, env, logger });
+    for (const warning of setup.warnings) print(warning);
+    const { keys, watched, generated } = setup;
     provideHandler(createHandler({ keys, logger, ...(limits === undefined ? {} : { limits }) }));
 
     const baseUrl = `http://${settings.host}:${port}`;
@@ -126,9 +89,9 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
     const lines = startupLines({
       baseUrl,
       pid: process.pid,
-      keys: settings.keys,
+      keys: setup.banner,
       ttlSeconds: settings.ttlMs / 1000,
-      keysWatched: watch !== undefined,
+      keysWatched: watched,
       ...(generated ? { generated } : {}),
       ...(awsRegion ? { awsRegion } : {}),
       ...(awsEndpoint ? { awsEndpoint } : {}),
@@ -141,7 +104,7 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
     return {
       baseUrl,
       stop: (graceMs) => {
-        watch?.close();
+        setup.close();
         return server.close(graceMs);
       },
       forceStop: () => {

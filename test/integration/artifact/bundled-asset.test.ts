@@ -27,7 +27,8 @@ import {
 import { withinOneWindow } from '../../support/limit-windows';
 import { limitedAssetEnv } from '../../support/rate-limit-scenarios';
 import { synthesizeApp, type SynthesizedApp } from '../../support/synth';
-import { appOnShard, createMotoRegistry, type MotoRegistry } from '../../support/shards';
+import { createMotoRegistry, type MotoRegistry } from '../../support/registry-moto';
+import { appOnShard } from '../../support/shards';
 import { shardsToSearch } from '../../../shared/keys/registry';
 import { shardOf } from '../../../shared/keys/shard';
 

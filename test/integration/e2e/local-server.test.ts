@@ -445,6 +445,10 @@ describe('npm start with an invalid setting in the environment', () => {
       { APP_RATE_LIMIT: '2', APP_RATE_LIMIT_FAILURE: 'closed' },
       'APP_RATE_LIMIT_FAILURE needs RATE_LIMIT_TABLE',
     ],
+    [
+      { KEYS_REGISTRY: 'payment-api/PaymentApi/keys/registry' },
+      'both KEYS_REGISTRY and KEYS_FILE are set: the keys come from one place, unset all but one',
+    ],
   ])('refuses %j: exit 1, one line naming the variable, no keys file', async (settings, message) => {
     // Arrange
     const keysFile = join(directory, 'keys.json');

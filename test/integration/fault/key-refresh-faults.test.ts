@@ -18,7 +18,8 @@ import {
 } from '../../support/fault-scenarios';
 import { DEMO_KEY, PARTNER_KEY, SECRET_STRING } from '../../support/keys';
 import { startMoto, type MotoServer, createMotoSecret } from '../../support/moto';
-import { appOnShard, createMotoRegistry } from '../../support/shards';
+import { createMotoRegistry } from '../../support/registry-moto';
+import { appOnShard } from '../../support/shards';
 
 const TTL_MS = 1_000;
 /**

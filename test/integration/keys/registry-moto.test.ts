@@ -28,6 +28,7 @@ import {
   createMotoRegistry,
   deployShards,
   shardDocuments,
+  type MotoClients,
   type MotoRegistry,
 } from '../../support/registry-moto';
 import { startSecretsManagerRules, type SecretsManagerRulesProxy } from '../../support/secrets-manager-rules';
@@ -35,7 +36,7 @@ import { startSecretsManagerRules, type SecretsManagerRulesProxy } from '../../s
 let moto: MotoServer;
 let proxy: SecretsManagerRulesProxy;
 let admin: SecretsManagerClient;
-let clients: Parameters<typeof createMotoRegistry>[0];
+let clients: Required<MotoClients>;
 let directory: string;
 /** The CLI's environment: Secrets Manager through the proxy, CloudFormation straight to moto. */
 let env: Record<string, string>;
@@ -114,7 +115,7 @@ const appIds = (count: number, prefix = 'partner') =>
 
 describe('the key CLI on a registry of shards (moto)', () => {
   it('--stack finds the shards from the stack: add-app writes the app home, rotate and where find it, list reads all', async () => {
-    const registry = await createMotoRegistry(clients, 8);
+    const registry = await createMotoRegistry(clients, { shards: 8 });
     const stack = ['--stack', registry.stackName];
 
     const added = [];
@@ -163,7 +164,7 @@ describe('the key CLI on a registry of shards (moto)', () => {
   });
 
   it('reads 45 shards with three BatchGetSecretValue calls', async () => {
-    const registry = await createMotoRegistry(clients, 45);
+    const registry = await createMotoRegistry(clients, { shards: 45 });
     const since = proxy.calls.length;
 
     const listed = await keysCli(['list', '--registry', registry.manifestName]);
@@ -174,7 +175,7 @@ describe('the key CLI on a registry of shards (moto)', () => {
   });
 
   it('--stack on a stack of one keys secret works as --secret-id does', async () => {
-    const registry = await createMotoRegistry(clients, 1);
+    const registry = await createMotoRegistry(clients, { shards: 1 });
 
     const added = await keysCli(['add-app', 'solo', '--json', '--stack', registry.stackName]);
     const listed = await keysCli(['list', '--secret-id', registry.manifest.shardIds[0] ?? '']);
@@ -184,8 +185,9 @@ describe('the key CLI on a registry of shards (moto)', () => {
   });
 
   it('a CLI edit during a scheduled rotation leaves the rotation its AWSPENDING version', async () => {
-    const registry = await createMotoRegistry(clients, 1, {
-      shardZeroText: JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }),
+    const registry = await createMotoRegistry(clients, {
+      shards: 1,
+      texts: [JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] })],
     });
     const secretId = registry.manifest.shardIds[0] ?? '';
     const pending = await admin.send(
@@ -207,7 +209,7 @@ describe('the key CLI on a registry of shards (moto)', () => {
 
 describe('apply (moto)', () => {
   it('adds 300 apps, rotates, revokes and removes with one PutSecretValue per shard touched; keys go to a 0600 file', async () => {
-    const registry = await createMotoRegistry(clients, 8);
+    const registry = await createMotoRegistry(clients, { shards: 8 });
     const stack = ['--stack', registry.stackName];
     const apps = appIds(300);
     const seed = await keysCli([
@@ -261,7 +263,7 @@ describe('apply (moto)', () => {
   });
 
   it('refuses a bad file whole, naming each problem by line, and writes nothing', async () => {
-    const registry = await createMotoRegistry(clients, 4);
+    const registry = await createMotoRegistry(clients, { shards: 4 });
     const pastedKey = 'payk_' + 'Q'.repeat(43);
     const file = join(directory, 'bad.json');
     writeFileSync(
@@ -304,7 +306,7 @@ describe('apply (moto)', () => {
   });
 
   it('refuses, before any write, a shard whose version quota a write would pass, saying until when', async () => {
-    const registry = await createMotoRegistry(clients, 4);
+    const registry = await createMotoRegistry(clients, { shards: 4 });
     const full = shardOf('late-partner', 4);
     const secretId = registry.manifest.shardIds[full] ?? '';
     // The shard already gained 100 versions today (its first one included).
@@ -349,7 +351,7 @@ describe('reshard (moto)', () => {
   async function grownRegistry(
     count: number,
   ): Promise<{ registry: MotoRegistry; keys: Map<string, string> }> {
-    const small = await createMotoRegistry(clients, 4);
+    const small = await createMotoRegistry(clients, { shards: 4 });
     const keysOut = join(directory, 'seed.jsonl');
     const seeded = await keysCli([
       'apply',
@@ -363,26 +365,20 @@ describe('reshard (moto)', () => {
     return { registry: await deployShards(admin, small, 8, 4), keys: keysFromFile(keysOut) };
   }
 
-  async function everyAppServed(
-    registry: MotoRegistry,
-    keys: ReadonlyMap<string, string>,
-  ): Promise<string[]> {
-    const accepts = acceptor(registry, await shardDocuments(admin, registry.manifest));
-    return [...keys].filter(([appId, key]) => !accepts(appId, key)).map(([appId]) => appId);
-  }
-
-  it('copies, waits the key cache TTL plus a margin, removes: every app served throughout, one write per shard and phase', async () => {
+  // That no request for any app is refused while a reshard runs is proven on the built payment Lambda, in several
+  // execution environments asking for every app in a loop: test/integration/keys/reshard-served.test.ts (stopped
+  // halfway and run again included). Here: the CLI's own contract.
+  it('copies, waits the key cache TTL plus a margin, removes: one write per shard and phase, every app home', async () => {
     const { registry, keys } = await grownRegistry(200);
     const stack = ['--stack', registry.stackName];
     const before = await keysCli(['list', ...stack]);
     const settles: number[] = [];
-    const missingWhileSettling: string[][] = [];
     const since = proxy.calls.length;
 
     const result = await keysCli(['reshard', ...stack], {
-      sleep: async (ms) => {
+      sleep: (ms) => {
         settles.push(ms);
-        missingWhileSettling.push(await everyAppServed(registry, keys));
+        return Promise.resolve();
       },
     });
 
@@ -393,8 +389,6 @@ describe('reshard (moto)', () => {
     expect(before.stderr).toMatch(/^note: \d+ apps are not only in their home shard under 8 shards/);
     expect(result.code).toBe(0);
     expect(settles).toEqual([90_000]);
-    expect(missingWhileSettling).toEqual([[]]);
-    expect(await everyAppServed(registry, keys)).toEqual([]);
     for (const app of keys.keys()) {
       expect([...documents].filter(([, document]) => document.has(app)).map(([index]) => index)).toEqual([
         shardOf(app, 8),
@@ -414,23 +408,6 @@ describe('reshard (moto)', () => {
       stderr: '',
     });
     expect(listed.stderr).toBe('');
-  });
-
-  it('stopped after the copy, leaves every app served; run again, it finishes', async () => {
-    const { registry, keys } = await grownRegistry(60);
-    const stack = ['--stack', registry.stackName];
-
-    const stopped = await keysCli(['reshard', ...stack], {
-      sleep: () => Promise.reject(new Error('interrupted')),
-    });
-    const missingAfterStop = await everyAppServed(registry, keys);
-    const finished = await keysCli(['reshard', '--settle', '0s', ...stack]);
-
-    expect(stopped.code).toBe(1);
-    expect(missingAfterStop).toEqual([]);
-    expect(finished.code).toBe(0);
-    expect(finished.stdout).toMatch(/^moved 0 apps home \(copies already there\); removed \d+ old copies/);
-    expect(await everyAppServed(registry, keys)).toEqual([]);
   });
 
   it('an app edited in its old home while it was being copied keeps the edit', async () => {

@@ -1,15 +1,16 @@
 import {
   BatchGetSecretValueCommand,
-  CreateSecretCommand,
+  DeleteSecretCommand,
+  PutSecretValueCommand,
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import { randomUUID } from 'node:crypto';
 import { createMonitorHandler } from '../../../lambda/registry-monitor/create-monitor-handler';
 import { MONITOR_CONCURRENT_CALLS } from '../../../lambda/registry-monitor/settings';
-import { secretRegistryLayout, type RegistryLayout } from '../../../shared/keys/registry';
-import { shardOf } from '../../../shared/keys/shard';
+import type { RegistryLayout } from '../../../shared/keys/registry';
 import { captureLogs } from '../../support/capture-logger';
 import { readEmfLines } from '../../support/emf';
+import { createMotoRegistry } from '../../support/registry-moto';
+import { appsOnEveryShard } from '../../support/shards';
 import {
   countCommands,
   motoSecretsManager,
@@ -39,17 +40,7 @@ describe('the key registry monitor against the Secrets Manager API (moto)', () =
     moto = await startMoto();
     client = motoSecretsManager(moto);
     batchCalls = countCommands(client, BatchGetSecretValueCommand.name);
-    for (
-      let index = 0;
-      appsByShard.size < SHARDS || [...appsByShard.values()].some((apps) => apps.length < 2);
-      index++
-    ) {
-      const appId = `partner-${index}`;
-      const shard = shardOf(appId, SHARDS);
-      appsByShard.set(shard, [...(appsByShard.get(shard) ?? []), appId]);
-    }
-
-    const prefix = `payment-api/Moto${randomUUID().slice(0, 8)}/keys/`;
+    for (const [shard, apps] of appsOnEveryShard(SHARDS, 2)) appsByShard.set(shard, apps);
     const valueOf = (shard: number): string => {
       const apps = appsByShard.get(shard) ?? [];
       // Shard 7's first app has its only key expiring in 3 days.
@@ -64,19 +55,17 @@ describe('the key registry monitor against the Secrets Manager API (moto)', () =
         ),
       );
     };
-    const created = await client.send(
-      new CreateSecretCommand({ Name: `${prefix}zero`, SecretString: valueOf(0) }),
+    const texts = Array.from({ length: SHARDS }, (_, shard) =>
+      shard === 30 ? '["not", "an object"]' : valueOf(shard),
     );
-    layout = secretRegistryLayout({ shardZeroId: created.ARN ?? '', namePrefix: prefix, shards: SHARDS });
-    for (let shard = 1; shard < SHARDS; shard++) {
-      const name = layout.shardIds[shard] ?? '';
-      if (shard === 12) continue; // gone
-      if (shard === 30)
-        await client.send(new CreateSecretCommand({ Name: name, SecretString: '["not", "an object"]' }));
-      else if (shard === 41)
-        await client.send(new CreateSecretCommand({ Name: name, SecretBinary: new Uint8Array([7]) }));
-      else await client.send(new CreateSecretCommand({ Name: name, SecretString: valueOf(shard) }));
-    }
+    ({ layout } = await createMotoRegistry({ secretsManager: client }, { shards: SHARDS, texts }));
+    // Shard 12 is gone, and shard 41 holds a binary value.
+    await client.send(
+      new DeleteSecretCommand({ SecretId: layout.shardIds[12], ForceDeleteWithoutRecovery: true }),
+    );
+    await client.send(
+      new PutSecretValueCommand({ SecretId: layout.shardIds[41], SecretBinary: new Uint8Array([7]) }),
+    );
   }, 120_000);
 
   afterAll(async () => {

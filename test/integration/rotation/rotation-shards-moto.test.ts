@@ -1,5 +1,4 @@
 import {
-  CreateSecretCommand,
   ListSecretVersionIdsCommand,
   PutSecretValueCommand,
   ResourceNotFoundException,
@@ -12,9 +11,9 @@ import {
   type RotationHandler,
 } from '../../../lambda/rotation/create-rotation-handler';
 import { ROTATION_STEPS, type RotationStep } from '../../../lambda/rotation/rotation-rules';
-import { secretRegistryLayout } from '../../../shared/keys/registry';
-import { shardOf } from '../../../shared/keys/shard';
 import { captureLogs } from '../../support/capture-logger';
+import { createMotoRegistry } from '../../support/registry-moto';
+import { appsOnEveryShard } from '../../support/shards';
 import {
   countCommands,
   motoSecretsManager,
@@ -48,30 +47,13 @@ describe('scheduled rotation of every shard (moto)', () => {
     writes = countCommands(client, PutSecretValueCommand.name);
     handler = createRotationHandler({ client, keep: 2, periodMs: 30 * 86_400_000, logger: logs.logger });
 
-    const prefix = `payment-api/Rotated${randomUUID().slice(0, 8)}/keys/`;
-    const apps = new Map<number, Record<string, string>>();
-    for (
-      let index = 0;
-      [...apps.values()].length < SHARDS || [...apps.values()].some((a) => Object.keys(a).length < 2);
-      index++
-    ) {
-      const appId = `partner-${index}`;
-      const shard = shardOf(appId, SHARDS);
-      apps.set(shard, { ...apps.get(shard), [appId]: KEY });
-    }
-    const zero = await client.send(
-      new CreateSecretCommand({ Name: `${prefix}zero`, SecretString: JSON.stringify(apps.get(0)) }),
+    const apps = appsOnEveryShard(SHARDS, 2);
+    const texts = Array.from({ length: SHARDS }, (_, shard) =>
+      JSON.stringify(Object.fromEntries((apps.get(shard) ?? []).map((appId) => [appId, KEY]))),
     );
-    shardIds = secretRegistryLayout({
-      shardZeroId: zero.ARN ?? '',
-      namePrefix: prefix,
-      shards: SHARDS,
-    }).shardIds;
-    for (let shard = 1; shard < SHARDS; shard++) {
-      await client.send(
-        new CreateSecretCommand({ Name: shardIds[shard], SecretString: JSON.stringify(apps.get(shard)) }),
-      );
-    }
+    ({
+      layout: { shardIds },
+    } = await createMotoRegistry({ secretsManager: client }, { shards: SHARDS, texts }));
   }, 120_000);
 
   afterAll(async () => {

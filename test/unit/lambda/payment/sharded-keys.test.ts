@@ -184,6 +184,23 @@ describe('ShardedKeys over several shards', () => {
     });
   });
 
+  it('reads a shard again at once when told it changed, its TTL far from over; a shard never read stays unread', async () => {
+    // Arrange
+    const { keys, shards } = registryOf(layout, texts);
+    await keys.getKeys(at(apps, 3));
+    const added = appOnShard(3, SHARDS, 'added');
+    at(shards, 3).text = JSON.stringify({ [at(apps, 3)]: DEMO_KEY, [added]: DEMO_NEXT_KEY });
+
+    // Act
+    keys.reload(3);
+    keys.reload(6);
+    const { keyring } = await keys.getKeys(added);
+
+    // Assert
+    expect(keyring.has(added)).toBe(true);
+    expect(fetchesOf(shards)).toEqual([0, 0, 0, 2, 0, 0, 0, 0]);
+  });
+
   it('never makes a request for a known app wait on another shard, even one that does not answer', async () => {
     const { keys, shards } = registryOf(layout, texts);
     await keys.getKeys(at(apps, 1));

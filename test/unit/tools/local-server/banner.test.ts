@@ -69,6 +69,112 @@ describe('startupLines', () => {
   });
 });
 
+describe('startupLines for a key registry of shards', () => {
+  const base = { baseUrl: 'http://127.0.0.1:3000', pid: 42, ttlSeconds: 60 } as const;
+  const curl = `curl -i -X POST http://127.0.0.1:3000/payment -H 'Content-Type: application/json' -H 'App-id: demo' -H @- -d '{}'`;
+
+  it("names the registry file and its shards, and reads demo's key from its shard file", () => {
+    // Act
+    const lines = startupLines({
+      ...base,
+      keys: {
+        kind: 'registryFile',
+        path: '/p/registry/registry.json',
+        registry: { shards: 4, demo: { shard: 2, id: '/p/registry/keys-2.json' }, demoPresent: true },
+      },
+      keysWatched: true,
+    });
+
+    // Assert
+    expect(lines[0]).toBe(
+      'keys: registry file /p/registry/registry.json, 4 shards, each of its files re-read as soon as it changes (and every 60 s)',
+    );
+    expect(lines.slice(2, 4)).toEqual([
+      "try (app demo's key goes from shard 2's file to curl on standard input, never on a command line):",
+      `  node -p 'const a = require("/p/registry/keys-2.json")["demo"], k = (Array.isArray(a) ? a : a.keys)[0]; "App-key: " + (k.key ?? k)' | ${curl}`,
+    ]);
+  });
+
+  it('says a reshard is under way, and how to add app demo when the registry lacks it', () => {
+    // Act
+    const lines = startupLines({
+      ...base,
+      keys: {
+        kind: 'registryFile',
+        path: "/p/it's/registry.json",
+        registry: {
+          shards: 8,
+          previousShards: 4,
+          demo: { shard: 5, id: "/p/it's/keys-5.json" },
+          demoPresent: false,
+        },
+      },
+    });
+
+    // Assert
+    expect(lines[0]).toBe(
+      "keys: registry file /p/it's/registry.json, 8 shards, a reshard from 4 under way, each of its files re-read every 60 s",
+    );
+    expect(lines[2]).toBe(
+      `app demo is not in the registry yet: npm run -s keys -- add-app demo --registry-file '/p/it'\\''s/registry.json' ` +
+        "adds it (its key is printed once); then try (its key goes from shard 5's file to curl on standard input, never on a command line):",
+    );
+    // The path is shell-quoted inside the command's single quotes.
+    expect(lines[3]).toContain(`require("/p/it'\\''s/keys-5.json")["demo"]`);
+  });
+
+  it.each([
+    {
+      stackName: undefined,
+      keysLine:
+        'keys: key registry payment-api/S/keys/registry in Secrets Manager, 8 shards (region eu-west-1, endpoint http://127.0.0.1:5000), each shard and the manifest re-read every 60 s',
+    },
+    {
+      stackName: 'S',
+      keysLine:
+        "keys: stack S's key registry payment-api/S/keys/registry in Secrets Manager, 8 shards (region eu-west-1, endpoint http://127.0.0.1:5000), each shard and the manifest re-read every 60 s",
+    },
+  ])(
+    "names the manifest secret (stack $stackName) and the secret of demo's shard",
+    ({ stackName, keysLine }) => {
+      // Act
+      const lines = startupLines({
+        ...base,
+        keys: {
+          kind: 'registry',
+          manifestId: 'payment-api/S/keys/registry',
+          ...(stackName === undefined ? {} : { stackName }),
+          registry: { shards: 8, demo: { shard: 3, id: 'payment-api/S/keys/shard-3' } },
+        },
+        awsRegion: 'eu-west-1',
+        awsEndpoint: 'http://127.0.0.1:5000',
+      });
+
+      // Assert
+      expect(lines[0]).toBe(keysLine);
+      expect(lines.slice(2, 4)).toEqual([
+        'try, with APP_KEY set to a key of app demo from Secrets Manager secret payment-api/S/keys/shard-3 (shard 3):',
+        `  printf 'App-key: %s\\n' "$APP_KEY" | ${curl}`,
+      ]);
+    },
+  );
+
+  it("names a stack's one keys secret when the stack has no registry", () => {
+    const lines = startupLines({
+      ...base,
+      keys: {
+        kind: 'secretsManager',
+        secretId: 'arn:aws:secretsmanager:eu-west-1:1:secret:k',
+        stackName: 'S',
+      },
+    });
+
+    expect(lines[0]).toBe(
+      "keys: stack S's keys secret arn:aws:secretsmanager:eu-west-1:1:secret:k in Secrets Manager (region from the AWS config, endpoint the default AWS endpoint), re-read every 60 s",
+    );
+  });
+});
+
 describe('the rate limit line of the banner', () => {
   const base = {
     baseUrl: 'http://127.0.0.1:3000',

@@ -38,6 +38,51 @@ describe('readLocalSettings', () => {
     expect(settings.keys).toEqual({ kind: 'secretsManager', secretId: 'payment-api/keys' });
   });
 
+  it.each([
+    {
+      env: { KEYS_REGISTRY_FILE: '.local/registry/registry.json' },
+      keys: { kind: 'registryFile', path: '/w/.local/registry/registry.json' },
+    },
+    {
+      env: { KEYS_REGISTRY: 'payment-api/PaymentApi/keys/registry' },
+      keys: { kind: 'registry', manifestId: 'payment-api/PaymentApi/keys/registry' },
+    },
+    { env: { KEYS_STACK: 'PaymentApi-staging' }, keys: { kind: 'stack', stackName: 'PaymentApi-staging' } },
+  ])('reads a registry of shards from $env', ({ env, keys }) => {
+    // Act / Assert
+    expect(readLocalSettings(env, '/w').keys).toEqual(keys);
+  });
+
+  it.each([
+    [
+      { KEYS_REGISTRY_FILE: 'r.json', KEYS_FILE: 'k.json' },
+      'both KEYS_REGISTRY_FILE and KEYS_FILE are set: the keys come from one place, unset all but one',
+    ],
+    [
+      { KEYS_REGISTRY: 'm', KEYS_SECRET_ID: 's' },
+      'both KEYS_REGISTRY and KEYS_SECRET_ID are set: the keys come from one place, unset all but one',
+    ],
+    [
+      { KEYS_STACK: 'PaymentApi', KEYS_REGISTRY: 'm', KEYS_FILE: 'k.json' },
+      'KEYS_STACK, KEYS_REGISTRY and KEYS_FILE are set: the keys come from one place, unset all but one',
+    ],
+    [
+      { KEYS_STACK: 'payment api' },
+      'invalid KEYS_STACK: a stack name is 1 to 128 letters, digits or "-", starting with a letter (or give its ARN)',
+    ],
+    [
+      { KEYS_SECRET_ID: 'payment-api/keys', KEY_SHARDS: '8' },
+      "KEY_SHARDS is the Lambda's: point the local server at a registry of shards with KEYS_REGISTRY (its manifest secret), KEYS_STACK or KEYS_REGISTRY_FILE",
+    ],
+    [
+      { KEY_SHARD_NAME_PREFIX: 'payment-api/PaymentApi/keys/' },
+      "KEY_SHARD_NAME_PREFIX is the Lambda's: point the local server at a registry of shards with KEYS_REGISTRY (its manifest secret), KEYS_STACK or KEYS_REGISTRY_FILE",
+    ],
+  ])('refuses %j with one line, rather than serve from one place of two', (env, message) => {
+    // Act / Assert
+    expect(() => readLocalSettings(env, '/w')).toThrow(message);
+  });
+
   it('reads the key cache and log settings with the Lambda variable names', () => {
     // Act
     const settings = readLocalSettings(
