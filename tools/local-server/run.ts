@@ -1,14 +1,15 @@
 import { KeyCache, type SecretSource } from '../../lambda/payment/key-cache';
 import { fileSource } from './file-source';
-import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../lambda/payment/secrets-manager-source';
+import {
+  createPaymentSecretsManagerClient,
+  secretsManagerSource,
+} from '../../lambda/payment/secrets-manager-source';
+import { AWS_JSON_SERVICES } from '../../shared/aws/aws-environment';
 import { createHandler, type PaymentHandler } from '../../lambda/payment/create-handler';
 import { errorCode, errorMessage } from '../../shared/errors';
 import { createJsonLogger } from '../../shared/logger';
-import {
-  AWS_SERVICES,
-  createOperatorSecretsManagerClient,
-  readAwsClientSettings,
-} from '../common/aws-settings';
+import { AWS_SERVICES, readAwsClientSettings } from '../common/aws-settings';
+import { localAwsAccess } from './aws-access';
 import { startupLines } from './banner';
 import { ensureKeysFile, keysFilePermissionWarning } from './keys-file';
 import { readLocalSettings, type LocalSettings } from './local-settings';
@@ -94,10 +95,10 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
       }
       source = fileSource(settings.keys.path);
     } else {
-      // The handler's own bounds, as in the Lambda; the region and endpoint as the key CLI reads them.
+      // The Lambda's own client and bounds; the region and credentials from the SDK's full chain (profiles, SSO).
       source = secretsManagerSource(
         settings.keys.secretId,
-        createOperatorSecretsManagerClient(env, PAYMENT_CALL_BOUNDS),
+        createPaymentSecretsManagerClient(localAwsAccess(env, AWS_JSON_SERVICES.secretsManager)),
       );
     }
 

@@ -20,6 +20,7 @@ import {
   createMotoRateLimitTable,
   createMotoSecret,
   EMULATOR_LIMITER_DEADLINE_MS,
+  motoPaymentClient,
   motoSecretsManager,
   startMoto,
   type MotoServer,
@@ -680,7 +681,9 @@ describe('the bundled rotation Lambda in cdk.out', () => {
     const endedAt = Date.now();
 
     expect(results).toEqual(ROTATION_STEPS.map(() => ({ ok: true })));
-    const rotated = parseKeyDocument(await secretsManagerSource(arn, client).fetchSecretString());
+    const rotated = parseKeyDocument(
+      await secretsManagerSource(arn, motoPaymentClient(moto)).fetchSecretString(),
+    );
     const demo = rotated.get('demo')?.keys ?? [];
     const partner = rotated.get('partner')?.keys ?? [];
     const superseded = [...demo.slice(0, -1), ...partner.slice(0, -1)];
