@@ -140,6 +140,8 @@ export class DynamoDbCounterStore implements CounterStore {
       {
         TableName: this.tableName,
         Key: { [COUNTER_TABLE.partitionKey]: { S: request.key } },
+        // Members in the order of DynamoDB's model, as the SDK writes them: the body is the SDK's, byte for byte.
+        ReturnValues: 'UPDATED_NEW',
         UpdateExpression: 'ADD #used :one SET #expiresAt = :expiresAt',
         ConditionExpression: 'attribute_not_exists(#used) OR #used < :capacity',
         ExpressionAttributeNames: { '#used': COUNTER_TABLE.counter, '#expiresAt': COUNTER_TABLE.expiresAt },
@@ -148,7 +150,6 @@ export class DynamoDbCounterStore implements CounterStore {
           ':capacity': { N: String(request.capacity) },
           ':expiresAt': { N: String(request.expiresAtSeconds) },
         },
-        ReturnValues: 'UPDATED_NEW',
       },
       { idempotent: false, signal: abortSignal },
     );
