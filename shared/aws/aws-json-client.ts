@@ -232,7 +232,7 @@ export class AwsJsonClient {
     signal: AbortSignal,
   ): Promise<Record<string, unknown>> {
     const credentials = await this.credentials();
-    const headers = signRequest(
+    const headers = await signRequest(
       {
         method: 'POST',
         host: target.url.host,

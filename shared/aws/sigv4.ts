@@ -28,13 +28,16 @@ export function amzDate(at: Date): string {
   return at.toISOString().replace(/[:-]|\.\d{3}/g, '');
 }
 
-/** The headers to send: the request's, X-Amz-Date, X-Amz-Security-Token (temporary credentials) and Authorization. */
+/**
+ * The headers to send: the request's, X-Amz-Date, X-Amz-Security-Token (temporary credentials) and Authorization.
+ * A promise, though aws4 signs synchronously: the seam also takes a WebCrypto signer (aws4fetch), as the bench does.
+ */
 export function signRequest(
   request: SignableRequest,
   credentials: AwsCredentials,
   scope: SigningScope,
   at: Date,
-): Record<string, string> {
+): Promise<Record<string, string>> {
   const datetime = amzDate(at);
   const headers: Record<string, string> = {
     ...request.headers,
@@ -56,5 +59,5 @@ export function signRequest(
   );
   // Without this aws4 would sign with its own clock (doNotModifyHeaders skips reading X-Amz-Date).
   signer.datetime = datetime;
-  return { ...headers, Authorization: signer.authHeader() };
+  return Promise.resolve({ ...headers, Authorization: signer.authHeader() });
 }
