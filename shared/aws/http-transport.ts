@@ -61,6 +61,11 @@ export class AnswerTooLargeError extends Error {
   override readonly name = 'AnswerTooLargeError';
 }
 
+/** An answer cut off midway, as Node (and so the SDK) names it: `Error: aborted`, code ECONNRESET. */
+function cutOff(): Error {
+  return Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+}
+
 /** Connections kept open between calls, as the SDK keeps them: a warm environment's calls skip TCP and TLS. */
 const KEEP_ALIVE = { keepAlive: true, keepAliveMsecs: 1_000, maxSockets: 50 } as const;
 
@@ -145,10 +150,13 @@ export function createNodeHttpTransport(): HttpTransport {
           clearTimeout(connectTimer);
         });
       });
+      let answering = false;
       request.once('error', (error) => {
-        fail(error);
+        // A connection lost once the answer has begun is an answer cut off, whichever side saw it first.
+        fail(answering ? cutOff() : error);
       });
       request.once('response', (response) => {
+        answering = true;
         clearTimers();
         const chunks: Buffer[] = [];
         let size = 0;
@@ -173,10 +181,10 @@ export function createNodeHttpTransport(): HttpTransport {
           chunks.push(chunk);
         });
         response.once('aborted', () => {
-          fail(Object.assign(new Error('the answer was cut off'), { code: 'ECONNRESET' }));
+          fail(cutOff());
         });
-        response.once('error', (error) => {
-          fail(error);
+        response.once('error', () => {
+          fail(cutOff());
         });
         response.once('end', () => {
           finish(() => {
