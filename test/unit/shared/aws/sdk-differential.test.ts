@@ -145,7 +145,8 @@ async function sdkRequest(
         headers: Record<string, string>;
         body: Uint8Array | string;
       };
-      const body = typeof http.body === 'string' ? http.body : Buffer.from(http.body).toString('utf8');
+      // Decoded byte by byte: the SDK's body warns when read as a string.
+      const body = typeof http.body === 'string' ? http.body : new TextDecoder().decode(http.body);
       captured = seen(http.method, http.headers.host ?? http.hostname, http.path, body, http.headers);
       return Promise.reject(new Error('captured'));
     },
