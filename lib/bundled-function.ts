@@ -14,18 +14,17 @@ const BUNDLE_TARGET = 'node24';
 const PROJECT_ROOT = path.join(__dirname, '..');
 
 /**
- * What makes the Lambda bundles small and quick to load, with the same SDK: packages resolved module-first, so
- * esbuild tree-shakes their ESM builds (the CommonJS builds are single files it must keep whole), the SDK's
- * default credential chain replaced by the environment provider, all a Lambda ever uses
- * (lambda/lambda-credentials.ts), the DynamoDB client's endpoint cache by one without its LRU library
- * (lambda/endpoint-cache.ts), and the event stream codec, which no operation of ours uses, by a stub that says so
- * (lambda/no-event-streams.ts).
+ * What makes the SDK-based Lambda bundles (the rotation function and the key registry monitor) small and quick to
+ * load: packages resolved module-first, so esbuild tree-shakes their ESM builds (the CommonJS builds are single files
+ * it must keep whole), the SDK's default credential chain replaced by the environment provider, all a Lambda ever
+ * uses (lambda/lambda-credentials.ts), and the event stream codec, which no operation of theirs uses, by a stub that
+ * says so (lambda/no-event-streams.ts). The payment Lambda's bundles hold no SDK code at all (its small client,
+ * shared/aws/aws-json-client.ts), so the aliases never apply there.
  */
 export const SLIM_BUNDLING = {
   mainFields: ['module', 'main'],
   aliases: {
     '@aws-sdk/credential-provider-node': './lambda/lambda-credentials.ts',
-    '@aws-sdk/endpoint-cache': './lambda/endpoint-cache.ts',
     '@smithy/core/event-streams': './lambda/no-event-streams.ts',
   },
 } as const;

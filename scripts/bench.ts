@@ -1,10 +1,11 @@
 /**
  * Measures the payment API on this machine (npm run bench; `npm run bench -- --only secret,auth` for some sections):
  *
- * - bundle: the payment asset `cdk synth` builds, the same code without the slimming (lib/bundled-function.ts
- *   SLIM_BUNDLING), and a naive peer (scripts/naive-peer.ts) bundled the way NodejsFunction bundles;
- * - cold: time to the first 200 in a fresh Node process (require, then one invocation against moto), ours and the
- *   peer interleaved, three runs, with the ratio;
+ * - client: the payment Lambda's AWS calls without the SDK, every figure side by side (bench/client.ts): the bundles
+ *   (ours with and without limits, today's SDK-based one built from git history, a naive peer (scripts/naive-peer.ts),
+ *   the no-SDK floor), time to the first 200 in a fresh Node process against moto, interleaved, with the ratios;
+ *   the transport (node:http against fetch) and the signer (aws4 against aws4fetch) measured; warm requests, ours
+ *   against today's; GetSecretValue calls per TTL; what the SDK costs the rotation function and the monitor;
  * - calls: Secrets Manager calls per execution environment per key-cache TTL, one request at a time as Lambda does;
  * - faults: Secrets Manager faults through the fault proxy: the slowest request while stale keys are usable, and
  *   the time from recovery to the first 200 with nothing usable, in-process for every fault and on `npm start`;
@@ -39,10 +40,11 @@ import { join } from 'node:path';
 import { startFaultProxy } from '../test/support/fault-proxy';
 import { PARTNER_KEY, SECRET_STRING } from '../test/support/keys';
 import { killAllLocalServers } from '../test/support/local-server-process';
-import { createMotoSecret, startMoto, type MotoServer } from '../test/support/moto';
-import { synthesizeApp, type SynthesizedApp } from '../test/support/synth';
+import { createMotoSecret, startMoto } from '../test/support/moto';
+import { synthesizeApp } from '../test/support/synth';
 import { timeAuthenticate } from './bench/auth';
-import { bundle, callsPerTtl, coldStart, sizes } from './bench/bundles';
+import { callsPerTtl } from './bench/bundles';
+import { clientLines } from './bench/client';
 import { faultTable, localServerFigures } from './bench/faults';
 import { bodyLimitLines } from './bench/body-limit';
 import { hotCounterLines } from './bench/hot-counter';
@@ -52,12 +54,11 @@ import { registryLines } from './bench/registry';
 import { registryCallLines, registryColdLines } from './bench/registry-reads';
 import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
-import { fmt, median, spread } from './bench/stats';
+import { fmt } from './bench/stats';
 import { timingLines } from './bench/timing';
 
 const SECTIONS = [
-  'bundle',
-  'cold',
+  'client',
   'calls',
   'faults',
   'limits',
@@ -74,9 +75,6 @@ const SECTIONS = [
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
-const COLD_RUNS = 3;
-const COLD_SAMPLES = 21;
-
 function chosenSections(argv: readonly string[]): ReadonlySet<Section> {
   const only = argv.indexOf('--only');
   if (only === -1) return new Set(SECTIONS);
@@ -88,56 +86,11 @@ function chosenSections(argv: readonly string[]): ReadonlySet<Section> {
   return new Set(names as Section[]);
 }
 
-/** What the sections that need AWS share: one moto, one synthesized app, the bundles. */
-interface Setup {
-  readonly work: string;
-  readonly moto: MotoServer;
-  readonly app: SynthesizedApp;
-  readonly secretArn: string;
-}
-
-async function coldStarts(setup: Setup, ours: string, peer: string, slimPeer: string): Promise<string[]> {
-  const env = { ...setup.moto.awsEnv, KEYS_SECRET_ID: setup.secretArn };
-  const lines = [
-    `Time to the first 200 in a fresh Node process (require + one invocation against moto), median of ${COLD_SAMPLES} each, interleaved:`,
-    '| run | ours | naive peer | ratio | peer with our slimming |',
-    '|---|---|---|---|---|',
-  ];
-  const ratios: number[] = [];
-  for (let run = 1; run <= COLD_RUNS; run++) {
-    const samples = { ours: [] as number[], peer: [] as number[], slimPeer: [] as number[] };
-    for (let sample = 0; sample < COLD_SAMPLES; sample++) {
-      // Alternate who goes first, so neither always meets a warmer machine.
-      const order =
-        sample % 2 === 0 ? (['ours', 'peer', 'slimPeer'] as const) : (['peer', 'ours', 'slimPeer'] as const);
-      for (const which of order) {
-        const file = which === 'ours' ? ours : which === 'peer' ? peer : slimPeer;
-        samples[which].push(await coldStart(file, env));
-      }
-    }
-    const ratio = median(samples.ours) / median(samples.peer);
-    ratios.push(ratio);
-    lines.push(
-      `| ${run} | ${fmt(median(samples.ours))} ms | ${fmt(median(samples.peer))} ms | ${fmt(ratio, 2)} | ${fmt(median(samples.slimPeer))} ms |`,
-    );
-  }
-  lines.push(`ratio ours / naive peer over ${COLD_RUNS} runs: ${spread(ratios)} (target: at most 0.80)`);
-  return lines;
-}
-
 /**
  * The sections that need moto and a synthesized app; `registry`, `monitor` and `limiter-stress` (which synthesizes
- * its own) need only moto.
+ * its own) need only moto, `client` (which builds its own bundles) moto and a secret.
  */
-const SYNTH_SECTIONS: readonly Section[] = [
-  'bundle',
-  'cold',
-  'calls',
-  'faults',
-  'limits',
-  'registry-cold',
-  'registry-calls',
-];
+const SYNTH_SECTIONS: readonly Section[] = ['calls', 'faults', 'limits', 'registry-cold', 'registry-calls'];
 
 async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
   const work = mkdtempSync(join(tmpdir(), 'payment-bench-'));
@@ -149,29 +102,19 @@ async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
     if (sections.has('limiter-stress')) {
       lines.push('The limiter under stress:', ...(await limiterStressLines(moto, work)), '');
     }
+    if (sections.has('client')) {
+      const clientSecret = await createMotoSecret(moto, 'bench/client-keys', SECRET_STRING);
+      lines.push(
+        "The payment Lambda's AWS calls without the SDK:",
+        ...(await clientLines(moto, work, clientSecret)),
+        '',
+      );
+    }
     if (!SYNTH_SECTIONS.some((name) => sections.has(name))) return lines;
     const app = await synthesizeApp(join(work, 'cdk.out'));
     const secretArn = await createMotoSecret(moto, 'bench/keys', SECRET_STRING);
-    const setup: Setup = { work, moto, app, secretArn };
     const ours = join(app.paymentAssetDir, 'index.js');
 
-    if (sections.has('bundle') || sections.has('cold')) {
-      const unslimmed = await bundle('lambda/payment/index.ts', join(work, 'unslimmed', 'index.js'), false);
-      const peer = await bundle('scripts/naive-peer.ts', join(work, 'peer', 'index.js'), false);
-      const slimPeer = await bundle('scripts/naive-peer.ts', join(work, 'slim-peer', 'index.js'), true);
-      if (sections.has('bundle')) {
-        lines.push(
-          '| bundle | size |',
-          '|---|---|',
-          `| payment Lambda, as cdk synth builds it | ${sizes(ours)} |`,
-          `| the same code without the slimming | ${sizes(unslimmed)} |`,
-          `| naive peer, bundled as NodejsFunction does (minified CommonJS, SDK inside) | ${sizes(peer)} |`,
-          `| for reference: the naive peer with our slimming | ${sizes(slimPeer)} |`,
-          '',
-        );
-      }
-      if (sections.has('cold')) lines.push(...(await coldStarts(setup, ours, peer, slimPeer)), '');
-    }
     if (sections.has('calls')) {
       const countingProxy = await startFaultProxy(moto.port);
       const countedEnv = {
@@ -237,7 +180,9 @@ async function main(): Promise<void> {
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
   if (
-    [...SYNTH_SECTIONS, 'registry', 'monitor', 'limiter-stress'].some((name) => sections.has(name as Section))
+    [...SYNTH_SECTIONS, 'client', 'registry', 'monitor', 'limiter-stress'].some((name) =>
+      sections.has(name as Section),
+    )
   ) {
     for (const line of await awsSections(sections)) console.log(line);
   }

@@ -1,14 +1,15 @@
 /**
  * The payment Lambda as both entry points build it (index.ts without rate limits, rate-limited.ts with them).
- * Called once, at module scope: everything here lives for the execution environment (the SDK clients, one key
- * cache per shard of the registry, each created when a request first needs it, and, with one secret, its first
- * fetch, started now so it overlaps the rest of the cold start).
+ * Called once, at module scope: everything here lives for the execution environment (the AWS clients and their
+ * connections, one key cache per shard of the registry, each created when a request first needs it, and, with one
+ * secret, its first fetch, started now so it overlaps the rest of the cold start).
  */
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import { readAwsAccess, type AwsAccess, type AwsJsonServiceName } from '../../shared/aws/aws-environment';
 import { createJsonLogger } from '../../shared/logger';
 import { createHandler, type RequestLimits } from './create-handler';
 import { createEmfMetrics } from './emf-metrics';
-import type { EntryBuilding } from './key-cache';
+import { KeysUnavailableError, type EntryBuilding, type KeyringProvider } from './key-cache';
 import { METRIC } from './metric-names';
 import { readRequestId } from './proxy-request';
 import { refreshMetrics } from './refresh-metrics';
@@ -22,8 +23,8 @@ export type LambdaHandler = (
 ) => Promise<APIGatewayProxyResult>;
 
 export interface LambdaOptions {
-  /** Per-app rate limits. Default: none. */
-  readonly limits?: RequestLimits;
+  /** Per-app rate limits, built with the Lambda's DynamoDB access (a limiter needs its client). Default: none. */
+  readonly limits?: (aws: AwsAccess<'dynamoDb'>) => RequestLimits;
   /** How shards become keyrings. Default: ShardedKeys' (eager for one secret, lazy for several); the bench compares. */
   readonly entryBuilding?: EntryBuilding;
 }
@@ -40,21 +41,42 @@ export function composeLambdaHandler(options: LambdaOptions = {}): LambdaHandler
     namespace: settings.metricsNamespace,
     serviceName: settings.serviceName,
   });
-  // One client for every shard: one connection pool, one set of bounds.
-  const client = createPaymentSecretsManagerClient();
   const { limits, entryBuilding } = options;
-  const keys = new ShardedKeys({
-    layout: settings.registry,
-    sourceFor: (_index, secretId) => secretsManagerSource(secretId, client),
-    logger,
-    ttlMs: settings.ttlMs,
-    maxStaleMs: settings.maxStaleMs,
-    observer: refreshMetrics(metrics),
-    ...(entryBuilding === undefined ? {} : { entryBuilding }),
-  });
-  keys.warm();
+  const services: AwsJsonServiceName[] =
+    limits === undefined ? ['secretsManager'] : ['secretsManager', 'dynamoDb'];
+  const aws = readAwsAccess(process.env, services);
+  let keys: KeyringProvider;
+  let requestLimits: RequestLimits | undefined;
+  if (aws.ok) {
+    // One client for every shard: one connection pool, one set of bounds.
+    const client = createPaymentSecretsManagerClient({
+      target: aws.value.targets.secretsManager,
+      credentials: aws.value.credentials,
+    });
+    const sharded = new ShardedKeys({
+      layout: settings.registry,
+      sourceFor: (_index, secretId) => secretsManagerSource(secretId, client),
+      logger,
+      ttlMs: settings.ttlMs,
+      maxStaleMs: settings.maxStaleMs,
+      observer: refreshMetrics(metrics),
+      ...(entryBuilding === undefined ? {} : { entryBuilding }),
+    });
+    sharded.warm();
+    keys = sharded;
+    requestLimits = limits?.(aws.value);
+  } else {
+    // Nothing can be signed or sent: one line now, naming the setting (never a credential), and 503 to every request.
+    logger.error('AWS settings unusable: every request gets 503', { problem: aws.problem });
+    keys = unavailableKeys(`AWS settings unusable: ${aws.problem}`);
+  }
 
-  const handle = createHandler({ keys, logger, metrics, ...(limits === undefined ? {} : { limits }) });
+  const handle = createHandler({
+    keys,
+    logger,
+    metrics,
+    ...(requestLimits === undefined ? {} : { limits: requestLimits }),
+  });
   let coldStart = true;
 
   return async (event, context) => {
@@ -72,4 +94,9 @@ export function composeLambdaHandler(options: LambdaOptions = {}): LambdaHandler
       logger.setContext({});
     }
   };
+}
+
+/** Keys that can never be read: every request gets 503 `unavailable`, counted in Unavailable, as any unreadable key. */
+function unavailableKeys(reason: string): KeyringProvider {
+  return { getKeys: () => Promise.reject(new KeysUnavailableError(reason)) };
 }

@@ -1,7 +1,8 @@
 /**
  * The payment Lambda's entry point with per-app rate limits (`appRateLimit`): the limiter counts in the stack's
  * DynamoDB table, shared by every execution environment. Its client, and the limiter with its breaker and what it
- * knows of each counter, live at module scope, for the execution environment, like the Secrets Manager client.
+ * knows of each counter, live at module scope, for the execution environment, like the Secrets Manager client;
+ * compose.ts builds them once it has read the Lambda's AWS settings.
  */
 import { composeLambdaHandler } from './compose';
 import {
@@ -15,16 +16,19 @@ import { SharedRateLimiter } from './rate-limit/shared-limiter';
 const settings = readRateLimitSettings(process.env);
 
 export const handler = composeLambdaHandler({
-  limits: {
+  limits: (aws) => ({
     limiter: new SharedRateLimiter({
       store: new DynamoDbCounterStore({
         // The production bounds, unless a test against an emulator set a longer deadline.
-        client: createLimiterDynamoDbClient(limiterCallBounds(settings.deadlineMs)),
+        client: createLimiterDynamoDbClient(
+          { target: aws.targets.dynamoDb, credentials: aws.credentials },
+          limiterCallBounds(settings.deadlineMs),
+        ),
         tableName: settings.tableName,
       }),
       deadlineMs: settings.deadlineMs,
     }),
     defaultLimit: settings.defaultLimit,
     failure: settings.failure,
-  },
+  }),
 });

@@ -1,7 +1,8 @@
-import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { MalformedSecretError } from '../../shared/keys/keyring';
 import type { SecretSource } from './key-cache';
-import { createSecretsManagerClient, type CallBounds } from '../../shared/aws/bounded-client';
+import { AwsJsonClient, type AwsJsonClientOptions } from '../../shared/aws/aws-json-client';
+import { AWS_JSON_SERVICES } from '../../shared/aws/aws-environment';
+import type { CallBounds } from '../../shared/aws/call-bounds';
 
 /**
  * Bounds on one fetch of the keys by the payment Lambda (and the local server, which runs the same handler).
@@ -18,28 +19,30 @@ export const PAYMENT_CALL_BOUNDS: CallBounds = {
   callDeadlineMs: 1_500,
 };
 
-/** Region, credentials and AWS_ENDPOINT_URL come from the standard AWS environment. */
-export function createPaymentSecretsManagerClient(): SecretsManagerClient {
-  return createSecretsManagerClient(PAYMENT_CALL_BOUNDS);
+/** The payment Lambda's Secrets Manager client: the small client (shared/aws/aws-json-client.ts) with its bounds. */
+export function createPaymentSecretsManagerClient(
+  access: Pick<AwsJsonClientOptions, 'target' | 'credentials' | 'transport'>,
+  bounds: CallBounds = PAYMENT_CALL_BOUNDS,
+): AwsJsonClient {
+  return new AwsJsonClient({ service: AWS_JSON_SERVICES.secretsManager, bounds, ...access });
 }
 
 /**
  * Reads the secret's AWSCURRENT version. The stage is named explicitly: a request without it can return the
  * version that held AWSCURRENT before an UpdateSecretVersionStage (seen with moto; AWS documents AWSCURRENT
- * as what a stage-less request gets, so naming it costs nothing).
+ * as what a stage-less request gets, so naming it costs nothing). A read: sent again once after a failed attempt.
  */
-export function secretsManagerSource(
-  secretId: string,
-  client: SecretsManagerClient = createPaymentSecretsManagerClient(),
-): SecretSource {
+export function secretsManagerSource(secretId: string, client: AwsJsonClient): SecretSource {
   return {
     description: secretId,
     deadlineMs: PAYMENT_CALL_BOUNDS.callDeadlineMs,
     async fetchSecretString() {
-      const output = await client.send(
-        new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }),
+      const output = await client.call(
+        'GetSecretValue',
+        { SecretId: secretId, VersionStage: 'AWSCURRENT' },
+        { idempotent: true },
       );
-      if (output.SecretString === undefined) {
+      if (typeof output.SecretString !== 'string') {
         throw new MalformedSecretError('secret has no SecretString (binary secrets are not supported)');
       }
       return output.SecretString;

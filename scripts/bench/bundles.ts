@@ -1,4 +1,4 @@
-/** Bundle sizes, cold starts and Secrets Manager calls per key-cache TTL, of the payment Lambda as built. */
+/** Bundle sizes, cold starts and Secrets Manager calls per key-cache TTL, of a Lambda bundle as NodejsFunction builds it. */
 import { build } from 'esbuild';
 import { execFile } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
@@ -14,7 +14,7 @@ const TTL_WINDOW_SECONDS = 1;
 const TTL_WINDOWS = 6;
 
 /** esbuild options NodejsFunction passes for our functions (lib/bundled-function.ts), before SLIM_BUNDLING. */
-const NODEJS_FUNCTION_OPTIONS = {
+export const NODEJS_FUNCTION_OPTIONS = {
   bundle: true,
   platform: 'node',
   target: 'node24',

@@ -1,48 +1,9 @@
 import { SecretsManagerClient, type SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import type { MiddlewareStack, RetryStrategyV2 } from '@smithy/types';
-import { raceWithTimeout } from '../timeout';
+import { withinDeadline, type CallBounds } from './call-bounds';
 
-/**
- * How long one Secrets Manager call may take, and how it ends when the service does not answer. Every client
- * of this project (payment Lambda, rotation Lambda, key CLI, local server) is built by createSecretsManagerClient
- * from one of these, so no call can hang.
- */
-export interface CallBounds {
-  /** Attempts per call, the first included (the SDK's standard retry strategy spaces them). */
-  readonly maxAttempts: number;
-  /** One attempt's TCP connect. */
-  readonly connectionTimeoutMs: number;
-  /**
-   * One attempt, from sending the request to the response's headers (connect included); also the longest
-   * silence allowed while the body arrives.
-   */
-  readonly attemptTimeoutMs: number;
-  /**
-   * A fixed pause before each retry, throttling answers included, where the caller has its own spacing of calls
-   * (the key cache) and cannot afford the SDK's back-off (up to 1 s after a throttling answer, 2026 defaults).
-   * Absent: the SDK's standard back-off.
-   */
-  readonly retryDelayMs?: number;
-  /** The whole call, every attempt and the back-off between them included: the caller never waits longer. */
-  readonly callDeadlineMs: number;
-}
-
-/** The error a call fails with at its deadline; named as the SDK names its own time-outs. */
-export class CallDeadlineError extends Error {
-  override readonly name = 'TimeoutError';
-
-  constructor(deadlineMs: number) {
-    super(`the AWS call did not complete within ${deadlineMs} ms`);
-  }
-}
-
-/** Settles `work` as it settles, or rejects with CallDeadlineError at `deadlineMs`, whichever comes first. */
-function withinDeadline<T>(work: Promise<T>, deadlineMs: number): Promise<T> {
-  return raceWithTimeout(work, deadlineMs, (): never => {
-    throw new CallDeadlineError(deadlineMs);
-  });
-}
+export { CallDeadlineError, type CallBounds } from './call-bounds';
 
 /** What any AWS SDK client needs in its configuration to be bounded by `bounds` (see createSecretsManagerClient). */
 export function boundedClientConfig(bounds: CallBounds): {

@@ -4,14 +4,16 @@
  * shard's secret while requests for an app on another shard go on alongside. Shared by the fault tests, which
  * assert the bounds, and by the benchmark, which prints the figures.
  */
-import { createSecretsManagerClient } from '../../shared/aws/bounded-client';
 import { singleShardLayout, type RegistryLayout } from '../../shared/keys/registry';
-import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../lambda/payment/secrets-manager-source';
+import {
+  createPaymentSecretsManagerClient,
+  secretsManagerSource,
+} from '../../lambda/payment/secrets-manager-source';
 import { createHandler } from '../../lambda/payment/create-handler';
 import { ShardedKeys } from '../../lambda/payment/sharded-keys';
 import { createJsonLogger } from '../../shared/logger';
 import type { Fault, FaultProxy } from './fault-proxy';
-import { MOTO_AWS_ENV } from './moto';
+import { motoAccess } from './moto';
 
 /** Sends one request to the service under test and returns its HTTP status. */
 export type Probe = () => Promise<number>;
@@ -204,7 +206,7 @@ export interface ServiceCache {
 }
 
 /**
- * The payment handler composed as lambda/payment/compose.ts composes it (the Lambda's bounded SDK client, one key
+ * The payment handler composed as lambda/payment/compose.ts composes it (the Lambda's bounded client, one key
  * cache per shard, warmed at once with one secret, the handler), in this process, pointed at `endpoint` (a fault
  * proxy) with moto's test credentials. `registry` is one secret's ARN, or a layout of several shards. Gives each
  * event's HTTP status.
@@ -215,14 +217,8 @@ export function inProcessPaymentHandler(
   cache: ServiceCache,
 ): (event: unknown) => Promise<number> {
   const logger = createJsonLogger('error', () => undefined);
-  const client = createSecretsManagerClient(PAYMENT_CALL_BOUNDS, {
-    region: MOTO_AWS_ENV.AWS_REGION,
-    endpoint,
-    credentials: {
-      accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
-      secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-    },
-  });
+  // The Lambda's own client, with its production bounds (PAYMENT_CALL_BOUNDS).
+  const client = createPaymentSecretsManagerClient(motoAccess(endpoint));
   const keys = new ShardedKeys({
     layout: typeof registry === 'string' ? singleShardLayout(registry) : registry,
     sourceFor: (_index, secretId) => secretsManagerSource(secretId, client),

@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { join } from 'node:path';
 import { COUNTER_TABLE } from '../../lambda/payment/rate-limit/counter-table';
-import type { CallBounds } from '../../shared/aws/bounded-client';
+import { createPaymentSecretsManagerClient } from '../../lambda/payment/secrets-manager-source';
+import type { AwsJsonClient } from '../../shared/aws/aws-json-client';
+import type { CallBounds } from '../../shared/aws/call-bounds';
 
 /** Any credentials and a region: moto accepts them, and the SDK needs them to sign. */
 export const MOTO_AWS_ENV = {
@@ -150,6 +152,29 @@ function motoClientConfig(moto: MotoServer) {
 /** An SDK client for the test process itself, pointed at the given moto server. */
 export function motoSecretsManager(moto: MotoServer): SecretsManagerClient {
   return new SecretsManagerClient(motoClientConfig(moto));
+}
+
+/** Where the payment Lambda's small client sends its calls, and what it signs with, for an endpoint of moto's. */
+export function motoAccess(endpoint: string) {
+  return {
+    target: { url: new URL(endpoint), region: MOTO_AWS_ENV.AWS_REGION },
+    credentials: () =>
+      Promise.resolve({
+        accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
+        secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+      }),
+  };
+}
+
+/**
+ * The payment Lambda's own Secrets Manager client (the small client), pointed at moto (or a proxy in front of it),
+ * with EMULATOR_CALL_BOUNDS unless a test asks for others: reads secrets exactly as the Lambda does.
+ */
+export function motoPaymentClient(
+  server: MotoServer | { readonly endpoint: string },
+  bounds: CallBounds = EMULATOR_CALL_BOUNDS,
+): AwsJsonClient {
+  return createPaymentSecretsManagerClient(motoAccess(server.endpoint), bounds);
 }
 
 /** A DynamoDB client for the test process itself, pointed at the given moto server. */

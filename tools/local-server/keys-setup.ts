@@ -5,7 +5,13 @@ import { shardOf } from '../../shared/keys/shard';
 import { shardsToSearch, type RegistryLayout, type RegistryManifest } from '../../shared/keys/registry';
 import type { Logger } from '../../shared/logger';
 import { KeyCache, type KeyringProvider, type SecretSource } from '../../lambda/payment/key-cache';
-import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../lambda/payment/secrets-manager-source';
+import {
+  createPaymentSecretsManagerClient,
+  secretsManagerSource,
+} from '../../lambda/payment/secrets-manager-source';
+import type { AwsJsonClient } from '../../shared/aws/aws-json-client';
+import { AWS_JSON_SERVICES } from '../../shared/aws/aws-environment';
+import { localAwsAccess } from './aws-access';
 import type { KeyCacheSettings } from '../../lambda/payment/settings';
 import {
   createOperatorCloudFormationClient,
@@ -85,10 +91,15 @@ async function keyFile(path: string, { cache, logger }: KeysSetupOptions): Promi
   };
 }
 
+/** The payment Lambda's Secrets Manager client, as npm start gives it its region and credentials. */
+function paymentClient(env: Env): AwsJsonClient {
+  return createPaymentSecretsManagerClient(localAwsAccess(env, AWS_JSON_SERVICES.secretsManager));
+}
+
 function oneSecret(secretId: string, stackName: string | undefined, options: KeysSetupOptions): KeysSetup {
   const { cache, env, logger } = options;
-  // The handler's own bounds, as in the Lambda; the region and endpoint as the key CLI reads them.
-  const source = secretsManagerSource(secretId, createOperatorSecretsManagerClient(env, PAYMENT_CALL_BOUNDS));
+  // The Lambda's own client and bounds; the region and credentials from the SDK's full chain (profiles, SSO).
+  const source = secretsManagerSource(secretId, paymentClient(env));
   const keys = new KeyCache({ source, logger, ...cache });
   keys.warm();
   return {
@@ -198,7 +209,7 @@ async function secretsRegistry(
   const readAt = Date.now();
   const manifest = await readManifestSecret(operatorClient, manifestId);
   const layout = layoutOf(manifest);
-  const shardClient = createOperatorSecretsManagerClient(env, PAYMENT_CALL_BOUNDS);
+  const shardClient = paymentClient(env);
   const keys = new RegistryKeys({
     layout,
     layoutReadAt: readAt,

@@ -1,4 +1,3 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { RequestLimits } from '../../lambda/payment/create-handler';
 import {
   createLimiterDynamoDbClient,
@@ -7,13 +6,12 @@ import {
 } from '../../lambda/payment/rate-limit/dynamodb-counter-store';
 import { createMemoryRateLimiter } from '../../lambda/payment/rate-limit/memory-limiter';
 import { SharedRateLimiter } from '../../lambda/payment/rate-limit/shared-limiter';
-import {
-  AWS_SERVICES,
-  operatorClientSettings,
-  readAwsClientSettings,
-  type AwsClientSettings,
-} from '../common/aws-settings';
+import { AWS_JSON_SERVICES } from '../../shared/aws/aws-environment';
+import type { AwsJsonClient } from '../../shared/aws/aws-json-client';
+import type { HttpTransport } from '../../shared/aws/http-transport';
+import { AWS_SERVICES, readAwsClientSettings, type AwsClientSettings } from '../common/aws-settings';
 import type { Env } from '../common/tool-io';
+import { localAwsAccess } from './aws-access';
 import type { LocalRateLimiting } from './local-settings';
 
 /**
@@ -26,13 +24,18 @@ export function limiterClientSettings(env: Env): AwsClientSettings {
 }
 
 /**
- * The Lambda's DynamoDB client for the shared limiter, configured from `env`, with the Lambda's bounds stretched to
- * `deadlineMs` (limiterCallBounds), so the calls keep the share of the whole check's deadline they have in the Lambda.
+ * The Lambda's DynamoDB client for the shared limiter, configured from `env` (region and credentials from the SDK's
+ * full chain), with the Lambda's bounds stretched to `deadlineMs` (limiterCallBounds), so the calls keep the share of
+ * the whole check's deadline they have in the Lambda.
  */
-export function createLocalLimiterClient(env: Env, deadlineMs: number): DynamoDBClient {
+export function createLocalLimiterClient(
+  env: Env,
+  deadlineMs: number,
+  transport?: HttpTransport,
+): AwsJsonClient {
   return createLimiterDynamoDbClient(
+    { ...localAwsAccess(env, AWS_JSON_SERVICES.dynamoDb), ...(transport === undefined ? {} : { transport }) },
     limiterCallBounds(deadlineMs),
-    operatorClientSettings(env, AWS_SERVICES.dynamoDb),
   );
 }
 
@@ -40,7 +43,12 @@ export function createLocalLimiterClient(env: Env, deadlineMs: number): DynamoDB
  * What the handler counts requests with: nothing (limits off), the in-memory limiter of one process, or the
  * DynamoDB limiter the Lambda uses, shared by every server pointed at the same table.
  */
-export function createLocalRateLimits(rateLimiting: LocalRateLimiting, env: Env): RequestLimits | undefined {
+export function createLocalRateLimits(
+  rateLimiting: LocalRateLimiting,
+  env: Env,
+  /** How DynamoDB is reached; tests pass a fake. Default: Node's HTTP stack. */
+  transport?: HttpTransport,
+): RequestLimits | undefined {
   switch (rateLimiting.kind) {
     case 'off':
       return undefined;
@@ -51,7 +59,7 @@ export function createLocalRateLimits(rateLimiting: LocalRateLimiting, env: Env)
       return {
         limiter: new SharedRateLimiter({
           store: new DynamoDbCounterStore({
-            client: createLocalLimiterClient(env, rateLimiting.deadlineMs),
+            client: createLocalLimiterClient(env, rateLimiting.deadlineMs, transport),
             tableName: rateLimiting.tableName,
           }),
           deadlineMs: rateLimiting.deadlineMs,

@@ -1,11 +1,8 @@
-import {
-  DynamoDBClient,
-  UpdateItemCommand,
-  type AttributeValue,
-  type DynamoDBClientConfig,
-} from '@aws-sdk/client-dynamodb';
-import { addCallDeadline, boundedClientConfig, type CallBounds } from '../../../shared/aws/bounded-client';
-import { errorCode, errorMessage, errorName } from '../../../shared/errors';
+import { AWS_JSON_SERVICES } from '../../../shared/aws/aws-environment';
+import { AwsJsonClient, type AwsJsonClientOptions } from '../../../shared/aws/aws-json-client';
+import type { CallBounds } from '../../../shared/aws/call-bounds';
+import { AttemptTimeoutError } from '../../../shared/aws/http-transport';
+import { errorCode, errorName } from '../../../shared/errors';
 import { describeError } from '../../../shared/logger';
 import { raceWithTimeout } from '../../../shared/timeout';
 import type { CounterIncrement, CounterStore, IncrementOutcome } from './counter-store';
@@ -13,7 +10,7 @@ import { COUNTER_TABLE } from './counter-table';
 import { LIMITER_WORST_ADDED_MS } from './limiter';
 
 /**
- * Bounds on the limiter's DynamoDB client. One attempt: the SDK never retries the conditional write, since a write
+ * Bounds on the limiter's DynamoDB client. One attempt: the client never sends the conditional write again, since a write
  * whose answer was lost may have landed (counter-store.ts). In-region UpdateItem answers in a few milliseconds; the
  * attempt may take up to 140 ms (a TCP connection 50 ms of it), so the whole check stays within
  * LIMITER_WORST_ADDED_MS (150 ms) with room to spare. Each call is also cut at the time the limiter has left for it
@@ -43,16 +40,14 @@ export function limiterCallBounds(deadlineMs: number): CallBounds {
 }
 
 /**
- * A DynamoDB client for the limiter, bounded by `bounds` (one attempt). Region, endpoint and credentials come from
- * `config` or, when absent, the SDK's usual sources (in Lambda: the function's environment).
+ * The limiter's DynamoDB client (the small client, shared/aws/aws-json-client.ts), bounded by `bounds` (one attempt).
+ * Region, endpoint and credentials come from `access`: the Lambda's environment, or the local server's.
  */
 export function createLimiterDynamoDbClient(
+  access: Pick<AwsJsonClientOptions, 'target' | 'credentials' | 'transport'>,
   bounds: CallBounds = LIMITER_CALL_BOUNDS,
-  config: Omit<DynamoDBClientConfig, 'maxAttempts' | 'requestHandler' | 'retryStrategy'> = {},
-): DynamoDBClient {
-  const client = new DynamoDBClient({ ...config, ...boundedClientConfig(bounds) });
-  addCallDeadline(client, bounds.callDeadlineMs);
-  return client;
+): AwsJsonClient {
+  return new AwsJsonClient({ service: AWS_JSON_SERVICES.dynamoDb, bounds, ...access });
 }
 
 /** DynamoDB's answers for a write refused for its rate: a hot partition, or the table's or account's limit. */
@@ -71,13 +66,11 @@ const NOT_CONNECTED_CODES = new Set([
   'ENETUNREACH',
 ]);
 
-/** The SDK's handler names a connection not made in time this way (@smithy/node-http-handler). */
-const CONNECTION_NOT_ESTABLISHED = 'did not establish a connection';
-
 /**
  * What a failed UpdateItem call means for the count. A service's own answer (its `$fault`) tells whether the write
- * was refused (4xx: nothing written) or may have been applied (5xx); a connection never made means nothing was
- * sent; anything else (a time-out, a reset, an abort) came after sending, so the write may have landed.
+ * was refused (4xx: nothing written) or may have been applied (5xx); a connection never made (refused, or not made
+ * within its time-out) means nothing was sent; anything else (a time-out, a reset, an abort) came after sending, so
+ * the write may have landed.
  */
 export function outcomeOfError(error: unknown): IncrementOutcome {
   const name = errorName(error) ?? '';
@@ -86,7 +79,7 @@ export function outcomeOfError(error: unknown): IncrementOutcome {
   if (THROTTLING_ERRORS.has(name)) return { kind: 'throttled', error: described };
   if (
     NOT_CONNECTED_CODES.has(errorCode(error) ?? '') ||
-    errorMessage(error)?.includes(CONNECTION_NOT_ESTABLISHED)
+    (error instanceof AttemptTimeoutError && !error.sent)
   ) {
     return { kind: 'unsent', error: described };
   }
@@ -94,22 +87,29 @@ export function outcomeOfError(error: unknown): IncrementOutcome {
   return { kind: 'failed', landed: fault === 'client' ? 'no' : 'maybe', error: described };
 }
 
-function numberAttribute(item: Record<string, AttributeValue> | undefined, name: string): number | undefined {
-  const value = item?.[name]?.N;
-  return value === undefined ? undefined : Number(value);
+/** A number attribute of DynamoDB's JSON (`{"used": {"N": "2"}}`), or undefined. */
+function numberAttribute(item: unknown, name: string): number | undefined {
+  if (typeof item !== 'object' || item === null) return undefined;
+  const attribute: unknown = (item as Record<string, unknown>)[name];
+  if (typeof attribute !== 'object' || attribute === null) return undefined;
+  const value: unknown = (attribute as { readonly N?: unknown }).N;
+  return typeof value === 'string' && value !== '' && Number.isFinite(Number(value))
+    ? Number(value)
+    : undefined;
 }
 
 export interface DynamoDbCounterStoreOptions {
-  readonly client: DynamoDBClient;
+  readonly client: AwsJsonClient;
   readonly tableName: string;
 }
 
 /**
  * The counter store in DynamoDB: one conditional `UpdateItem` per increment, `ADD used 1` under the condition
- * `used < capacity`, with the item's TTL, sent once (the client makes one attempt) and cut at `withinMs`.
+ * `used < capacity`, with the item's TTL, sent once (one attempt, never resent: `idempotent: false`) and cut at
+ * `withinMs`.
  */
 export class DynamoDbCounterStore implements CounterStore {
-  private readonly client: DynamoDBClient;
+  private readonly client: AwsJsonClient;
   private readonly tableName: string;
 
   constructor(options: DynamoDbCounterStoreOptions) {
@@ -135,10 +135,13 @@ export class DynamoDbCounterStore implements CounterStore {
   }
 
   private async send(request: CounterIncrement, abortSignal: AbortSignal): Promise<IncrementOutcome> {
-    const output = await this.client.send(
-      new UpdateItemCommand({
+    const output = await this.client.call(
+      'UpdateItem',
+      {
         TableName: this.tableName,
         Key: { [COUNTER_TABLE.partitionKey]: { S: request.key } },
+        // Members in the order of DynamoDB's model, as the SDK writes them: the body is the SDK's, byte for byte.
+        ReturnValues: 'UPDATED_NEW',
         UpdateExpression: 'ADD #used :one SET #expiresAt = :expiresAt',
         ConditionExpression: 'attribute_not_exists(#used) OR #used < :capacity',
         ExpressionAttributeNames: { '#used': COUNTER_TABLE.counter, '#expiresAt': COUNTER_TABLE.expiresAt },
@@ -147,9 +150,8 @@ export class DynamoDbCounterStore implements CounterStore {
           ':capacity': { N: String(request.capacity) },
           ':expiresAt': { N: String(request.expiresAtSeconds) },
         },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-      { abortSignal },
+      },
+      { idempotent: false, signal: abortSignal },
     );
     const used = numberAttribute(output.Attributes, COUNTER_TABLE.counter);
     if (used === undefined) {

@@ -6,8 +6,11 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { build } from 'esbuild';
+import { SLIM_BUNDLING } from '../../../lib/bundled-function';
 import { invokeAsset, invokeAssetOutcomes, pause } from '../../support/asset-runner';
 import { emfProblems, readEmfLines, samplesOf, totalCounts } from '../../support/emf';
 import { startFaultProxy } from '../../support/fault-proxy';
@@ -20,6 +23,7 @@ import {
   createMotoRateLimitTable,
   createMotoSecret,
   EMULATOR_LIMITER_DEADLINE_MS,
+  motoPaymentClient,
   motoSecretsManager,
   startMoto,
   type MotoServer,
@@ -33,6 +37,7 @@ import { shardsToSearch } from '../../../shared/keys/registry';
 import { shardOf } from '../../../shared/keys/shard';
 
 const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
+const PROJECT_ROOT = join(__dirname, '..', '..', '..');
 
 const requestOf = (appId: string, appKey: string) =>
   paymentEvent([JSON_TYPE, ['App-id', appId], ['App-key', appKey]]);
@@ -78,7 +83,7 @@ describe.each([
   ['rotation', () => app.rotationAssetDir, 'UpdateSecretVersionStage'],
   ['key registry monitor', () => app.monitorAssetDir, 'BatchGetSecretValue'],
 ])('the %s bundle', (_name, assetDir, operation) => {
-  it('is minified strict CommonJS, without a source map, with the AWS SDK inside', () => {
+  it('is minified strict CommonJS, without a source map, and calls its operation', () => {
     const shape = bundleShape(assetDir(), operation);
 
     expect(shape).toEqual({
@@ -89,6 +94,37 @@ describe.each([
       callsItsOperation: true,
     });
     expect(shape.lines).toBeLessThan(200);
+  });
+});
+
+/** Text every bundle of the AWS SDK carries: its user agent, its packages' names. */
+const SDK_MARKS = ['aws-sdk-js', '@smithy/', '@aws-sdk/', 'middlewareStack'];
+
+describe.each([
+  ['payment', 'lambda/payment/index.ts', () => app.paymentAssetDir],
+  ['rate-limited payment', 'lambda/payment/rate-limited.ts', () => limitedApp.paymentAssetDir],
+])('the %s bundle', (_name, entry, assetDir) => {
+  it('holds no code of @aws-sdk/* or @smithy/*: its only package is aws4, the signer', async () => {
+    const { metafile } = await build({
+      entryPoints: [join(PROJECT_ROOT, entry)],
+      absWorkingDir: PROJECT_ROOT,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      mainFields: [...SLIM_BUNDLING.mainFields],
+      write: false,
+      metafile: true,
+      logLevel: 'error',
+    });
+    const packages = new Set(
+      Object.keys(metafile.inputs)
+        .map((input) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1])
+        .filter((name) => name !== undefined),
+    );
+    const source = readFileSync(join(assetDir(), 'index.js'), 'utf8');
+
+    expect([...packages]).toEqual(['aws4']);
+    expect(SDK_MARKS.filter((mark) => source.includes(mark))).toEqual([]);
   });
 });
 
@@ -142,18 +178,21 @@ describe('the bundled payment Lambda in cdk.out', () => {
     // Never hand the minified source to a matcher: a failure would print all of it.
     const source = readFileSync(join(app.paymentAssetDir, 'index.js'), 'utf8');
     const required = new Set([...source.matchAll(/require\("([^"]+)"\)/g)].map((match) => match[1]));
-    const nonBuiltins = [...required].filter((name) => name !== undefined && !name.startsWith('node:'));
+    // aws4 requires its built-ins without the node: prefix (crypto, querystring, url).
+    const nonBuiltins = [...required].filter(
+      (name) => name !== undefined && !name.startsWith('node:') && !builtinModules.includes(name),
+    );
 
     expect(source.includes('module.exports')).toBe(true);
     expect(/^import\s/m.test(source)).toBe(false);
     expect(nonBuiltins).toEqual([]);
   });
 
-  it('stays within its 200 KB budget', () => {
-    expect(statSync(join(app.paymentAssetDir, 'index.js')).size).toBeLessThanOrEqual(200 * 1000);
+  it('stays within its 60 KB budget', () => {
+    expect(statSync(join(app.paymentAssetDir, 'index.js')).size).toBeLessThanOrEqual(60 * 1000);
   });
 
-  it("reads credentials from Lambda's environment only: the rest of the SDK's default chain is left out", () => {
+  it("reads credentials from Lambda's environment only: no other credential source is in it", () => {
     const source = readFileSync(join(app.paymentAssetDir, 'index.js'), 'utf8');
     const marks = (text: string): boolean => source.includes(text);
 
@@ -539,9 +578,9 @@ describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', ()
     await moto.stop();
   });
 
-  it('stays within its 240 KB budget (the DynamoDB client included), while the one without limits stays within 200 KB', () => {
-    expect(statSync(join(limitedApp.paymentAssetDir, 'index.js')).size).toBeLessThanOrEqual(240 * 1000);
-    expect(statSync(join(app.paymentAssetDir, 'index.js')).size).toBeLessThanOrEqual(200 * 1000);
+  it('stays within its 70 KB budget (the limiter and its DynamoDB call included), while the one without limits stays within 60 KB', () => {
+    expect(statSync(join(limitedApp.paymentAssetDir, 'index.js')).size).toBeLessThanOrEqual(70 * 1000);
+    expect(statSync(join(app.paymentAssetDir, 'index.js')).size).toBeLessThanOrEqual(60 * 1000);
   });
 
   it('answers 429 with Retry-After, RateLimit-Policy and RateLimit once the burst is spent, after authentication and before the media type, and counts Throttled', async () => {
@@ -681,7 +720,9 @@ describe('the bundled rotation Lambda in cdk.out', () => {
     const endedAt = Date.now();
 
     expect(results).toEqual(ROTATION_STEPS.map(() => ({ ok: true })));
-    const rotated = parseKeyDocument(await secretsManagerSource(arn, client).fetchSecretString());
+    const rotated = parseKeyDocument(
+      await secretsManagerSource(arn, motoPaymentClient(moto)).fetchSecretString(),
+    );
     const demo = rotated.get('demo')?.keys ?? [];
     const partner = rotated.get('partner')?.keys ?? [];
     const superseded = [...demo.slice(0, -1), ...partner.slice(0, -1)];
@@ -752,5 +793,125 @@ describe('the bundled key registry monitor in cdk.out', () => {
     });
     expect(output).toContain('"message":"key shard measured"');
     expect(output).not.toContain(DEMO_KEY);
+  });
+});
+
+describe("the bundled payment Lambdas' AWS settings, read as the SDK reads them", () => {
+  let moto: MotoServer;
+  let secretArn: string;
+  const TABLE = 'payment-api-rate-limits-settings';
+  const SECRET_ACCESS_KEY = 'moto-secret-access-key-never-logged';
+  const LIMIT = { perSecond: 0.01, burst: 5 };
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    secretArn = await createMotoSecret(moto, 'payment-api/settings-keys', SECRET_STRING);
+    await createMotoRateLimitTable(moto, TABLE);
+  }, 60_000);
+
+  afterAll(async () => {
+    await moto.stop();
+  });
+
+  const demo = () => requestOf('demo', DEMO_KEY);
+
+  /** Each bundle's environment as the stack sets it, with every endpoint and credential given here. */
+  const bundles = [
+    [
+      'without rate limits',
+      () => app.paymentAssetDir,
+      (aws: Record<string, string>) => ({ ...aws, KEYS_SECRET_ID: secretArn }),
+    ],
+    [
+      'with rate limits',
+      () => limitedApp.paymentAssetDir,
+      (aws: Record<string, string>) => {
+        const limited: Record<string, string> = limitedAssetEnv({
+          moto,
+          secretArn,
+          tableName: TABLE,
+          defaultLimit: LIMIT,
+          deadlineMs: EMULATOR_LIMITER_DEADLINE_MS,
+        });
+        // Only the case's AWS settings: none of moto's own.
+        for (const name of [...Object.keys(moto.awsEnv)]) Reflect.deleteProperty(limited, name);
+        return { ...limited, ...aws };
+      },
+    ],
+  ] as const;
+
+  it.each(bundles)(
+    '%s: signs requests moto accepts at AWS_ENDPOINT_URL_SECRETS_MANAGER and AWS_ENDPOINT_URL_DYNAMODB, with temporary credentials',
+    async (label, assetDir, envOf) => {
+      const env = envOf({
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'ASIAMOTOEXAMPLE',
+        AWS_SECRET_ACCESS_KEY: SECRET_ACCESS_KEY,
+        AWS_SESSION_TOKEN: 'moto-session-token',
+        AWS_ENDPOINT_URL_SECRETS_MANAGER: moto.endpoint,
+        AWS_ENDPOINT_URL_DYNAMODB: moto.endpoint,
+      });
+
+      const { results, output } = await invokeAsset(assetDir(), [demo(), demo()], env);
+
+      expect(results.map((result) => result.statusCode)).toEqual([200, 200]);
+      // With limits, the limiter decided: DynamoDB was reached and counted the requests.
+      expect(results.map((result) => result.headers?.RateLimit !== undefined)).toEqual(
+        label === 'with rate limits' ? [true, true] : [false, false],
+      );
+      expect(output).not.toContain(SECRET_ACCESS_KEY);
+    },
+  );
+
+  const BAD_SETTINGS: readonly (readonly [string, Record<string, string>, string])[] = [
+    [
+      'no region',
+      { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: SECRET_ACCESS_KEY },
+      'AWS_REGION is not set: the region is missing (AWS_DEFAULT_REGION is not read)',
+    ],
+    [
+      'no credentials',
+      { AWS_REGION: 'us-east-1', AWS_SECRET_ACCESS_KEY: SECRET_ACCESS_KEY },
+      'credentials are missing: AWS_ACCESS_KEY_ID is not set (the payment Lambda reads credentials from its environment only)',
+    ],
+    [
+      'an endpoint URL that is not http(s)',
+      {
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+        AWS_SECRET_ACCESS_KEY: SECRET_ACCESS_KEY,
+        AWS_ENDPOINT_URL: 'ftp://127.0.0.1:21',
+      },
+      'AWS_ENDPOINT_URL must be an http:// or https:// URL, got one of scheme "ftp"',
+    ],
+    [
+      'dual-stack endpoints, which the client does not support',
+      {
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+        AWS_SECRET_ACCESS_KEY: SECRET_ACCESS_KEY,
+        AWS_USE_DUALSTACK_ENDPOINT: 'true',
+      },
+      "AWS_USE_DUALSTACK_ENDPOINT=true is not supported by the payment Lambda's client (IPv4 endpoints only)",
+    ],
+  ];
+
+  describe.each(bundles)('%s', (_label, assetDir, envOf) => {
+    it.each(BAD_SETTINGS)(
+      '%s: one line at start saying which, then 503 unavailable for every request, never a 500, never a credential',
+      async (_case, aws, problem) => {
+        const { results, output } = await invokeAsset(assetDir(), [demo(), demo()], envOf(aws));
+
+        expect(results.map((result) => result.statusCode)).toEqual([503, 503]);
+        expect(results.map((result) => (JSON.parse(result.body) as { code?: unknown }).code)).toEqual([
+          'unavailable',
+          'unavailable',
+        ]);
+        const lines = output.split('\n').filter((line) => line.includes('"message":"AWS settings unusable'));
+        expect(lines.map((line) => (JSON.parse(line) as { problem?: unknown }).problem)).toEqual([problem]);
+        expect(output.indexOf(lines[0] ?? '')).toBeLessThan(output.indexOf('lambda-request-1'));
+        expect(output).not.toContain(SECRET_ACCESS_KEY);
+      },
+    );
   });
 });

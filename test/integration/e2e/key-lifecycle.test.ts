@@ -25,7 +25,13 @@ import {
   stopLocalServer,
   type LocalServerProcess,
 } from '../../support/local-server-process';
-import { freeLoopbackPort, motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
+import {
+  freeLoopbackPort,
+  motoPaymentClient,
+  motoSecretsManager,
+  startMoto,
+  type MotoServer,
+} from '../../support/moto';
 
 const TTL_SECONDS = 2;
 /** Past the TTL, the next request refreshes: wait the TTL and a little more, then look once. */
@@ -146,7 +152,9 @@ describe('key lifecycle: CLI and scheduled rotation, seen by the running service
     });
     for (const step of ROTATION_STEPS)
       await rotation({ Step: step, SecretId: secretArn, ClientRequestToken: token });
-    const rotated = parseKeyDocument(await secretsManagerSource(secretArn, client).fetchSecretString());
+    const rotated = parseKeyDocument(
+      await secretsManagerSource(secretArn, motoPaymentClient(moto)).fetchSecretString(),
+    );
     const demoKeys = rotated.get('demo')?.keys.map((key) => key.stored) ?? [];
     const partnerKeys = rotated.get('partner')?.keys.map((key) => key.stored) ?? [];
     const scheduledKey = demoKeys[demoKeys.length - 1] ?? '';

@@ -1,16 +1,20 @@
 /**
  * Every Secrets Manager client of the project ends its calls within the bounds stated in code, against a server
- * that accepts connections and never answers (and one that answers at a trickle): the payment Lambda's fetch, the
- * rotation Lambda's calls, and the key CLI, whose error stays one line.
+ * that accepts connections and never answers (and one that answers at a trickle): the payment Lambda's fetch (its
+ * small client), the rotation Lambda's calls (the SDK), and the key CLI, whose error stays one line.
  */
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
-import { PAYMENT_CALL_BOUNDS, secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
+import {
+  createPaymentSecretsManagerClient,
+  PAYMENT_CALL_BOUNDS,
+  secretsManagerSource,
+} from '../../../lambda/payment/secrets-manager-source';
 import { createSecretsManagerClient, type CallBounds } from '../../../shared/aws/bounded-client';
 import { ROTATION_CALL_BOUNDS } from '../../../lambda/rotation/settings';
 import { OPERATOR_CALL_BOUNDS } from '../../../tools/common/aws-settings';
 import { run } from '../../../tools/keys/main';
 import { startStallingServer, type StallingServer } from '../../support/stalling-server';
-import { MOTO_AWS_ENV } from '../../support/moto';
+import { motoAccess, MOTO_AWS_ENV } from '../../support/moto';
 
 /** Timers, event loop and a busy 2-core machine: the slack allowed past a stated worst case. */
 const SLACK_MS = 500;
@@ -70,7 +74,7 @@ describe('Secrets Manager calls are bounded', () => {
     const server = await stalling('silent');
     const source = secretsManagerSource(
       SECRET_ID,
-      createSecretsManagerClient(PAYMENT_CALL_BOUNDS, clientConfig(server.endpoint)),
+      createPaymentSecretsManagerClient(motoAccess(server.endpoint)),
     );
 
     const { outcome, ms } = await timed(() => source.fetchSecretString());
@@ -79,17 +83,17 @@ describe('Secrets Manager calls are bounded', () => {
     expect(server.connections()).toBe(PAYMENT_CALL_BOUNDS.maxAttempts);
     expect(ms).toBeGreaterThanOrEqual(allAttemptsMs(PAYMENT_CALL_BOUNDS) - 50);
     expect(ms).toBeLessThan(PAYMENT_CALL_BOUNDS.callDeadlineMs + SLACK_MS);
-    // The SDK only warns about a passed request time-out unless told to throw: nothing may be left to warn.
     expect(warn).not.toHaveBeenCalled();
   });
 
   it('the payment Lambda: an answer that trickles in ends at the call deadline', async () => {
     const server = await stalling('trickle');
-    const client = createSecretsManagerClient(PAYMENT_CALL_BOUNDS, clientConfig(server.endpoint));
-
-    const { outcome, ms } = await timed(() =>
-      client.send(new GetSecretValueCommand({ SecretId: SECRET_ID, VersionStage: 'AWSCURRENT' })),
+    const source = secretsManagerSource(
+      SECRET_ID,
+      createPaymentSecretsManagerClient(motoAccess(server.endpoint)),
     );
+
+    const { outcome, ms } = await timed(() => source.fetchSecretString());
 
     expect(rejectionName(outcome)).toBe('TimeoutError');
     expect(ms).toBeGreaterThanOrEqual(PAYMENT_CALL_BOUNDS.callDeadlineMs - 50);

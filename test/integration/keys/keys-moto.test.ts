@@ -24,7 +24,7 @@ import { parseKeyring } from '../../../shared/keys/keyring';
 import { captureLogs } from '../../support/capture-logger';
 import { baseEvent, paymentEvent } from '../../support/events';
 import { DEMO_KEY } from '../../support/keys';
-import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';
+import { EMULATOR_CALL_BOUNDS, motoPaymentClient, startMoto, type MotoServer } from '../../support/moto';
 import {
   cliStderrLines,
   decide,
@@ -581,7 +581,7 @@ describe('expiry, grace, prune, allowlists and rate limits through the key CLI, 
     const client = cliClient(moto.awsEnv);
     try {
       const keys = new KeyCache({
-        source: secretsManagerSource(secretId, client),
+        source: secretsManagerSource(secretId, motoPaymentClient(moto)),
         logger: logs.logger,
         ttlMs: 60_000,
         maxStaleMs: 0,

@@ -21,7 +21,7 @@ import {
 } from '../../../lambda/rotation/create-rotation-handler';
 import { ROTATION_STEPS, type RotationEvent } from '../../../lambda/rotation/rotation-rules';
 import { captureLogs, type CapturedLogs } from '../../support/capture-logger';
-import { motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
+import { motoPaymentClient, motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
 
 const KEY_A = 'test-moto-rotation-demo-key-a-0123456789';
 const KEY_P = 'test-moto-rotation-partner-key-0123456789';
@@ -174,7 +174,9 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
 
   /** The keyring exactly as the payment Lambda reads it, which must find no problem. */
   async function serviceKeyring(secretArn: string): Promise<Keyring> {
-    const parsed = parseKeyring(await secretsManagerSource(secretArn, client).fetchSecretString());
+    const parsed = parseKeyring(
+      await secretsManagerSource(secretArn, motoPaymentClient(moto)).fetchSecretString(),
+    );
     expect(parsed.problems).toEqual([]);
     return parsed.keyring;
   }

@@ -1,12 +1,4 @@
 import {
-  GetSecretValueCommand,
-  ResourceNotFoundException,
-  SecretsManagerClient,
-  SecretsManagerServiceException,
-} from '@aws-sdk/client-secrets-manager';
-import { mockClient } from 'aws-sdk-client-mock';
-import 'aws-sdk-client-mock-jest';
-import {
   KeyCache,
   KeysUnavailableError,
   type CurrentKeys,
@@ -14,7 +6,9 @@ import {
 } from '../../../../lambda/payment/key-cache';
 import { sha256 } from '../../../../shared/keys/key-material';
 import { secretsManagerSource } from '../../../../lambda/payment/secrets-manager-source';
+import { AWS_JSON_SERVICES } from '../../../../shared/aws/aws-environment';
 import { captureLogs, type CapturedLogs } from '../../../support/capture-logger';
+import { awsError, clientOver, fakeAwsService, type AwsErrorAnswer } from '../../../support/fake-aws';
 import { settleTiming } from '../../../support/fake-time';
 import { DEMO_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
 
@@ -27,20 +21,21 @@ const UNAVAILABLE_RETRY_MS = 500;
 /** The source's deadline (PAYMENT_CALL_BOUNDS) plus the cache's grace for a fetch frozen with its environment. */
 const ABANDON_AFTER_MS = 1_500 + 1_000;
 
-const secretsManager = mockClient(SecretsManagerClient);
+/**
+ * Secrets Manager in memory, behind the payment Lambda's own client (one attempt, no bound of its own: the cache's
+ * rules count fetches here; the client's retry and bounds have tests of their own).
+ */
+const secretsManager = fakeAwsService();
+const GET = 'GetSecretValue';
+const paymentClient = () => clientOver(secretsManager, AWS_JSON_SERVICES.secretsManager);
 
-function throttled(): SecretsManagerServiceException {
-  return new SecretsManagerServiceException({
-    name: 'ThrottlingException',
-    $fault: 'client',
-    message: 'Rate exceeded',
-    $metadata: {},
-  });
+function throttled(): AwsErrorAnswer {
+  return awsError('ThrottlingException', 'Rate exceeded');
 }
 
 /** Secrets Manager answering `secretString` after `delayMs` (fake time). */
 function answersAfter(delayMs: number, secretString = SECRET_STRING): void {
-  secretsManager.on(GetSecretValueCommand).callsFake(
+  secretsManager.on(GET).callsFake(
     () =>
       new Promise((resolve) => {
         setTimeout(() => {
@@ -58,11 +53,11 @@ describe('KeyCache over Secrets Manager', () => {
   beforeEach(() => {
     jest.useFakeTimers({ now: new Date('2026-11-21T12:00:00Z') });
     secretsManager.reset();
-    secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING, VersionId: 'v1' });
+    secretsManager.on(GET).resolves({ SecretString: SECRET_STRING, VersionId: 'v1' });
     logs = captureLogs();
     refreshes = [];
     cache = new KeyCache({
-      source: secretsManagerSource(SECRET_ID, new SecretsManagerClient({ region: 'eu-west-1' })),
+      source: secretsManagerSource(SECRET_ID, paymentClient()),
       logger: logs.logger,
       ttlMs: TTL_MS,
       maxStaleMs: MAX_STALE_MS,
@@ -84,10 +79,7 @@ describe('KeyCache over Secrets Manager', () => {
     it('asks for the AWSCURRENT stage explicitly', async () => {
       await cache.getKeys();
 
-      expect(secretsManager).toHaveReceivedCommandWith(GetSecretValueCommand, {
-        SecretId: SECRET_ID,
-        VersionStage: 'AWSCURRENT',
-      });
+      expect(secretsManager.calls(GET)).toEqual([{ SecretId: SECRET_ID, VersionStage: 'AWSCURRENT' }]);
     });
 
     it('returns the cached keys until the TTL expires, then fetches once more', async () => {
@@ -100,7 +92,7 @@ describe('KeyCache over Secrets Manager', () => {
 
       expect(withinTtl).toEqual({ keyring: first.keyring, stale: false });
       expect(afterTtl.stale).toBe(false);
-      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+      expect(secretsManager.calls(GET)).toHaveLength(2);
     });
 
     it('lets concurrent callers share one fetch in flight', async () => {
@@ -110,7 +102,7 @@ describe('KeyCache over Secrets Manager', () => {
       await jest.advanceTimersByTimeAsync(100);
       const results = await Promise.all(pending);
 
-      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
+      expect(secretsManager.calls(GET)).toHaveLength(1);
       expect(new Set(results.map((result) => result.keyring)).size).toBe(1);
     });
 
@@ -118,14 +110,12 @@ describe('KeyCache over Secrets Manager', () => {
       cache.warm();
       await cache.getKeys();
 
-      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
+      expect(secretsManager.calls(GET)).toHaveLength(1);
     });
 
     it('picks up a change made in Secrets Manager once the TTL has passed', async () => {
       await cache.getKeys();
-      secretsManager
-        .on(GetSecretValueCommand)
-        .resolves({ SecretString: JSON.stringify({ partner: PARTNER_KEY }) });
+      secretsManager.on(GET).resolves({ SecretString: JSON.stringify({ partner: PARTNER_KEY }) });
 
       const beforeTtl = await cache.getKeys();
       jest.advanceTimersByTime(TTL_MS);
@@ -141,7 +131,7 @@ describe('KeyCache over Secrets Manager', () => {
     it('tells the observer of each refresh', async () => {
       await cache.getKeys();
       jest.advanceTimersByTime(TTL_MS);
-      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      secretsManager.on(GET).rejects(throttled());
       await cache.getKeys();
 
       expect(refreshes).toEqual(['succeeded', 'failed']);
@@ -205,7 +195,7 @@ describe('KeyCache over Secrets Manager', () => {
       expect(await request).toEqual({ keyring: good.keyring, stale: true });
       expect(await later).toEqual({ keyring: good.keyring, stale: true });
       expect(afterRefresh.keyring.has('partner') && !afterRefresh.keyring.has('demo')).toBe(true);
-      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+      expect(secretsManager.calls(GET)).toHaveLength(2);
     });
 
     it('does not make a second request wait for a refresh already past its budget', async () => {
@@ -222,7 +212,7 @@ describe('KeyCache over Secrets Manager', () => {
     });
 
     it('serves the last good keys when the refresh fails, and logs it', async () => {
-      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      secretsManager.on(GET).rejects(throttled());
 
       const served = await cache.getKeys();
 
@@ -239,27 +229,27 @@ describe('KeyCache over Secrets Manager', () => {
     });
 
     it('starts the next refresh no sooner than the stale retry interval after a failed one started', async () => {
-      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      secretsManager.on(GET).rejects(throttled());
       await cache.getKeys();
 
       jest.advanceTimersByTime(STALE_RETRY_MS - 1);
       await cache.getKeys();
       await cache.getKeys();
-      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+      expect(secretsManager.calls(GET)).toHaveLength(2);
 
       jest.advanceTimersByTime(1);
       await cache.getKeys();
-      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 3);
+      expect(secretsManager.calls(GET)).toHaveLength(3);
     });
 
     it('keeps the good keys when the secret is edited into something malformed', async () => {
-      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ demo: 'short' }) });
+      secretsManager.on(GET).resolves({ SecretString: JSON.stringify({ demo: 'short' }) });
 
       await expect(cache.getKeys()).resolves.toEqual({ keyring: good.keyring, stale: true });
     });
 
     it('gives up on the stale keys at TTL + maximum staleness', async () => {
-      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      secretsManager.on(GET).rejects(throttled());
 
       jest.advanceTimersByTime(MAX_STALE_MS - 1);
       await expect(cache.getKeys()).resolves.toEqual({ keyring: good.keyring, stale: true });
@@ -283,43 +273,43 @@ describe('KeyCache over Secrets Manager', () => {
     });
 
     it('answers unavailable at once until the retry interval after a failed fetch, then fetches again', async () => {
-      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      secretsManager.on(GET).rejects(throttled());
       await expect(cache.getKeys()).rejects.toThrow(new KeysUnavailableError('keys have never loaded'));
-      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING });
+      secretsManager.on(GET).resolves({ SecretString: SECRET_STRING });
 
       jest.advanceTimersByTime(UNAVAILABLE_RETRY_MS - 1);
       await expect(cache.getKeys()).rejects.toThrow(KeysUnavailableError);
-      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
+      expect(secretsManager.calls(GET)).toHaveLength(1);
       jest.advanceTimersByTime(1);
 
       await expect(cache.getKeys()).resolves.toMatchObject({ stale: false });
-      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+      expect(secretsManager.calls(GET)).toHaveLength(2);
     });
 
     it('spaces fetches from the start of the failed one, so a slow failure is retried at once', async () => {
-      secretsManager.on(GetSecretValueCommand).callsFake(
+      secretsManager.on(GET).callsFake(
         () =>
-          new Promise((_resolve, reject) => {
+          new Promise((resolve) => {
             setTimeout(() => {
-              reject(throttled());
+              resolve(throttled());
             }, UNAVAILABLE_RETRY_MS + 100);
           }),
       );
       const failed = cache.getKeys();
       await settleTiming(failed);
       await expect(failed).rejects.toThrow(KeysUnavailableError);
-      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING });
+      secretsManager.on(GET).resolves({ SecretString: SECRET_STRING });
 
       await expect(cache.getKeys()).resolves.toMatchObject({ stale: false });
     });
 
     it('recovers as soon as a fetch succeeds again after the staleness bound passed', async () => {
       await cache.getKeys();
-      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      secretsManager.on(GET).rejects(throttled());
       jest.advanceTimersByTime(TTL_MS + MAX_STALE_MS);
       await expect(cache.getKeys()).rejects.toThrow(KeysUnavailableError);
 
-      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING });
+      secretsManager.on(GET).resolves({ SecretString: SECRET_STRING });
       jest.advanceTimersByTime(UNAVAILABLE_RETRY_MS);
 
       await expect(cache.getKeys()).resolves.toMatchObject({ stale: false });
@@ -327,16 +317,16 @@ describe('KeyCache over Secrets Manager', () => {
 
     it.each([
       ['access is denied', new Error('not authorized to perform secretsmanager:GetSecretValue')],
-      ['the secret does not exist', new ResourceNotFoundException({ message: 'not found', $metadata: {} })],
+      ['the secret does not exist', awsError('ResourceNotFoundException', 'not found')],
       ['Secrets Manager throttles', throttled()],
     ])('is unavailable when keys have never loaded and %s', async (_label, error) => {
-      secretsManager.on(GetSecretValueCommand).rejects(error);
+      secretsManager.on(GET).rejects(error);
 
       await expect(cache.getKeys()).rejects.toThrow(new KeysUnavailableError('keys have never loaded'));
     });
 
     it('is unavailable when the only version of the secret is malformed', async () => {
-      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: 'not json' });
+      secretsManager.on(GET).resolves({ SecretString: 'not json' });
 
       await expect(cache.getKeys()).rejects.toThrow(KeysUnavailableError);
       expect(logs.entries()).toContainEqual(
@@ -348,20 +338,20 @@ describe('KeyCache over Secrets Manager', () => {
     });
 
     it('is unavailable for a binary secret, which has no SecretString', async () => {
-      secretsManager.on(GetSecretValueCommand).resolves({ SecretBinary: new Uint8Array([1, 2, 3]) });
+      secretsManager.on(GET).resolves({ SecretBinary: 'AQID' });
 
       await expect(cache.getKeys()).rejects.toThrow(KeysUnavailableError);
     });
 
     it('serves no stale keys at all when the staleness bound is zero', async () => {
       const strict = new KeyCache({
-        source: secretsManagerSource(SECRET_ID, new SecretsManagerClient({ region: 'eu-west-1' })),
+        source: secretsManagerSource(SECRET_ID, paymentClient()),
         logger: logs.logger,
         ttlMs: TTL_MS,
         maxStaleMs: 0,
       });
       await strict.getKeys();
-      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      secretsManager.on(GET).rejects(throttled());
       jest.advanceTimersByTime(TTL_MS);
 
       await expect(strict.getKeys()).rejects.toThrow(KeysUnavailableError);
@@ -373,16 +363,16 @@ describe('KeyCache over Secrets Manager', () => {
       answersAfter(1_000);
       const first = cache.getKeys();
       await settleTiming(first);
-      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING });
+      secretsManager.on(GET).resolves({ SecretString: SECRET_STRING });
 
       // One TTL after the fetch started (not after it ended), the keys are due.
       jest.advanceTimersByTime(TTL_MS - 1_000 - 1);
       await cache.getKeys();
-      const beforeDue = secretsManager.commandCalls(GetSecretValueCommand).length;
+      const beforeDue = secretsManager.calls(GET).length;
       jest.advanceTimersByTime(1);
       await cache.getKeys();
 
-      expect([beforeDue, secretsManager.commandCalls(GetSecretValueCommand).length]).toEqual([1, 2]);
+      expect([beforeDue, secretsManager.calls(GET).length]).toEqual([1, 2]);
     });
 
     it('says when the keys served were read: between the start and the end of their fetch', async () => {
@@ -417,27 +407,27 @@ describe('KeyCache over Secrets Manager', () => {
       expect(served.stale).toBe(true);
       expect(tookMs).toBe(1_000 - REFRESH_WAIT_MS);
       expect([...((await newest)?.keyring.keys() ?? [])]).toEqual(['partner']);
-      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+      expect(secretsManager.calls(GET)).toHaveLength(2);
     });
 
     it('fetches nothing while the keys are fresh, and nothing while a failed refresh is being spaced out', async () => {
       const fresh = await cache.getKeys();
       expect((await cache.newest())?.keyring).toBe(fresh.keyring);
       jest.advanceTimersByTime(TTL_MS);
-      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      secretsManager.on(GET).rejects(throttled());
       await cache.getKeys();
 
       const newest = await cache.newest();
 
       expect(newest).toMatchObject({ keyring: fresh.keyring, stale: true });
-      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+      expect(secretsManager.calls(GET)).toHaveLength(2);
     });
   });
 
   describe('as one shard of several', () => {
     function shardCache(entryBuilding: 'eager' | 'lazy') {
       return new KeyCache({
-        source: secretsManagerSource(SECRET_ID, new SecretsManagerClient({ region: 'eu-west-1' })),
+        source: secretsManagerSource(SECRET_ID, paymentClient()),
         logger: logs.logger,
         ttlMs: TTL_MS,
         maxStaleMs: MAX_STALE_MS,
@@ -448,11 +438,11 @@ describe('KeyCache over Secrets Manager', () => {
 
     it('names its shard on every line it logs, and never the secret', async () => {
       const brokenSecret = JSON.stringify({ demo: [DEMO_KEY, 'sha256:1234'], partner: PARTNER_KEY });
-      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: brokenSecret });
+      secretsManager.on(GET).resolves({ SecretString: brokenSecret });
       const shard = shardCache('eager');
       await shard.getKeys();
       jest.advanceTimersByTime(TTL_MS);
-      secretsManager.on(GetSecretValueCommand).rejects(throttled());
+      secretsManager.on(GET).rejects(throttled());
 
       await shard.getKeys();
 
@@ -466,7 +456,7 @@ describe('KeyCache over Secrets Manager', () => {
 
     it('built lazily: logs how many entries it loaded, and a malformed entry when its app is first asked for', async () => {
       const brokenSecret = JSON.stringify({ demo: DEMO_KEY, partner: [PARTNER_KEY, 'sha256:1234'] });
-      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: brokenSecret });
+      secretsManager.on(GET).resolves({ SecretString: brokenSecret });
       const shard = shardCache('lazy');
 
       const { keyring } = await shard.getKeys();
@@ -497,13 +487,13 @@ describe('KeyCache over Secrets Manager', () => {
   describe('after the execution environment was frozen with a fetch in flight', () => {
     it('abandons that fetch past its deadline, fetches anew, and ignores the old answer', async () => {
       // A fetch that never settles in real time: its environment was frozen between two invocations.
-      secretsManager.on(GetSecretValueCommand).callsFake(() => new Promise(() => undefined));
+      secretsManager.on(GET).callsFake(() => new Promise(() => undefined));
       cache.warm();
       jest.setSystemTime(Date.now() + ABANDON_AFTER_MS + 1);
-      secretsManager.on(GetSecretValueCommand).resolves({ SecretString: SECRET_STRING });
+      secretsManager.on(GET).resolves({ SecretString: SECRET_STRING });
 
       await expect(cache.getKeys()).resolves.toMatchObject({ stale: false });
-      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+      expect(secretsManager.calls(GET)).toHaveLength(2);
     });
 
     it('keeps waiting on a fetch that is still within its deadline', async () => {
@@ -515,13 +505,13 @@ describe('KeyCache over Secrets Manager', () => {
       await settleTiming(request);
 
       await expect(request).resolves.toMatchObject({ stale: false });
-      expect(secretsManager).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
+      expect(secretsManager.calls(GET)).toHaveLength(1);
     });
   });
 
   it('logs each malformed entry by position and reason, and never an app id, a key or the secret', async () => {
     const brokenSecret = JSON.stringify({ demo: [DEMO_KEY, 'sha256:1234'], partner: PARTNER_KEY });
-    secretsManager.on(GetSecretValueCommand).resolves({ SecretString: brokenSecret });
+    secretsManager.on(GET).resolves({ SecretString: brokenSecret });
 
     const { keyring } = await cache.getKeys();
 

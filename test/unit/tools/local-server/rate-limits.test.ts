@@ -1,7 +1,5 @@
-import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import 'aws-sdk-client-mock-jest';
 import { LIMITER_CALL_BOUNDS } from '../../../../lambda/payment/rate-limit/dynamodb-counter-store';
+import { fakeAwsService } from '../../../support/fake-aws';
 import {
   createLocalLimiterClient,
   createLocalRateLimits,
@@ -49,21 +47,34 @@ describe('limiterClientSettings', () => {
 });
 
 describe('createLocalLimiterClient', () => {
-  it("is configured from the environment it is given, with the Lambda's bounds at its deadline", async () => {
+  it("is configured from the environment it is given, with the Lambda's bounds at its deadline, and sends once", async () => {
+    const dynamoDb = fakeAwsService();
+    dynamoDb.on('UpdateItem').rejects(Object.assign(new Error('connect ECONNRESET'), { code: 'ECONNRESET' }));
     const client = createLocalLimiterClient(
       { ...STATIC_KEYS, AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000' },
       150,
+      dynamoDb.transport,
     );
 
-    expect(await client.config.region()).toBe('eu-west-1');
-    expect((await Promise.resolve(client.config.endpoint?.()))?.port).toBe(8000);
-    expect(await client.config.maxAttempts()).toBe(LIMITER_CALL_BOUNDS.maxAttempts);
-    client.destroy();
+    await expect(client.call('UpdateItem', { TableName: 't' }, { idempotent: false })).rejects.toThrow(
+      'ECONNRESET',
+    );
+
+    const [attempt] = dynamoDb.attempts;
+    expect(dynamoDb.attempts).toHaveLength(LIMITER_CALL_BOUNDS.maxAttempts);
+    expect(attempt?.url.href).toBe('http://127.0.0.1:8000/');
+    expect(attempt?.headers.Authorization).toMatch(
+      /Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/dynamodb\/aws4_request/,
+    );
+    expect([attempt?.connectionTimeoutMs, attempt?.attemptTimeoutMs]).toEqual([
+      LIMITER_CALL_BOUNDS.connectionTimeoutMs,
+      LIMITER_CALL_BOUNDS.attemptTimeoutMs,
+    ]);
   });
 });
 
 describe('createLocalRateLimits', () => {
-  const dynamoDb = mockClient(DynamoDBClient);
+  const dynamoDb = fakeAwsService();
   beforeEach(() => {
     dynamoDb.reset();
   });
@@ -83,11 +94,11 @@ describe('createLocalRateLimits', () => {
 
     expect(limits?.defaultLimit).toEqual(LIMIT);
     expect(decisions.map((decision) => decision?.kind)).toEqual(['accepted', 'accepted', 'limited']);
-    expect(dynamoDb).toHaveReceivedCommandTimes(UpdateItemCommand, 0);
+    expect(dynamoDb.calls('UpdateItem')).toHaveLength(0);
   });
 
   it('counts in the DynamoDB table it is given, with the failure mode it is given', async () => {
-    dynamoDb.on(UpdateItemCommand).resolves({ Attributes: { used: { N: '1' } } });
+    dynamoDb.on('UpdateItem').resolves({ Attributes: { used: { N: '1' } } });
     const limits = createLocalRateLimits(
       {
         kind: 'dynamodb',
@@ -97,15 +108,16 @@ describe('createLocalRateLimits', () => {
         deadlineMs: 150,
       },
       { ...STATIC_KEYS, AWS_REGION: 'eu-west-1' },
+      dynamoDb.transport,
     );
 
     const decision = await limits?.limiter.check('shop', LIMIT);
 
     expect(decision?.kind).toBe('accepted');
     expect(limits?.failure).toBe('closed');
-    const [call] = dynamoDb.commandCalls(UpdateItemCommand);
-    expect(call?.args[0].input.TableName).toBe('PaymentApi-RateLimits');
+    const [call] = dynamoDb.calls('UpdateItem');
+    expect(call?.TableName).toBe('PaymentApi-RateLimits');
     // The app's item for the current window of 2,000 s (2 requests at 0.001 a second).
-    expect(call?.args[0].input.Key?.['pk']?.S).toMatch(/^shop#\d+$/);
+    expect(call?.Key).toEqual({ pk: { S: expect.stringMatching(/^shop#\d+$/) as unknown } });
   });
 });

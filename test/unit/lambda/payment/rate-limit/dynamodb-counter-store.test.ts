@@ -1,14 +1,4 @@
 import {
-  ConditionalCheckFailedException,
-  DynamoDBClient,
-  DynamoDBServiceException,
-  ProvisionedThroughputExceededException,
-  UpdateItemCommand,
-  type UpdateItemCommandInput,
-} from '@aws-sdk/client-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import 'aws-sdk-client-mock-jest';
-import {
   createLimiterDynamoDbClient,
   DynamoDbCounterStore,
   LIMITER_CALL_BOUNDS,
@@ -16,23 +6,28 @@ import {
   outcomeOfError,
 } from '../../../../../lambda/payment/rate-limit/dynamodb-counter-store';
 import { LIMITER_WORST_ADDED_MS } from '../../../../../lambda/payment/rate-limit/limiter';
+import { AWS_JSON_SERVICES } from '../../../../../shared/aws/aws-environment';
+import { AwsServiceError } from '../../../../../shared/aws/aws-json-client';
+import { CallDeadlineError } from '../../../../../shared/aws/call-bounds';
+import { AttemptTimeoutError } from '../../../../../shared/aws/http-transport';
+import { awsError, clientOver, fakeAwsService, FAKE_CREDENTIALS } from '../../../../support/fake-aws';
 
-const dynamodb = mockClient(DynamoDBClient);
+/** DynamoDB in memory, behind the limiter's own client (shared/aws/aws-json-client.ts): what goes over the wire. */
+const dynamodb = fakeAwsService();
 const TABLE = 'PaymentApi-RateLimits';
 const REQUEST = { key: 'shop#3600000000', capacity: 5, expiresAtSeconds: 1_800_000_600, withinMs: 100 };
 
 function store(): DynamoDbCounterStore {
-  return new DynamoDbCounterStore({ client: new DynamoDBClient({}), tableName: TABLE });
+  return new DynamoDbCounterStore({
+    client: clientOver(dynamodb, AWS_JSON_SERVICES.dynamoDb, LIMITER_CALL_BOUNDS),
+    tableName: TABLE,
+  });
 }
 
-function sent(index: number): UpdateItemCommandInput {
-  const call = dynamodb.commandCalls(UpdateItemCommand)[index];
+function sent(index: number): Record<string, unknown> {
+  const call = dynamodb.calls('UpdateItem')[index];
   if (call === undefined) throw new Error(`no UpdateItem #${index}`);
-  return call.args[0].input;
-}
-
-function serviceError(name: string, fault: 'client' | 'server'): DynamoDBServiceException {
-  return new DynamoDBServiceException({ name, $fault: fault, $metadata: {}, message: `${name} happened` });
+  return call;
 }
 
 describe('DynamoDbCounterStore', () => {
@@ -41,12 +36,16 @@ describe('DynamoDbCounterStore', () => {
   });
 
   it('counts with one conditional ADD on the item, under its capacity, with its TTL, and returns the new count', async () => {
-    dynamodb.on(UpdateItemCommand).resolves({ Attributes: { used: { N: '2' }, expiresAt: { N: '1' } } });
+    dynamodb.on('UpdateItem').resolves({ Attributes: { used: { N: '2' }, expiresAt: { N: '1' } } });
 
     const outcome = await store().increment(REQUEST);
 
     expect(outcome).toEqual({ kind: 'counted', used: 2 });
-    expect(dynamodb).toHaveReceivedCommandTimes(UpdateItemCommand, 1);
+    expect(dynamodb.calls('UpdateItem')).toHaveLength(1);
+    expect(dynamodb.attempts[0]?.headers).toMatchObject({
+      'Content-Type': 'application/x-amz-json-1.0',
+      'X-Amz-Target': 'DynamoDB_20120810.UpdateItem',
+    });
     expect(sent(0)).toEqual({
       TableName: TABLE,
       Key: { pk: { S: 'shop#3600000000' } },
@@ -64,21 +63,26 @@ describe('DynamoDbCounterStore', () => {
 
   it('says full when the condition fails', async () => {
     dynamodb
-      .on(UpdateItemCommand)
+      .on('UpdateItem')
       .rejects(
-        new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }),
+        awsError(
+          'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException',
+          'The conditional request failed',
+        ),
       );
 
     expect(await store().increment(REQUEST)).toEqual({ kind: 'full' });
   });
 
   it('says throttled, not failed, when DynamoDB refuses the write for its rate', async () => {
-    dynamodb.on(UpdateItemCommand).rejects(
-      new ProvisionedThroughputExceededException({
-        message: 'Throughput exceeds the current capacity of your table or index.',
-        $metadata: {},
-      }),
-    );
+    dynamodb
+      .on('UpdateItem')
+      .rejects(
+        awsError(
+          'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
+          'Throughput exceeds the current capacity of your table or index.',
+        ),
+      );
 
     expect(await store().increment(REQUEST)).toEqual({
       kind: 'throttled',
@@ -88,7 +92,7 @@ describe('DynamoDbCounterStore', () => {
   });
 
   it('may have landed when DynamoDB answers without the count', async () => {
-    dynamodb.on(UpdateItemCommand).resolves({});
+    dynamodb.on('UpdateItem').resolves({});
 
     expect(await store().increment(REQUEST)).toEqual({
       kind: 'failed',
@@ -98,7 +102,7 @@ describe('DynamoDbCounterStore', () => {
   });
 
   it('settles within its time, whatever the call does, and says the write may have landed', async () => {
-    dynamodb.on(UpdateItemCommand).callsFake(() => new Promise(() => undefined));
+    dynamodb.on('UpdateItem').callsFake(() => new Promise(() => undefined));
     const startedAt = performance.now();
 
     const outcome = await store().increment({ ...REQUEST, withinMs: 30 });
@@ -128,53 +132,51 @@ describe('outcomeOfError: what a failed UpdateItem means for the count', () => {
     ],
     [
       'a connection not made in time: never sent',
-      Object.assign(
-        new Error(
-          '@smithy/node-http-handler - the request socket did not establish a connection with the server within the configured timeout of 50 ms.',
-        ),
-        { name: 'TimeoutError' },
-      ),
+      new AttemptTimeoutError('did not establish a connection within the 50 ms connection time-out', false),
       'unsent',
       undefined,
     ],
     [
       'no answer in time: sent, may have landed',
-      Object.assign(new Error('a request has exceeded the configured 140 ms requestTimeout'), {
-        name: 'TimeoutError',
-        code: 'ETIMEDOUT',
-      }),
+      new AttemptTimeoutError('no answer within the 140 ms attempt time-out', true),
       'failed',
       'maybe',
     ],
+    ['the call deadline: may have landed', new CallDeadlineError(145), 'failed', 'maybe'],
     [
       'a reset mid-answer: may have landed',
       Object.assign(new Error('aborted'), { code: 'ECONNRESET' }),
       'failed',
       'maybe',
     ],
-    ['a 5xx: may have landed', serviceError('InternalServerError', 'server'), 'failed', 'maybe'],
+    ['a 5xx: may have landed', new AwsServiceError('InternalServerError', 'oops', 500), 'failed', 'maybe'],
     [
       'AccessDenied: refused, nothing written',
-      serviceError('AccessDeniedException', 'client'),
+      new AwsServiceError('AccessDeniedException', 'denied', 400),
       'failed',
       'no',
     ],
     [
       'ResourceNotFound: refused, nothing written',
-      serviceError('ResourceNotFoundException', 'client'),
+      new AwsServiceError('ResourceNotFoundException', 'no table', 400),
       'failed',
       'no',
     ],
-    ['ThrottlingException: throttled', serviceError('ThrottlingException', 'client'), 'throttled', undefined],
+    [
+      'ThrottlingException: throttled',
+      new AwsServiceError('ThrottlingException', 'slow', 400),
+      'throttled',
+      undefined,
+    ],
     [
       'RequestLimitExceeded: throttled',
-      serviceError('RequestLimitExceeded', 'client'),
+      new AwsServiceError('RequestLimitExceeded', 'slow', 400),
       'throttled',
       undefined,
     ],
     [
       'ConditionalCheckFailed: full',
-      serviceError('ConditionalCheckFailedException', 'client'),
+      new AwsServiceError('ConditionalCheckFailedException', 'full', 400),
       'full',
       undefined,
     ],
@@ -187,11 +189,27 @@ describe('outcomeOfError: what a failed UpdateItem means for the count', () => {
 });
 
 describe('the limiter client', () => {
-  it('makes one attempt: the SDK never sends a conditional write again', async () => {
-    const client = createLimiterDynamoDbClient(LIMITER_CALL_BOUNDS, { region: 'eu-west-1' });
+  beforeEach(() => {
+    dynamodb.reset();
+  });
 
-    expect(await client.config.maxAttempts()).toBe(1);
-    client.destroy();
+  it.each([
+    ['a 500', awsError('InternalServerError', 'oops', 500)],
+    ['a throttle', awsError('ThrottlingException', 'slow')],
+    ['a reset connection', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })],
+  ])('makes one attempt after %s: the conditional write is never sent again', async (_label, failure) => {
+    dynamodb.on('UpdateItem').rejects(failure);
+    const client = createLimiterDynamoDbClient({
+      target: { url: new URL('https://dynamodb.eu-west-1.amazonaws.com/'), region: 'eu-west-1' },
+      credentials: () => Promise.resolve(FAKE_CREDENTIALS),
+      transport: dynamodb.transport,
+    });
+
+    await expect(
+      client.call('UpdateItem', { TableName: TABLE }, { idempotent: false }),
+    ).rejects.toBeDefined();
+
+    expect(dynamodb.calls('UpdateItem')).toHaveLength(1);
   });
 
   it('keeps its attempt within the whole check', () => {

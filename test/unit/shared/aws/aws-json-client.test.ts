@@ -1,0 +1,357 @@
+/**
+ * The small client over Node's HTTP stack against an AWS JSON service played by a loopback server in this process:
+ * keep-alive, the retry of a read on a fresh connection, one attempt for a write, the attempt and connection
+ * time-outs seen firing, the call deadline, and AWS's error answers read into the SDK's names.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { AWS_JSON_SERVICES } from '../../../../shared/aws/aws-environment';
+import { AwsJsonClient, AwsServiceError, errorOfAnswer } from '../../../../shared/aws/aws-json-client';
+import type { CallBounds } from '../../../../shared/aws/call-bounds';
+import { AttemptTimeoutError } from '../../../../shared/aws/http-transport';
+import { FAKE_CREDENTIALS } from '../../../support/fake-aws';
+
+type Answer = (request: IncomingMessage, response: ServerResponse, body: string) => void;
+
+interface TestServer {
+  readonly url: URL;
+  /** TCP connections accepted. */
+  connections(): number;
+  /** Requests received, with their headers. */
+  readonly requests: { readonly headers: IncomingMessage['headers']; readonly body: string }[];
+  answer(next: Answer): void;
+  close(): Promise<void>;
+}
+
+async function startServer(): Promise<TestServer> {
+  let answer: Answer = (_request, response) => {
+    response.end('{}');
+  };
+  const sockets = new Set<Socket>();
+  let connections = 0;
+  const requests: { headers: IncomingMessage['headers']; body: string }[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      requests.push({ headers: request.headers, body });
+      answer(request, response, body);
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    connections++;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    url: new URL(`http://127.0.0.1:${port}/`),
+    connections: () => connections,
+    requests,
+    answer: (next) => {
+      answer = next;
+    },
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      });
+    },
+  };
+}
+
+function json(status: number, body: object, headers: Record<string, string> = {}): Answer {
+  return (_request, response) => {
+    const text = JSON.stringify(body);
+    response.writeHead(status, {
+      'Content-Type': 'application/x-amz-json-1.1',
+      'Content-Length': String(Buffer.byteLength(text)),
+      ...headers,
+    });
+    response.end(text);
+  };
+}
+
+/** Short bounds, so the time-outs fire quickly; the deadline far enough that it never hides them. */
+const BOUNDS: CallBounds = {
+  maxAttempts: 2,
+  connectionTimeoutMs: 200,
+  attemptTimeoutMs: 150,
+  retryDelayMs: 10,
+  callDeadlineMs: 2_000,
+};
+
+function clientFor(url: URL, bounds: CallBounds = BOUNDS): AwsJsonClient {
+  return new AwsJsonClient({
+    service: AWS_JSON_SERVICES.secretsManager,
+    bounds,
+    target: { url, region: 'eu-west-1' },
+    credentials: () => Promise.resolve(FAKE_CREDENTIALS),
+  });
+}
+
+const READ = { idempotent: true } as const;
+const WRITE = { idempotent: false } as const;
+
+/** What the call rejected with, read as fields: Node's own errors come from another realm under jest. */
+async function rejection(work: Promise<unknown>): Promise<Readonly<Record<string, unknown>>> {
+  try {
+    await work;
+  } catch (error) {
+    if (typeof error === 'object' && error !== null) return error as Record<string, unknown>;
+    throw new Error('rejected with a non-object', { cause: error });
+  }
+  throw new Error('did not reject');
+}
+
+describe('AwsJsonClient over node:http', () => {
+  let server: TestServer;
+
+  beforeEach(async () => {
+    server = await startServer();
+  });
+
+  afterEach(async () => {
+    await server.close();
+  });
+
+  it('sends a signed AWS JSON POST, and keeps its connection for the next call', async () => {
+    server.answer(json(200, { SecretString: '{"demo":"k"}' }));
+    const client = clientFor(server.url);
+
+    const first = await client.call('GetSecretValue', { SecretId: 's' }, READ);
+    const second = await client.call('GetSecretValue', { SecretId: 's' }, READ);
+
+    expect([first, second]).toEqual([{ SecretString: '{"demo":"k"}' }, { SecretString: '{"demo":"k"}' }]);
+    expect(server.connections()).toBe(1);
+    const [request] = server.requests;
+    expect(request?.body).toBe('{"SecretId":"s"}');
+    expect(request?.headers).toMatchObject({
+      host: server.url.host,
+      'content-type': 'application/x-amz-json-1.1',
+      'x-amz-target': 'secretsmanager.GetSecretValue',
+      'content-length': '16',
+    });
+    expect(request?.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/secretsmanager\/aws4_request, SignedHeaders=content-length;content-type;host;x-amz-date;x-amz-target, Signature=[0-9a-f]{64}$/,
+    );
+  });
+
+  it.each([
+    ['a 500', json(500, { __type: 'InternalServiceError', message: 'oops' })],
+    ['a throttle', json(400, { __type: 'ThrottlingException', message: 'Rate exceeded' })],
+  ])('sends a read again once after %s, on a fresh connection', async (_label, failure) => {
+    let calls = 0;
+    server.answer((request, response, body) => {
+      calls++;
+      (calls === 1 ? failure : json(200, { SecretString: 'x' }))(request, response, body);
+    });
+    const client = clientFor(server.url);
+
+    expect(await client.call('GetSecretValue', {}, READ)).toEqual({ SecretString: 'x' });
+
+    expect(server.requests).toHaveLength(2);
+    expect(server.connections()).toBe(2);
+  });
+
+  it('gives up after its attempts, with the last answer named as the SDK names it', async () => {
+    server.answer(json(400, { __type: 'ThrottlingException', message: 'Rate exceeded' }));
+
+    const error = await rejection(clientFor(server.url).call('GetSecretValue', {}, READ));
+
+    expect(error).toBeInstanceOf(AwsServiceError);
+    expect([error.name, error.message, error.$fault]).toEqual([
+      'ThrottlingException',
+      'Rate exceeded',
+      'client',
+    ]);
+    expect(server.requests).toHaveLength(BOUNDS.maxAttempts);
+  });
+
+  it.each([
+    ['access denied', 'AccessDeniedException'],
+    ['a missing secret', 'ResourceNotFoundException'],
+    ['a KMS refusal', 'DecryptionFailure'],
+  ])('never sends a read again after %s: the answer would be the same', async (_label, type) => {
+    server.answer(json(400, { __type: type, message: 'no' }));
+
+    const error = await rejection(clientFor(server.url).call('GetSecretValue', {}, READ));
+
+    expect(error.name).toBe(type);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('never sends a write again, whatever its bounds say', async () => {
+    server.answer(json(500, { __type: 'InternalServerError', message: 'oops' }));
+
+    const error = await rejection(clientFor(server.url).call('UpdateItem', {}, WRITE));
+
+    expect([error.name, error.$fault]).toEqual(['InternalServerError', 'server']);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('ends an attempt that hears nothing at its time-out (seen firing), and sends the read again on a new connection', async () => {
+    server.answer(() => undefined);
+
+    const error = await rejection(clientFor(server.url).call('GetSecretValue', {}, READ));
+
+    expect(error).toBeInstanceOf(AttemptTimeoutError);
+    expect([error.name, error.message, error.sent]).toEqual([
+      'TimeoutError',
+      'no answer within the 150 ms attempt time-out',
+      true,
+    ]);
+    expect(server.connections()).toBe(2);
+  });
+
+  it('ends an answer whose body stalls, at the attempt time-out', async () => {
+    server.answer((_request, response) => {
+      response.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1', 'Content-Length': '100' });
+      response.write('{"Secret');
+    });
+
+    const error = await rejection(clientFor(server.url, { ...BOUNDS, maxAttempts: 1 }).call('X', {}, READ));
+
+    expect([error.name, error.message]).toEqual(['TimeoutError', 'the answer stalled for 150 ms']);
+  });
+
+  it('ends the whole call at its deadline, however the attempts go', async () => {
+    server.answer((_request, response) => {
+      response.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1', 'Content-Length': '100000' });
+      const timer = setInterval(() => response.write(' '), 20);
+      response.on('close', () => {
+        clearInterval(timer);
+      });
+    });
+
+    const error = await rejection(
+      clientFor(server.url, { ...BOUNDS, callDeadlineMs: 300 }).call('X', {}, READ),
+    );
+
+    expect([error.name, error.message]).toEqual([
+      'TimeoutError',
+      'the AWS call did not complete within 300 ms',
+    ]);
+  });
+
+  it('fails as Node and the SDK name an answer cut off (Error: aborted, ECONNRESET), and sends a read again', async () => {
+    server.answer((request, response) => {
+      response.writeHead(200, { 'Content-Length': '100' });
+      response.write('{"a', () => request.socket.destroy());
+    });
+
+    const error = await rejection(clientFor(server.url).call('X', {}, READ));
+
+    expect([error.message, error.code]).toEqual(['aborted', 'ECONNRESET']);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('says a refused connection was never sent', async () => {
+    const closed = server.url;
+    await server.close();
+
+    const error = await rejection(clientFor(closed, { ...BOUNDS, maxAttempts: 1 }).call('X', {}, WRITE));
+
+    expect(error.code).toBe('ECONNREFUSED');
+  });
+
+  it('closes the attempt in flight when the caller abandons the call', async () => {
+    server.answer(() => undefined);
+    const abandon = new AbortController();
+    const call = clientFor(server.url, { ...BOUNDS, attemptTimeoutMs: 5_000 }).call(
+      'X',
+      {},
+      { ...WRITE, signal: abandon.signal },
+    );
+    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+
+    abandon.abort();
+
+    expect((await rejection(call)).name).toBe('AbortError');
+  });
+
+  it('refuses a 2xx answer that is not a JSON object', async () => {
+    server.answer((_request, response) => {
+      response.end('<html>');
+    });
+
+    const error = await rejection(clientFor(server.url).call('X', {}, READ));
+
+    expect([error.name, error.message]).toEqual([
+      'MalformedAnswerError',
+      'Secrets Manager answered X with text that is not JSON',
+    ]);
+  });
+});
+
+describe('errorOfAnswer: an AWS JSON error read as the SDK reads it', () => {
+  it.each<
+    [
+      string,
+      { status: number; headers?: Record<string, string>; body: string },
+      string,
+      string,
+      'client' | 'server',
+    ]
+  >([
+    [
+      "DynamoDB's namespaced __type",
+      {
+        status: 400,
+        body: '{"__type":"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException","message":"The conditional request failed"}',
+      },
+      'ConditionalCheckFailedException',
+      'The conditional request failed',
+      'client',
+    ],
+    [
+      'a type with a URL after a colon, and Message in capitals',
+      {
+        status: 400,
+        body: '{"__type":"AccessDeniedException:http://internal.amazon.com/coral/","Message":"denied"}',
+      },
+      'AccessDeniedException',
+      'denied',
+      'client',
+    ],
+    [
+      'the x-amzn-errortype header first',
+      {
+        status: 400,
+        headers: { 'x-amzn-errortype': 'ThrottlingException:http://x/' },
+        body: '{"__type":"Other"}',
+      },
+      'ThrottlingException',
+      'HTTP 400 without a message',
+      'client',
+    ],
+    [
+      "a proxy's page",
+      { status: 502, body: '<html>Bad gateway</html>' },
+      'UnknownError502',
+      'HTTP 502 without a message',
+      'server',
+    ],
+    [
+      "Secrets Manager's own 5xx",
+      { status: 500, body: '{"__type":"InternalServiceError","message":"try again"}' },
+      'InternalServiceError',
+      'try again',
+      'server',
+    ],
+  ])('%s', (_label, answer, name, message, fault) => {
+    const error = errorOfAnswer({ headers: {}, ...answer });
+
+    expect([error.name, error.message, error.$fault, error.statusCode]).toEqual([
+      name,
+      message,
+      fault,
+      answer.status,
+    ]);
+  });
+});
