@@ -143,7 +143,6 @@ export function createPaymentFunction(
   validatePaymentFunctionOptions(props);
   const ttl = props.keyCacheTtl ?? PAYMENT_FUNCTION_DEFAULTS.keyCacheTtl;
   const maxStale = props.keyMaxStale ?? PAYMENT_FUNCTION_DEFAULTS.keyMaxStale;
-  const expiryWarning = props.keyExpiryWarning ?? PAYMENT_FUNCTION_DEFAULTS.keyExpiryWarning;
   const { rateLimit } = props;
   const handler = createBundledFunction(scope, id, {
     entry: rateLimit ? PAYMENT_ENTRIES.withRateLimit : PAYMENT_ENTRIES.withoutRateLimit,
@@ -162,7 +161,6 @@ export function createPaymentFunction(
       ...props.registry.environment,
       [ENV.cacheTtlSeconds]: String(ttl.toSeconds()),
       [ENV.maxStaleSeconds]: String(maxStale.toSeconds()),
-      [ENV.keyExpiryWarningDays]: String(expiryWarning.toDays()),
       [ENV.logLevel]: props.logLevel,
       [METRICS_ENV.namespace]: props.metricsNamespace,
       [METRICS_ENV.serviceName]: props.serviceName,

@@ -26,13 +26,18 @@ export const LOG_FIELDS = {
   pathLength: "another path's length (its text is never logged: a caller may put a key in it)",
   pathSegments: "another path's number of segments",
   source: 'where keys were read from: a secret ARN or a file path, never its content',
+  shard: 'which shard of the key registry a key cache line is about (only with several shards)',
   apps: 'how many apps the keys hold (or hold a rate limit of their own, on the warning that none is enforced)',
+  entries:
+    'with several shards, how many app entries a shard holds (each built when a request first needs it)',
   secretBytes: "the size of the keys' text, never the text",
   durationMs: 'how long reading the keys took',
   servingStaleKeys: 'after a failed read, whether keys past their TTL are still served',
   staleKeysAgeSeconds: 'after a failed read, how old the keys still served are',
   entryPosition: "a malformed entry's position in the secret (never its app id: it could be a key)",
   keyPosition: 'the position of the malformed key within its entry',
+  problem:
+    'why the AWS settings (region, credentials, endpoint) cannot be used, on the one line that says so at start',
 } as const;
 
 export type LogFieldName = keyof typeof LOG_FIELDS;

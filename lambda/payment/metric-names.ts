@@ -4,8 +4,9 @@
  * these names: keep them exactly.
  *
  * Every metric: standard resolution, one dimension `Service` (the stack name). No app id, key id, key or secret
- * value ever goes into a metric. Most are counts of events (unit Count, read with Sum); the measured ones
- * (MEASURED_METRICS) are levels sampled at each key refresh, read with Maximum.
+ * value ever goes into a metric. Every one is a count of events (unit Count, read with Sum). The levels on-call
+ * watches before anyone is refused (SecretFill, KeysExpiringSoon) are the key registry monitor's
+ * (lambda/registry-monitor/metric-names.ts), measured over every shard.
  */
 export const METRIC = {
   /** One of the eight outcomes below per request: 200. */
@@ -38,24 +39,12 @@ export const METRIC = {
   staleKeysServed: 'StaleKeysServed',
   /** Once per execution environment. */
   coldStart: 'ColdStart',
-  /** At each successful refresh: the keys still valid that expire within the warning window (KEY_EXPIRY_WARNING_DAYS). */
-  keysExpiringSoon: 'KeysExpiringSoon',
-  /** At each successful refresh: the secret's size as a percentage of Secrets Manager's 65,536-byte limit. */
-  secretFill: 'SecretFill',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
 
-/** The metrics that measure a level at each key refresh, with their CloudWatch unit. */
-export const MEASURED_METRICS = {
-  [METRIC.keysExpiringSoon]: 'Count',
-  [METRIC.secretFill]: 'Percent',
-} as const satisfies Partial<Record<MetricName, string>>;
-
-export type MeasuredMetricName = keyof typeof MEASURED_METRICS;
-
-/** The metrics that count events, one at a time (unit Count). */
-export type CountedMetricName = Exclude<MetricName, MeasuredMetricName>;
+/** The metrics that count events, one at a time (unit Count): every metric of the payment Lambda. */
+export type CountedMetricName = MetricName;
 
 /** Each request adds exactly one of these. */
 export const OUTCOME_METRICS: readonly CountedMetricName[] = [

@@ -78,7 +78,8 @@ export class ShardedKeys implements KeyringProvider {
         ...cacheOptions,
         ...rules,
         entryBuilding,
-        shard: index,
+        // One secret logs as it did before shards; with several, each line says which shard.
+        ...(slots === 1 ? {} : { shard: index }),
         source: sourceFor(index, layout.shardIds[index] ?? ''),
       });
   }

@@ -59,7 +59,7 @@ async function handlerLines(): Promise<string[]> {
     keys: { getKeys: () => Promise.resolve({ keyring, stale: false }) },
     // Serialized and counted as in the Lambda; neither written to stdout nor flushed.
     logger: createJsonLogger('info', (line) => (written += line.length)),
-    metrics: { count: () => (counted += 1), measure: () => undefined },
+    metrics: { count: () => (counted += 1) },
   });
   const events = CASES.map(([, appId, appKey]) =>
     paymentEvent([

@@ -1,7 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { MEASURED_METRICS, METRIC, METRICS_ENV, OUTCOME_METRICS } from '../../../lambda/payment/metric-names';
+import { METRIC, METRICS_ENV, OUTCOME_METRICS } from '../../../lambda/payment/metric-names';
+import { REGISTRY_METRIC_UNITS } from '../../../lambda/registry-monitor/metric-names';
 import type { MonitoringOptions } from '../../../lib/monitoring';
 import { PaymentApiStack } from '../../../lib/payment-api-stack';
 import {
@@ -223,7 +224,7 @@ const DEFAULT_ALARMS: [string, Record<string, unknown>][] = [
 ];
 
 describe('the metric names shared with the Lambda', () => {
-  it('are the seventeen names operators alarm on, the eight outcomes and the two measured levels among them', () => {
+  it('are the fifteen counts of the payment Lambda, the eight outcomes among them, and the monitor’s three levels', () => {
     expect(Object.values(METRIC).sort()).toEqual(
       [
         'Accepted',
@@ -233,10 +234,8 @@ describe('the metric names shared with the Lambda', () => {
         'InternalError',
         'KeyRefreshFailed',
         'KeyRefreshSucceeded',
-        'KeysExpiringSoon',
         'PayloadTooLarge',
         'RateLimiterUnavailable',
-        'SecretFill',
         'SourceNotAllowed',
         'StaleKeysServed',
         'Throttled',
@@ -245,7 +244,11 @@ describe('the metric names shared with the Lambda', () => {
         'UnsupportedMediaType',
       ].sort(),
     );
-    expect(MEASURED_METRICS).toEqual({ KeysExpiringSoon: 'Count', SecretFill: 'Percent' });
+    expect(REGISTRY_METRIC_UNITS).toEqual({
+      KeysExpiringSoon: 'Count',
+      KeyShardsUnreadable: 'Count',
+      SecretFill: 'Percent',
+    });
     expect([...OUTCOME_METRICS].sort()).toEqual(
       [
         'Accepted',
@@ -902,7 +905,7 @@ describe('PaymentApi monitoring with tuned options', () => {
 });
 
 describe('PaymentApi monitoring with a 30-day key expiry warning', () => {
-  it('tells the Lambda and the monitor, which counts, the window, and states it in the alarm that the count raises', () => {
+  it('tells the monitor, which counts, the window (only the monitor), and states it in the alarm that the count raises', () => {
     const { template } = synthesize({ keyExpiryWarning: Duration.days(30) });
 
     expect(
@@ -911,7 +914,7 @@ describe('PaymentApi monitoring with a 30-day key expiry warning', () => {
           Properties: { Environment: { Variables: Match.objectLike({ KEY_EXPIRY_WARNING_DAYS: '30' }) } },
         }),
       ).sort(),
-    ).toEqual([functionLogicalId(template, 'handler'), functionLogicalId(template, 'monitor')].sort());
+    ).toEqual([functionLogicalId(template, 'monitor')]);
     expect(alarmsByName(template)['Test-KeysExpiringSoon']?.AlarmDescription).toContain(
       'expires within 30 days',
     );

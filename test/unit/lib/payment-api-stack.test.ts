@@ -377,12 +377,15 @@ describe('PaymentApiStack props validation', () => {
     );
   });
 
-  it('passes the key expiry warning on to the Lambda and to the alarm it raises', () => {
+  it('passes the key expiry warning on to the registry monitor and to the alarm it raises', () => {
     const template = synthesize({ keyExpiryWarning: Duration.days(30) });
 
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ KEY_EXPIRY_WARNING_DAYS: '30' }) },
+    const told = template.findResources('AWS::Lambda::Function', {
+      Properties: { Environment: { Variables: Match.objectLike({ KEY_EXPIRY_WARNING_DAYS: '30' }) } },
     });
+    expect(Object.values(told).map((fn) => (fn.Properties as { Description: string }).Description)).toEqual([
+      expect.stringMatching(/measures every shard of the key registry/),
+    ]);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'PaymentApi-KeysExpiringSoon',
       AlarmDescription: Match.stringLikeRegexp('expires within 30 days'),

@@ -80,7 +80,6 @@ describe('PaymentApi with default props', () => {
         KEYS_SECRET_ID: { Ref: secretId },
         KEY_CACHE_TTL_SECONDS: '60',
         KEY_MAX_STALE_SECONDS: '900',
-        KEY_EXPIRY_WARNING_DAYS: '14',
         LOG_LEVEL: 'info',
         METRICS_NAMESPACE: 'PaymentApi',
         SERVICE_NAME: 'Test',
@@ -410,7 +409,7 @@ describe('PaymentApi with every prop set', () => {
     keyId = onlyLogicalId(template, 'AWS::KMS::Key');
   });
 
-  it('passes the cache settings, the expiry warning and the log level to the handler', () => {
+  it('passes the cache settings and the log level to the handler, and the expiry warning only to the monitor', () => {
     expect(
       template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
     ).toMatchObject({
@@ -420,12 +419,19 @@ describe('PaymentApi with every prop set', () => {
           Variables: {
             KEY_CACHE_TTL_SECONDS: '30',
             KEY_MAX_STALE_SECONDS: '300',
-            KEY_EXPIRY_WARNING_DAYS: '7',
             LOG_LEVEL: 'debug',
           },
         },
       },
     });
+    expect(
+      template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')]?.Properties
+        .Environment.Variables,
+    ).not.toHaveProperty('KEY_EXPIRY_WARNING_DAYS');
+    expect(
+      template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'monitor')]?.Properties
+        .Environment.Variables,
+    ).toMatchObject({ KEY_EXPIRY_WARNING_DAYS: '7' });
   });
 
   it('names and throttles the stage as given', () => {
@@ -491,7 +497,6 @@ describe('PaymentApi with per-app rate limits', () => {
       KEYS_SECRET_ID: { Ref: secretId },
       KEY_CACHE_TTL_SECONDS: '60',
       KEY_MAX_STALE_SECONDS: '900',
-      KEY_EXPIRY_WARNING_DAYS: '14',
       LOG_LEVEL: 'info',
       METRICS_NAMESPACE: 'PaymentApi',
       SERVICE_NAME: 'Test',

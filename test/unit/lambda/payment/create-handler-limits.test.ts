@@ -46,7 +46,7 @@ function handlerWith(limits?: Partial<RequestLimits>) {
     keys,
     logger: logs.logger,
     now: () => NOW,
-    metrics: { count: (name) => counted.push(name), measure: () => undefined },
+    metrics: { count: (name) => counted.push(name) },
     ...(limits === undefined
       ? {}
       : {

@@ -18,7 +18,7 @@ const keyringProvider: KeyringProvider = {
 function handlerWith(keys: KeyringProvider = keyringProvider) {
   const logs = captureLogs();
   const counted: string[] = [];
-  const metrics = { count: (name: string) => counted.push(name), measure: () => undefined };
+  const metrics = { count: (name: string) => counted.push(name) };
   return { handle: createHandler({ keys, logger: logs.logger, metrics }), logs, counted };
 }
 
@@ -506,7 +506,7 @@ describe('the outcome metrics', () => {
     const handle = createHandler({
       keys,
       logger: captureLogs().logger,
-      metrics: { count: (name) => counted.push(name), measure: () => undefined },
+      metrics: { count: (name) => counted.push(name) },
     });
     return { handle, counted };
   }
@@ -551,7 +551,7 @@ describe('the outcome metrics', () => {
     const handle = createHandler({
       keys: { getKeys: () => Promise.resolve({ keyring: parseKeyring(SECRET_STRING).keyring, stale: true }) },
       logger: logs.logger,
-      metrics: { count: (name) => counted.push(name), measure: () => undefined },
+      metrics: { count: (name) => counted.push(name) },
     });
 
     await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
@@ -605,7 +605,7 @@ describe('keys that expire and apps fenced to their networks', () => {
     const handle = createHandler({
       keys: rulesProvider,
       logger: logs.logger,
-      metrics: { count: (name) => counted.push(name), measure: () => undefined },
+      metrics: { count: (name) => counted.push(name) },
       now: clock,
     });
     return { handle, logs, counted };

@@ -61,73 +61,19 @@ describe('metrics in CloudWatch embedded metric format', () => {
     expect(entries()).toEqual([]);
   });
 
-  it('writes a measured level with its own unit beside the counts, as the value it was measured at', () => {
-    const { metrics, entries } = recording();
-
-    metrics.count('KeyRefreshSucceeded');
-    metrics.measure('KeysExpiringSoon', 3);
-    metrics.measure('SecretFill', 42.5);
-    metrics.flush();
-
-    const [line] = entries();
-    expect(line?._aws).toMatchObject({
-      CloudWatchMetrics: [
-        {
-          Metrics: [
-            { Name: 'KeyRefreshSucceeded', Unit: 'Count' },
-            { Name: 'KeysExpiringSoon', Unit: 'Count' },
-            { Name: 'SecretFill', Unit: 'Percent' },
-          ],
-        },
-      ],
-    });
-    expect([line?.KeyRefreshSucceeded, line?.KeysExpiringSoon, line?.SecretFill]).toEqual([1, 3, 42.5]);
-    expect(entries().map(emfProblems)).toEqual([[]]);
-  });
-
-  it('keeps every sample of a level measured twice before a flush, as an array, never their sum', () => {
-    const { metrics, entries } = recording();
-
-    metrics.measure('SecretFill', 40);
-    metrics.measure('SecretFill', 41);
-    metrics.flush();
-
-    expect(entries()[0]?.SecretFill).toEqual([40, 41]);
-    expect(entries().map(emfProblems)).toEqual([[]]);
-  });
-
-  it('writes a zero level: no key expiring soon is a value, not an absence', () => {
-    const { metrics, entries } = recording();
-
-    metrics.measure('KeysExpiringSoon', 0);
-    metrics.flush();
-
-    expect(entries()[0]?.KeysExpiringSoon).toBe(0);
-  });
-
-  it('leaves out a level that is not a finite number, which CloudWatch would refuse', () => {
-    const { metrics, entries } = recording();
-
-    metrics.measure('SecretFill', Number.NaN);
-    metrics.flush();
-
-    expect(entries()).toEqual([]);
-  });
-
   it('starts afresh after a flush', () => {
     const { metrics, entries } = recording();
 
     metrics.count('ColdStart');
     metrics.count('Accepted');
     metrics.flush();
-    metrics.measure('SecretFill', 10);
     metrics.flush();
     metrics.count('Unauthorized');
     metrics.flush();
 
     expect(
       entries().map((line) => Object.keys(line).filter((key) => key !== '_aws' && key !== 'Service')),
-    ).toEqual([['ColdStart', 'Accepted'], ['SecretFill'], ['Unauthorized']]);
+    ).toEqual([['ColdStart', 'Accepted'], ['Unauthorized']]);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { RefreshedKeys } from '../../../../lambda/payment/key-cache';
-import type { CountedMetricName, MeasuredMetricName } from '../../../../lambda/payment/metric-names';
+import type { CountedMetricName } from '../../../../lambda/payment/metric-names';
 import { refreshMetrics } from '../../../../lambda/payment/refresh-metrics';
 import { parseKeyring } from '../../../../shared/keys/keyring';
 import { secretSize } from '../../../../shared/keys/secret-size';
@@ -13,12 +13,8 @@ const SECRET = JSON.stringify({
 
 function recorded() {
   const counts: CountedMetricName[] = [];
-  const levels: [MeasuredMetricName, number][] = [];
-  const recorder = {
-    count: (name: CountedMetricName) => counts.push(name),
-    measure: (name: MeasuredMetricName, value: number) => levels.push([name, value]),
-  };
-  return { recorder, counts, levels };
+  const recorder = { count: (name: CountedMetricName) => counts.push(name) };
+  return { recorder, counts };
 }
 
 function refreshedFrom(text: string): RefreshedKeys {
@@ -26,23 +22,22 @@ function refreshedFrom(text: string): RefreshedKeys {
 }
 
 describe('the metrics of key refreshes', () => {
-  it('count each successful refresh, and measure no level: KeysExpiringSoon and SecretFill are the monitor’s', () => {
-    const { recorder, counts, levels } = recorded();
+  it('count each successful refresh and nothing else: KeysExpiringSoon and SecretFill are the monitor’s', () => {
+    const { recorder, counts } = recorded();
     const observer = refreshMetrics(recorder);
 
     observer.refreshSucceeded(refreshedFrom(SECRET));
     observer.refreshSucceeded(refreshedFrom('{}'));
 
     expect(counts).toEqual(['KeyRefreshSucceeded', 'KeyRefreshSucceeded']);
-    expect(levels).toEqual([]);
   });
 
-  it('count a failed refresh and measure nothing', () => {
-    const { recorder, counts, levels } = recorded();
+  it('count a failed refresh', () => {
+    const { recorder, counts } = recorded();
     const observer = refreshMetrics(recorder);
 
     observer.refreshFailed();
 
-    expect([counts, levels]).toEqual([['KeyRefreshFailed'], []]);
+    expect(counts).toEqual(['KeyRefreshFailed']);
   });
 });

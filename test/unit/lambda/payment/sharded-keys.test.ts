@@ -8,6 +8,7 @@ import { ShardedKeys, type ShardedKeysOptions } from '../../../../lambda/payment
 import { sha256 } from '../../../../shared/keys/key-material';
 import { shardOf } from '../../../../shared/keys/shard';
 import { singleShardLayout, type RegistryLayout } from '../../../../shared/keys/registry';
+import { isLogField } from '../../../../shared/log-fields';
 import { captureLogs, type CapturedLogs } from '../../../support/capture-logger';
 import { settleTiming } from '../../../support/fake-time';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
@@ -131,6 +132,17 @@ describe('ShardedKeys over one secret', () => {
     expect([...known.keyring.keys()]).toEqual(['demo', 'partner', 'hashed']);
   });
 
+  it('logs as the single secret did, without a shard field', async () => {
+    const { keys, logs } = registryOf(singleShardLayout('payment-api-keys'), [SECRET_STRING]);
+
+    await keys.getKeys('demo');
+
+    expect(logs.entries()).toEqual([
+      expect.objectContaining({ message: 'keys loaded', source: 'payment-api-keys', apps: 3 }),
+    ]);
+    expect(logs.entries()[0]).not.toHaveProperty('shard');
+  });
+
   it('answers unavailable in the words of the single secret, without a shard number', async () => {
     const { keys, shards } = registryOf(singleShardLayout('payment-api-keys'), ['{}']);
     at(shards, 0).answer = { kind: 'fail', afterMs: 0 };
@@ -241,6 +253,9 @@ describe('ShardedKeys over several shards', () => {
       expect.objectContaining({ message: 'keys loaded', shard: 4, entries: 1 }),
     );
     expect(logs.lines.join('\n')).not.toContain(PARTNER_KEY);
+    expect(logs.entries().flatMap((entry) => Object.keys(entry).filter((name) => !isLogField(name)))).toEqual(
+      [],
+    );
   });
 
   it('builds an entry when its app is first asked for, and logs a malformed one then, by shard and position only', async () => {
