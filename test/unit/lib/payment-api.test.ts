@@ -38,8 +38,11 @@ function handlerEntry(props: PaymentApiProps): string {
 }
 
 /** The payment Lambda's environment variables. */
-function functionEnvironment(template: Template): Record<string, unknown> {
-  const fn = template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')];
+function functionEnvironment(
+  template: Template,
+  which: Parameters<typeof functionLogicalId>[1] = 'handler',
+): Record<string, unknown> {
+  const fn = template.findResources('AWS::Lambda::Function')[functionLogicalId(template, which)];
   return (fn as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties
     .Environment.Variables;
 }
@@ -424,14 +427,8 @@ describe('PaymentApi with every prop set', () => {
         },
       },
     });
-    expect(
-      template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')]?.Properties
-        .Environment.Variables,
-    ).not.toHaveProperty('KEY_EXPIRY_WARNING_DAYS');
-    expect(
-      template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'monitor')]?.Properties
-        .Environment.Variables,
-    ).toMatchObject({ KEY_EXPIRY_WARNING_DAYS: '7' });
+    expect(functionEnvironment(template)).not.toHaveProperty('KEY_EXPIRY_WARNING_DAYS');
+    expect(functionEnvironment(template, 'monitor')).toMatchObject({ KEY_EXPIRY_WARNING_DAYS: '7' });
   });
 
   it('names and throttles the stage as given', () => {
