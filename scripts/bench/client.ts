@@ -1,7 +1,7 @@
 /**
  * The payment Lambda's AWS calls without the SDK (npm run bench -- --only client), side by side in one run:
  *
- * - bundles: ours with and without rate limits, today's (the SDK-based source this branch started from, built from git
+ * - bundles: ours with and without rate limits, today's (the SDK-based source before the small client, built from git
  *   history), the naive peer, the no-SDK floor, and the variants of ours measured to choose the transport and the
  *   signer; the rotation function's and the registry monitor's, which keep the SDK;
  * - cold: the first 200 in a fresh process, ours, the naive peer, the no-SDK floor and today's, interleaved, with the
@@ -50,7 +50,7 @@ const WARM_CALLS = 200;
 const FUNCTION_OPTIONS = NODEJS_FUNCTION_OPTIONS;
 const MAIN_FIELDS = [...SLIM_BUNDLING.mainFields];
 
-/** lib/bundled-function.ts's aliases in the tree this branch started from (the SDK slimmed for every bundle). */
+/** lib/bundled-function.ts's aliases in the baseline tree (the SDK slimmed for every bundle). */
 const TODAY_ALIASES = {
   '@aws-sdk/credential-provider-node': './lambda/lambda-credentials.ts',
   '@aws-sdk/endpoint-cache': './lambda/endpoint-cache.ts',
@@ -81,9 +81,17 @@ async function variant(entry: string, outfile: string, plugins: Plugin[]): Promi
   return outfile;
 }
 
-/** The commit this branch started from: main where it forked. */
+/**
+ * The last tree whose payment Lambda called AWS through the SDK: main just before the small client was merged. Fixed,
+ * so "today's" figures mean the same on any branch and after the merge; the bench needs the repository's history.
+ */
+const SDK_BASELINE_COMMIT = 'a31dc352f860d25fa5df4b9805b4fee31fae03ad';
+
 function baseCommit(): string {
-  return execFileSync('git', ['merge-base', 'HEAD', 'main'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim();
+  return execFileSync('git', ['rev-parse', '--verify', `${SDK_BASELINE_COMMIT}^{commit}`], {
+    cwd: PROJECT_ROOT,
+    encoding: 'utf8',
+  }).trim();
 }
 
 /** Today's payment bundles, built from the base commit's lambda/ and shared/ with its SDK aliases. */
@@ -238,7 +246,7 @@ export async function clientLines(moto: MotoServer, work: string, secretArn: str
 
   const env = { ...moto.awsEnv, KEYS_SECRET_ID: secretArn, BENCH_SECRET_STRING: SECRET_STRING };
   const lines = [
-    `Today = the SDK-based payment Lambda this branch started from (${commit.slice(0, 7)}), built from git history.`,
+    `Today = the SDK-based payment Lambda just before the small client (${commit.slice(0, 7)}), built from git history.`,
     '| bundle | size |',
     '|---|---|',
     `| payment Lambda (small client) | ${sizes(ours)} (target: at most 60 KB) |`,
