@@ -8,7 +8,7 @@ const shared = {
   testEnvironment: 'node',
   testMatch: ['**/*.test.ts'],
   // Type-checking is tsc's job in the test command: jest only needs TypeScript stripped, which swc does in a
-  // fraction of ts-jest's time (the unit project: see docs/development.md).
+  // fraction of ts-jest's time.
   transform: {
     '^.+\\.ts$': [
       '@swc/jest',
