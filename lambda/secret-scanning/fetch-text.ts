@@ -22,14 +22,27 @@ export function fetchText(url: string, limits: FetchLimits): Promise<string> {
   const target = new URL(url);
   const client = target.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
+    let settled = false;
+    /** The first outcome wins; the exchange is torn down on every other path than a complete answer. */
+    const settle = (outcome: { text: string } | { error: Error }): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if ('text' in outcome) {
+        resolve(outcome.text);
+      } else {
+        request.destroy();
+        reject(outcome.error);
+      }
+    };
     const request = client.get(
       target,
       { headers: { accept: 'application/json', 'user-agent': 'payment-api-secret-scanning' } },
       (response) => {
         if (response.statusCode !== 200) {
-          response.resume();
-          request.destroy();
-          reject(new FetchError(`the keys URL answered HTTP ${response.statusCode ?? 'without a status'}`));
+          settle({
+            error: new FetchError(`the keys URL answered HTTP ${response.statusCode ?? 'without a status'}`),
+          });
           return;
         }
         const chunks: Buffer[] = [];
@@ -37,27 +50,24 @@ export function fetchText(url: string, limits: FetchLimits): Promise<string> {
         response.on('data', (chunk: Buffer) => {
           bytes += chunk.length;
           if (bytes > limits.maxBytes) {
-            request.destroy(new FetchError(`the keys document is over ${limits.maxBytes} bytes`));
+            settle({ error: new FetchError(`the keys document is over ${limits.maxBytes} bytes`) });
             return;
           }
           chunks.push(chunk);
         });
         response.on('end', () => {
-          clearTimeout(timer);
-          resolve(Buffer.concat(chunks).toString('utf8'));
+          settle({ text: Buffer.concat(chunks).toString('utf8') });
         });
         response.on('error', (error) => {
-          clearTimeout(timer);
-          reject(error);
+          settle({ error });
         });
       },
     );
     const timer = setTimeout(() => {
-      request.destroy(new FetchError(`the keys URL did not answer within ${limits.deadlineMs} ms`));
+      settle({ error: new FetchError(`the keys URL did not answer within ${limits.deadlineMs} ms`) });
     }, limits.deadlineMs);
     request.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
+      settle({ error });
     });
   });
 }

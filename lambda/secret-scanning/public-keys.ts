@@ -49,7 +49,8 @@ export class PublicKeyCache {
     if (cached !== undefined && fresh) return { kind: 'found', key: cached };
 
     let failure: string | undefined;
-    if (this.mayRefresh(now)) {
+    // A lookup that arrives while a refresh is under way waits for it rather than judging by the keys before it.
+    if (this.inFlight !== undefined || this.mayRefresh(now)) {
       const outcome = await this.refresh(now);
       if (!outcome.ok) failure = outcome.problem;
     }
