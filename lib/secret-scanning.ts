@@ -1,4 +1,4 @@
-import { Duration, Token } from 'aws-cdk-lib';
+import { Duration, Stack, Token } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -131,7 +131,7 @@ export class SecretScanning extends Construct {
     });
     props.registry.grantReadWrite(this.handler);
     this.allowBatchReads();
-    props.alarmTopic?.grantPublish(this.handler);
+    if (props.alarmTopic) this.allowNotices(props.alarmTopic);
 
     this.resource = props.api.root.addResource(SECRET_SCANNING_ROUTE.path.slice(1));
     this.method = this.addReportMethod(props.api);
@@ -194,6 +194,26 @@ export class SecretScanning extends Construct {
       },
     ]);
     return method;
+  }
+
+  /**
+   * sns:Publish on the topic, and, when the topic is encrypted with a key the stack knows, the two calls SNS makes on
+   * the publisher's behalf, through SNS only: named actions, where the topic's own grantPublish adds
+   * `kms:GenerateDataKey*`.
+   */
+  private allowNotices(topic: sns.ITopic): void {
+    this.handler.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['sns:Publish'], resources: [topic.topicArn] }),
+    );
+    const key = topic.masterKey;
+    if (key === undefined) return;
+    this.handler.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        resources: [key.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `sns.${Stack.of(this).region}.amazonaws.com` } },
+      }),
+    );
   }
 
   /**
