@@ -229,7 +229,11 @@ describe('invalid secret scanning options', () => {
     ],
     [{ keysUrl: 'https://user:secret@example.com/k' }, 'secretScanning.keysUrl must not carry credentials'],
   ])('throw one line that does not repeat the URL: %j', (secretScanning, message) => {
-    expect(() => { constructUnbundled({ secretScanning }); }).toThrow(message);
-    expect(() => { constructUnbundled({ secretScanning }); }).not.toThrow(/example\.com/);
+    expect(() => {
+      constructUnbundled({ secretScanning });
+    }).toThrow(message);
+    expect(() => {
+      constructUnbundled({ secretScanning });
+    }).not.toThrow(/example\.com/);
   });
 });
