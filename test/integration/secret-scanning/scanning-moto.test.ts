@@ -140,7 +140,11 @@ describe('the secret scanning handler against Secrets Manager and SNS (moto)', (
     client.destroy();
     sns.destroy();
     keysServer.closeAllConnections();
-    await new Promise<void>((resolve) => keysServer.close(() => resolve()));
+    await new Promise<void>((resolve) =>
+      keysServer.close(() => {
+        resolve();
+      }),
+    );
     await moto.stop();
   });
 
