@@ -45,6 +45,19 @@ export function matching(format: TextFormat | ((value: string) => TextFormat)): 
   };
 }
 
+/**
+ * A string checked by a rule of its own, in that rule's words, without repeating the value: what a URL may hold
+ * (credentials, a token in its query) does not belong in a build log.
+ */
+export function checkedText(problemOf: (value: string) => string | undefined): Parser<string> {
+  return (raw) => {
+    const value = text(raw);
+    const problem = problemOf(value);
+    if (problem !== undefined) throw new InvalidValue(problem);
+    return value;
+  };
+}
+
 /** A number as cdk.json gives it, or the digits of one as `-c` does; NaN for anything else. */
 function numberOf(raw: unknown, digits: RegExp): number {
   if (typeof raw === 'number') return raw;

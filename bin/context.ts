@@ -12,6 +12,8 @@ import { DEMO_APP_NEEDS_A_NEW_SECRET } from '../lib/keys-secret';
 import { ALARM_EMAIL, METRICS_NAMESPACE, MONITORING_DEFAULTS, MONITORING_LIMITS } from '../lib/monitoring';
 import { PAYMENT_API_DEFAULTS, PAYMENT_API_LIMITS, STAGE_NAME } from '../lib/payment-api';
 import { APP_RATE_LIMIT_DEFAULTS } from '../lib/rate-limit-table';
+import { SCANNING_ACTIONS, SECRET_SCANNING_DEFAULTS, type ScanningAction } from '../lib/secret-scanning';
+import { keysUrlProblem } from '../lambda/secret-scanning/settings';
 import { LIMITER_FAILURES, type LimiterFailure } from '../lambda/payment/rate-limit/settings';
 import { burstProblem, perSecondProblem, RATE_LIMIT_LIMITS } from '../shared/keys/rate-limit';
 import { KEY_SHARDS_LIMITS, shardCountProblem } from '../shared/keys/registry';
@@ -27,6 +29,7 @@ import { describeValue, type TextFormat } from '../lib/validation';
 import {
   boolean,
   checkedNumber,
+  checkedText,
   InvalidValue,
   matching,
   numberBetween,
@@ -452,6 +455,41 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
     parse: boolean,
     defaultValue: 'false',
     meaning: 'With `true`, X-Ray traces the stage and the Lambda.',
+  }),
+  setting({
+    key: 'secretScanning',
+    sets: 'secretScanning',
+    parse: boolean,
+    apply: (on, config) =>
+      on ? withProps(config, { secretScanning: { ...config.props.secretScanning } }) : config,
+    defaultValue: 'false',
+    meaning:
+      "With `true`, `POST /secret-scanning` takes GitHub's secret scanning reports of this stack's keys: a function of its own verifies GitHub's signature and ends (or reports) each key found, notifying the alarm topic.",
+  }),
+  setting({
+    key: 'secretScanningKeysUrl',
+    sets: 'secretScanning.keysUrl',
+    parse: checkedText(keysUrlProblem),
+    apply: (keysUrl, config) =>
+      config.props.secretScanning
+        ? withProps(config, { secretScanning: { ...config.props.secretScanning, keysUrl } })
+        : config,
+    needs: { keys: ['secretScanning'], because: 'without it there is no secret scanning endpoint' },
+    defaultValue: `\`${SECRET_SCANNING_DEFAULTS.keysUrl}\``,
+    meaning:
+      "Where GitHub's public keys for secret scanning are fetched: https, or plain http to a loopback address (tests only).",
+  }),
+  setting<ScanningAction>({
+    key: 'secretScanningAction',
+    sets: 'secretScanning.action',
+    parse: oneOf(SCANNING_ACTIONS),
+    apply: (action, config) =>
+      config.props.secretScanning
+        ? withProps(config, { secretScanning: { ...config.props.secretScanning, action } })
+        : config,
+    needs: { keys: ['secretScanning'], because: 'without it there is no secret scanning endpoint' },
+    defaultValue: SECRET_SCANNING_DEFAULTS.action,
+    meaning: `What a reported key of this stack does: \`revoke\` ends it in its shard at once, \`report\` only notifies and logs (${SCANNING_ACTIONS.join(', ')}).`,
   }),
 ];
 

@@ -116,6 +116,17 @@ const ROTATION_ACTIONS = [
 ] as const;
 
 /**
+ * What a function that ends leaked keys may do on every shard (the secret scanning function): read a shard's value and
+ * write a new version with compare-and-swap (a staged PutSecretValue, then moving AWSCURRENT with
+ * RemoveFromVersionId). Not DescribeSecret, rotation or deletion.
+ */
+const READ_WRITE_ACTIONS = [
+  'secretsmanager:GetSecretValue',
+  'secretsmanager:PutSecretValue',
+  'secretsmanager:UpdateSecretVersionStage',
+] as const;
+
+/**
  * The key registry: the secrets that hold the keys (its shards), what the functions that read it are told (their
  * environment) and allowed (read, or rotate), and, when there is more than one shard, the manifest the key CLI
  * reads. Made in PaymentApi as `KeysSecret`, so shard 0 keeps the logical ID the single keys secret always had.
@@ -150,6 +161,7 @@ export class KeyRegistry extends Construct {
   private readonly shardsOneUp: readonly GrantedSecret[];
   private readPolicies?: iam.ManagedPolicy[];
   private rotationPolicies?: iam.ManagedPolicy[];
+  private readWritePolicies?: iam.ManagedPolicy[];
 
   constructor(scope: Construct, id: string, props: KeyRegistryProps) {
     super(scope, id);
@@ -234,6 +246,29 @@ export class KeyRegistry extends Construct {
     }
     this.rotationPolicies ??= this.createShardPolicies('RotateShards', ROTATION_ACTIONS, 'rotate');
     this.attach(fn, this.rotationPolicies);
+  }
+
+  /**
+   * Lets `fn` read every shard's value and write a new version of it with compare-and-swap (READ_WRITE_ACTIONS): on
+   * shard 0 in its default policy (its complete ARN, or the partial one with the suffix Secrets Manager adds), on the
+   * others through managed policies of one statement each, so a role needs as many as for reading alone; with a
+   * customer key, decrypting a version and writing one, through Secrets Manager only.
+   */
+  public grantReadWrite(fn: lambda.Function): void {
+    iam.Grant.addToPrincipal({
+      grantee: fn,
+      actions: [...READ_WRITE_ACTIONS],
+      resourceArns: [this.shardZero.secretFullArn ?? `${this.shardZero.secretArn}-??????`],
+    });
+    if (this.encryptionKey) {
+      grantKeyUseThroughSecretsManager(fn, this.encryptionKey, ['kms:Decrypt', 'kms:GenerateDataKey']);
+    }
+    this.readWritePolicies ??= this.createShardPolicies(
+      'ReadWriteShards',
+      READ_WRITE_ACTIONS,
+      'read and write (compare-and-swap) the values of',
+    );
+    this.attach(fn, this.readWritePolicies);
   }
 
   /**

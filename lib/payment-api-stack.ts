@@ -188,6 +188,12 @@ export class PaymentApiStack extends Stack {
       value: registry.shardZero.secretArn,
     });
     if (registry.sharded) this.addRegistryOutputs(registry);
+    if (this.paymentApi.secretScanning) {
+      new CfnOutput(this, 'SecretScanningUrl', {
+        description: "Register this URL with GitHub's secret scanning partner program (docs/operations.md)",
+        value: this.paymentApi.secretScanning.url,
+      });
+    }
     const domain = this.paymentApi.customDomain;
     if (domain && this.paymentApi.customDomainPaymentUrl !== undefined) {
       new CfnOutput(this, 'CustomDomainUrl', {
@@ -323,5 +329,6 @@ function pickOptions(props: PaymentApiOptions): AllOptions {
     appRateLimit: props.appRateLimit,
     keyShards: props.keyShards,
     keyShardsPrevious: props.keyShardsPrevious,
+    secretScanning: props.secretScanning,
   };
 }

@@ -32,6 +32,13 @@ import {
   type AppRateLimitOptions,
 } from './rate-limit-table';
 import {
+  SECRET_SCANNING_THROTTLING,
+  SecretScanning,
+  validateSecretScanningOptions,
+  type SecretScanningOptions,
+} from './secret-scanning';
+import { SECRET_SCANNING_ROUTE } from '../lambda/secret-scanning/settings';
+import {
   PaymentRestApi,
   REST_API_DEFAULTS,
   REST_API_LIMITS,
@@ -46,6 +53,7 @@ export type { KeyRotationOptions } from './key-rotation';
 export type { KeyRegistryOptions } from './key-registry';
 export type { MonitoringOptions } from './monitoring';
 export type { AppRateLimitOptions, LimiterFailure } from './rate-limit-table';
+export type { SecretScanningOptions, ScanningAction } from './secret-scanning';
 export { STAGE_NAME } from './payment-rest-api';
 
 /** The defaults of {@link PaymentApiProps}, in one place for the stack, the CDK app and the docs. */
@@ -166,6 +174,15 @@ export interface PaymentApiProps extends PaymentFunctionOptions, RestApiOptions,
    * app's own `rateLimit` in the secret is not enforced (the Lambda warns of it)
    */
   readonly appRateLimit?: AppRateLimitOptions;
+
+  /**
+   * GitHub's secret scanning partner program, opt-in: `POST /secret-scanning` on this API, answered by a function of
+   * its own that verifies GitHub's signature and ends (or only reports) every key of this stack's format that GitHub
+   * finds in public, notifying the alarm topic (when there is one). The route has a throttle of its own
+   * (SECRET_SCANNING_THROTTLING). See docs/operations.md, "A partner's key leaked".
+   * @default - no endpoint
+   */
+  readonly secretScanning?: SecretScanningOptions;
 }
 
 /** Throws on the first invalid prop, before anything is built. Values that are tokens are left to CloudFormation. */
@@ -179,6 +196,7 @@ function validateProps(scope: Construct, props: PaymentApiProps): void {
   if (props.rotation) validateKeyRotationOptions(props.rotation);
   if (props.monitoring) validateMonitoringOptions(props.monitoring, 'monitoring.');
   if (props.appRateLimit) validateAppRateLimitOptions(props.appRateLimit);
+  if (props.secretScanning) validateSecretScanningOptions(props.secretScanning);
   if (props.waf !== undefined && props.webAclArn !== undefined) {
     throw new Error('waf and webAclArn cannot both be set: the stage takes one web ACL, a new one or yours');
   }
@@ -226,6 +244,8 @@ export class PaymentApi extends Construct {
   public readonly rateLimitTable?: RateLimitTable;
   /** `https://<domain>/payment`, when `customDomain` is set. */
   public readonly customDomainPaymentUrl?: string;
+  /** The GitHub secret scanning endpoint, when `secretScanning` is set. */
+  public readonly secretScanning?: SecretScanning;
 
   constructor(scope: Construct, id: string, props: PaymentApiProps = {}) {
     super(scope, id);
@@ -298,6 +318,11 @@ export class PaymentApi extends Construct {
       accessLogs,
       restApiName: serviceName,
       webAclAssociated: hasFirewall,
+      ...(props.secretScanning && {
+        methodThrottling: {
+          [`${SECRET_SCANNING_ROUTE.path}/${SECRET_SCANNING_ROUTE.method}`]: SECRET_SCANNING_THROTTLING,
+        },
+      }),
     });
     addGatewayResponses(this.api);
 
@@ -333,5 +358,17 @@ export class PaymentApi extends Construct {
       keyExpiryWarning: props.keyExpiryWarning,
       rateLimiter: rateLimit && { failure: rateLimit.failure, table: rateLimit.table.table },
     });
+
+    // After monitoring, whose topic it notifies.
+    if (props.secretScanning) {
+      this.secretScanning = new SecretScanning(this, 'SecretScanning', {
+        ...props.secretScanning,
+        api: this.api,
+        registry: this.keyRegistry,
+        alarmTopic: this.monitoring.topic,
+        logRetention,
+        logLevel,
+      });
+    }
   }
 }

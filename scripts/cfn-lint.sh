@@ -2,7 +2,7 @@
 # Synthesizes the app offline in every configuration that changes the template's shape (by default, with scheduled
 # rotation, with everything at the edge, with monitoring to a new or an existing topic, with a custom domain but no
 # DNS record, with an existing web ACL and secret by ARN, with per-app rate limits, with a key registry of several
-# shards) and runs cfn-lint on every template, nested ones included: any finding (error or warning) fails.
+# shards, with the GitHub secret scanning endpoint) and runs cfn-lint on every template, nested ones included: any finding (error or warning) fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 certificate=arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012
@@ -51,3 +51,8 @@ lint shards-256-rotation --context keyShards=256 --context rotationDays=30
 lint existing-secret-shard-zero --context keyShards=16 --context rotationDays=30 \
   --context existingSecret=arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf \
   --context secretKmsKeyArn=arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab
+# GitHub secret scanning: its function, route, model, validator, method throttle, grants on 16 shards, the topic's
+# publish grant and the output; and reporting only, to an existing topic, on one shard.
+lint secret-scanning --context secretScanning=true --context keyShards=16 --context alarmEmail=oncall@example.com
+lint secret-scanning-report --context secretScanning=true --context secretScanningAction=report \
+  --context alarmTopicArn=arn:aws:sns:eu-west-1:123456789012:oncall

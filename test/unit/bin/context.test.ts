@@ -89,6 +89,9 @@ describe('readContext', () => {
       latencyAlarmThresholdMs: '800',
       serverErrorRateAlarmThreshold: '2.5',
       tracing: 'true',
+      secretScanning: 'true',
+      secretScanningKeysUrl: 'https://keys.example.com/github/secret_scanning',
+      secretScanningAction: 'report',
     };
 
     // Act
@@ -129,6 +132,7 @@ describe('readContext', () => {
         serverErrorRateAlarmThreshold: 2.5,
       },
       tracing: true,
+      secretScanning: { keysUrl: 'https://keys.example.com/github/secret_scanning', action: 'report' },
     });
     // webAclArn and alarmTopicArn exclude wafRateLimit and alarmEmail: their own tests read them.
     expect([...Object.keys(context), 'webAclArn', 'alarmTopicArn'].sort()).toEqual(
@@ -570,6 +574,52 @@ describe('readContext', () => {
       'context "logLevel" must be one of debug, info, warn, error, got "loud"',
       'context "rotationKeep" needs "rotationDays": without it there is no scheduled rotation',
     ]);
+  });
+});
+
+describe('the secret scanning keys', () => {
+  it('leave the endpoint off by default, and off with secretScanning=false', () => {
+    expect(readContext({}).props.secretScanning).toBeUndefined();
+    expect(readContext({ secretScanning: 'false' }).props.secretScanning).toBeUndefined();
+  });
+
+  it("turn it on with GitHub's keys and revocation by default", () => {
+    expect(readContext({ secretScanning: 'true' }).props.secretScanning).toEqual({});
+  });
+
+  it('take a loopback keys URL over plain http, for tests', () => {
+    expect(
+      readContext({ secretScanning: true, secretScanningKeysUrl: 'http://127.0.0.1:8443/keys' }).props
+        .secretScanning,
+    ).toEqual({ keysUrl: 'http://127.0.0.1:8443/keys' });
+  });
+
+  it.each([
+    [
+      'a keys URL over plain http to another host',
+      {
+        secretScanning: 'true',
+        secretScanningKeysUrl: 'http://api.github.com/meta/public_keys/secret_scanning',
+      },
+      'context "secretScanningKeysUrl" must use https (plain http only to a loopback address, for tests)',
+    ],
+    [
+      'a keys URL that is not one, without repeating it',
+      { secretScanning: 'true', secretScanningKeysUrl: 'pay_secret-looking-text' },
+      'context "secretScanningKeysUrl" must be an absolute URL',
+    ],
+    [
+      'an action of another name',
+      { secretScanning: 'true', secretScanningAction: 'delete' },
+      'context "secretScanningAction" must be one of revoke, report, got "delete"',
+    ],
+    [
+      'a keys URL without the endpoint',
+      { secretScanningKeysUrl: 'https://keys.example.com/k' },
+      'context "secretScanningKeysUrl" needs "secretScanning": without it there is no secret scanning endpoint',
+    ],
+  ])('refuse %s in one line', (_case, context, problem) => {
+    expect(problemsWith(context)).toEqual([problem]);
   });
 });
 
