@@ -2,7 +2,8 @@
 # Synthesizes the app offline in every configuration that changes the template's shape (by default, with scheduled
 # rotation, with everything at the edge, with monitoring to a new or an existing topic, with a custom domain but no
 # DNS record, with an existing web ACL and secret by ARN, with per-app rate limits, with a key registry of several
-# shards) and runs cfn-lint on every template, nested ones included: any finding (error or warning) fails.
+# shards, the pipeline access stack) and runs cfn-lint on every template, nested ones included: any finding (error or
+# warning) fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 certificate=arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012
@@ -51,3 +52,10 @@ lint shards-256-rotation --context keyShards=256 --context rotationDays=30
 lint existing-secret-shard-zero --context keyShards=16 --context rotationDays=30 \
   --context existingSecret=arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf \
   --context secretKmsKeyArn=arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab
+# The pipeline access stack (alone in the app with githubRepository): a new OIDC provider and the default stages; an
+# imported provider, the immutable subject, three stages in two Regions.
+lint pipeline-access --context githubRepository=octo-org/payment-api
+lint pipeline-access-imported --context githubRepository=octo-org/payment-api \
+  --context githubRepositoryIds=123456/456789 --context pipelineStages=beta,gamma,prod \
+  --context pipelineRegions=eu-west-1,us-east-1 \
+  --context githubOidcProviderArn=arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com
