@@ -107,7 +107,8 @@ describe('readContext', () => {
       pipelineAccess: {
         githubRepository: 'octo-org/payment-api',
         repositoryIds: { ownerId: '123456', repositoryId: '456789' },
-        existingOidcProviderArn: 'arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com',
+        existingOidcProviderArn:
+          'arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com',
         stages: ['beta', 'gamma', 'prod'],
         regions: ['eu-west-1', 'us-east-1'],
       },
