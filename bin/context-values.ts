@@ -141,3 +141,21 @@ export const retentionDays: Parser<RetentionDays> = (raw) => {
   }
   return retention;
 };
+
+/**
+ * Names of one format, comma-separated (`-c envs=staging,production`) or a JSON array (cdk.json); each at most once,
+ * in the order given.
+ */
+export function listOf(format: TextFormat): Parser<readonly string[]> {
+  const expected = `a comma-separated list of ${format.description}, each once`;
+  return (raw) => {
+    const items =
+      typeof raw === 'string' ? raw.split(',').map((item) => item.trim()) : Array.isArray(raw) ? raw : [];
+    const valid =
+      items.length > 0 &&
+      items.every((item): item is string => typeof item === 'string' && format.pattern.test(item)) &&
+      new Set(items).size === items.length;
+    if (!valid) throw new InvalidValue(mustBe(expected, raw));
+    return items;
+  };
+}

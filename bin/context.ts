@@ -25,12 +25,16 @@ import {
   type StackMonitoringOptions,
 } from '../lib/payment-api-stack';
 import { nearest } from './nearest';
+import { CDK_QUALIFIER, REGION_NAME } from '../lib/pipeline/bootstrap-roles';
+import { OIDC_PROVIDER_ARN } from '../lib/pipeline/github-oidc-provider';
+import { GITHUB_REPOSITORY, GITHUB_REPOSITORY_IDS, parseRepositoryIds } from '../lib/pipeline/github-subject';
 import { describeValue, type TextFormat } from '../lib/validation';
 import {
   boolean,
   checkedNumber,
   checkedText,
   InvalidValue,
+  listOf,
   matching,
   numberBetween,
   oneOf,
@@ -63,7 +67,23 @@ export interface AppConfig {
   /** The environment, when `env` is set. */
   readonly env?: string;
   readonly props: PaymentApiStackProps;
+  /** With `envs`: one stack per environment, each read as `-c env=<name>` would be. */
+  readonly envs?: readonly string[];
+  /** With `githubRepository`: the PaymentApiPipelineAccess stack's settings (bin/payment-api.ts adds it). */
+  readonly pipelineAccess?: PipelineAccessConfig;
 }
+
+/** The pipeline access stack's settings as the context gives them. */
+export interface PipelineAccessConfig {
+  readonly githubRepository?: string;
+  readonly repositoryIds?: { readonly ownerId: string; readonly repositoryId: string };
+  readonly existingOidcProviderArn?: string;
+  readonly stages?: readonly string[];
+  readonly regions?: readonly string[];
+}
+
+/** The stages a pipeline has unless `pipelineStages` says otherwise. */
+export const DEFAULT_PIPELINE_STAGES: readonly string[] = ['staging', 'production'];
 
 /** Other keys a key only makes sense with (or without), and why, for the one-line message. */
 export interface KeyRelation {
@@ -137,6 +157,27 @@ function monitoringField<F extends keyof StackMonitoringOptions>({
     sets: `monitoring.${field}`,
     apply: (value, config) =>
       withProps(config, { monitoring: { ...config.props.monitoring, [field]: value } }),
+  });
+}
+
+function withPipeline(config: AppConfig, fields: PipelineAccessConfig): AppConfig {
+  return { ...config, pipelineAccess: { ...config.pipelineAccess, ...fields } };
+}
+
+type PipelineRow<F extends keyof PipelineAccessConfig> = Omit<
+  Row<NonNullable<PipelineAccessConfig[F]>>,
+  'sets' | 'apply'
+> & { readonly field: F };
+
+/** A key that sets one field of the pipeline access stack's settings. */
+function pipelineField<F extends keyof PipelineAccessConfig>({
+  field,
+  ...row
+}: PipelineRow<F>): ContextSetting {
+  return setting({
+    ...row,
+    sets: `pipelineAccess.${field}`,
+    apply: (value, config) => withPipeline(config, { [field]: value }),
   });
 }
 
@@ -490,6 +531,58 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
     needs: { keys: ['secretScanning'], because: 'without it there is no secret scanning endpoint' },
     defaultValue: SECRET_SCANNING_DEFAULTS.action,
     meaning: `What a reported key of this stack does: \`revoke\` ends it in its shard at once, \`report\` only notifies and logs (${SCANNING_ACTIONS.join(', ')}).`,
+  }),
+  // The pipeline (docs/deployment.md#from-a-pipeline): several environments in one synth, and the access stack.
+  setting({
+    key: 'envs',
+    sets: 'the stacks: one per environment',
+    parse: listOf(ENVIRONMENT_NAME),
+    apply: (envs, config) => ({ ...config, envs }),
+    excludes: { keys: ['env'], because: '"envs" names every environment to synthesize' },
+    defaultValue: 'one stack (see `env`)',
+    meaning: `Several environments in one cloud assembly, such as \`staging,production\`: one stack each, \`${DEFAULT_STACK_NAME}-<env>\`, exactly as \`-c env=<env>\` makes it (its \`cdk.json\` entry included), so a pipeline synthesizes once and deploys the same assembly to every stage.`,
+  }),
+  pipelineField({
+    key: 'githubRepository',
+    field: 'githubRepository',
+    parse: matching(GITHUB_REPOSITORY),
+    defaultValue: 'no pipeline access stack',
+    meaning: `Adds the stack \`PaymentApiPipelineAccess\` (deploy it by name): the GitHub OIDC provider and the roles a GitHub Actions pipeline of this repository (\`<owner>/<repo>\`) may assume. Without it the app is as before.`,
+  }),
+  setting({
+    key: 'githubRepositoryIds',
+    sets: 'pipelineAccess.repositoryIds',
+    parse: matching(GITHUB_REPOSITORY_IDS),
+    apply: (ids, config) => withPipeline(config, { repositoryIds: parseRepositoryIds(ids) }),
+    needs: { keys: ['githubRepository'], because: 'the ids are of that repository' },
+    defaultValue: 'the name form of `sub`',
+    meaning:
+      "`<owner id>/<repository id>`: the roles trust GitHub's immutable subject claim (`repo:<owner>@<id>/<repo>@<id>:...`) instead of names, which a new owner could take.",
+  }),
+  pipelineField({
+    key: 'githubOidcProviderArn',
+    field: 'existingOidcProviderArn',
+    parse: matching(OIDC_PROVIDER_ARN),
+    needs: { keys: ['githubRepository'], because: 'the provider is for the pipeline access stack' },
+    defaultValue: 'a new provider',
+    meaning:
+      "The account's existing GitHub OIDC provider, imported rather than created (an account has one per URL).",
+  }),
+  pipelineField({
+    key: 'pipelineStages',
+    field: 'stages',
+    parse: listOf(ENVIRONMENT_NAME),
+    needs: { keys: ['githubRepository'], because: "the stages are the pipeline access stack's" },
+    defaultValue: DEFAULT_PIPELINE_STAGES.join(','),
+    meaning: 'The GitHub environments, each an `env`: a deploy role and a smoke-test role for each.',
+  }),
+  pipelineField({
+    key: 'pipelineRegions',
+    field: 'regions',
+    parse: listOf(REGION_NAME),
+    needs: { keys: ['githubRepository'], because: "the Regions are the pipeline access stack's" },
+    defaultValue: "the access stack's Region",
+    meaning: `The Regions the pipeline deploys to: the roles may use the CDK bootstrap roles there (qualifier: \`@aws-cdk/core:bootstrapQualifier\`, ${CDK_QUALIFIER.description}).`,
   }),
 ];
 

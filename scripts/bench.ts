@@ -30,7 +30,8 @@
  * - body: the body limit: a 6 MB body of nested arrays now (413) and parsed as before, time and peak RSS in fresh
  *   processes; the handler's time for bodies at the limits;
  * - timing: the handler's time per refusal cause (wrong key, unknown app, expired, another network) and the 401 log
- *   line's, before and after a wrong key and an unknown app logged the same fields.
+ *   line's, before and after a wrong key and an unknown app logged the same fields;
+ * - pipeline: the time `cdk synth` of the pipeline access stack takes (bench/pipeline-synth.ts).
  *
  * Figures vary by machine; nothing here asserts them (the tests assert the bounds).
  */
@@ -56,6 +57,7 @@ import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt } from './bench/stats';
 import { timingLines } from './bench/timing';
+import { pipelineSynthLines } from './bench/pipeline-synth';
 
 const SECTIONS = [
   'client',
@@ -72,6 +74,7 @@ const SECTIONS = [
   'auth',
   'body',
   'timing',
+  'pipeline',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -202,6 +205,10 @@ async function main(): Promise<void> {
   if (sections.has('timing')) {
     console.log('');
     for (const line of await timingLines()) console.log(line);
+  }
+  if (sections.has('pipeline')) {
+    console.log('');
+    for (const line of pipelineSynthLines()) console.log(line);
   }
 }
 

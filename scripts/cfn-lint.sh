@@ -2,7 +2,8 @@
 # Synthesizes the app offline in every configuration that changes the template's shape (by default, with scheduled
 # rotation, with everything at the edge, with monitoring to a new or an existing topic, with a custom domain but no
 # DNS record, with an existing web ACL and secret by ARN, with per-app rate limits, with a key registry of several
-# shards, with the GitHub secret scanning endpoint) and runs cfn-lint on every template, nested ones included: any finding (error or warning) fails.
+# shards, with the GitHub secret scanning endpoint, the pipeline access stack) and runs cfn-lint on every template,
+# nested ones included: any finding (error or warning) fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 certificate=arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012
@@ -56,3 +57,10 @@ lint existing-secret-shard-zero --context keyShards=16 --context rotationDays=30
 lint secret-scanning --context secretScanning=true --context keyShards=16 --context alarmEmail=oncall@example.com
 lint secret-scanning-report --context secretScanning=true --context secretScanningAction=report \
   --context alarmTopicArn=arn:aws:sns:eu-west-1:123456789012:oncall
+# The pipeline access stack (alone in the app with githubRepository): a new OIDC provider and the default stages; an
+# imported provider, the immutable subject, three stages in two Regions.
+lint pipeline-access --context githubRepository=octo-org/payment-api
+lint pipeline-access-imported --context githubRepository=octo-org/payment-api \
+  --context githubRepositoryIds=123456/456789 --context pipelineStages=beta,gamma,prod \
+  --context pipelineRegions=eu-west-1,us-east-1 \
+  --context githubOidcProviderArn=arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com

@@ -27,10 +27,11 @@ const DOMAIN = {
 };
 
 /** Durations compared by their value, the rest as they are. */
-function comparable({ stackName, env, props }: AppConfig): Record<string, unknown> {
+function comparable({ stackName, env, props, pipelineAccess }: AppConfig): Record<string, unknown> {
   return {
     stackName,
     env,
+    pipelineAccess,
     ...props,
     keyCacheTtl: props.keyCacheTtl?.toSeconds(),
     keyMaxStale: props.keyMaxStale?.toSeconds(),
@@ -92,6 +93,11 @@ describe('readContext', () => {
       secretScanning: 'true',
       secretScanningKeysUrl: 'https://keys.example.com/github/secret_scanning',
       secretScanningAction: 'report',
+      githubRepository: 'octo-org/payment-api',
+      githubRepositoryIds: '123456/456789',
+      githubOidcProviderArn: 'arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com',
+      pipelineStages: 'beta,gamma,prod',
+      pipelineRegions: 'eu-west-1,us-east-1',
     };
 
     // Act
@@ -101,6 +107,14 @@ describe('readContext', () => {
     expect(comparable(config)).toEqual({
       stackName: 'PaymentApi-staging',
       env: 'staging',
+      pipelineAccess: {
+        githubRepository: 'octo-org/payment-api',
+        repositoryIds: { ownerId: '123456', repositoryId: '456789' },
+        existingOidcProviderArn:
+          'arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com',
+        stages: ['beta', 'gamma', 'prod'],
+        regions: ['eu-west-1', 'us-east-1'],
+      },
       environmentName: 'staging',
       existingSecret: 'payment-api/keys',
       createDemoApp: false,
@@ -134,8 +148,8 @@ describe('readContext', () => {
       tracing: true,
       secretScanning: { keysUrl: 'https://keys.example.com/github/secret_scanning', action: 'report' },
     });
-    // webAclArn and alarmTopicArn exclude wafRateLimit and alarmEmail: their own tests read them.
-    expect([...Object.keys(context), 'webAclArn', 'alarmTopicArn'].sort()).toEqual(
+    // webAclArn, alarmTopicArn and envs exclude wafRateLimit, alarmEmail and env: their own tests read them.
+    expect([...Object.keys(context), 'webAclArn', 'alarmTopicArn', 'envs'].sort()).toEqual(
       CONTEXT_SETTINGS.map((row) => row.key).sort(),
     );
   });
