@@ -10,6 +10,10 @@ import { join } from 'node:path';
 
 const PROJECT_ROOT = join(__dirname, '..', '..', '..');
 
+// Each test runs the real CLI (tsx, the CDK, esbuild bundling three functions): tens of seconds of CPU, which two
+// busy cores stretch past jest's 60 s. The deadline is set here, explicitly, rather than met by luck.
+jest.setTimeout(300_000);
+
 interface Run {
   readonly code: number | null;
   /** stdout and stderr, interleaved as written. */

@@ -269,6 +269,8 @@ describe('readContext', () => {
     expect(readContext({ ...zone, hostedZoneName: 'example.com' }).props.hostedZoneName).toBe('example.com');
   });
 
+  // A value the construct refuses too gets the construct's words: "a bad value" below proves those, and the
+  // construct's own tests their text. The rows here are the values no row there has: words, units, other numbers.
   it.each<[string, Record<string, unknown>, string]>([
     [
       'a word as seconds',
@@ -276,24 +278,9 @@ describe('readContext', () => {
       'context "keyCacheTtlSeconds" must be a whole number of seconds from 1 to 3600, got "soon"',
     ],
     [
-      'a zero TTL',
-      { keyCacheTtlSeconds: '0' },
-      'context "keyCacheTtlSeconds" must be a whole number of seconds from 1 to 3600, got "0"',
-    ],
-    [
       'fractional seconds',
       { keyMaxStaleSeconds: '1.5' },
       'context "keyMaxStaleSeconds" must be a whole number of seconds from 0 to 86400, got "1.5"',
-    ],
-    [
-      'a staleness bound over a day',
-      { keyMaxStaleSeconds: 86_401 },
-      'context "keyMaxStaleSeconds" must be a whole number of seconds from 0 to 86400, got 86401',
-    ],
-    [
-      'no expiry warning at all',
-      { keyExpiryWarningDays: '0' },
-      'context "keyExpiryWarningDays" must be a whole number of days from 1 to 365, got "0"',
     ],
     [
       'an expiry warning with a unit',
@@ -304,12 +291,6 @@ describe('readContext', () => {
       'an expiry warning over a year',
       { keyExpiryWarningDays: 366 },
       'context "keyExpiryWarningDays" must be a whole number of days from 1 to 365, got 366',
-    ],
-    ['no shard', { keyShards: '0' }, 'context "keyShards" must be a whole number from 1 to 256, got "0"'],
-    [
-      'more shards than the registry allows',
-      { keyShards: 257 },
-      'context "keyShards" must be a whole number from 1 to 256, got 257',
     ],
     [
       'a fractional shard count',
@@ -327,11 +308,6 @@ describe('readContext', () => {
       'context "keyShardsPrevious" must be a whole number from 1 to 256, got "300"',
     ],
     [
-      'a previous shard count equal to the shard count',
-      { keyShards: '8', keyShardsPrevious: '8' },
-      'context "keyShardsPrevious" must differ from keyShards (8): set it only while a reshard is under way, to the count apps were placed by before, got 8',
-    ],
-    [
       'a previous shard count of 1 without keyShards, whose default is 1',
       { keyShardsPrevious: '1' },
       'context "keyShardsPrevious" must differ from keyShards (1): set it only while a reshard is under way, to the count apps were placed by before, got 1',
@@ -342,24 +318,9 @@ describe('readContext', () => {
       'context "memorySize" must be a whole number of MiB from 128 to 10240, got -1',
     ],
     [
-      'too little memory',
-      { memorySize: '64' },
-      'context "memorySize" must be a whole number of MiB from 128 to 10240, got "64"',
-    ],
-    [
-      'a zero rate limit',
-      { throttlingRateLimit: '0' },
-      'context "throttlingRateLimit" must be a positive number of requests per second, got "0"',
-    ],
-    [
       'a burst limit with a unit',
       { throttlingBurstLimit: '10rps' },
       'context "throttlingBurstLimit" must be a whole number of requests of at least 1, got "10rps"',
-    ],
-    [
-      'a stage name with a space',
-      { stageName: 'my stage' },
-      'context "stageName" must be 1 to 128 letters, digits, "-" or "_", got "my stage"',
     ],
     [
       'a retention CloudWatch Logs does not offer',
@@ -398,11 +359,6 @@ describe('readContext', () => {
       'context "rotationDays" must be a whole number of days from 1 to 1000, got 1001',
     ],
     [
-      'keeping a single key',
-      { rotationDays: '30', rotationKeep: '1' },
-      'context "rotationKeep" must be a whole number from 2 to 10, got "1"',
-    ],
-    [
       'an environment name with an underscore',
       { env: 'staging_eu' },
       'context "env" must be 1 to 24 letters, digits or hyphens, starting with a letter and not ending with a hyphen, got "staging_eu"',
@@ -416,11 +372,6 @@ describe('readContext', () => {
       'an environment name of 25 characters',
       { env: 'a'.repeat(25) },
       `context "env" must be 1 to 24 letters, digits or hyphens, starting with a letter and not ending with a hyphen, got "${'a'.repeat(25)}"`,
-    ],
-    [
-      'a WAF rate limit under WAF’s minimum',
-      { wafRateLimit: '9' },
-      'context "wafRateLimit" must be a whole number of requests per 5 minutes from 10 to 2000000000, got "9"',
     ],
     [
       'a WAF rate limit per second',
@@ -463,26 +414,6 @@ describe('readContext', () => {
       'context "hostedZoneName" must be "payments.example.com" or a parent domain of it, got "ample.com"',
     ],
     [
-      'an alarm threshold of zero 401 answers',
-      { unauthorizedAlarmThreshold: '0' },
-      'context "unauthorizedAlarmThreshold" must be a whole number of 401 answers in 5 minutes from 1 to 1000000, got "0"',
-    ],
-    [
-      'a latency threshold beyond the integration time-out',
-      { latencyAlarmThresholdMs: 30_000 },
-      'context "latencyAlarmThresholdMs" must be a whole number of milliseconds from 1 to 29000, got 30000',
-    ],
-    [
-      'an error rate of 100%',
-      { serverErrorRateAlarmThreshold: '100' },
-      'context "serverErrorRateAlarmThreshold" must be a percentage greater than 0 and less than 100, got "100"',
-    ],
-    [
-      'a zero per-app rate',
-      { appRateLimit: '0' },
-      'context "appRateLimit" must be a number of requests per second from 0.001 to 10000, got "0"',
-    ],
-    [
       'a word as the per-app rate',
       { appRateLimit: 'fast' },
       'context "appRateLimit" must be a number of requests per second from 0.001 to 10000, got "fast"',
@@ -496,11 +427,6 @@ describe('readContext', () => {
       'a fractional per-app burst',
       { appRateLimit: '10', appRateBurst: '1.5' },
       'context "appRateBurst" must be a whole number of requests from 1 to 100000, got "1.5"',
-    ],
-    [
-      'an unknown failure mode of the limiter',
-      { appRateLimit: '10', appRateLimitFailure: 'ajar' },
-      'context "appRateLimitFailure" must be one of open, closed, got "ajar"',
     ],
     [
       'the demo app switched on with a word',

@@ -610,92 +610,30 @@ describe('PaymentApi without the demo app', () => {
 });
 
 describe('PaymentApi props validation', () => {
+  const TTL = 'keyCacheTtl must be a whole number of seconds from 1 to 3600';
+  const STALE = 'keyMaxStale must be a whole number of seconds from 0 to 86400';
+  const WARNING = 'keyExpiryWarning must be a whole number of days from 1 to 365';
+  const MEMORY = 'memorySize must be a whole number of MiB from 128 to 10240';
+  const RATE = 'throttlingRateLimit must be a positive number of requests per second';
+  const BURST = 'throttlingBurstLimit must be a whole number of requests of at least 1';
+  const STAGE = 'stageName must be 1 to 128 letters, digits, "-" or "_"';
+
+  // A Duration in fractions of its unit is requireWholeDuration's (test/unit/lib/validation.test.ts).
   it.each<[string, PaymentApiProps, string]>([
-    [
-      'a zero TTL',
-      { keyCacheTtl: Duration.seconds(0) },
-      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 0',
-    ],
-    [
-      'a TTL in fractions of a second',
-      { keyCacheTtl: Duration.millis(1500) },
-      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 1.5',
-    ],
-    [
-      'a TTL over an hour',
-      { keyCacheTtl: Duration.hours(2) },
-      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 7200',
-    ],
-    [
-      'a staleness bound in fractions of a second',
-      { keyMaxStale: Duration.millis(500) },
-      'keyMaxStale must be a whole number of seconds from 0 to 86400, got 0.5',
-    ],
-    [
-      'a staleness bound over a day',
-      { keyMaxStale: Duration.days(2) },
-      'keyMaxStale must be a whole number of seconds from 0 to 86400, got 172800',
-    ],
-    [
-      'a zero-day expiry warning',
-      { keyExpiryWarning: Duration.days(0) },
-      'keyExpiryWarning must be a whole number of days from 1 to 365, got 0',
-    ],
-    [
-      'an expiry warning in part days',
-      { keyExpiryWarning: Duration.hours(36) },
-      'keyExpiryWarning must be a whole number of days from 1 to 365, got 1.5',
-    ],
-    [
-      'an expiry warning over a year',
-      { keyExpiryWarning: Duration.days(366) },
-      'keyExpiryWarning must be a whole number of days from 1 to 365, got 366',
-    ],
-    [
-      'too little memory',
-      { memorySize: 64 },
-      'memorySize must be a whole number of MiB from 128 to 10240, got 64',
-    ],
-    [
-      'too much memory',
-      { memorySize: 10241 },
-      'memorySize must be a whole number of MiB from 128 to 10240, got 10241',
-    ],
-    [
-      'fractional memory',
-      { memorySize: 200.5 },
-      'memorySize must be a whole number of MiB from 128 to 10240, got 200.5',
-    ],
-    [
-      'a zero rate limit',
-      { throttlingRateLimit: 0 },
-      'throttlingRateLimit must be a positive number of requests per second, got 0',
-    ],
-    [
-      'an infinite rate limit',
-      { throttlingRateLimit: Infinity },
-      'throttlingRateLimit must be a positive number of requests per second, got Infinity',
-    ],
-    [
-      'a zero burst limit',
-      { throttlingBurstLimit: 0 },
-      'throttlingBurstLimit must be a whole number of requests of at least 1, got 0',
-    ],
-    [
-      'a fractional burst limit',
-      { throttlingBurstLimit: 1.5 },
-      'throttlingBurstLimit must be a whole number of requests of at least 1, got 1.5',
-    ],
-    [
-      'an empty stage name',
-      { stageName: '' },
-      'stageName must be 1 to 128 letters, digits, "-" or "_", got ""',
-    ],
-    [
-      'a stage name with a space',
-      { stageName: 'my stage' },
-      'stageName must be 1 to 128 letters, digits, "-" or "_", got "my stage"',
-    ],
+    ['a zero TTL', { keyCacheTtl: Duration.seconds(0) }, `${TTL}, got 0`],
+    ['a TTL over an hour', { keyCacheTtl: Duration.hours(2) }, `${TTL}, got 7200`],
+    ['a staleness bound over a day', { keyMaxStale: Duration.days(2) }, `${STALE}, got 172800`],
+    ['a zero-day expiry warning', { keyExpiryWarning: Duration.days(0) }, `${WARNING}, got 0`],
+    ['an expiry warning over a year', { keyExpiryWarning: Duration.days(366) }, `${WARNING}, got 366`],
+    ['too little memory', { memorySize: 64 }, `${MEMORY}, got 64`],
+    ['too much memory', { memorySize: 10241 }, `${MEMORY}, got 10241`],
+    ['fractional memory', { memorySize: 200.5 }, `${MEMORY}, got 200.5`],
+    ['a zero rate limit', { throttlingRateLimit: 0 }, `${RATE}, got 0`],
+    ['an infinite rate limit', { throttlingRateLimit: Infinity }, `${RATE}, got Infinity`],
+    ['a zero burst limit', { throttlingBurstLimit: 0 }, `${BURST}, got 0`],
+    ['a fractional burst limit', { throttlingBurstLimit: 1.5 }, `${BURST}, got 1.5`],
+    ['an empty stage name', { stageName: '' }, `${STAGE}, got ""`],
+    ['a stage name with a space', { stageName: 'my stage' }, `${STAGE}, got "my stage"`],
     [
       'a zero per-app rate',
       { appRateLimit: { perSecond: 0 } },
