@@ -16,19 +16,23 @@ export const RATE_LIMIT_ENV = {
   perSecond: 'RATE_LIMIT_PER_SECOND',
   burst: 'RATE_LIMIT_BURST',
   failure: 'RATE_LIMIT_FAILURE',
-  /** Never set by the stack: tests against an emulator give the limiter more time than production allows. */
-  deadlineMs: 'RATE_LIMIT_DEADLINE_MS',
+  /**
+   * The check's time budget. Never set by the stack: tests against an emulator give the limiter more time than
+   * production allows, explicitly.
+   */
+  budgetMs: 'RATE_LIMIT_DEADLINE_MS',
 } as const;
 
-/** The whole-check deadlines RATE_LIMIT_DEADLINE_MS may set (the local server reads the same variable). */
-export const RATE_LIMIT_DEADLINE_LIMITS = { min: 10, max: 60_000 } as const;
+/** The check budgets RATE_LIMIT_DEADLINE_MS may set (the local server reads the same variable). */
+export const RATE_LIMIT_BUDGET_LIMITS = { min: 10, max: 60_000 } as const;
 
 export interface RateLimitSettings {
   readonly tableName: string;
   /** Every app's limit, unless the secret gives it one of its own. */
   readonly defaultLimit: RateLimit;
   readonly failure: LimiterFailure;
-  readonly deadlineMs: number;
+  /** The check's time budget (LIMITER_WORST_ADDED_MS unless set explicitly). */
+  readonly budgetMs: number;
 }
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -86,14 +90,13 @@ export function readRateLimitSettings(env: Environment): RateLimitSettings {
   const defaultLimit = readDefaultLimit(env, RATE_LIMIT_ENV.perSecond, RATE_LIMIT_ENV.burst);
   if (defaultLimit === undefined) throw new Error(`${RATE_LIMIT_ENV.perSecond} must be set`);
   const failure = readLimiterFailure(env, RATE_LIMIT_ENV.failure);
-  const rawDeadline = env[RATE_LIMIT_ENV.deadlineMs];
-  const deadlineMs =
-    rawDeadline === undefined || rawDeadline === '' ? LIMITER_WORST_ADDED_MS : numberIn(rawDeadline);
-  const { min, max } = RATE_LIMIT_DEADLINE_LIMITS;
-  if (!(Number.isInteger(deadlineMs) && deadlineMs >= min && deadlineMs <= max)) {
+  const rawBudget = env[RATE_LIMIT_ENV.budgetMs];
+  const budgetMs = rawBudget === undefined || rawBudget === '' ? LIMITER_WORST_ADDED_MS : numberIn(rawBudget);
+  const { min, max } = RATE_LIMIT_BUDGET_LIMITS;
+  if (!(Number.isInteger(budgetMs) && budgetMs >= min && budgetMs <= max)) {
     throw new Error(
-      `${RATE_LIMIT_ENV.deadlineMs} must be a whole number of milliseconds from ${min} to ${max}`,
+      `${RATE_LIMIT_ENV.budgetMs} must be a whole number of milliseconds from ${min} to ${max}`,
     );
   }
-  return { tableName, defaultLimit, failure, deadlineMs };
+  return { tableName, defaultLimit, failure, budgetMs };
 }

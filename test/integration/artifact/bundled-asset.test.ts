@@ -17,13 +17,12 @@ import { startFaultProxy } from '../../support/fault-proxy';
 import { paymentEvent } from '../../support/events';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY, SECRET_STRING } from '../../support/keys';
 import { expiresAtOf, parseKeyDocument } from '../../../shared/keys/key-document';
-import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
 import { ROTATION_STEPS } from '../../../lambda/rotation/rotation-rules';
 import {
   createMotoRateLimitTable,
   createMotoSecret,
   EMULATOR_LIMITER_DEADLINE_MS,
-  motoPaymentClient,
+  motoSecretSource,
   motoSecretsManager,
   startMoto,
   type MotoServer,
@@ -621,7 +620,7 @@ describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', ()
             secretArn,
             tableName,
             defaultLimit: DEMO_LIMIT,
-            deadlineMs: EMULATOR_LIMITER_DEADLINE_MS,
+            budgetMs: EMULATOR_LIMITER_DEADLINE_MS,
           }),
         );
       },
@@ -720,9 +719,7 @@ describe('the bundled rotation Lambda in cdk.out', () => {
     const endedAt = Date.now();
 
     expect(results).toEqual(ROTATION_STEPS.map(() => ({ ok: true })));
-    const rotated = parseKeyDocument(
-      await secretsManagerSource(arn, motoPaymentClient(moto)).fetchSecretString(),
-    );
+    const rotated = parseKeyDocument(await motoSecretSource(moto, arn).fetchSecretString());
     const demo = rotated.get('demo')?.keys ?? [];
     const partner = rotated.get('partner')?.keys ?? [];
     const superseded = [...demo.slice(0, -1), ...partner.slice(0, -1)];
@@ -831,7 +828,7 @@ describe("the bundled payment Lambdas' AWS settings, read as the SDK reads them"
           secretArn,
           tableName: TABLE,
           defaultLimit: LIMIT,
-          deadlineMs: EMULATOR_LIMITER_DEADLINE_MS,
+          budgetMs: EMULATOR_LIMITER_DEADLINE_MS,
         });
         // Only the case's AWS settings: none of moto's own.
         for (const name of [...Object.keys(moto.awsEnv)]) Reflect.deleteProperty(limited, name);

@@ -65,9 +65,8 @@ describe('SharedRateLimiter', () => {
       capacity: 5,
       // The window's end, in seconds, plus 10 minutes.
       expiresAtSeconds: Math.ceil(appWindowAt('shop', LIMIT, clock.now).endMs / 1000) + 600,
-      withinMs: expect.any(Number) as unknown,
+      signal: expect.any(AbortSignal) as unknown,
     });
-    expect(request?.withinMs).toBeLessThanOrEqual(LIMITER_WORST_ADDED_MS);
   });
 
   it('refuses once the window is full, then the rest of that window without a call', async () => {
@@ -162,14 +161,27 @@ describe('SharedRateLimiter', () => {
     });
   });
 
-  it('answers within its deadline, whatever the store does', async () => {
+  it('answers within its budget, whatever the store does: the one signal it passes down ends the call', async () => {
     store.answer('hang');
-    const bounded = new SharedRateLimiter({ store, deadlineMs: 20 });
+    const bounded = new SharedRateLimiter({ store, budgetMs: 20 });
+    const started = performance.now();
 
     await expect(bounded.check('shop', LIMIT)).resolves.toEqual({
       kind: 'unavailable',
-      error: 'TimeoutError: no decision within 20 ms',
+      error: "TimeoutError: the call's time budget ran out after the request was sent",
     });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(15);
+    expect(store.calls).toHaveLength(1);
+  });
+
+  it(`gives the check ${LIMITER_WORST_ADDED_MS} ms unless told otherwise`, async () => {
+    store.answer('hang');
+    const production = new SharedRateLimiter({ store });
+    const started = performance.now();
+
+    await production.check('shop', LIMIT);
+
+    expect(performance.now() - started).toBeGreaterThanOrEqual(LIMITER_WORST_ADDED_MS - 5);
   });
 
   describe('a throttled counter', () => {
