@@ -4,7 +4,7 @@ import {
   AttemptAbortedError,
   AttemptTimeoutError,
   createNodeHttpTransport,
-  type HttpAnswer,
+  type TransportAnswer,
   type HttpTransport,
 } from './http-transport';
 import { signRequest } from './sigv4';
@@ -85,7 +85,7 @@ function isRetryable(error: unknown): boolean {
  * `code`, else its `__type`; without anything after a `:` (a URL) or before a `#` (a namespace, as DynamoDB writes
  * `com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException`).
  */
-export function errorOfAnswer(answer: HttpAnswer): AwsServiceError {
+export function errorOfAnswer(answer: TransportAnswer): AwsServiceError {
   let body: Record<string, unknown> = {};
   try {
     const parsed: unknown = JSON.parse(answer.body);

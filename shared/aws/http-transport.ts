@@ -33,14 +33,14 @@ export interface HttpAttempt {
   readonly signal: AbortSignal;
 }
 
-export interface HttpAnswer {
+export interface TransportAnswer {
   readonly status: number;
   /** Lower-case names. */
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly body: string;
 }
 
-export type HttpTransport = (attempt: HttpAttempt) => Promise<HttpAnswer>;
+export type HttpTransport = (attempt: HttpAttempt) => Promise<TransportAnswer>;
 
 /** An answer larger than this is not AWS's JSON (a secret value is at most 64 KB): refused rather than buffered. */
 export const MAX_ANSWER_BYTES = 1024 * 1024;
@@ -59,7 +59,7 @@ function headersOf(response: IncomingMessage): Record<string, string | undefined
 /** Reads the answer whole (at most MAX_ANSWER_BYTES); `fail` gets a cut-off or an oversized answer. */
 function readAnswer(
   response: IncomingMessage,
-  done: (answer: HttpAnswer) => void,
+  done: (answer: TransportAnswer) => void,
   fail: (error: Error) => void,
 ): void {
   const chunks: Buffer[] = [];
@@ -95,7 +95,7 @@ function readAnswer(
 export function createNodeHttpTransport(): HttpTransport {
   const agents = { 'http:': new HttpAgent(KEEP_ALIVE), 'https:': new HttpsAgent(KEEP_ALIVE) };
   return (attempt) =>
-    new Promise<HttpAnswer>((resolve, reject) => {
+    new Promise<TransportAnswer>((resolve, reject) => {
       const { url } = attempt;
       const secure = url.protocol === 'https:';
       const send = secure ? httpsRequest : httpRequest;

@@ -7,7 +7,7 @@
 import { AwsJsonClient, type AttemptBounds } from '../../shared/aws/aws-json-client';
 import type { AwsJsonService } from '../../shared/aws/aws-environment';
 import { AttemptAbortedError } from '../../shared/aws/attempt-errors';
-import type { HttpAnswer, HttpAttempt, HttpTransport } from '../../shared/aws/http-transport';
+import type { TransportAnswer, HttpAttempt, HttpTransport } from '../../shared/aws/http-transport';
 
 /** An error answer as the service writes it: a status, an AWS error type (`__type`) and a message. */
 export interface AwsErrorAnswer {
@@ -21,9 +21,9 @@ export function awsError(type: string, message: string, status = 400): AwsErrorA
 }
 
 /** What one call gets: a JSON output, an error answer, or a thrown network error. */
-export type Outcome = Record<string, unknown> | AwsErrorAnswer | Error;
+export type ScriptedOutcome = Record<string, unknown> | AwsErrorAnswer | Error;
 
-type Behaviour = (input: Record<string, unknown>, attempt: HttpAttempt) => Promise<Outcome>;
+type Behaviour = (input: Record<string, unknown>, attempt: HttpAttempt) => Promise<ScriptedOutcome>;
 
 export interface OperationStub {
   resolves(output: Record<string, unknown>): OperationStub;
@@ -41,13 +41,13 @@ export interface FakeAwsService {
   reset(): void;
 }
 
-function isErrorAnswer(outcome: Outcome): outcome is AwsErrorAnswer {
+function isErrorAnswer(outcome: ScriptedOutcome): outcome is AwsErrorAnswer {
   return (
     !(outcome instanceof Error) && typeof outcome.status === 'number' && typeof outcome.type === 'string'
   );
 }
 
-function answerOf(outcome: AwsErrorAnswer | Record<string, unknown>, contentType: string): HttpAnswer {
+function answerOf(outcome: AwsErrorAnswer | Record<string, unknown>, contentType: string): TransportAnswer {
   if (isErrorAnswer(outcome)) {
     return {
       status: outcome.status,
@@ -71,7 +71,7 @@ export function fakeAwsService(): FakeAwsService {
     calls.push({ operation, input });
     const behaviour = behaviours.get(operation);
     // As the real transport does: the caller's signal ends the attempt, which was sent.
-    const outcome = await new Promise<Outcome>((resolve, reject) => {
+    const outcome = await new Promise<ScriptedOutcome>((resolve, reject) => {
       const onAbort = (): void => {
         reject(new AttemptAbortedError(attempt.signal.reason, true));
       };

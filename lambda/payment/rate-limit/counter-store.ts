@@ -12,7 +12,7 @@
  * - it never throws.
  */
 export interface CounterIncrement {
-  /** The item: `<appId>#<window index>`, or `<appId>#<share>#<window index>` (counter-table.ts). */
+  /** The item: `<appId>#<window index>`, or `<appId>#<stripe>#<window index>` (counter-table.ts). */
   readonly key: string;
   /** Counted only if the item holds fewer than this. */
   readonly capacity: number;

@@ -4,6 +4,7 @@ import {
   perSecondProblem,
   type RateLimit,
 } from '../../../shared/keys/rate-limit';
+import type { EnvironmentVariables } from '../../../shared/aws/aws-environment';
 import { LIMITER_WORST_ADDED_MS, type LimiterFailure } from './limiter';
 
 export type { LimiterFailure } from './limiter';
@@ -35,8 +36,6 @@ export interface RateLimitSettings {
   readonly budgetMs: number;
 }
 
-type Environment = Readonly<Record<string, string | undefined>>;
-
 /** A number as an environment variable holds it: digits, optionally a fraction (as String(1 / 3) writes it); NaN otherwise. */
 function numberIn(raw: string): number {
   return /^\d{1,9}(\.\d{1,20})?$/.test(raw) ? Number(raw) : NaN;
@@ -47,7 +46,7 @@ function numberIn(raw: string): number {
  * rate is absent or empty. A bad value is a configuration error, one line naming the variable.
  */
 export function readDefaultLimit(
-  env: Environment,
+  env: EnvironmentVariables,
   perSecondName: string,
   burstName: string,
 ): RateLimit | undefined {
@@ -72,7 +71,7 @@ export function readDefaultLimit(
  * The failure mode from one variable (the Lambda's RATE_LIMIT_FAILURE, the local server's APP_RATE_LIMIT_FAILURE):
  * `open` when absent or empty. Anything else is a configuration error, one line naming the variable.
  */
-export function readLimiterFailure(env: Environment, name: string): LimiterFailure {
+export function readLimiterFailure(env: EnvironmentVariables, name: string): LimiterFailure {
   const raw = env[name];
   const failure = LIMITER_FAILURES.find((candidate) => candidate === (raw || 'open'));
   if (failure === undefined) {
@@ -82,7 +81,7 @@ export function readLimiterFailure(env: Environment, name: string): LimiterFailu
 }
 
 /** What the rate-limited entry needs; throws (failing the Lambda's init) when something is missing or invalid. */
-export function readRateLimitSettings(env: Environment): RateLimitSettings {
+export function readRateLimitSettings(env: EnvironmentVariables): RateLimitSettings {
   const tableName = env[RATE_LIMIT_ENV.table];
   if (tableName === undefined || tableName === '') {
     throw new Error(`${RATE_LIMIT_ENV.table} must name the rate limit table`);

@@ -8,22 +8,26 @@ import { appWindowAt, windowLengthMs, type RateLimit } from './window';
 
 /**
  * One item takes about 1,000 writes a second (DynamoDB's per-partition limit), and a window's count is one item. An
- * app whose limit is above this many requests a second is counted on several items per window, each admitting an
- * equal share. Each item then takes at most this many counted writes a second, and, from the environments that take
+ * app whose limit is above this many requests a second is counted on several items per window (its stripes), each
+ * admitting an equal part. Each item then takes at most this many counted writes a second, and, from the environments that take
  * part in a flooded window (counter-view.ts), about twice as many refused ones: 600 a second at most, well below the
  * item's 1,000, with room for the environments a flood newly reaches.
  */
 export const REQUESTS_PER_SECOND_PER_ITEM = 200;
 
-/** How many items an app's window is spread over, and what each admits (shares differ by at most one). */
-export function counterShards(limit: RateLimit): {
+/**
+ * How many items (stripes) an app's window is spread over, and what each admits (stripes differ by at most one).
+ * A stripe, as in a striped counter: one count split over several cells so that no one cell is hot. ("Shard" means a
+ * key registry secret only.)
+ */
+export function counterStripes(limit: RateLimit): {
   readonly count: number;
   readonly capacities: readonly number[];
 } {
   const count = Math.min(limit.burst, Math.max(1, Math.ceil(limit.perSecond / REQUESTS_PER_SECOND_PER_ITEM)));
   const base = Math.floor(limit.burst / count);
   const extra = limit.burst % count;
-  return { count, capacities: Array.from({ length: count }, (_, shard) => base + (shard < extra ? 1 : 0)) };
+  return { count, capacities: Array.from({ length: count }, (_, stripe) => base + (stripe < extra ? 1 : 0)) };
 }
 
 /**
@@ -112,11 +116,11 @@ export class SharedRateLimiter implements RateLimiter {
   ): LimitDecision | { readonly ask: (budget: AbortSignal) => Promise<LimitDecision> } {
     const lengthMs = windowLengthMs(limit);
     const window = appWindowAt(appId, limit, now);
-    const { count, capacities } = counterShards(limit);
-    const share = count === 1 ? 0 : Math.floor(this.random() * count);
-    const capacity = capacities[share] ?? window.capacity;
-    // One view per item: each share of a busy app fills, and is thinned, on its own.
-    const view = this.viewOf(`${appId}|${share}|${lengthMs}|${capacity}`, lengthMs);
+    const { count, capacities } = counterStripes(limit);
+    const stripe = count === 1 ? 0 : Math.floor(this.random() * count);
+    const capacity = capacities[stripe] ?? window.capacity;
+    // One view per item: each stripe of a busy app fills, and is thinned, on its own.
+    const view = this.viewOf(`${appId}|${stripe}|${lengthMs}|${capacity}`, lengthMs);
     const limited: LimitDecision = { kind: 'limited', retryAfterSeconds: wholeSeconds(window.endMs - now) };
 
     view.noteRequest(window.index, now, this.random);
@@ -133,7 +137,7 @@ export class SharedRateLimiter implements RateLimiter {
 
     const firstCall = view.beginCall();
     const item = {
-      key: counterItemKey(appId, count === 1 ? undefined : share, window.index),
+      key: counterItemKey(appId, count === 1 ? undefined : stripe, window.index),
       capacity,
       expiresAtSeconds: Math.ceil(window.endMs / 1000) + ITEM_LINGER_SECONDS,
     };
@@ -145,7 +149,7 @@ export class SharedRateLimiter implements RateLimiter {
           window: window.index,
           windowEndMs: window.endMs,
           capacity,
-          shares: count,
+          stripes: count,
           firstCall,
           limited,
         });
@@ -161,20 +165,20 @@ export class SharedRateLimiter implements RateLimiter {
       readonly window: number;
       readonly windowEndMs: number;
       readonly capacity: number;
-      readonly shares: number;
+      readonly stripes: number;
       readonly firstCall: boolean;
       readonly limited: LimitDecision;
     },
   ): LimitDecision {
-    const { view, window, windowEndMs, capacity, shares, firstCall, limited } = call;
+    const { view, window, windowEndMs, capacity, stripes, firstCall, limited } = call;
     switch (outcome.kind) {
       case 'counted': {
         this.breaker.record({ failed: false });
         view.counted(window, outcome.used, capacity, firstCall);
-        // What the app may still make at once in this window: this item's share, times the shares.
+        // What the app may still make at once in this window: this stripe's capacity left, times the stripes.
         return {
           kind: 'accepted',
-          remaining: Math.max(0, capacity - outcome.used) * shares,
+          remaining: Math.max(0, capacity - outcome.used) * stripes,
           resetSeconds: wholeSeconds(windowEndMs - this.now()),
         };
       }

@@ -5,7 +5,7 @@
  * and the socket time-out as a time-out on the whole attempt; the connection time-out and a fresh connection for a
  * retry are not (fetch has neither), which changes nothing on the path measured: one answered call.
  */
-import type { HttpAnswer, HttpTransport } from '../../../shared/aws/http-transport';
+import type { TransportAnswer, HttpTransport } from '../../../shared/aws/http-transport';
 
 export {
   AttemptAbortedError,
@@ -15,7 +15,7 @@ export {
 } from '../../../shared/aws/http-transport';
 
 export function createNodeHttpTransport(): HttpTransport {
-  return async (attempt): Promise<HttpAnswer> => {
+  return async (attempt): Promise<TransportAnswer> => {
     const signal =
       attempt.socketTimeoutMs === undefined
         ? attempt.signal

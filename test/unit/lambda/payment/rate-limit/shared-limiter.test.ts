@@ -6,7 +6,7 @@
 import type { IncrementOutcome } from '../../../../../lambda/payment/rate-limit/counter-store';
 import { LIMITER_WORST_ADDED_MS } from '../../../../../lambda/payment/rate-limit/limiter';
 import {
-  counterShards,
+  counterStripes,
   REQUESTS_PER_SECOND_PER_ITEM,
   SharedRateLimiter,
 } from '../../../../../lambda/payment/rate-limit/shared-limiter';
@@ -332,7 +332,7 @@ describe('SharedRateLimiter', () => {
 
       const decision = await spread.check('busy', busy);
 
-      expect(counterShards(busy)).toEqual({ count: 3, capacities: [167, 167, 167] });
+      expect(counterStripes(busy)).toEqual({ count: 3, capacities: [167, 167, 167] });
       expect(store.calls[0]?.request.key).toMatch(/^busy#1#\d+$/);
       expect(store.calls[0]?.request.capacity).toBe(167);
       expect(decision).toMatchObject({ kind: 'accepted', remaining: 166 * 3 });
@@ -340,11 +340,11 @@ describe('SharedRateLimiter', () => {
   });
 });
 
-describe('counterShards', () => {
+describe('counterStripes', () => {
   it(`keeps an app on one item up to ${REQUESTS_PER_SECOND_PER_ITEM} a second, and never makes a share of nothing`, () => {
-    expect(counterShards({ perSecond: 200, burst: 200 })).toEqual({ count: 1, capacities: [200] });
-    expect(counterShards({ perSecond: 201, burst: 201 }).count).toBe(2);
-    expect(counterShards({ perSecond: 10_000, burst: 10_000 }).count).toBe(50);
-    expect(counterShards({ perSecond: 10_000, burst: 3 })).toEqual({ count: 3, capacities: [1, 1, 1] });
+    expect(counterStripes({ perSecond: 200, burst: 200 })).toEqual({ count: 1, capacities: [200] });
+    expect(counterStripes({ perSecond: 201, burst: 201 }).count).toBe(2);
+    expect(counterStripes({ perSecond: 10_000, burst: 10_000 }).count).toBe(50);
+    expect(counterStripes({ perSecond: 10_000, burst: 3 })).toEqual({ count: 3, capacities: [1, 1, 1] });
   });
 });
