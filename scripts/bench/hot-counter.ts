@@ -4,7 +4,7 @@
  * each environment on a simulated clock (test/support/hot-counter-simulation.ts; the unit test asserts the same
  * runs). Needs no moto.
  */
-import { counterShards } from '../../lambda/payment/rate-limit/shared-limiter';
+import { counterStripes } from '../../lambda/payment/rate-limit/shared-limiter';
 import {
   DYNAMODB_WRITES_PER_SECOND_PER_ITEM,
   HOT_COUNTER_RUNS,
@@ -25,7 +25,7 @@ function row(label: string, scenario: HotCounterScenario, report: HotCounterRepo
   const later = `${sum(report.throttledPerSecond.slice(1))} / ${sum(report.unavailablePerSecond.slice(1))}`;
   return (
     `| ${label} | ${fmt(report.floodRequests / (scenario.durationMs / 1000), 0)}/s | ${report.peak.writes} | ` +
-    `${fmt(sum(report.writesPerSecond.slice(-5)) / 5 / counterShards(scenario.limit).count, 0)} | ${firstSecond} | ${later} | ` +
+    `${fmt(sum(report.writesPerSecond.slice(-5)) / 5 / counterStripes(scenario.limit).count, 0)} | ${firstSecond} | ${later} | ` +
     `${fmt(Math.min(...afterFirst), 2)}-${fmt(Math.max(...afterFirst), 2)} | ${report.calmRefused} of ${report.calmRequests} |`
   );
 }

@@ -41,8 +41,8 @@ export interface LimitedAssetSettings {
   readonly dynamoDbEndpoint?: string;
   /** RATE_LIMIT_FAILURE. Default open. */
   readonly failure?: LimiterFailure;
-  /** RATE_LIMIT_DEADLINE_MS; undefined: the production bound. */
-  readonly deadlineMs?: number;
+  /** RATE_LIMIT_DEADLINE_MS, the check's budget; undefined: production's (150 ms). */
+  readonly budgetMs?: number;
   readonly logLevel?: 'info' | 'warn';
 }
 
@@ -61,9 +61,7 @@ export function limitedAssetEnv(settings: LimitedAssetSettings): Record<string, 
     [RATE_LIMIT_ENV.perSecond]: String(settings.defaultLimit.perSecond),
     [RATE_LIMIT_ENV.burst]: String(settings.defaultLimit.burst),
     [RATE_LIMIT_ENV.failure]: settings.failure ?? 'open',
-    ...(settings.deadlineMs === undefined
-      ? {}
-      : { [RATE_LIMIT_ENV.deadlineMs]: String(settings.deadlineMs) }),
+    ...(settings.budgetMs === undefined ? {} : { [RATE_LIMIT_ENV.budgetMs]: String(settings.budgetMs) }),
   };
 }
 
@@ -203,7 +201,7 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
         tableName,
         defaultLimit: options.floodLimit,
         ...(options.failure === undefined ? {} : { failure: options.failure }),
-        ...(options.bounds === 'production' ? {} : { deadlineMs: EMULATOR_LIMITER_DEADLINE_MS }),
+        ...(options.bounds === 'production' ? {} : { budgetMs: EMULATOR_LIMITER_DEADLINE_MS }),
         // Only what goes wrong: 100+ request lines a second would only load the two cores.
         logLevel: 'warn',
       }),

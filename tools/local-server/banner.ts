@@ -132,7 +132,7 @@ function rateLimitLine(input: BannerInput): string {
   const failure = rateLimiting.failure === 'open' ? 'requests go on' : 'requests get 503';
   return (
     `${limit}, counted in DynamoDB table ${rateLimiting.tableName} (region ${region}, endpoint ${endpoint}); ` +
-    `when it cannot answer within ${rateLimiting.deadlineMs} ms, ${failure} (${rateLimiting.failure})`
+    `when it cannot answer within ${rateLimiting.budgetMs} ms, ${failure} (${rateLimiting.failure})`
   );
 }
 

@@ -1,5 +1,5 @@
 /**
- * What one execution environment knows of one counter item (an app's, or one share of a busy app's) under one limit.
+ * What one execution environment knows of one counter item (an app's, or one stripe of a busy app's) under one limit.
  * Pure, its clock and dice handed in, so its rules are tested without a store.
  *
  * Two things keep a flooded app's items below DynamoDB's write rate, however many environments the flood reaches:

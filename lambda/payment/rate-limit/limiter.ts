@@ -32,9 +32,9 @@ export interface RateLimiter {
 }
 
 /**
- * The most the shared limiter adds to a request: its one store call (one attempt of at most 140 ms, in
- * dynamodb-counter-store.ts), and the whole check is cut here whatever the store does. Past it the request goes on
- * as if the store were down: the handler fails open or closed.
+ * The most the shared limiter adds to a request: the check's time budget, one AbortSignal passed down to its store
+ * call, which ends there whatever the store does. Past it the request goes on as if the store were down: the
+ * handler fails open or closed.
  */
 export const LIMITER_WORST_ADDED_MS = 150;
 

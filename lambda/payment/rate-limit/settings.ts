@@ -4,6 +4,7 @@ import {
   perSecondProblem,
   type RateLimit,
 } from '../../../shared/keys/rate-limit';
+import type { EnvironmentVariables } from '../../../shared/aws/aws-environment';
 import { LIMITER_WORST_ADDED_MS, type LimiterFailure } from './limiter';
 
 export type { LimiterFailure } from './limiter';
@@ -16,22 +17,24 @@ export const RATE_LIMIT_ENV = {
   perSecond: 'RATE_LIMIT_PER_SECOND',
   burst: 'RATE_LIMIT_BURST',
   failure: 'RATE_LIMIT_FAILURE',
-  /** Never set by the stack: tests against an emulator give the limiter more time than production allows. */
-  deadlineMs: 'RATE_LIMIT_DEADLINE_MS',
+  /**
+   * The check's time budget. Never set by the stack: tests against an emulator give the limiter more time than
+   * production allows, explicitly.
+   */
+  budgetMs: 'RATE_LIMIT_DEADLINE_MS',
 } as const;
 
-/** The whole-check deadlines RATE_LIMIT_DEADLINE_MS may set (the local server reads the same variable). */
-export const RATE_LIMIT_DEADLINE_LIMITS = { min: 10, max: 60_000 } as const;
+/** The check budgets RATE_LIMIT_DEADLINE_MS may set (the local server reads the same variable). */
+export const RATE_LIMIT_BUDGET_LIMITS = { min: 10, max: 60_000 } as const;
 
 export interface RateLimitSettings {
   readonly tableName: string;
   /** Every app's limit, unless the secret gives it one of its own. */
   readonly defaultLimit: RateLimit;
   readonly failure: LimiterFailure;
-  readonly deadlineMs: number;
+  /** The check's time budget (LIMITER_WORST_ADDED_MS unless set explicitly). */
+  readonly budgetMs: number;
 }
-
-type Environment = Readonly<Record<string, string | undefined>>;
 
 /** A number as an environment variable holds it: digits, optionally a fraction (as String(1 / 3) writes it); NaN otherwise. */
 function numberIn(raw: string): number {
@@ -43,7 +46,7 @@ function numberIn(raw: string): number {
  * rate is absent or empty. A bad value is a configuration error, one line naming the variable.
  */
 export function readDefaultLimit(
-  env: Environment,
+  env: EnvironmentVariables,
   perSecondName: string,
   burstName: string,
 ): RateLimit | undefined {
@@ -68,7 +71,7 @@ export function readDefaultLimit(
  * The failure mode from one variable (the Lambda's RATE_LIMIT_FAILURE, the local server's APP_RATE_LIMIT_FAILURE):
  * `open` when absent or empty. Anything else is a configuration error, one line naming the variable.
  */
-export function readLimiterFailure(env: Environment, name: string): LimiterFailure {
+export function readLimiterFailure(env: EnvironmentVariables, name: string): LimiterFailure {
   const raw = env[name];
   const failure = LIMITER_FAILURES.find((candidate) => candidate === (raw || 'open'));
   if (failure === undefined) {
@@ -78,7 +81,7 @@ export function readLimiterFailure(env: Environment, name: string): LimiterFailu
 }
 
 /** What the rate-limited entry needs; throws (failing the Lambda's init) when something is missing or invalid. */
-export function readRateLimitSettings(env: Environment): RateLimitSettings {
+export function readRateLimitSettings(env: EnvironmentVariables): RateLimitSettings {
   const tableName = env[RATE_LIMIT_ENV.table];
   if (tableName === undefined || tableName === '') {
     throw new Error(`${RATE_LIMIT_ENV.table} must name the rate limit table`);
@@ -86,14 +89,13 @@ export function readRateLimitSettings(env: Environment): RateLimitSettings {
   const defaultLimit = readDefaultLimit(env, RATE_LIMIT_ENV.perSecond, RATE_LIMIT_ENV.burst);
   if (defaultLimit === undefined) throw new Error(`${RATE_LIMIT_ENV.perSecond} must be set`);
   const failure = readLimiterFailure(env, RATE_LIMIT_ENV.failure);
-  const rawDeadline = env[RATE_LIMIT_ENV.deadlineMs];
-  const deadlineMs =
-    rawDeadline === undefined || rawDeadline === '' ? LIMITER_WORST_ADDED_MS : numberIn(rawDeadline);
-  const { min, max } = RATE_LIMIT_DEADLINE_LIMITS;
-  if (!(Number.isInteger(deadlineMs) && deadlineMs >= min && deadlineMs <= max)) {
+  const rawBudget = env[RATE_LIMIT_ENV.budgetMs];
+  const budgetMs = rawBudget === undefined || rawBudget === '' ? LIMITER_WORST_ADDED_MS : numberIn(rawBudget);
+  const { min, max } = RATE_LIMIT_BUDGET_LIMITS;
+  if (!(Number.isInteger(budgetMs) && budgetMs >= min && budgetMs <= max)) {
     throw new Error(
-      `${RATE_LIMIT_ENV.deadlineMs} must be a whole number of milliseconds from ${min} to ${max}`,
+      `${RATE_LIMIT_ENV.budgetMs} must be a whole number of milliseconds from ${min} to ${max}`,
     );
   }
-  return { tableName, defaultLimit, failure, deadlineMs };
+  return { tableName, defaultLimit, failure, budgetMs };
 }

@@ -17,14 +17,13 @@ import { startFaultProxy } from '../../support/fault-proxy';
 import { paymentEvent } from '../../support/events';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY, SECRET_STRING } from '../../support/keys';
 import { expiresAtOf, parseKeyDocument } from '../../../shared/keys/key-document';
-import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
 import { ROTATION_STEPS } from '../../../lambda/rotation/rotation-rules';
 import {
   createMotoRateLimitTable,
   createMotoSecret,
   EMULATOR_LIMITER_DEADLINE_MS,
   freeLoopbackPort,
-  motoPaymentClient,
+  motoSecretSource,
   motoSecretsManager,
   startMoto,
   type MotoServer,
@@ -514,7 +513,7 @@ describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', ()
             secretArn,
             tableName,
             defaultLimit: DEMO_LIMIT,
-            deadlineMs: EMULATOR_LIMITER_DEADLINE_MS,
+            budgetMs: EMULATOR_LIMITER_DEADLINE_MS,
           }),
         );
       },
@@ -603,9 +602,7 @@ describe('the bundled rotation Lambda in cdk.out', () => {
     const endedAt = Date.now();
 
     expect(results).toEqual(ROTATION_STEPS.map(() => ({ ok: true })));
-    const rotated = parseKeyDocument(
-      await secretsManagerSource(arn, motoPaymentClient(moto)).fetchSecretString(),
-    );
+    const rotated = parseKeyDocument(await motoSecretSource(moto, arn).fetchSecretString());
     const demo = rotated.get('demo')?.keys ?? [];
     const partner = rotated.get('partner')?.keys ?? [];
     const superseded = [...demo.slice(0, -1), ...partner.slice(0, -1)];
@@ -698,7 +695,7 @@ describe("the bundled payment Lambdas' AWS settings, read as the SDK reads them"
           secretArn,
           tableName: TABLE,
           defaultLimit: LIMIT,
-          deadlineMs: EMULATOR_LIMITER_DEADLINE_MS,
+          budgetMs: EMULATOR_LIMITER_DEADLINE_MS,
         });
         // Only the case's AWS settings: none of moto's own.
         for (const name of [...Object.keys(moto.awsEnv)]) Reflect.deleteProperty(limited, name);

@@ -18,13 +18,12 @@ import { CLI_STAGING_LABEL } from '../../../tools/keys/secrets-manager-store';
 import { createHandler, type RequestLimits } from '../../../lambda/payment/create-handler';
 import { createMemoryRateLimiter } from '../../../lambda/payment/rate-limit/memory-limiter';
 import { KeyCache } from '../../../lambda/payment/key-cache';
-import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
 import { keyIdOf } from '../../../shared/keys/key-document';
 import { parseKeyring } from '../../../shared/keys/keyring';
 import { captureLogs } from '../../support/capture-logger';
 import { baseEvent, paymentEvent } from '../../support/events';
 import { DEMO_KEY } from '../../support/keys';
-import { EMULATOR_CALL_BOUNDS, motoPaymentClient, startMoto, type MotoServer } from '../../support/moto';
+import { EMULATOR_CALL_BOUNDS, motoSecretSource, startMoto, type MotoServer } from '../../support/moto';
 import {
   cliStderrLines,
   decide,
@@ -581,7 +580,7 @@ describe('expiry, grace, prune, allowlists and rate limits through the key CLI, 
     const client = cliClient(moto.awsEnv);
     try {
       const keys = new KeyCache({
-        source: secretsManagerSource(secretId, motoPaymentClient(moto)),
+        source: motoSecretSource(moto, secretId),
         logger: logs.logger,
         ttlMs: 60_000,
         maxStaleMs: 0,

@@ -13,7 +13,6 @@ import { keyIdOf } from '../../../shared/keys/key-document';
 import { GENERATED_KEY_PREFIX, toDigestForm } from '../../../shared/keys/key-material';
 import { parseKeyring, type Keyring } from '../../../shared/keys/keyring';
 import { SECRET_MAX_BYTES } from '../../../shared/keys/secret-size';
-import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
 import {
   createRotationHandler,
   type RotationHandler,
@@ -21,7 +20,7 @@ import {
 } from '../../../lambda/rotation/create-rotation-handler';
 import { ROTATION_STEPS, type RotationEvent } from '../../../lambda/rotation/rotation-rules';
 import { captureLogs, type CapturedLogs } from '../../support/capture-logger';
-import { motoPaymentClient, motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
+import { motoSecretSource, motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
 
 const KEY_A = 'test-moto-rotation-demo-key-a-0123456789';
 const KEY_P = 'test-moto-rotation-partner-key-0123456789';
@@ -174,9 +173,7 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
 
   /** The keyring exactly as the payment Lambda reads it, which must find no problem. */
   async function serviceKeyring(secretArn: string): Promise<Keyring> {
-    const parsed = parseKeyring(
-      await secretsManagerSource(secretArn, motoPaymentClient(moto)).fetchSecretString(),
-    );
+    const parsed = parseKeyring(await motoSecretSource(moto, secretArn).fetchSecretString());
     expect(parsed.problems).toEqual([]);
     return parsed.keyring;
   }

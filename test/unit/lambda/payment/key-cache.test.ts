@@ -18,7 +18,7 @@ const MAX_STALE_MS = 15 * 60_000;
 const REFRESH_WAIT_MS = 250;
 const STALE_RETRY_MS = 5_000;
 const UNAVAILABLE_RETRY_MS = 500;
-/** The source's deadline (PAYMENT_CALL_BOUNDS) plus the cache's grace for a fetch frozen with its environment. */
+/** The source's deadline (KEY_FETCH_BUDGET_MS) plus the cache's grace for a fetch frozen with its environment. */
 const ABANDON_AFTER_MS = 1_500 + 1_000;
 
 /**

@@ -17,7 +17,7 @@ import { appMovingBetween, appOnShard, movingApp } from '../../../support/shards
 const TTL_MS = 60_000;
 const MAX_STALE_MS = 15 * 60_000;
 const REFRESH_WAIT_MS = 250;
-/** PAYMENT_CALL_BOUNDS' deadline, as the Lambda's sources state it. */
+/** KEY_FETCH_BUDGET_MS, as the Lambda's sources state it. */
 const DEADLINE_MS = 1_500;
 
 /** How a fake shard answers its fetches from now on; `silent`: nothing, until the client's deadline ends the call. */

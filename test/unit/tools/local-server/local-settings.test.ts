@@ -154,7 +154,7 @@ describe('readRateLimiting', () => {
       defaultLimit: { perSecond: 20, burst: 20 },
       tableName: 'PaymentApi-RateLimits',
       failure: 'open',
-      deadlineMs: 150,
+      budgetMs: 150,
     });
   });
 
@@ -174,7 +174,7 @@ describe('readRateLimiting', () => {
       defaultLimit: { perSecond: 20, burst: 40 },
       tableName: tableArn,
       failure: 'closed',
-      deadlineMs: 10_000,
+      budgetMs: 10_000,
     });
   });
 

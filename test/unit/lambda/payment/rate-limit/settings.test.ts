@@ -13,7 +13,7 @@ describe('readRateLimitSettings', () => {
       tableName: 'PaymentApi-RateLimits',
       defaultLimit: { perSecond: 20, burst: 40 },
       failure: 'closed',
-      deadlineMs: 150,
+      budgetMs: 150,
     });
   });
 
@@ -28,7 +28,7 @@ describe('readRateLimitSettings', () => {
       tableName: 'PaymentApi-RateLimits',
       defaultLimit: { perSecond: 0.5, burst: 1 },
       failure: 'open',
-      deadlineMs: 10_000,
+      budgetMs: 10_000,
     });
   });
 

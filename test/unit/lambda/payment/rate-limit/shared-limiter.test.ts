@@ -6,7 +6,7 @@
 import type { IncrementOutcome } from '../../../../../lambda/payment/rate-limit/counter-store';
 import { LIMITER_WORST_ADDED_MS } from '../../../../../lambda/payment/rate-limit/limiter';
 import {
-  counterShards,
+  counterStripes,
   REQUESTS_PER_SECOND_PER_ITEM,
   SharedRateLimiter,
 } from '../../../../../lambda/payment/rate-limit/shared-limiter';
@@ -65,9 +65,8 @@ describe('SharedRateLimiter', () => {
       capacity: 5,
       // The window's end, in seconds, plus 10 minutes.
       expiresAtSeconds: Math.ceil(appWindowAt('shop', LIMIT, clock.now).endMs / 1000) + 600,
-      withinMs: expect.any(Number) as unknown,
+      signal: expect.any(AbortSignal) as unknown,
     });
-    expect(request?.withinMs).toBeLessThanOrEqual(LIMITER_WORST_ADDED_MS);
   });
 
   it('refuses once the window is full, then the rest of that window without a call', async () => {
@@ -162,14 +161,27 @@ describe('SharedRateLimiter', () => {
     });
   });
 
-  it('answers within its deadline, whatever the store does', async () => {
+  it('answers within its budget, whatever the store does: the one signal it passes down ends the call', async () => {
     store.answer('hang');
-    const bounded = new SharedRateLimiter({ store, deadlineMs: 20 });
+    const bounded = new SharedRateLimiter({ store, budgetMs: 20 });
+    const started = performance.now();
 
     await expect(bounded.check('shop', LIMIT)).resolves.toEqual({
       kind: 'unavailable',
-      error: 'TimeoutError: no decision within 20 ms',
+      error: "TimeoutError: the call's time budget ran out after the request was sent",
     });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(15);
+    expect(store.calls).toHaveLength(1);
+  });
+
+  it(`gives the check ${LIMITER_WORST_ADDED_MS} ms unless told otherwise`, async () => {
+    store.answer('hang');
+    const production = new SharedRateLimiter({ store });
+    const started = performance.now();
+
+    await production.check('shop', LIMIT);
+
+    expect(performance.now() - started).toBeGreaterThanOrEqual(LIMITER_WORST_ADDED_MS - 5);
   });
 
   describe('a throttled counter', () => {
@@ -320,7 +332,7 @@ describe('SharedRateLimiter', () => {
 
       const decision = await spread.check('busy', busy);
 
-      expect(counterShards(busy)).toEqual({ count: 3, capacities: [167, 167, 167] });
+      expect(counterStripes(busy)).toEqual({ count: 3, capacities: [167, 167, 167] });
       expect(store.calls[0]?.request.key).toMatch(/^busy#1#\d+$/);
       expect(store.calls[0]?.request.capacity).toBe(167);
       expect(decision).toMatchObject({ kind: 'accepted', remaining: 166 * 3 });
@@ -328,11 +340,11 @@ describe('SharedRateLimiter', () => {
   });
 });
 
-describe('counterShards', () => {
+describe('counterStripes', () => {
   it(`keeps an app on one item up to ${REQUESTS_PER_SECOND_PER_ITEM} a second, and never makes a share of nothing`, () => {
-    expect(counterShards({ perSecond: 200, burst: 200 })).toEqual({ count: 1, capacities: [200] });
-    expect(counterShards({ perSecond: 201, burst: 201 }).count).toBe(2);
-    expect(counterShards({ perSecond: 10_000, burst: 10_000 }).count).toBe(50);
-    expect(counterShards({ perSecond: 10_000, burst: 3 })).toEqual({ count: 3, capacities: [1, 1, 1] });
+    expect(counterStripes({ perSecond: 200, burst: 200 })).toEqual({ count: 1, capacities: [200] });
+    expect(counterStripes({ perSecond: 201, burst: 201 }).count).toBe(2);
+    expect(counterStripes({ perSecond: 10_000, burst: 10_000 }).count).toBe(50);
+    expect(counterStripes({ perSecond: 10_000, burst: 3 })).toEqual({ count: 3, capacities: [1, 1, 1] });
   });
 });
