@@ -6,7 +6,9 @@
  * Deterministic by the CLI's own seams: the clock (`now`) is fixed, and each step makes its keys with a generator of
  * its own (`payk_` + base64url of SHA-256 over "<step label>#<n>"), so a step that makes one key more or less than
  * before changes no other step's keys. Only what truly varies between runs is normalised (normalise() below): the
- * temporary directory (`<tmp>`), the random 6-character suffix moto gives a secret's ARN (`-XXXXXX`) and moto's port.
+ * temporary directory (`<tmp>`), the random 6-character suffix moto gives a secret's ARN (`-XXXXXX`) and moto's port;
+ * and the order of the key lines `apply` hands out (a keys file, or standard output with `--keys-out -`), which is
+ * the order the shards' writes landed in, concurrent by design: those lines are shown sorted.
  *
  * A golden changes only on purpose: `UPDATE_GOLDEN=1 npx jest test/integration/keys/cli-golden.test.ts` rewrites
  * them, and the commit that changes one says which message changed and why.
@@ -61,6 +63,8 @@ interface Step {
   /** Files of the temporary directory shown after the step, with their mode. */
   readonly show?: readonly string[];
   readonly before?: () => Promise<void>;
+  /** Standard output holds only key lines (`--keys-out -`): shown sorted (see the header). */
+  readonly keysOnStdout?: boolean;
 }
 
 const changeFile = (changes: readonly object[]): string =>
@@ -212,6 +216,7 @@ const COMMON_STEPS: readonly Step[] = [
   {
     label: 'apply keys to stdout, json',
     argv: ['apply', 'more.json', '--keys-out', '-'],
+    keysOnStdout: true,
     files: {
       'more.json': () =>
         changeFile([
@@ -337,11 +342,23 @@ function render(step: Step, argv: readonly string[], result: CliResult, shown: s
   );
 }
 
+/** Lines in code-unit order, each still ending in its newline. */
+function sortedLines(text: string): string {
+  const lines = text.split('\n');
+  const last = lines.pop() ?? '';
+  return (
+    lines
+      .sort()
+      .map((line) => `${line}\n`)
+      .join('') + last
+  );
+}
+
 function showFile(tmp: string, name: string): string {
   const path = join(tmp, name);
   if (!existsSync(path)) return `file ${name}: (absent)\n`;
   const mode = (statSync(path).mode & 0o777).toString(8);
-  return block(`file ${name} (mode ${mode})`, readFileSync(path, 'utf8'));
+  return block(`file ${name} (mode ${mode})`, sortedLines(readFileSync(path, 'utf8')));
 }
 
 async function runScenario(target: Target): Promise<string> {
@@ -374,7 +391,8 @@ async function runScenario(target: Target): Promise<string> {
         },
       );
       const shown = (step.show ?? []).map((name) => showFile(tmp, name)).join('');
-      transcript += normalise(render(step, argv, result, shown), tmp);
+      const stdout = step.keysOnStdout === true ? sortedLines(result.stdout) : result.stdout;
+      transcript += normalise(render(step, argv, { ...result, stdout }, shown), tmp);
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
