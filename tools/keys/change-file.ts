@@ -1,6 +1,7 @@
 import { getNodeValue, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
 import { appIdProblem } from '../../shared/keys/app-id';
 import type { DocumentRateLimit } from '../../shared/keys/key-document';
+import type { EditRequest, ExpirySpec } from './changes';
 import { INVALID_KEY_ID_MESSAGE, isKeyId } from '../../shared/keys/key-material';
 import { parseCidr } from '../../shared/keys/network';
 import { readRateLimit } from '../../shared/keys/rate-limit';
@@ -26,10 +27,6 @@ import { DURATION_RULE, parseDuration } from './duration';
 
 export const CHANGE_FILE_FORMAT = 'payment-api-key-changes/1';
 
-/** An expiry as a change gives it: a span from now, or an instant. */
-export type ExpirySpec =
-  { readonly kind: 'in'; readonly ms: number } | { readonly kind: 'at'; readonly at: number };
-
 interface Located {
   /** 1-based, where the change's object starts. */
   readonly line: number;
@@ -38,24 +35,9 @@ interface Located {
   readonly appId: string;
 }
 
+/** A change of the file: one of the edits a command makes (changes.ts), with where the file gives it. */
 export type ChangeRequest = Located &
-  (
-    | {
-        readonly op: 'add';
-        readonly hash: boolean;
-        readonly expiry?: ExpirySpec;
-        readonly allowedCidrs?: readonly string[];
-        readonly rateLimit?: DocumentRateLimit;
-      }
-    | {
-        readonly op: 'rotate';
-        readonly hash: boolean;
-        readonly expiry?: ExpirySpec;
-        readonly graceMs?: number;
-      }
-    | { readonly op: 'revoke'; readonly keyId: string; readonly force: boolean }
-    | { readonly op: 'remove' }
-  );
+  Extract<EditRequest, { readonly op: 'add' | 'rotate' | 'revoke' | 'remove' }>;
 
 export type ChangeOp = ChangeRequest['op'];
 

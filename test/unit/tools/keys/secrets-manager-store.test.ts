@@ -40,7 +40,7 @@ const versionsWithCurrent = (versionId: string) => ({
 });
 
 /** Instant retries: the back-off is the edit loop's business, tested there. */
-const noWait = { editOptions: { sleep: () => Promise.resolve() } };
+const noWait = { retry: { sleep: () => Promise.resolve() } };
 
 beforeEach(() => {
   secretsManager.reset();

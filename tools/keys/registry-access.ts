@@ -8,9 +8,14 @@ import {
   secretLabel,
 } from '../common/aws-failure';
 import { AWS_SERVICES, resolvedRegion } from '../common/aws-settings';
-import { readManifestSecret, readRegistryFile, shardFilePath, stackRegistry } from '../common/key-registry';
+import {
+  readManifestSecret,
+  readRegistryFile,
+  shardFilePath,
+  stackRegistry,
+} from '../common/registry-locator';
 import { readStackOutputs } from '../common/stack-outputs';
-import type { Target } from './args';
+import type { Target } from './cli';
 import { CREDENTIALS_HINT } from './credentials-hint';
 import { FileStore } from './file-store';
 import { KeyStoreError, type KeyStore, type Snapshot } from './key-store';
