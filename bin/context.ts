@@ -22,7 +22,7 @@ import {
   type PaymentApiStackProps,
   type StackMonitoringOptions,
 } from '../lib/payment-api-stack';
-import { nearest } from './nearest';
+import { nearest } from '../shared/nearest';
 import { describeValue, type TextFormat } from '../lib/validation';
 import {
   boolean,

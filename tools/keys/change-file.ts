@@ -6,6 +6,7 @@ import { INVALID_KEY_ID_MESSAGE, isKeyId } from '../../shared/keys/key-material'
 import { parseCidr } from '../../shared/keys/network';
 import { readRateLimit } from '../../shared/keys/rate-limit';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../shared/keys/timestamp';
+import { closeMatch } from '../../shared/nearest';
 import { DURATION_RULE, parseDuration } from './duration';
 
 /**
@@ -129,10 +130,12 @@ function unknownFields(
 ): void {
   [...fields].forEach(([name, node], index) => {
     if (!allowed.includes(name)) {
-      // The name is not repeated: it may be anything, a pasted key included.
+      // The name is not repeated: it may be anything, a pasted key included. Only a known name is suggested.
+      const meant = closeMatch(name, allowed);
       problems.add(
         node.parent?.offset ?? node.offset,
-        `field #${index + 1} of ${what} is not one of ${quotedList(allowed)}`,
+        `field #${index + 1} of ${what} is not one of ${quotedList(allowed)}` +
+          (meant === undefined ? '' : `: did you mean "${meant}"?`),
       );
     }
   });

@@ -141,7 +141,8 @@ class SecretsRegistry implements Registry {
       const shards = indices.length === 1 ? `shard ${ids[0]}` : `${indices.length} shards`;
       throw new KeyStoreError(
         describeAwsEnvironmentProblem(error, CREDENTIALS_HINT) ??
-          `could not read ${shards} of ${this.description}: ${describeAwsFailure(error, AWS_SERVICES.secretsManager)}`,
+          `could not read ${shards} of ${this.description}: ` +
+            describeAwsFailure(error, AWS_SERVICES.secretsManager, await resolvedRegion(this.client)),
       );
     }
     const [failure] = output.Errors ?? [];

@@ -462,7 +462,7 @@ describe("the key CLI's arguments", () => {
       'an option without its value',
       ['list', '--secret-id'],
       {},
-      "--secret-id needs a value: --secret-id <id>",
+      '--secret-id needs a value: --secret-id <id>',
     ],
     [
       'both flags',
