@@ -244,82 +244,119 @@ function rateLimitOf(
   return reading.written;
 }
 
+/** What a change's fields mean for its op, once `op` and `app` are read. */
+type FieldsReader = (
+  fields: ReadonlyMap<string, Node>,
+  at: { readonly node: Node; readonly located: Located; readonly what: string; readonly now: number },
+  problems: Problems,
+) => ChangeRequest;
+
+const OP_READERS: Readonly<Record<ChangeOp, FieldsReader>> = {
+  add: (fields, { located, what, now }, problems) => {
+    const expiry = expiryOf(fields, problems, what, now);
+    const allowedCidrs = cidrsOf(fields.get('allowedCidrs'), problems, what);
+    const rateLimit = rateLimitOf(fields.get('rateLimit'), problems, what);
+    return {
+      ...located,
+      op: 'add',
+      hash: booleanOf(fields.get('hash'), 'hash', problems, what),
+      ...(expiry === undefined ? {} : { expiry }),
+      ...(allowedCidrs === undefined ? {} : { allowedCidrs }),
+      ...(rateLimit === undefined ? {} : { rateLimit }),
+    };
+  },
+  rotate: (fields, { located, what, now }, problems) => {
+    const expiry = expiryOf(fields, problems, what, now);
+    const graceMs = durationOf(fields.get('grace'), 'grace', problems, what);
+    return {
+      ...located,
+      op: 'rotate',
+      hash: booleanOf(fields.get('hash'), 'hash', problems, what),
+      ...(expiry === undefined ? {} : { expiry }),
+      ...(graceMs === undefined ? {} : { graceMs }),
+    };
+  },
+  revoke: (fields, { node, located, what }, problems) => {
+    const keyIdNode = fields.get('keyId');
+    const keyId = keyIdNode?.type === 'string' ? String(keyIdNode.value) : '';
+    if (!isKeyId(keyId)) {
+      problems.add(keyIdNode?.offset ?? node.offset, `${what}: ${INVALID_KEY_ID_MESSAGE} ("keyId")`);
+    }
+    return {
+      ...located,
+      op: 'revoke',
+      keyId,
+      force: booleanOf(fields.get('force'), 'force', problems, what),
+    };
+  },
+  remove: (_, { located }) => ({ ...located, op: 'remove' }),
+};
+
+/** The app id of a change; never echoed when refused (an operator may have pasted a key where it belongs). */
+function appIdOf(fields: ReadonlyMap<string, Node>, node: Node, problems: Problems, what: string): string {
+  const appNode = fields.get('app');
+  if (appNode?.type !== 'string') {
+    problems.add(appNode?.offset ?? node.offset, `${what} needs "app", the app id as a string`);
+    return '';
+  }
+  const problem = appIdProblem(String(appNode.value));
+  if (problem === undefined) return String(appNode.value);
+  problems.add(appNode.offset, `invalid app id in ${what}: ${problem}`);
+  return '';
+}
+
 function readChange(node: Node, number: number, problems: Problems, now: number): ChangeRequest | undefined {
   const what = `change #${number}`;
   const before = problems.list.length;
   const fields = members(node, problems, what);
   if (fields === undefined) return undefined;
   const opNode = fields.get('op');
-  const opValue: unknown = opNode?.value;
-  if (opNode === undefined || !isOp(opValue)) {
+  const op: unknown = opNode?.value;
+  if (opNode === undefined || !isOp(op)) {
     problems.add(opNode?.offset ?? node.offset, `${what} needs "op": one of ${quotedList(OPS)}`);
     return undefined;
   }
-  unknownFields(fields, OP_FIELDS[opValue], problems, `${what} (${opValue})`);
-  const appNode = fields.get('app');
-  let appId = '';
-  if (appNode === undefined || appNode.type !== 'string') {
-    problems.add(appNode?.offset ?? node.offset, `${what} needs "app", the app id as a string`);
-  } else {
-    // Never echoed when refused: an operator may have pasted a key where the app id belongs.
-    const problem = appIdProblem(String(appNode.value));
-    if (problem === undefined) appId = String(appNode.value);
-    else problems.add(appNode.offset, `invalid app id in ${what}: ${problem}`);
-  }
-  const { line } = problems.position(node.offset);
-  const located: Located = { line, number, appId };
-  let change: ChangeRequest;
-  switch (opValue) {
-    case 'add': {
-      const expiry = expiryOf(fields, problems, what, now);
-      const allowedCidrs = cidrsOf(fields.get('allowedCidrs'), problems, what);
-      const rateLimit = rateLimitOf(fields.get('rateLimit'), problems, what);
-      change = {
-        ...located,
-        op: 'add',
-        hash: booleanOf(fields.get('hash'), 'hash', problems, what),
-        ...(expiry === undefined ? {} : { expiry }),
-        ...(allowedCidrs === undefined ? {} : { allowedCidrs }),
-        ...(rateLimit === undefined ? {} : { rateLimit }),
-      };
-      break;
-    }
-    case 'rotate': {
-      const expiry = expiryOf(fields, problems, what, now);
-      const graceMs = durationOf(fields.get('grace'), 'grace', problems, what);
-      change = {
-        ...located,
-        op: 'rotate',
-        hash: booleanOf(fields.get('hash'), 'hash', problems, what),
-        ...(expiry === undefined ? {} : { expiry }),
-        ...(graceMs === undefined ? {} : { graceMs }),
-      };
-      break;
-    }
-    case 'revoke': {
-      const keyIdNode = fields.get('keyId');
-      const keyId = keyIdNode?.type === 'string' ? String(keyIdNode.value) : '';
-      if (!isKeyId(keyId)) {
-        problems.add(keyIdNode?.offset ?? node.offset, `${what}: ${INVALID_KEY_ID_MESSAGE} ("keyId")`);
-      }
-      change = {
-        ...located,
-        op: 'revoke',
-        keyId,
-        force: booleanOf(fields.get('force'), 'force', problems, what),
-      };
-      break;
-    }
-    case 'remove':
-      change = { ...located, op: 'remove' };
-      break;
-  }
+  unknownFields(fields, OP_FIELDS[op], problems, `${what} (${op})`);
+  const located = {
+    line: problems.position(node.offset).line,
+    number,
+    appId: appIdOf(fields, node, problems, what),
+  };
+  const change = OP_READERS[op](fields, { node, located, what, now }, problems);
   return problems.list.length === before ? change : undefined;
+}
+
+/** No change needs more than 4 levels; thousands would overflow the stack of a parser that recurses. */
+export const MAX_NESTING = 16;
+
+/** Where the text first nests deeper than MAX_NESTING (objects and lists, outside strings), if it does. */
+function tooDeepAt(text: string): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let offset = 0; offset < text.length; offset++) {
+    const char = text[offset];
+    if (inString) {
+      if (char === '\\') offset++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{' || char === '[') {
+      if (++depth > MAX_NESTING) return offset;
+    } else if (char === '}' || char === ']') depth--;
+  }
+  return undefined;
 }
 
 /** Reads an apply file; every problem is reported, none quotes the file. */
 export function parseChangeFile(text: string, now: number): ChangeFileReading {
   const problems = new Problems(text);
+  const deep = tooDeepAt(text);
+  if (deep !== undefined) {
+    problems.add(
+      deep,
+      `nested deeper than ${MAX_NESTING} levels, which no change needs; nothing else was read`,
+    );
+    return { ok: false, problems: problems.list };
+  }
   const syntax: ParseError[] = [];
   const root = parseTree(text, syntax, { allowTrailingComma: false, disallowComments: true });
   for (const error of syntax) problems.add(error.offset, `not valid JSON: ${syntaxWords(error)}`);

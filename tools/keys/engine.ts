@@ -187,54 +187,83 @@ function groupByShard<Item>(items: Iterable<[number, Item]>): Map<number, Item[]
   return groups;
 }
 
+/** The shards a plan reads, as read: `read` where given, the rest in as few calls as the registry allows. */
+async function readForPlan(
+  registry: Registry,
+  indices: readonly number[],
+  options: PlanOptions,
+): Promise<{ readonly snapshots: Map<number, Snapshot>; readonly documents: Map<number, KeyDocument> }> {
+  const unread = indices.filter((index) => options.read?.has(index) !== true);
+  const fresh = unread.length === 0 ? new Map<number, Snapshot>() : await registry.readShards(unread);
+  const snapshots = new Map<number, Snapshot>();
+  const documents = new Map<number, KeyDocument>();
+  for (const index of indices) {
+    const snapshot = options.read?.get(index) ?? fresh.get(index) ?? { text: undefined, version: 'absent' };
+    snapshots.set(index, snapshot);
+    documents.set(index, documentOfShard(registry, index, snapshot, options.createIfMissing));
+  }
+  return { snapshots, documents };
+}
+
+/** One shard's edits made on a copy of its document; the leftovers they leave in other shards, and their problems. */
+function makeShardEdits<Result>(
+  document: KeyDocument | undefined,
+  positions: readonly number[],
+  edits: readonly AppEdit<Result>[],
+  holds: (appId: string) => readonly number[],
+): {
+  working: Map<string, DocumentApp>;
+  results: Result[];
+  leftovers: [number, string][];
+  problems: PlanProblem[];
+} {
+  const made = { working: new Map(document), results: [] as Result[], leftovers: [] as [number, string][] };
+  const problems: PlanProblem[] = [];
+  for (const position of positions) {
+    const edit = edits[position];
+    if (edit === undefined) continue;
+    try {
+      const { result, removed } = applyEdit(made.working, edit, { isRetry: false });
+      made.results.push(result);
+      if (removed && edit.shard === undefined) {
+        for (const other of holds(edit.appId)) made.leftovers.push([other, edit.appId]);
+      }
+    } catch (error) {
+      problems.push({ edit: position, error });
+    }
+  }
+  return { ...made, problems };
+}
+
 /** Routes, makes and checks every edit against the shards as read; writes nothing. Linear in the number of edits. */
 export async function planEdits<Result>(
   registry: Registry,
   edits: readonly AppEdit<Result>[],
   options: PlanOptions,
 ): Promise<Plan<Result>> {
-  const layout = registry.manifest;
   const searches = edits.map((edit) =>
-    edit.shard === undefined ? shardsToSearch(layout, edit.appId) : [edit.shard],
+    edit.shard === undefined ? shardsToSearch(registry.manifest, edit.appId) : [edit.shard],
   );
   const wanted = [...new Set(searches.flat())].sort((a, b) => a - b);
-  const unread = wanted.filter((index) => options.read?.has(index) !== true);
-  const fresh = unread.length === 0 ? new Map<number, Snapshot>() : await registry.readShards(unread);
-  const snapshotOf = (index: number): Snapshot =>
-    options.read?.get(index) ?? fresh.get(index) ?? { text: undefined, version: 'absent' };
-  const documents = new Map<number, KeyDocument>();
-  for (const index of wanted) {
-    documents.set(index, documentOfShard(registry, index, snapshotOf(index), options.createIfMissing));
-  }
-
-  const routed = edits.map((edit, position): [number, number] => {
-    const search = searches[position] ?? [];
-    const holder = search.find((index) => documents.get(index)?.has(edit.appId) === true);
-    return [holder ?? search[0] ?? 0, position];
-  });
+  const { snapshots, documents } = await readForPlan(registry, wanted, options);
+  const holders = (search: readonly number[], appId: string) =>
+    search.filter((index) => documents.get(index)?.has(appId) === true);
+  const groups = groupByShard(
+    edits.map((edit, position): [number, number] => {
+      const search = searches[position] ?? [];
+      return [holders(search, edit.appId)[0] ?? search[0] ?? 0, position];
+    }),
+  );
   const problems: PlanProblem[] = [];
   const leftovers: [number, string][] = [];
   const built = new Map<number, { working: Map<string, DocumentApp>; results: Result[] }>();
-  const groups = groupByShard(routed);
   for (const [index, positions] of groups) {
-    const working = new Map(documents.get(index));
-    const results: Result[] = [];
-    for (const position of positions) {
-      const edit = edits[position];
-      if (edit === undefined) continue;
-      try {
-        const made = applyEdit(working, edit, { isRetry: false });
-        results.push(made.result);
-        if (!made.removed || edit.shard !== undefined) continue;
-        for (const other of searches[position] ?? []) {
-          if (other !== index && documents.get(other)?.has(edit.appId) === true)
-            leftovers.push([other, edit.appId]);
-        }
-      } catch (error) {
-        problems.push({ edit: position, error });
-      }
-    }
-    built.set(index, { working, results });
+    const holds = (appId: string) =>
+      holders(shardsToSearch(registry.manifest, appId), appId).filter((other) => other !== index);
+    const made = makeShardEdits(documents.get(index), positions, edits, holds);
+    problems.push(...made.problems);
+    leftovers.push(...made.leftovers);
+    built.set(index, made);
   }
   const leftoversOf = groupByShard(leftovers);
   const shards: ShardPlan<Result>[] = [];
@@ -243,19 +272,13 @@ export async function planEdits<Result>(
     const gone = leftoversOf.get(index) ?? [];
     for (const appId of gone) working.delete(appId);
     const text = serializeKeyDocument(working);
+    const snapshot = snapshots.get(index) ?? { text: undefined, version: 'absent' };
+    shards.push({ index, snapshot, edits: groups.get(index) ?? [], leftovers: gone, text, results });
     try {
       checkSecretSize(text);
     } catch (error) {
       problems.push({ shard: index, error: labelled(registry, index, error) });
     }
-    shards.push({
-      index,
-      snapshot: snapshotOf(index),
-      edits: groups.get(index) ?? [],
-      leftovers: gone,
-      text,
-      results,
-    });
   }
   if (options.checkBudget)
     problems.push(

@@ -1,7 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { errorCode } from '../../shared/errors';
 import {
   byCodeUnit,
   KeyDocumentError,
@@ -18,7 +16,7 @@ import {
 import { errorLine as toolErrorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
 import { StackReadError } from '../common/stack-outputs';
 import type { Env, ToolIo } from '../common/tool-io';
-import { parseChangeFile } from './change-file';
+import { checkKeysOut, readChangeFile, ReportedFailure, ReportedUsageFailure, runApply } from './apply';
 import { editOf, pruneChange, type EditResult, type PruneAppResult } from './changes';
 import { runProgram, type Command, type Invocation, type Target } from './cli';
 import {
@@ -34,21 +32,12 @@ import {
   type RetryOptions,
   type ShardWrite,
 } from './engine';
-import { fileKeySink, streamKeySink, type KeySink } from './key-sink';
 import { KeyStoreError } from './key-store';
 import { finishFileReshard, initRegistryFile, startFileReshard } from './local-registry';
 import { formatList, formatListJson, formatResult, formatResultJson, type KeyStoreKind } from './output';
 import { placeApps } from './placement';
 import { openRegistry, type Registry, type RegistryClients } from './registry-access';
-import {
-  formatApply,
-  formatDryRun,
-  formatFileProblems,
-  formatPlanProblems,
-  formatReshard,
-  formatWhere,
-  placementNotes,
-} from './registry-report';
+import { formatReshard, formatWhere, placementNotes } from './registry-report';
 import { reshard } from './reshard';
 import { SecretTooLargeError } from './size-guard';
 
@@ -67,9 +56,6 @@ export interface CliIo extends ToolIo {
   /** How reshard waits between copying and removing; default a timer. */
   readonly sleep?: (ms: number) => Promise<void>;
 }
-
-/** Shards apply writes at once: enough to keep a round trip busy, few enough to stay far from Secrets Manager's rates. */
-export const APPLY_CONCURRENCY = 4;
 
 /** The clients a registry needs, each made once and only when it is needed. */
 function registryClients(io: CliIo): RegistryClients {
@@ -92,16 +78,6 @@ function registryClients(io: CliIo): RegistryClients {
 /** Whose default limit applies: the local server's (a key file) or the stack's (a secret), for the CLI's words. */
 function storeKind(registry: Pick<Registry, 'kind'>): KeyStoreKind {
   return registry.kind === 'files' ? 'file' : 'secret';
-}
-
-/** A run whose lines are already written: only the exit code is left to give. */
-class ReportedFailure extends Error {
-  override readonly name = 'ReportedFailure';
-}
-
-/** Bad input (exit 2) whose lines are already written. */
-class ReportedUsageFailure extends UsageError {
-  override readonly name = 'ReportedUsageFailure';
 }
 
 const KNOWN_FAILURES = [
@@ -254,32 +230,6 @@ async function where(registry: Registry, appId: string, json: boolean): Promise<
   return formatWhere(registry, appId, found, json);
 }
 
-async function readApplyFile(path: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    const code = errorCode(error);
-    throw new UsageError(`cannot read the apply file ${path}${code === undefined ? '' : ` (${code})`}`);
-  }
-}
-
-/** `{"appId","keyId","key"}` (and "expires"): the key lines of a shard's new keys. */
-function keyLines(write: ShardWrite<EditResult>): string[] {
-  if (write.status === 'failed') return [];
-  return write.results.flatMap((result) =>
-    result.command === 'add-app' || result.command === 'rotate'
-      ? [
-          JSON.stringify({
-            appId: result.appId,
-            keyId: result.fresh.keyId,
-            key: result.fresh.key,
-            ...(result.expires === undefined ? {} : { expires: result.expires }),
-          }),
-        ]
-      : [],
-  );
-}
-
 async function apply(
   target: Target,
   clients: RegistryClients,
@@ -288,64 +238,17 @@ async function apply(
   now: number,
   io: CliIo,
 ): Promise<void> {
-  // The file first: a bad one is refused before anything is read, let alone written.
-  const reading = parseChangeFile(await readApplyFile(command.file), now);
-  if (!reading.ok) {
-    io.stderr.write(formatFileProblems(command.file, reading.problems));
-    throw new ReportedUsageFailure();
-  }
-  const requests = reading.changes;
-  const createsKeys = requests.some((change) => change.op === 'add' || change.op === 'rotate');
-  if (createsKeys && command.keysOut === undefined && !command.dryRun) {
-    throw new UsageError(
-      'this apply file creates keys: say where they go with --keys-out <file> (created with mode 0600) or --keys-out - (standard output)',
-    );
-  }
-  if (command.keysOut === '-' && json) {
-    throw new UsageError(
-      '--json and --keys-out - would both write to standard output: give --keys-out a file',
-    );
-  }
-  const registry = await openRegistry(target, clients);
-  const edits = requests.map((request) => editOf(request, io.generateKey ?? generateKey, now));
-  const createIfMissing = registry.kind === 'files';
-  const plan = await planEdits(registry, edits, { createIfMissing, checkBudget: true });
-  if (plan.problems.length > 0) {
-    io.stderr.write(formatPlanProblems(registry, command.file, plan, requests));
-    throw new ReportedFailure();
-  }
-  // With the keys on standard output, the report goes to standard error.
-  const report = command.keysOut === '-' ? io.stderr : io.stdout;
-  if (command.dryRun) {
-    report.write(formatDryRun(registry, plan, requests, json));
-    return;
-  }
-  let sink: KeySink | undefined;
-  if (createsKeys)
-    sink = command.keysOut === '-' ? streamKeySink(io.stdout) : await fileKeySink(command.keysOut ?? '');
-  let keys = 0;
-  const writes = await writePlan(registry, plan, {
-    createIfMissing,
-    concurrency: APPLY_CONCURRENCY,
+  const applyIo = {
+    stdout: io.stdout,
+    stderr: io.stderr,
+    generateKey: io.generateKey ?? generateKey,
     ...(io.retry === undefined ? {} : { retry: io.retry }),
-    onShard: async (write) => {
-      const lines = keyLines(write);
-      keys += lines.length;
-      await sink?.write(lines);
-      return undefined;
-    },
-  });
-  await sink?.close(keys);
-  const done = writes.flatMap((write) => (write.status === 'failed' ? [] : [write]));
-  for (const warning of done.flatMap((write) => write.warnings)) io.stderr.write(`warning: ${warning}\n`);
-  const unused = done.reduce((sum, write) => sum + write.unusedVersions, 0);
-  if (unused > 0) {
-    io.stderr.write(
-      `note: the keys changed while apply ran${unusedVersionsText(unused, 'the shards written')}\n`,
-    );
-  }
-  report.write(formatApply(registry, plan, requests, writes, { keysTo: sink?.description, keys }, json));
-  if (writes.some((write) => write.status === 'failed')) throw new ReportedFailure();
+  };
+  // The file first: a bad one is refused before anything is read, let alone written.
+  const requests = await readChangeFile(command.file, now, applyIo);
+  const createsKeys = checkKeysOut(requests, command, json);
+  const registry = await openRegistry(target, clients);
+  await runApply(registry, requests, command, { json, createsKeys, now }, applyIo);
 }
 
 async function runReshard(

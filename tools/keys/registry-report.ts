@@ -170,64 +170,60 @@ export function formatDryRun(
 
 export interface ApplyReportFacts {
   readonly keysTo: string | undefined;
+  /** New keys handed out whole. */
   readonly keys: number;
+  /** Shards not written because the run stopped (the keys could not be handed out). */
+  readonly notStarted: readonly number[];
 }
 
-export function formatApply(
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message : 'unexpected failure');
+
+/** The line of one shard of an apply: as it is written, or why it was not. */
+export function applyShardLine(
   registry: Registry,
+  shard: ShardPlan<EditResult>,
+  requests: readonly ChangeRequest[],
+  write: ShardWrite<EditResult> | undefined,
+): string {
+  const label = shardLabel(registry, shard.index);
+  const summary = changeSummary(shard, requests);
+  switch (write?.status) {
+    case 'written':
+      return `${label}: applied ${summary}; ${fillText(shard.text)}\n`;
+    case 'unchanged':
+      return `${label}: already as asked (${summary}); nothing written\n`;
+    case 'failed':
+      return `${label}: not applied, none of its ${plural(shard.edits.length, 'change', 'changes')}: ${reasonOf(write.error)}\n`;
+    case undefined:
+      return `${label}: not written, none of its ${plural(shard.edits.length, 'change', 'changes')}: the run stopped\n`;
+  }
+}
+
+/** What an apply did, after its shards' lines: one line, then the changes to apply again if some were not. */
+export function applySummary(
   plan: ApplyPlan,
   requests: readonly ChangeRequest[],
   writes: readonly ShardWrite<EditResult>[],
   facts: ApplyReportFacts,
-  json: boolean,
 ): string {
-  const work = new Map(plan.shards.map((shard) => [shard.index, shard]));
-  const failed = writes.filter((write) => write.status === 'failed');
-  const changesOf = (index: number) => work.get(index)?.edits ?? [];
-  const count = (some: readonly ShardWrite<EditResult>[]) =>
-    some.reduce((sum, write) => sum + changesOf(write.index).length, 0);
-  const linesOf = (index: number) => changesOf(index).map((edit) => requests[edit]?.line ?? 0);
-  const reason = (error: unknown) => (error instanceof Error ? error.message : 'unexpected failure');
-  if (json) {
-    return (
-      JSON.stringify({
-        shards: writes.map((write) => ({
-          shard: write.index,
-          id: registry.shard(write.index).id,
-          status: write.status === 'written' ? 'applied' : write.status,
-          changes: changesOf(write.index).length,
-          ...(write.status === 'failed' ? { reason: reason(write.error), lines: linesOf(write.index) } : {}),
-        })),
-        applied: count(writes) - count(failed),
-        failed: count(failed),
-        keys: facts.keys,
-        ...(facts.keysTo === undefined ? {} : { keysTo: facts.keysTo }),
-      }) + '\n'
-    );
-  }
-  const lines = writes.map((write) => {
-    const shard = work.get(write.index);
-    const label = shardLabel(registry, write.index);
-    const summary = shard === undefined ? '' : changeSummary(shard, requests);
-    switch (write.status) {
-      case 'written':
-        return `${label}: applied ${summary}; ${fillText(shard?.text ?? '')}\n`;
-      case 'unchanged':
-        return `${label}: already as asked (${summary}); nothing written\n`;
-      case 'failed':
-        return `${label}: not applied, none of its ${plural(changesOf(write.index).length, 'change', 'changes')}: ${reason(write.error)}\n`;
-    }
-  });
+  const editsOf = (index: number) => plan.shards.find((shard) => shard.index === index)?.edits ?? [];
+  const count = (indices: readonly number[]) =>
+    indices.reduce((sum, index) => sum + editsOf(index).length, 0);
+  const failed = [
+    ...writes.filter((write) => write.status === 'failed').map(({ index }) => index),
+    ...facts.notStarted,
+  ];
+  const done = writes.filter((write) => write.status !== 'failed').map(({ index }) => index);
   const written = writes.filter((write) => write.status === 'written').length;
   const keys =
     facts.keys === 0
       ? ''
       : `; ${plural(facts.keys, 'new key', 'new keys')} in ${facts.keysTo ?? 'standard output'}`;
-  lines.push(
-    `applied ${plural(count(writes) - count(failed), 'change', 'changes')} with ${plural(written, 'write', 'writes')}${keys}\n`,
-  );
+  const lines = [
+    `applied ${plural(count(done), 'change', 'changes')} with ${plural(written, 'write', 'writes')}${keys}\n`,
+  ];
   if (failed.length > 0) {
-    const notApplied = failed.flatMap((write) => linesOf(write.index));
+    const notApplied = failed.flatMap((index) => editsOf(index).map((edit) => requests[edit]?.line ?? 0));
     const shown = notApplied.slice(0, 20).join(', ');
     lines.push(
       `${plural(failed.length, 'shard', 'shards')} not written: the changes on lines ${shown}` +
@@ -235,6 +231,41 @@ export function formatApply(
     );
   }
   return lines.join('');
+}
+
+/** `apply --json`: one object once every shard is done. */
+export function applyJson(
+  registry: Registry,
+  plan: ApplyPlan,
+  requests: readonly ChangeRequest[],
+  writes: readonly ShardWrite<EditResult>[],
+  facts: ApplyReportFacts,
+): string {
+  const editsOf = (index: number) => plan.shards.find((shard) => shard.index === index)?.edits ?? [];
+  const count = (some: readonly ShardWrite<EditResult>[]) =>
+    some.reduce((sum, write) => sum + editsOf(write.index).length, 0);
+  const failed = writes.filter((write) => write.status === 'failed');
+  const stopped = facts.notStarted.reduce((sum, index) => sum + editsOf(index).length, 0);
+  return (
+    JSON.stringify({
+      shards: writes.map((write) => ({
+        shard: write.index,
+        id: registry.shard(write.index).id,
+        status: write.status === 'written' ? 'applied' : write.status,
+        changes: editsOf(write.index).length,
+        ...(write.status === 'failed'
+          ? {
+              reason: reasonOf(write.error),
+              lines: editsOf(write.index).map((edit) => requests[edit]?.line ?? 0),
+            }
+          : {}),
+      })),
+      applied: count(writes) - count(failed),
+      failed: count(failed) + stopped,
+      keys: facts.keys,
+      ...(facts.keysTo === undefined ? {} : { keysTo: facts.keysTo }),
+    }) + '\n'
+  );
 }
 
 function movesText(report: ReshardReport): string {

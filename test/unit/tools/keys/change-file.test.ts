@@ -218,4 +218,14 @@ describe('parseChangeFile', () => {
     expect(problems.join('\n')).not.toContain(PASTED_KEY);
     expect(problems.join('\n').toLowerCase()).not.toContain(PASTED_KEY.toLowerCase());
   });
+
+  it('refuses nesting thousands deep anywhere with its line and column, never a stack overflow', () => {
+    const deep = `{"changes": [\n  {"op": "add", "app": "a", "rateLimit": ${'['.repeat(5_000)}1${']'.repeat(5_000)}}]}`;
+    const quoted = `{"changes": [{"op": "remove", "app": "a", "note": "${'['.repeat(5_000)}"}]}`;
+
+    expect(problemsOf(deep)).toEqual([
+      '2:55 nested deeper than 16 levels, which no change needs; nothing else was read',
+    ]);
+    expect(problemsOf(quoted)).toEqual(['1:43 field #3 of change #1 (remove) is not one of "op", "app"']);
+  });
 });

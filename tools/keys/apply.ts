@@ -1,0 +1,235 @@
+import { readFile } from 'node:fs/promises';
+import { errorCode } from '../../shared/errors';
+import { UsageError } from '../common/exit';
+import { parseChangeFile, type ChangeRequest } from './change-file';
+import { editOf, type EditResult } from './changes';
+import { planEdits, unusedVersionsText, writePlan, type RetryOptions, type ShardWrite } from './engine';
+import { fileKeySink, streamKeySink, type KeySink, type OutputStream } from './key-sink';
+import type { Registry } from './registry-access';
+import {
+  applyJson,
+  applyShardLine,
+  applySummary,
+  formatDryRun,
+  formatFileProblems,
+  formatPlanProblems,
+} from './registry-report';
+
+/**
+ * `apply`: the changes of a change file (change-file.ts) as one plan: checked whole against the registry as read
+ * before anything is written (any problem refuses the file), then each shard written once. Each shard's new keys
+ * are handed out as soon as it lands, before its line is printed; lines come in the plan's order as shards finish.
+ * If the keys cannot be handed out, no further shard is started, and every app whose new key was stored but not
+ * handed out is named (its key id, never the key): `keys rotate <app>` gives it one that is.
+ */
+
+/** Shards written at once: enough to keep a round trip busy, few enough to stay far from Secrets Manager's rates. */
+export const APPLY_CONCURRENCY = 4;
+
+export interface ApplyIo {
+  readonly stdout: OutputStream;
+  readonly stderr: OutputStream;
+  readonly generateKey: () => string;
+  readonly retry?: RetryOptions;
+}
+
+export interface ApplyCommand {
+  readonly file: string;
+  readonly keysOut?: string;
+  readonly dryRun: boolean;
+}
+
+/** The file's changes, or its problems already written (a usage failure). */
+export async function readChangeFile(
+  path: string,
+  now: number,
+  io: ApplyIo,
+): Promise<readonly ChangeRequest[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = errorCode(error);
+    throw new UsageError(`cannot read the apply file ${path}${code === undefined ? '' : ` (${code})`}`);
+  }
+  const reading = parseChangeFile(text, now);
+  if (reading.ok) return reading.changes;
+  io.stderr.write(formatFileProblems(path, reading.problems));
+  throw new ReportedUsageFailure();
+}
+
+/** Bad input (exit 2) whose lines are already written. */
+export class ReportedUsageFailure extends UsageError {
+  override readonly name = 'ReportedUsageFailure';
+}
+
+/** A run whose lines are already written: only the exit code is left to give. */
+export class ReportedFailure extends Error {
+  override readonly name = 'ReportedFailure';
+}
+
+/** Where the new keys go, checked before anything is read. */
+export function checkKeysOut(
+  requests: readonly ChangeRequest[],
+  command: ApplyCommand,
+  json: boolean,
+): boolean {
+  const createsKeys = requests.some((change) => change.op === 'add' || change.op === 'rotate');
+  if (createsKeys && command.keysOut === undefined && !command.dryRun) {
+    throw new UsageError(
+      'this apply file creates keys: say where they go with --keys-out <file> (created with mode 0600) or --keys-out - (standard output)',
+    );
+  }
+  if (command.keysOut === '-' && json) {
+    throw new UsageError(
+      '--json and --keys-out - would both write to standard output: give --keys-out a file',
+    );
+  }
+  return createsKeys;
+}
+
+interface NewKey {
+  readonly appId: string;
+  readonly keyId: string;
+  readonly line: string;
+}
+
+/** The new keys of a written shard: `{"appId","keyId","key"}` (and "expires") each. */
+function newKeysOf(write: ShardWrite<EditResult>): NewKey[] {
+  if (write.status === 'failed') return [];
+  return write.results.flatMap((result) => {
+    if (result.command !== 'add-app' && result.command !== 'rotate') return [];
+    const { appId, fresh } = result;
+    const expires = result.expires === undefined ? {} : { expires: result.expires };
+    return [
+      {
+        appId,
+        keyId: fresh.keyId,
+        line: JSON.stringify({ appId, keyId: fresh.keyId, key: fresh.key, ...expires }),
+      },
+    ];
+  });
+}
+
+/** Hands out each shard's keys; after a failure, every later key is counted as not handed out. */
+class KeyHandout {
+  handedOut = 0;
+  failure: string | undefined;
+  readonly lost: NewKey[] = [];
+
+  constructor(private readonly sink: KeySink | undefined) {}
+
+  async hand(keys: readonly NewKey[]): Promise<void> {
+    if (keys.length === 0 || this.sink === undefined) return;
+    const sent =
+      this.failure === undefined ? await this.sink.write(keys.map((key) => key.line)) : { whole: 0 };
+    this.handedOut += sent.whole;
+    if (sent.whole < keys.length) {
+      this.failure ??= sent.failure ?? 'write failed';
+      this.lost.push(...keys.slice(sent.whole));
+    }
+  }
+}
+
+/** Lines in the plan's order, each printed as soon as every shard before it is done; `done/total` on a terminal. */
+class ShardLines {
+  private readonly ready = new Map<number, string>();
+  private next = 0;
+  private done = 0;
+
+  constructor(
+    private readonly out: OutputStream | undefined,
+    private readonly progress: OutputStream,
+    private readonly order: readonly number[],
+  ) {}
+
+  add(index: number, line: string): void {
+    this.ready.set(index, line);
+    this.done++;
+    for (let shard = this.order[this.next]; shard !== undefined; shard = this.order[this.next]) {
+      const ready = this.ready.get(shard);
+      if (ready === undefined) break;
+      this.out?.write(ready);
+      this.next++;
+    }
+    if (this.progress.isTTY === true) {
+      this.progress.write(
+        `\r${this.done}/${this.order.length} shards${this.done === this.order.length ? '\r\x1b[K' : ''}`,
+      );
+    }
+  }
+}
+
+export async function runApply(
+  registry: Registry,
+  requests: readonly ChangeRequest[],
+  command: ApplyCommand,
+  options: { readonly json: boolean; readonly createsKeys: boolean; readonly now: number },
+  io: ApplyIo,
+): Promise<void> {
+  const edits = requests.map((request) => editOf(request, io.generateKey, options.now));
+  const createIfMissing = registry.kind === 'files';
+  const plan = await planEdits(registry, edits, { createIfMissing, checkBudget: true });
+  if (plan.problems.length > 0) {
+    io.stderr.write(formatPlanProblems(registry, command.file, plan, requests));
+    throw new ReportedFailure();
+  }
+  // With the keys on standard output, the report goes to standard error.
+  const report = command.keysOut === '-' ? io.stderr : io.stdout;
+  if (command.dryRun) {
+    report.write(formatDryRun(registry, plan, requests, options.json));
+    return;
+  }
+  let sink: KeySink | undefined;
+  if (options.createsKeys) {
+    sink = command.keysOut === '-' ? streamKeySink(io.stdout) : await fileKeySink(command.keysOut ?? '');
+  }
+  const handout = new KeyHandout(sink);
+  const lines = new ShardLines(
+    options.json ? undefined : report,
+    io.stderr,
+    plan.shards.map(({ index }) => index),
+  );
+  const writes = await writePlan(registry, plan, {
+    createIfMissing,
+    concurrency: APPLY_CONCURRENCY,
+    ...(io.retry === undefined ? {} : { retry: io.retry }),
+    onShard: async (write) => {
+      await handout.hand(newKeysOf(write));
+      const shard = plan.shards.find(({ index }) => index === write.index);
+      if (shard !== undefined) lines.add(write.index, applyShardLine(registry, shard, requests, write));
+      return handout.failure === undefined ? undefined : 'stop';
+    },
+  });
+  await sink?.close(handout.handedOut + handout.lost.length);
+  const notStarted = plan.shards.filter(({ index }) => !writes.some((write) => write.index === index));
+  for (const shard of notStarted)
+    lines.add(shard.index, applyShardLine(registry, shard, requests, undefined));
+  const done = writes.flatMap((write) => (write.status === 'failed' ? [] : [write]));
+  for (const warning of done.flatMap((write) => write.warnings)) io.stderr.write(`warning: ${warning}\n`);
+  const unused = done.reduce((sum, write) => sum + write.unusedVersions, 0);
+  if (unused > 0) {
+    io.stderr.write(
+      `note: the keys changed while apply ran${unusedVersionsText(unused, 'the shards written')}\n`,
+    );
+  }
+  const facts = {
+    keysTo: sink?.description,
+    keys: handout.handedOut,
+    notStarted: notStarted.map(({ index }) => index),
+  };
+  report.write(
+    options.json
+      ? applyJson(registry, plan, requests, writes, facts)
+      : applySummary(plan, requests, writes, facts),
+  );
+  for (const key of handout.lost) {
+    io.stderr.write(
+      `error: app ${key.appId}: its new key ${key.keyId} was stored but not handed out (${sink?.description ?? ''}: ` +
+        `${handout.failure ?? ''}); give it one with "keys rotate ${key.appId}", then "keys revoke ${key.appId} ${key.keyId}"\n`,
+    );
+  }
+  if (handout.lost.length > 0 || notStarted.length > 0 || writes.some((write) => write.status === 'failed')) {
+    throw new ReportedFailure();
+  }
+}
