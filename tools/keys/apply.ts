@@ -3,7 +3,14 @@ import { errorCode } from '../../shared/errors';
 import { UsageError } from '../common/exit';
 import { parseChangeFile, type ChangeRequest } from './change-file';
 import { editOf, type EditResult } from './changes';
-import { planEdits, unusedVersionsText, writePlan, type RetryOptions, type ShardWrite } from './engine';
+import {
+  planEdits,
+  unusedVersionsText,
+  writePlan,
+  type Plan,
+  type RetryOptions,
+  type ShardWrite,
+} from './engine';
 import { fileKeySink, streamKeySink, type KeySink, type OutputStream } from './key-sink';
 import type { Registry } from './registry-access';
 import {
@@ -180,10 +187,48 @@ export async function runApply(
     report.write(formatDryRun(registry, plan, requests, options.json));
     return;
   }
-  let sink: KeySink | undefined;
-  if (options.createsKeys) {
-    sink = command.keysOut === '-' ? streamKeySink(io.stdout) : await fileKeySink(command.keysOut ?? '');
+  await writeAndReport(registry, plan, requests, command, options, io);
+}
+
+/** The warnings of the shards written, and a note of the versions other writers made us spend. */
+function writeNotes(stderr: OutputStream, writes: readonly ShardWrite<EditResult>[]): void {
+  const done = writes.flatMap((write) => (write.status === 'failed' ? [] : [write]));
+  for (const warning of done.flatMap((write) => write.warnings)) stderr.write(`warning: ${warning}\n`);
+  const unused = done.reduce((sum, write) => sum + write.unusedVersions, 0);
+  if (unused > 0) {
+    stderr.write(
+      `note: the keys changed while apply ran${unusedVersionsText(unused, 'the shards written')}\n`,
+    );
   }
+}
+
+/** One app whose new key was stored but not handed out: what to run, never the key. */
+function lostKeyLine(key: NewKey, sink: string, failure: string | undefined): string {
+  return (
+    `error: app ${key.appId}: its new key ${key.keyId} was stored but not handed out (${sink}: ${failure ?? ''}); ` +
+    `give it one with "keys rotate ${key.appId}", then "keys revoke ${key.appId} ${key.keyId}"\n`
+  );
+}
+
+const retryOf = (io: ApplyIo) => (io.retry === undefined ? {} : { retry: io.retry });
+
+/** Where the keys go: standard output for `-`, else a new file. */
+function keySinkOf(keysOut: string, io: ApplyIo): Promise<KeySink> {
+  return keysOut === '-' ? Promise.resolve(streamKeySink(io.stdout)) : fileKeySink(keysOut);
+}
+
+/** Writes the plan's shards, handing out each one's keys as it lands, then says what was done and what was not. */
+async function writeAndReport(
+  registry: Registry,
+  plan: Plan<EditResult>,
+  requests: readonly ChangeRequest[],
+  command: ApplyCommand,
+  options: { readonly json: boolean; readonly createsKeys: boolean },
+  io: ApplyIo,
+): Promise<void> {
+  const createIfMissing = registry.kind === 'files';
+  const report = command.keysOut === '-' ? io.stderr : io.stdout;
+  const sink = options.createsKeys ? await keySinkOf(command.keysOut ?? '', io) : undefined;
   const handout = new KeyHandout(sink);
   const lines = new ShardLines(
     options.json ? undefined : report,
@@ -193,7 +238,7 @@ export async function runApply(
   const writes = await writePlan(registry, plan, {
     createIfMissing,
     concurrency: APPLY_CONCURRENCY,
-    ...(io.retry === undefined ? {} : { retry: io.retry }),
+    ...retryOf(io),
     onShard: async (write) => {
       await handout.hand(newKeysOf(write));
       const shard = plan.shards.find(({ index }) => index === write.index);
@@ -205,14 +250,7 @@ export async function runApply(
   const notStarted = plan.shards.filter(({ index }) => !writes.some((write) => write.index === index));
   for (const shard of notStarted)
     lines.add(shard.index, applyShardLine(registry, shard, requests, undefined));
-  const done = writes.flatMap((write) => (write.status === 'failed' ? [] : [write]));
-  for (const warning of done.flatMap((write) => write.warnings)) io.stderr.write(`warning: ${warning}\n`);
-  const unused = done.reduce((sum, write) => sum + write.unusedVersions, 0);
-  if (unused > 0) {
-    io.stderr.write(
-      `note: the keys changed while apply ran${unusedVersionsText(unused, 'the shards written')}\n`,
-    );
-  }
+  writeNotes(io.stderr, writes);
   const facts = {
     keysTo: sink?.description,
     keys: handout.handedOut,
@@ -223,12 +261,7 @@ export async function runApply(
       ? applyJson(registry, plan, requests, writes, facts)
       : applySummary(plan, requests, writes, facts),
   );
-  for (const key of handout.lost) {
-    io.stderr.write(
-      `error: app ${key.appId}: its new key ${key.keyId} was stored but not handed out (${sink?.description ?? ''}: ` +
-        `${handout.failure ?? ''}); give it one with "keys rotate ${key.appId}", then "keys revoke ${key.appId} ${key.keyId}"\n`,
-    );
-  }
+  for (const key of handout.lost) io.stderr.write(lostKeyLine(key, sink?.description ?? '', handout.failure));
   if (handout.lost.length > 0 || notStarted.length > 0 || writes.some((write) => write.status === 'failed')) {
     throw new ReportedFailure();
   }

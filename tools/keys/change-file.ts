@@ -326,6 +326,38 @@ function readChange(node: Node, number: number, problems: Problems, now: number)
   return problems.list.length === before ? change : undefined;
 }
 
+/** The file as a JSON tree, or undefined with its syntax problems added. */
+function jsonTree(text: string, problems: Problems): Node | undefined {
+  const syntax: ParseError[] = [];
+  const root = parseTree(text, syntax, { allowTrailingComma: false, disallowComments: true });
+  for (const error of syntax) problems.add(error.offset, `not valid JSON: ${syntaxWords(error)}`);
+  if (root !== undefined && syntax.length === 0) return root;
+  if (problems.list.length === 0) problems.add(0, 'not valid JSON');
+  return undefined;
+}
+
+/** Each change of the list; an app named by two changes is a problem of the second. */
+function readChanges(items: readonly Node[], problems: Problems, now: number): ChangeRequest[] {
+  const changes: ChangeRequest[] = [];
+  const firstChangeOf = new Map<string, { readonly number: number; readonly line: number }>();
+  items.forEach((item, index) => {
+    const change = readChange(item, index + 1, problems, now);
+    if (change === undefined) return;
+    const earlier = firstChangeOf.get(change.appId);
+    if (earlier !== undefined) {
+      problems.add(
+        item.offset,
+        `change #${change.number} names app ${change.appId}, as change #${earlier.number} (line ${earlier.line}) ` +
+          'does: give each app one change',
+      );
+      return;
+    }
+    firstChangeOf.set(change.appId, { number: change.number, line: change.line });
+    changes.push(change);
+  });
+  return changes;
+}
+
 /** No change needs more than 4 levels; thousands would overflow the stack of a parser that recurses. */
 export const MAX_NESTING = 16;
 
@@ -357,13 +389,8 @@ export function parseChangeFile(text: string, now: number): ChangeFileReading {
     );
     return { ok: false, problems: problems.list };
   }
-  const syntax: ParseError[] = [];
-  const root = parseTree(text, syntax, { allowTrailingComma: false, disallowComments: true });
-  for (const error of syntax) problems.add(error.offset, `not valid JSON: ${syntaxWords(error)}`);
-  if (root === undefined || syntax.length > 0) {
-    if (problems.list.length === 0) problems.add(0, 'not valid JSON');
-    return { ok: false, problems: problems.list };
-  }
+  const root = jsonTree(text, problems);
+  if (root === undefined) return { ok: false, problems: problems.list };
   const top = members(root, problems, 'the file');
   if (top === undefined) return { ok: false, problems: problems.list };
   unknownFields(top, TOP_FIELDS, problems, 'the file');
@@ -378,22 +405,6 @@ export function parseChangeFile(text: string, now: number): ChangeFileReading {
   }
   const items = list.children ?? [];
   if (items.length === 0) problems.add(list.offset, '"changes" is empty: nothing to apply');
-  const changes: ChangeRequest[] = [];
-  const firstChangeOf = new Map<string, { readonly number: number; readonly line: number }>();
-  items.forEach((item, index) => {
-    const change = readChange(item, index + 1, problems, now);
-    if (change === undefined) return;
-    const earlier = firstChangeOf.get(change.appId);
-    if (earlier !== undefined) {
-      problems.add(
-        item.offset,
-        `change #${change.number} names app ${change.appId}, as change #${earlier.number} (line ${earlier.line}) ` +
-          'does: give each app one change',
-      );
-      return;
-    }
-    firstChangeOf.set(change.appId, { number: change.number, line: change.line });
-    changes.push(change);
-  });
+  const changes = readChanges(items, problems, now);
   return problems.list.length === 0 ? { ok: true, changes } : { ok: false, problems: problems.list };
 }

@@ -609,16 +609,8 @@ function usageErrorOf(error: CommanderError, spec: CommandSpec | undefined): Usa
   }
 }
 
-/**
- * The program: each command runs `execute` with what was asked, checked. Resolves with the exit code of a help
- * request; throws UsageError for bad input, and whatever `execute` throws.
- */
-export async function runProgram(
-  argv: readonly string[],
-  env: Env,
-  out: { readonly stdout: (text: string) => void },
-  execute: (invocation: Invocation) => Promise<void>,
-): Promise<void> {
+/** What commander would misread: nothing before the command but --help, and an option's value left out. */
+function checkArgvShape(argv: readonly string[]): void {
   // The command comes first; before it, commander knows only --help.
   const [first] = argv;
   if (first === undefined || (first.startsWith('-') && !['-h', '--help'].includes(first))) {
@@ -636,6 +628,19 @@ export async function runProgram(
       throw new UsageError(`${arg} needs a value: ${shape}`);
     }
   });
+}
+
+/**
+ * The program: each command runs `execute` with what was asked, checked. Resolves with the exit code of a help
+ * request; throws UsageError for bad input, and whatever `execute` throws.
+ */
+export async function runProgram(
+  argv: readonly string[],
+  env: Env,
+  out: { readonly stdout: (text: string) => void },
+  execute: (invocation: Invocation) => Promise<void>,
+): Promise<void> {
+  checkArgvShape(argv);
   const program = new Program('keys')
     .usage('<command> [options]')
     .description('Edit the key registry of payment-api: apps, their keys, networks and rate limits.')

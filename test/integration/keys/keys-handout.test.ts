@@ -92,7 +92,9 @@ describe('apply --keys-out when the keys cannot all be handed out', () => {
 
     expect(result.code).toBe(1);
     expect(reported(result.stderr).size).toBeGreaterThan(0);
-    expect(result.stdout).toMatch(/^shard \d+ \(file [^)]*\): not written, none of its \d+ changes?: the run stopped$/m);
+    expect(result.stdout).toMatch(
+      /^shard \d+ \(file [^)]*\): not written, none of its \d+ changes?: the run stopped$/m,
+    );
     await expectNoKeyLost(readFileSync(keysOut, 'utf8'), result.stderr);
     const apps = await storedApps();
     expect(apps.size).toBeLessThan(40);
