@@ -24,7 +24,7 @@ import {
   type PaymentApiStackProps,
   type StackMonitoringOptions,
 } from '../lib/payment-api-stack';
-import { nearest } from './nearest';
+import { nearest } from '../shared/nearest';
 import { CDK_QUALIFIER, REGION_NAME } from '../lib/pipeline/bootstrap-roles';
 import { OIDC_PROVIDER_ARN } from '../lib/pipeline/github-oidc-provider';
 import { GITHUB_REPOSITORY, GITHUB_REPOSITORY_IDS, parseRepositoryIds } from '../lib/pipeline/github-subject';
@@ -628,6 +628,30 @@ function isUnset(raw: unknown): boolean {
   return raw === undefined || raw === null || raw === '';
 }
 
+/** Each setting that is on whose companion keys are missing or conflict, in one line each. */
+function companionProblems(
+  on: ReadonlySet<string>,
+  set: ReadonlySet<string>,
+  named: (key: string) => string,
+): string[] {
+  const problems: string[] = [];
+  for (const row of CONTEXT_SETTINGS) {
+    if (!on.has(row.key)) continue;
+    const missing = row.needs?.keys.filter((key) => !set.has(key)) ?? [];
+    if (row.needs && missing.length > 0) {
+      problems.push(`${named(row.key)} needs ${quoteKeys(missing)}: ${row.needs.because}`);
+    }
+    const conflicting = row.excludes?.keys.filter((key) => set.has(key)) ?? [];
+    if (row.excludes && conflicting.length > 0) {
+      problems.push(
+        `${named(row.key)} cannot be used with ${quoteKeys(conflicting)}: ${row.excludes.because}`,
+      );
+    }
+  }
+
+  return problems;
+}
+
 /**
  * The stack name and props the context asks for. Absent, null and empty values leave the default. Throws a
  * ContextError listing every unknown key (with the nearest known one), every invalid value and every missing
@@ -668,19 +692,7 @@ export function readContext(
     }
   }
 
-  for (const row of CONTEXT_SETTINGS) {
-    if (!on.has(row.key)) continue;
-    const missing = row.needs?.keys.filter((key) => !set.has(key)) ?? [];
-    if (row.needs && missing.length > 0) {
-      problems.push(`${named(row.key)} needs ${quoteKeys(missing)}: ${row.needs.because}`);
-    }
-    const conflicting = row.excludes?.keys.filter((key) => set.has(key)) ?? [];
-    if (row.excludes && conflicting.length > 0) {
-      problems.push(
-        `${named(row.key)} cannot be used with ${quoteKeys(conflicting)}: ${row.excludes.because}`,
-      );
-    }
-  }
+  problems.push(...companionProblems(on, set, named));
 
   if (problems.length > 0) throw new ContextError(problems);
   return config;

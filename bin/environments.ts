@@ -8,7 +8,7 @@
  * key of an entry is checked like any other context key.
  */
 import { CONTEXT_SETTINGS, ContextError, ENVIRONMENT_NAME, nearestKey } from './context';
-import { nearest } from './nearest';
+import { nearest } from '../shared/nearest';
 
 /** The context key that holds the entries. */
 export const ENVIRONMENTS_KEY = 'environments';

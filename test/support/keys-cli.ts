@@ -2,7 +2,9 @@ import { join } from 'node:path';
 import { authenticate, type AuthDecision } from '../../shared/keys/authenticate';
 import { parseKeyDocument, serializeKeyDocument, type KeyDocument } from '../../shared/keys/key-document';
 import { parseKeyring } from '../../shared/keys/keyring';
+import { singleShardLayout } from '../../shared/keys/registry';
 import type { KeyStore, ReplaceOutcome, Snapshot } from '../../tools/keys/key-store';
+import type { Registry } from '../../tools/keys/registry-access';
 import { DEMO_KEY } from './keys';
 import { run, type CliIo } from '../../tools/keys/main';
 import { runInProcess, spawnTool, startTool, TSX, type RunningTool, type ToolRun } from './tool-process';
@@ -133,4 +135,17 @@ export class MemoryStore implements KeyStore {
     }
     return Promise.resolve({ status: 'replaced', warnings: [] });
   }
+}
+
+/** A registry of one shard held by `store` (a MemoryStore, say), as the engine edits a single secret or key file. */
+export function oneShardRegistry(store: KeyStore, kind: Registry['kind'] = 'secrets'): Registry {
+  return {
+    kind,
+    description: store.description,
+    manifest: singleShardLayout('memory'),
+    sharded: false,
+    shard: (index) => ({ index, id: 'memory', store }),
+    readShards: async (indices) =>
+      new Map(await Promise.all(indices.map(async (index) => [index, await store.read()] as const))),
+  };
 }

@@ -37,11 +37,17 @@ export function describeAwsEnvironmentProblem(error: unknown, credentialsHint?: 
   return undefined;
 }
 
+/** The host (and port) a network error names: `getaddrinfo ENOTFOUND host`, `connect ECONNREFUSED 127.0.0.1:4566`. */
+function hostOf(message: string, code: string): string | undefined {
+  return new RegExp(`\\b${code}\\s+([A-Za-z0-9.:[\\]-]{1,253})`).exec(message)?.[1];
+}
+
 /**
  * One line about a failed call to `service`. AWS error messages name resources and actions, never secret
- * values; they are cut to one short line anyway.
+ * values; they are cut to one short line anyway. An unreachable service is named with the host and the region
+ * tried: a region that does not exist (AWS_REGION=eu-west-9) or a wrong AWS_ENDPOINT_URL then shows at once.
  */
-export function describeAwsFailure(error: unknown, service: AwsService): string {
+export function describeAwsFailure(error: unknown, service: AwsService, region?: string): string {
   const message = errorMessage(error);
   if (message === undefined) return 'unexpected failure';
   const environmentProblem = describeAwsEnvironmentProblem(error);
@@ -52,7 +58,11 @@ export function describeAwsFailure(error: unknown, service: AwsService): string 
     return `${service.name} did not answer in time`;
   }
   const networkCode = networkErrorCode(error, message);
-  if (networkCode !== undefined) return `could not reach ${service.name} (${networkCode})`;
+  if (networkCode !== undefined) {
+    const host = hostOf(message, networkCode);
+    const where = `${host === undefined ? '' : ` at ${host}`}${region === undefined ? '' : ` in region ${region}`}`;
+    return `could not reach ${service.name}${where} (${networkCode})`;
+  }
   switch (name) {
     case 'AccessDeniedException':
       return `access denied: ${firstLine(message)}`;
@@ -122,5 +132,5 @@ export function describeSecretFailure(error: unknown, action: string, secret: Se
       }
       break;
   }
-  return `${action} ${label}: ${describeAwsFailure(error, AWS_SERVICES.secretsManager)}`;
+  return `${action} ${label}: ${describeAwsFailure(error, AWS_SERVICES.secretsManager, secret.region)}`;
 }

@@ -1,10 +1,12 @@
 import { getNodeValue, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
 import { appIdProblem } from '../../shared/keys/app-id';
 import type { DocumentRateLimit } from '../../shared/keys/key-document';
+import type { EditRequest, ExpirySpec } from './changes';
 import { INVALID_KEY_ID_MESSAGE, isKeyId } from '../../shared/keys/key-material';
 import { parseCidr } from '../../shared/keys/network';
 import { readRateLimit } from '../../shared/keys/rate-limit';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../shared/keys/timestamp';
+import { closeMatch } from '../../shared/nearest';
 import { DURATION_RULE, parseDuration } from './duration';
 
 /**
@@ -26,10 +28,6 @@ import { DURATION_RULE, parseDuration } from './duration';
 
 export const CHANGE_FILE_FORMAT = 'payment-api-key-changes/1';
 
-/** An expiry as a change gives it: a span from now, or an instant. */
-export type ExpirySpec =
-  { readonly kind: 'in'; readonly ms: number } | { readonly kind: 'at'; readonly at: number };
-
 interface Located {
   /** 1-based, where the change's object starts. */
   readonly line: number;
@@ -38,24 +36,9 @@ interface Located {
   readonly appId: string;
 }
 
+/** A change of the file: one of the edits a command makes (changes.ts), with where the file gives it. */
 export type ChangeRequest = Located &
-  (
-    | {
-        readonly op: 'add';
-        readonly hash: boolean;
-        readonly expiry?: ExpirySpec;
-        readonly allowedCidrs?: readonly string[];
-        readonly rateLimit?: DocumentRateLimit;
-      }
-    | {
-        readonly op: 'rotate';
-        readonly hash: boolean;
-        readonly expiry?: ExpirySpec;
-        readonly graceMs?: number;
-      }
-    | { readonly op: 'revoke'; readonly keyId: string; readonly force: boolean }
-    | { readonly op: 'remove' }
-  );
+  Extract<EditRequest, { readonly op: 'add' | 'rotate' | 'revoke' | 'remove' }>;
 
 export type ChangeOp = ChangeRequest['op'];
 
@@ -147,10 +130,12 @@ function unknownFields(
 ): void {
   [...fields].forEach(([name, node], index) => {
     if (!allowed.includes(name)) {
-      // The name is not repeated: it may be anything, a pasted key included.
+      // The name is not repeated: it may be anything, a pasted key included. Only a known name is suggested.
+      const meant = closeMatch(name, allowed);
       problems.add(
         node.parent?.offset ?? node.offset,
-        `field #${index + 1} of ${what} is not one of ${quotedList(allowed)}`,
+        `field #${index + 1} of ${what} is not one of ${quotedList(allowed)}` +
+          (meant === undefined ? '' : `: did you mean "${meant}"?`),
       );
     }
   });
@@ -259,103 +244,100 @@ function rateLimitOf(
   return reading.written;
 }
 
+/** What a change's fields mean for its op, once `op` and `app` are read. */
+type FieldsReader = (
+  fields: ReadonlyMap<string, Node>,
+  at: { readonly node: Node; readonly located: Located; readonly what: string; readonly now: number },
+  problems: Problems,
+) => ChangeRequest;
+
+const OP_READERS: Readonly<Record<ChangeOp, FieldsReader>> = {
+  add: (fields, { located, what, now }, problems) => {
+    const expiry = expiryOf(fields, problems, what, now);
+    const allowedCidrs = cidrsOf(fields.get('allowedCidrs'), problems, what);
+    const rateLimit = rateLimitOf(fields.get('rateLimit'), problems, what);
+    return {
+      ...located,
+      op: 'add',
+      hash: booleanOf(fields.get('hash'), 'hash', problems, what),
+      ...(expiry === undefined ? {} : { expiry }),
+      ...(allowedCidrs === undefined ? {} : { allowedCidrs }),
+      ...(rateLimit === undefined ? {} : { rateLimit }),
+    };
+  },
+  rotate: (fields, { located, what, now }, problems) => {
+    const expiry = expiryOf(fields, problems, what, now);
+    const graceMs = durationOf(fields.get('grace'), 'grace', problems, what);
+    return {
+      ...located,
+      op: 'rotate',
+      hash: booleanOf(fields.get('hash'), 'hash', problems, what),
+      ...(expiry === undefined ? {} : { expiry }),
+      ...(graceMs === undefined ? {} : { graceMs }),
+    };
+  },
+  revoke: (fields, { node, located, what }, problems) => {
+    const keyIdNode = fields.get('keyId');
+    const keyId = keyIdNode?.type === 'string' ? String(keyIdNode.value) : '';
+    if (!isKeyId(keyId)) {
+      problems.add(keyIdNode?.offset ?? node.offset, `${what}: ${INVALID_KEY_ID_MESSAGE} ("keyId")`);
+    }
+    return {
+      ...located,
+      op: 'revoke',
+      keyId,
+      force: booleanOf(fields.get('force'), 'force', problems, what),
+    };
+  },
+  remove: (_, { located }) => ({ ...located, op: 'remove' }),
+};
+
+/** The app id of a change; never echoed when refused (an operator may have pasted a key where it belongs). */
+function appIdOf(fields: ReadonlyMap<string, Node>, node: Node, problems: Problems, what: string): string {
+  const appNode = fields.get('app');
+  if (appNode?.type !== 'string') {
+    problems.add(appNode?.offset ?? node.offset, `${what} needs "app", the app id as a string`);
+    return '';
+  }
+  const problem = appIdProblem(String(appNode.value));
+  if (problem === undefined) return String(appNode.value);
+  problems.add(appNode.offset, `invalid app id in ${what}: ${problem}`);
+  return '';
+}
+
 function readChange(node: Node, number: number, problems: Problems, now: number): ChangeRequest | undefined {
   const what = `change #${number}`;
   const before = problems.list.length;
   const fields = members(node, problems, what);
   if (fields === undefined) return undefined;
   const opNode = fields.get('op');
-  const opValue: unknown = opNode?.value;
-  if (opNode === undefined || !isOp(opValue)) {
+  const op: unknown = opNode?.value;
+  if (opNode === undefined || !isOp(op)) {
     problems.add(opNode?.offset ?? node.offset, `${what} needs "op": one of ${quotedList(OPS)}`);
     return undefined;
   }
-  unknownFields(fields, OP_FIELDS[opValue], problems, `${what} (${opValue})`);
-  const appNode = fields.get('app');
-  let appId = '';
-  if (appNode === undefined || appNode.type !== 'string') {
-    problems.add(appNode?.offset ?? node.offset, `${what} needs "app", the app id as a string`);
-  } else {
-    // Never echoed when refused: an operator may have pasted a key where the app id belongs.
-    const problem = appIdProblem(String(appNode.value));
-    if (problem === undefined) appId = String(appNode.value);
-    else problems.add(appNode.offset, `invalid app id in ${what}: ${problem}`);
-  }
-  const { line } = problems.position(node.offset);
-  const located: Located = { line, number, appId };
-  let change: ChangeRequest;
-  switch (opValue) {
-    case 'add': {
-      const expiry = expiryOf(fields, problems, what, now);
-      const allowedCidrs = cidrsOf(fields.get('allowedCidrs'), problems, what);
-      const rateLimit = rateLimitOf(fields.get('rateLimit'), problems, what);
-      change = {
-        ...located,
-        op: 'add',
-        hash: booleanOf(fields.get('hash'), 'hash', problems, what),
-        ...(expiry === undefined ? {} : { expiry }),
-        ...(allowedCidrs === undefined ? {} : { allowedCidrs }),
-        ...(rateLimit === undefined ? {} : { rateLimit }),
-      };
-      break;
-    }
-    case 'rotate': {
-      const expiry = expiryOf(fields, problems, what, now);
-      const graceMs = durationOf(fields.get('grace'), 'grace', problems, what);
-      change = {
-        ...located,
-        op: 'rotate',
-        hash: booleanOf(fields.get('hash'), 'hash', problems, what),
-        ...(expiry === undefined ? {} : { expiry }),
-        ...(graceMs === undefined ? {} : { graceMs }),
-      };
-      break;
-    }
-    case 'revoke': {
-      const keyIdNode = fields.get('keyId');
-      const keyId = keyIdNode?.type === 'string' ? String(keyIdNode.value) : '';
-      if (!isKeyId(keyId)) {
-        problems.add(keyIdNode?.offset ?? node.offset, `${what}: ${INVALID_KEY_ID_MESSAGE} ("keyId")`);
-      }
-      change = {
-        ...located,
-        op: 'revoke',
-        keyId,
-        force: booleanOf(fields.get('force'), 'force', problems, what),
-      };
-      break;
-    }
-    case 'remove':
-      change = { ...located, op: 'remove' };
-      break;
-  }
+  unknownFields(fields, OP_FIELDS[op], problems, `${what} (${op})`);
+  const located = {
+    line: problems.position(node.offset).line,
+    number,
+    appId: appIdOf(fields, node, problems, what),
+  };
+  const change = OP_READERS[op](fields, { node, located, what, now }, problems);
   return problems.list.length === before ? change : undefined;
 }
 
-/** Reads an apply file; every problem is reported, none quotes the file. */
-export function parseChangeFile(text: string, now: number): ChangeFileReading {
-  const problems = new Problems(text);
+/** The file as a JSON tree, or undefined with its syntax problems added. */
+function jsonTree(text: string, problems: Problems): Node | undefined {
   const syntax: ParseError[] = [];
   const root = parseTree(text, syntax, { allowTrailingComma: false, disallowComments: true });
   for (const error of syntax) problems.add(error.offset, `not valid JSON: ${syntaxWords(error)}`);
-  if (root === undefined || syntax.length > 0) {
-    if (problems.list.length === 0) problems.add(0, 'not valid JSON');
-    return { ok: false, problems: problems.list };
-  }
-  const top = members(root, problems, 'the file');
-  if (top === undefined) return { ok: false, problems: problems.list };
-  unknownFields(top, TOP_FIELDS, problems, 'the file');
-  const format = top.get('format');
-  if (format !== undefined && format.value !== CHANGE_FILE_FORMAT) {
-    problems.add(format.offset, `"format" must be "${CHANGE_FILE_FORMAT}"`);
-  }
-  const list = top.get('changes');
-  if (list === undefined || list.type !== 'array') {
-    problems.add(list?.offset ?? root.offset, 'the file needs "changes", a list of changes');
-    return { ok: false, problems: problems.list };
-  }
-  const items = list.children ?? [];
-  if (items.length === 0) problems.add(list.offset, '"changes" is empty: nothing to apply');
+  if (root !== undefined && syntax.length === 0) return root;
+  if (problems.list.length === 0) problems.add(0, 'not valid JSON');
+  return undefined;
+}
+
+/** Each change of the list; an app named by two changes is a problem of the second. */
+function readChanges(items: readonly Node[], problems: Problems, now: number): ChangeRequest[] {
   const changes: ChangeRequest[] = [];
   const firstChangeOf = new Map<string, { readonly number: number; readonly line: number }>();
   items.forEach((item, index) => {
@@ -373,5 +355,56 @@ export function parseChangeFile(text: string, now: number): ChangeFileReading {
     firstChangeOf.set(change.appId, { number: change.number, line: change.line });
     changes.push(change);
   });
+  return changes;
+}
+
+/** No change needs more than 4 levels; thousands would overflow the stack of a parser that recurses. */
+export const MAX_NESTING = 16;
+
+/** Where the text first nests deeper than MAX_NESTING (objects and lists, outside strings), if it does. */
+function tooDeepAt(text: string): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let offset = 0; offset < text.length; offset++) {
+    const char = text[offset];
+    if (inString) {
+      if (char === '\\') offset++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{' || char === '[') {
+      if (++depth > MAX_NESTING) return offset;
+    } else if (char === '}' || char === ']') depth--;
+  }
+  return undefined;
+}
+
+/** Reads an apply file; every problem is reported, none quotes the file. */
+export function parseChangeFile(text: string, now: number): ChangeFileReading {
+  const problems = new Problems(text);
+  const deep = tooDeepAt(text);
+  if (deep !== undefined) {
+    problems.add(
+      deep,
+      `nested deeper than ${MAX_NESTING} levels, which no change needs; nothing else was read`,
+    );
+    return { ok: false, problems: problems.list };
+  }
+  const root = jsonTree(text, problems);
+  if (root === undefined) return { ok: false, problems: problems.list };
+  const top = members(root, problems, 'the file');
+  if (top === undefined) return { ok: false, problems: problems.list };
+  unknownFields(top, TOP_FIELDS, problems, 'the file');
+  const format = top.get('format');
+  if (format !== undefined && format.value !== CHANGE_FILE_FORMAT) {
+    problems.add(format.offset, `"format" must be "${CHANGE_FILE_FORMAT}"`);
+  }
+  const list = top.get('changes');
+  if (list === undefined || list.type !== 'array') {
+    problems.add(list?.offset ?? root.offset, 'the file needs "changes", a list of changes');
+    return { ok: false, problems: problems.list };
+  }
+  const items = list.children ?? [];
+  if (items.length === 0) problems.add(list.offset, '"changes" is empty: nothing to apply');
+  const changes = readChanges(items, problems, now);
   return problems.list.length === 0 ? { ok: true, changes } : { ok: false, problems: problems.list };
 }

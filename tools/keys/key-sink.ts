@@ -3,17 +3,35 @@ import { errorCode } from '../../shared/errors';
 import { KeyStoreError } from './key-store';
 
 /**
- * Where `apply` puts the keys it creates: a file it creates itself with mode 0600 and never overwrites, or standard
- * output. Each shard's keys are written as soon as that shard's write has landed (and the file synced), so a key
- * that was stored is never lost with a later failure, and a key that was not stored is never handed out. One JSON
- * object a line: {"appId","keyId","key"}, plus "expires" when the key has one.
+ * Where `apply` hands out the keys it creates: a file it creates itself with mode 0600 and never overwrites, or
+ * standard output. One JSON object a line: {"appId","keyId","key"}, plus "expires" when the key has one. Each
+ * shard's keys are written as soon as that shard's write has landed, and every byte is accounted for: a short
+ * write is carried on, a failed one (a full disk, a file size limit, a closed pipe) says how many lines went out
+ * whole, so the caller can name every app whose stored key did not.
  */
 export interface KeySink {
   /** `keys.jsonl`, or `standard output`. */
   readonly description: string;
-  write(lines: readonly string[]): Promise<void>;
+  /** Never throws: how many lines went out whole, and why the rest did not. */
+  write(lines: readonly string[]): Promise<SinkWrite>;
   /** Closes the file; an empty file of a run that stored no key is removed. */
   close(stored: number): Promise<void>;
+}
+
+export interface SinkWrite {
+  readonly whole: number;
+  /** Why the lines after `whole` did not go out (an error code such as EFBIG or EPIPE). */
+  readonly failure?: string;
+}
+
+/** How many of `lines` (each written with its newline) fit whole in the first `bytes` bytes. */
+function wholeLines(lines: readonly string[], bytes: number): number {
+  let end = 0;
+  for (const [count, line] of lines.entries()) {
+    end += Buffer.byteLength(line) + 1;
+    if (end > bytes) return count;
+  }
+  return lines.length;
 }
 
 export async function fileKeySink(path: string): Promise<KeySink> {
@@ -29,26 +47,63 @@ export async function fileKeySink(path: string): Promise<KeySink> {
     }
     throw new KeyStoreError(`cannot create --keys-out ${path}${code === undefined ? '' : ` (${code})`}`);
   }
+  let failed = false;
   return {
     description: path,
     async write(lines) {
-      if (lines.length === 0) return;
-      await handle.write(lines.map((line) => `${line}\n`).join(''));
-      await handle.sync();
+      if (lines.length === 0) return { whole: 0 };
+      if (failed) return { whole: 0, failure: 'an earlier write failed' };
+      const buffer = Buffer.from(lines.map((line) => `${line}\n`).join(''));
+      let written = 0;
+      try {
+        while (written < buffer.length) {
+          const { bytesWritten } = await handle.write(buffer, written, buffer.length - written);
+          if (bytesWritten === 0) throw Object.assign(new Error('no progress'), { code: 'ENOSPC' });
+          written += bytesWritten;
+        }
+        await handle.sync();
+        return { whole: lines.length };
+      } catch (error) {
+        failed = true;
+        return { whole: wholeLines(lines, written), failure: errorCode(error) ?? 'write failed' };
+      }
     },
     async close(stored) {
-      await handle.close();
+      await handle.close().catch(() => undefined);
       if (stored === 0) await unlink(path).catch(() => undefined);
     },
   };
 }
 
-export function streamKeySink(stream: { write(text: string): unknown }): KeySink {
+/** An output stream as the CLI is given one: a Node stream (process.stdout), or a test's plain writer. */
+export interface OutputStream {
+  write(text: string, callback?: (error?: Error | null) => void): unknown;
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  readonly isTTY?: boolean;
+}
+
+/**
+ * Standard output. A Node stream's write is confirmed by its callback, and its 'error' (EPIPE when the reader has
+ * gone) is caught rather than left to crash the process; what was not confirmed counts as not handed out.
+ */
+export function streamKeySink(stream: OutputStream): KeySink {
+  let failure: string | undefined;
+  stream.on?.('error', (error) => {
+    failure ??= errorCode(error) ?? 'write failed';
+  });
   return {
     description: 'standard output',
-    write(lines) {
-      if (lines.length > 0) stream.write(lines.map((line) => `${line}\n`).join(''));
-      return Promise.resolve();
+    async write(lines) {
+      if (lines.length === 0) return { whole: 0 };
+      if (failure !== undefined) return { whole: 0, failure };
+      const text = lines.map((line) => `${line}\n`).join('');
+      if (stream.on === undefined) {
+        stream.write(text);
+        return { whole: lines.length };
+      }
+      const error = await new Promise<Error | null | undefined>((resolve) => stream.write(text, resolve));
+      if (error !== undefined && error !== null) failure ??= errorCode(error) ?? 'write failed';
+      return failure === undefined ? { whole: lines.length } : { whole: 0, failure };
     },
     close: () => Promise.resolve(),
   };

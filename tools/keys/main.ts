@@ -1,8 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { errorCode } from '../../shared/errors';
 import {
+  byCodeUnit,
   KeyDocumentError,
   listApps,
   MalformedEntryError,
@@ -17,37 +16,28 @@ import {
 import { errorLine as toolErrorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
 import { StackReadError } from '../common/stack-outputs';
 import type { Env, ToolIo } from '../common/tool-io';
-import { planApply, planChange, runApply } from './apply';
-import { parseInvocation, USAGE, type Command, type Target } from './args';
-import { parseChangeFile } from './change-file';
+import { checkKeysOut, readChangeFile, ReportedFailure, ReportedUsageFailure, runApply } from './apply';
+import { editOf, pruneChange, type EditResult, type PruneAppResult } from './changes';
+import { runProgram, type Command, type Invocation, type Target } from './cli';
 import {
-  expireChange,
-  freshKey,
-  limitChange,
-  networkChange,
-  newKeyChange,
-  pruneChange,
-  removeAppChange,
-  revokeChange,
-  type EditResult,
-} from './commands';
-import { ConflictError, ShardError, unusedVersionsText, type Change, type EditOptions } from './edit';
-import { fileKeySink, streamKeySink, type KeySink } from './key-sink';
+  ConflictError,
+  documentOfShard,
+  planEdits,
+  readAllDocuments,
+  ShardError,
+  unusedVersionsText,
+  writePlan,
+  type AppEdit,
+  type Plan,
+  type RetryOptions,
+  type ShardWrite,
+} from './engine';
 import { KeyStoreError } from './key-store';
+import { finishFileReshard, initRegistryFile, startFileReshard } from './local-registry';
 import { formatList, formatListJson, formatResult, formatResultJson, type KeyStoreKind } from './output';
 import { placeApps } from './placement';
-import { openRegistry, type Registry, type RegistryClients } from './registry';
-import { documentOfShard, editApp, pruneRegistry, readAllDocuments } from './registry-edit';
-import { finishFileReshard, initRegistryFile, startFileReshard } from './registry-file';
-import {
-  formatApply,
-  formatDryRun,
-  formatFileProblems,
-  formatPlanProblems,
-  formatReshard,
-  formatWhere,
-  placementNotes,
-} from './registry-output';
+import { openRegistry, type Registry, type RegistryClients } from './registry-access';
+import { formatReshard, formatWhere, placementNotes } from './registry-report';
 import { reshard } from './reshard';
 import { SecretTooLargeError } from './size-guard';
 
@@ -61,13 +51,14 @@ export interface CliIo extends ToolIo {
   readonly generateKey?: () => string;
   /** The clock expiries are set and judged by, read once per command. */
   readonly now?: () => number;
-  readonly editOptions?: Omit<EditOptions, 'createIfMissing'>;
+  /** How a shard write retries after a conflict. */
+  readonly retry?: RetryOptions;
   /** How reshard waits between copying and removing; default a timer. */
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /** The clients a registry needs, each made once and only when it is needed. */
-function registryClients(io: CliIo, now: () => number): RegistryClients {
+function registryClients(io: CliIo): RegistryClients {
   let secretsManager: SecretsManagerClient | undefined;
   let cloudFormation: CloudFormationClient | undefined;
   const secretsManagerClient = (): SecretsManagerClient =>
@@ -75,7 +66,7 @@ function registryClients(io: CliIo, now: () => number): RegistryClients {
       io.createSecretsManagerClient?.(io.env) ??
       createOperatorSecretsManagerClient(io.env, io.awsCallBounds));
   return {
-    now,
+    now: () => (io.now ?? Date.now)(),
     secretsManager: secretsManagerClient,
     cloudFormation: () =>
       (cloudFormation ??=
@@ -87,91 +78,6 @@ function registryClients(io: CliIo, now: () => number): RegistryClients {
 /** Whose default limit applies: the local server's (a key file) or the stack's (a secret), for the CLI's words. */
 function storeKind(registry: Pick<Registry, 'kind'>): KeyStoreKind {
   return registry.kind === 'files' ? 'file' : 'secret';
-}
-
-async function list(
-  registry: Registry,
-  command: Extract<Command, { name: 'list' }>,
-  json: boolean,
-  now: number,
-  io: CliIo,
-): Promise<string> {
-  const { documents } = await readAllDocuments(registry);
-  const placement = placeApps(registry.manifest, documents);
-  const served = new Map<string, DocumentApp>();
-  for (const app of placement.apps) {
-    const index = app.served ?? app.copies[0];
-    const entry = index === undefined ? undefined : documents.get(index)?.get(app.appId);
-    if (entry !== undefined) served.set(app.appId, entry);
-  }
-  for (const line of placementNotes(registry, placement)) io.stderr.write(line);
-  const apps = listApps(served);
-  return json
-    ? formatListJson(apps, now, command.defaultLimit)
-    : formatList(apps, now, command.defaultLimit, storeKind(registry));
-}
-
-async function where(registry: Registry, appId: string, json: boolean): Promise<string> {
-  const search = shardsToSearch(registry.manifest, appId);
-  const snapshots = await registry.readShards(search);
-  const found = search.find((index) => {
-    const snapshot = snapshots.get(index);
-    return snapshot !== undefined && documentOfShard(registry, index, snapshot, true).has(appId);
-  });
-  return formatWhere(registry, appId, found, json);
-}
-
-/**
- * `now` plus `ms`, when `ms` is given, in whole seconds (rounded down, so a key never outlives what was asked):
- * expiries then read `2026-12-24T00:00:00Z`, not `...00.123Z`.
- */
-function after(now: number, ms: number | undefined): number | undefined {
-  return ms === undefined ? undefined : Math.floor((now + ms) / 1_000) * 1_000;
-}
-
-type AppCommand = Exclude<Command, { name: 'list' | 'where' | 'apply' | 'reshard' | 'init' }>;
-
-function changeFor(command: AppCommand, newKey: () => string, now: number): Change<EditResult> {
-  switch (command.name) {
-    case 'add-app':
-    case 'rotate': {
-      const expiresAt = after(now, command.expiresInMs);
-      const othersExpireBy = command.name === 'rotate' ? after(now, command.graceMs) : undefined;
-      return newKeyChange({
-        command: command.name,
-        appId: command.appId,
-        fresh: freshKey(newKey(), command.hash),
-        now,
-        ...(expiresAt === undefined ? {} : { expiresAt }),
-        ...(othersExpireBy === undefined ? {} : { othersExpireBy }),
-      });
-    }
-    case 'revoke':
-      return revokeChange(command.appId, command.keyId, command.force);
-    case 'remove-app':
-      return removeAppChange(command.appId);
-    case 'expire': {
-      const { expiry } = command;
-      const at = expiry.kind === 'in' ? after(now, expiry.ms) : expiry.kind === 'at' ? expiry.at : undefined;
-      return expireChange(command.appId, command.keyId, at);
-    }
-    case 'prune':
-      return pruneChange(now, command.appId);
-    case 'allow':
-      return networkChange(
-        command.appId,
-        command.cidrs === 'any' ? { kind: 'allow-any' } : { kind: 'allow', cidrs: command.cidrs },
-      );
-    case 'disallow':
-      return networkChange(command.appId, { kind: 'disallow', cidrs: command.cidrs });
-    case 'limit':
-      return limitChange(command.appId, command.limit);
-  }
-}
-
-/** A run whose lines are already written: only the exit code is left to give. */
-class ReportedFailure extends Error {
-  override readonly name = 'ReportedFailure';
 }
 
 const KNOWN_FAILURES = [
@@ -193,13 +99,135 @@ export function errorLine(error: unknown): string {
   return toolErrorLine(shown, KNOWN_FAILURES);
 }
 
-async function readApplyFile(path: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    const code = errorCode(error);
-    throw new UsageError(`cannot read the apply file ${path}${code === undefined ? '' : ` (${code})`}`);
+/** The warnings of shard writes, and a note when other writers made the edits run again. */
+function writeNotes(io: CliIo, writes: readonly ShardWrite<unknown>[], label: string): void {
+  const done = writes.flatMap((write) => (write.status === 'failed' ? [] : [write]));
+  for (const warning of done.flatMap((write) => write.warnings)) io.stderr.write(`warning: ${warning}\n`);
+  const attempts = Math.max(1, ...done.map((write) => write.attempts));
+  const unused = done.reduce((sum, write) => sum + write.unusedVersions, 0);
+  if (attempts > 1) {
+    io.stderr.write(
+      `note: the keys changed while this command ran; applied on attempt ${attempts}${unusedVersionsText(unused, label)}\n`,
+    );
   }
+}
+
+/** What each edit returned, in plan order, from the writes that landed; throws the first failure. */
+function resultsOf<Result>(plan: Plan<Result>, writes: readonly ShardWrite<Result>[]): Result[] {
+  const results: Result[] = [];
+  for (const [position, shard] of plan.shards.entries()) {
+    const write = writes[position];
+    if (write?.status === 'failed') throw write.error;
+    shard.edits.forEach((edit, at) => {
+      const result = write?.results[at];
+      if (result !== undefined) results[edit] = result;
+    });
+  }
+  return results;
+}
+
+/** Plans, checks and writes a command's edits of apps; a problem found before writing is thrown as it was found. */
+async function runEdits<Result>(
+  registry: Registry,
+  edits: readonly AppEdit<Result>[],
+  io: CliIo,
+  options: { readonly createIfMissing: boolean; readonly read?: Plan<Result>['documents'] },
+): Promise<{ readonly plan: Plan<Result>; readonly results: Result[] }> {
+  const plan = await planEdits(registry, edits, {
+    createIfMissing: options.createIfMissing,
+    checkBudget: false,
+  });
+  const [problem] = plan.problems;
+  if (problem !== undefined) throw problem.error;
+  const writes = await writePlan(registry, plan, {
+    createIfMissing: options.createIfMissing,
+    concurrency: 1,
+    ...(io.retry === undefined ? {} : { retry: io.retry }),
+  });
+  const results = resultsOf(plan, writes);
+  writeNotes(io, writes, registry.sharded ? "the app's shard" : registry.shard(0).store.description);
+  return { plan, results };
+}
+
+async function edit(
+  registry: Registry,
+  command: Extract<Command, { name: 'edit' }>,
+  json: boolean,
+  now: number,
+  io: CliIo,
+) {
+  const createIfMissing = registry.kind === 'files' && command.edit.op === 'add';
+  const { results } = await runEdits(
+    registry,
+    [editOf(command.edit, io.generateKey ?? generateKey, now)],
+    io,
+    {
+      createIfMissing,
+    },
+  );
+  const [result] = results;
+  if (result === undefined) return;
+  io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, storeKind(registry)));
+}
+
+/**
+ * `prune` of every app: each app's copy readers use is pruned where it is (an app left with no key goes, with the
+ * copies a reshard left behind it), and a leftover copy quietly, in one write per shard that has expired keys.
+ */
+async function pruneAll(registry: Registry, json: boolean, now: number, io: CliIo): Promise<void> {
+  const { documents } = await readAllDocuments(registry);
+  const served = new Map(placeApps(registry.manifest, documents).apps.map((app) => [app.appId, app.served]));
+  const edits: AppEdit<PruneAppResult>[] = [...documents].flatMap(([index, document]) =>
+    [...document.keys()].map((appId) => ({
+      appId,
+      change: pruneChange(now, appId),
+      ...(served.get(appId) === index ? {} : { shard: index }),
+    })),
+  );
+  const { results } = await runEdits(registry, edits, io, { createIfMissing: false });
+  const shown = results.filter((_, position) => edits[position]?.shard === undefined);
+  const removed = shown.flatMap((result) => result.removed);
+  const removedApps = shown.flatMap((result) => result.removedApps);
+  if (registry.sharded) {
+    removed.sort((a, b) => byCodeUnit(a.appId, b.appId));
+    removedApps.sort(byCodeUnit);
+  }
+  const result: EditResult = { command: 'prune', removed, removedApps };
+  io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, storeKind(registry)));
+}
+
+async function list(
+  registry: Registry,
+  command: Extract<Command, { name: 'list' }>,
+  json: boolean,
+  now: number,
+  io: CliIo,
+): Promise<void> {
+  const { documents } = await readAllDocuments(registry);
+  const placement = placeApps(registry.manifest, documents);
+  const served = new Map<string, DocumentApp>();
+  for (const app of placement.apps) {
+    const index = app.served ?? app.copies[0];
+    const entry = index === undefined ? undefined : documents.get(index)?.get(app.appId);
+    if (entry !== undefined) served.set(app.appId, entry);
+  }
+  for (const line of placementNotes(registry, placement)) io.stderr.write(line);
+  const apps = listApps(served);
+  io.stdout.write(
+    json
+      ? formatListJson(apps, now, command.defaultLimit)
+      : formatList(apps, now, command.defaultLimit, storeKind(registry)),
+  );
+}
+
+async function where(registry: Registry, appId: string, json: boolean): Promise<string> {
+  const search = shardsToSearch(registry.manifest, appId);
+  const snapshots = await registry.readShards(search);
+  const found = search.find((index) => {
+    const snapshot = snapshots.get(index);
+    return snapshot !== undefined && documentOfShard(registry, index, snapshot, true).has(appId);
+  });
+  return formatWhere(registry, appId, found, json);
 }
 
 async function apply(
@@ -210,58 +238,17 @@ async function apply(
   now: number,
   io: CliIo,
 ): Promise<void> {
+  const applyIo = {
+    stdout: io.stdout,
+    stderr: io.stderr,
+    generateKey: io.generateKey ?? generateKey,
+    ...(io.retry === undefined ? {} : { retry: io.retry }),
+  };
   // The file first: a bad one is refused before anything is read, let alone written.
-  const reading = parseChangeFile(await readApplyFile(command.file), now);
-  if (!reading.ok) {
-    io.stderr.write(formatFileProblems(command.file, reading.problems));
-    throw new ReportedFailureUsage();
-  }
-  const createsKeys = reading.changes.some((change) => change.op === 'add' || change.op === 'rotate');
-  if (createsKeys && command.keysOut === undefined && !command.dryRun) {
-    throw new UsageError(
-      'this apply file creates keys: say where they go with --keys-out <file> (created with mode 0600) or --keys-out - (standard output)',
-    );
-  }
-  if (command.keysOut === '-' && json) {
-    throw new UsageError(
-      '--json and --keys-out - would both write to standard output: give --keys-out a file',
-    );
-  }
+  const requests = await readChangeFile(command.file, now, applyIo);
+  const createsKeys = checkKeysOut(requests, command, json);
   const registry = await openRegistry(target, clients);
-  const planned = reading.changes.map((change) => planChange(change, io.generateKey ?? generateKey, now));
-  const plan = await planApply(registry, planned);
-  if (plan.problems.length > 0) {
-    io.stderr.write(formatPlanProblems(command.file, plan));
-    throw new ReportedFailure();
-  }
-  // With the keys on standard output, the report goes to standard error.
-  const report = command.keysOut === '-' ? io.stderr : io.stdout;
-  if (command.dryRun) {
-    report.write(formatDryRun(registry, plan, json));
-    return;
-  }
-  let sink: KeySink | undefined;
-  if (createsKeys)
-    sink = command.keysOut === '-' ? streamKeySink(io.stdout) : await fileKeySink(command.keysOut ?? '');
-  const run = await runApply(registry, plan, sink, now, io.editOptions ?? {});
-  const keys = run.outcomes.reduce(
-    (sum, outcome) => sum + (outcome.status === 'failed' ? 0 : outcome.keys),
-    0,
-  );
-  await sink?.close(keys);
-  for (const warning of run.warnings) io.stderr.write(`warning: ${warning}\n`);
-  if (run.unusedVersions > 0) {
-    io.stderr.write(
-      `note: the keys changed while apply ran${unusedVersionsText(run.unusedVersions, 'the shards written')}\n`,
-    );
-  }
-  report.write(formatApply(registry, plan, run, { keysTo: sink?.description, keys }, json));
-  if (run.outcomes.some((outcome) => outcome.status === 'failed')) throw new ReportedFailure();
-}
-
-/** An apply file with problems: bad input (exit 2), its lines already written. */
-class ReportedFailureUsage extends UsageError {
-  override readonly name = 'ReportedFailureUsage';
+  await runApply(registry, requests, command, { json, createsKeys, now }, applyIo);
 }
 
 async function runReshard(
@@ -275,13 +262,12 @@ async function runReshard(
     await startFileReshard(target.path, command.shards);
   }
   const registry = await openRegistry(target, clients);
-  const sleep = io.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const report = await reshard(registry, {
     ...(command.settleMs === undefined ? {} : { settleMs: command.settleMs }),
     dryRun: command.dryRun,
-    sleep,
+    sleep: io.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     progress: (line) => io.stderr.write(`${line}\n`),
-    editOptions: io.editOptions ?? {},
+    ...(io.retry === undefined ? {} : { retry: io.retry }),
   });
   for (const warning of report.warnings) io.stderr.write(`warning: ${warning}\n`);
   const done = report.left.moves.length === 0 && report.left.leftovers.length === 0;
@@ -290,50 +276,31 @@ async function runReshard(
   if (!done && !command.dryRun) throw new ReportedFailure();
 }
 
-async function runCommand(command: Command, target: Target, json: boolean, io: CliIo): Promise<void> {
+async function runCommand({ command, target, json }: Invocation, io: CliIo): Promise<void> {
   const now = (io.now ?? Date.now)();
-  const clients = registryClients(io, () => (io.now ?? Date.now)());
-  if (command.name === 'init') {
-    if (target.kind !== 'registry-file') throw new UsageError('init needs --registry-file <path>');
-    const manifest = await initRegistryFile(target.path, command.shards);
-    io.stdout.write(
-      `created registry file ${target.path}: ${manifest.shards} empty shard${manifest.shards === 1 ? '' : 's'} (${manifest.shardIds.join(' ')})\n`,
-    );
-    return;
-  }
-  if (command.name === 'reshard') return runReshard(target, command, json, clients, io);
-  if (command.name === 'apply') return apply(target, clients, command, json, now, io);
-  const registry = await openRegistry(target, clients);
+  const clients = registryClients(io);
   switch (command.name) {
+    case 'init': {
+      if (target.kind !== 'registry-file') throw new UsageError('init needs --registry-file <path>');
+      const manifest = await initRegistryFile(target.path, command.shards);
+      const shards = `${manifest.shards} empty shard${manifest.shards === 1 ? '' : 's'}`;
+      io.stdout.write(`created registry file ${target.path}: ${shards} (${manifest.shardIds.join(' ')})\n`);
+      return;
+    }
+    case 'reshard':
+      return runReshard(target, command, json, clients, io);
+    case 'apply':
+      return apply(target, clients, command, json, now, io);
     case 'list':
-      io.stdout.write(await list(registry, command, json, now, io));
-      return;
+      return list(await openRegistry(target, clients), command, json, now, io);
     case 'where':
-      io.stdout.write(await where(registry, command.appId, json));
+      io.stdout.write(await where(await openRegistry(target, clients), command.appId, json));
       return;
-    default:
-      break;
+    case 'prune-all':
+      return pruneAll(await openRegistry(target, clients), json, now, io);
+    case 'edit':
+      return edit(await openRegistry(target, clients), command, json, now, io);
   }
-  const change = changeFor(command, io.generateKey ?? generateKey, now);
-  const options = {
-    ...io.editOptions,
-    createIfMissing: registry.kind === 'files' && command.name === 'add-app',
-  };
-  const outcome =
-    command.appId === undefined
-      ? await pruneRegistry(registry, change as Change<Extract<EditResult, { command: 'prune' }>>, options)
-      : await editApp(registry, command.appId, change, { ...options, adding: command.name === 'add-app' });
-  for (const warning of outcome.warnings) io.stderr.write(`warning: ${warning}\n`);
-  if (outcome.attempts > 1) {
-    const label = registry.sharded ? "the app's shard" : registry.shard(0).store.description;
-    io.stderr.write(
-      `note: the keys changed while this command ran; applied on attempt ${outcome.attempts}` +
-        `${unusedVersionsText(outcome.unusedVersions, label)}\n`,
-    );
-  }
-  io.stdout.write(
-    json ? formatResultJson(outcome.result, now) : formatResult(outcome.result, now, storeKind(registry)),
-  );
 }
 
 /**
@@ -342,15 +309,12 @@ async function runCommand(command: Command, target: Target, json: boolean, io: C
  */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   try {
-    const invocation = parseInvocation(argv, io.env);
-    if (invocation.kind === 'help') {
-      io.stdout.write(USAGE);
-      return EXIT_CODES.ok;
-    }
-    await runCommand(invocation.command, invocation.target, invocation.json, io);
+    await runProgram(argv, io.env, { stdout: (text) => io.stdout.write(text) }, (invocation) =>
+      runCommand(invocation, io),
+    );
     return EXIT_CODES.ok;
   } catch (error) {
-    if (!(error instanceof ReportedFailure) && !(error instanceof ReportedFailureUsage))
+    if (!(error instanceof ReportedFailure) && !(error instanceof ReportedUsageFailure))
       io.stderr.write(errorLine(error));
     return exitCodeOf(error);
   }

@@ -8,9 +8,9 @@ import {
   type LimitResult,
   type NetworkResult,
   type NewKeyResult,
-  type PruneResult,
+  type PruneAppResult,
   type RevokeResult,
-} from './commands';
+} from './changes';
 import { formatRemaining } from './duration';
 
 /**
@@ -131,7 +131,7 @@ function formatExpire(result: ExpireResult, now: number): string {
   return `app ${appId}: key ${keyId} expires at ${at} (in ${formatRemaining(expiresAt - now)})\n`;
 }
 
-function formatPrune(result: PruneResult): string {
+function formatPrune(result: PruneAppResult): string {
   if (result.removed.length === 0) {
     return result.appId === undefined ? 'no expired keys\n' : `app ${result.appId} has no expired keys\n`;
   }

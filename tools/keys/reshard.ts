@@ -1,12 +1,17 @@
-import { withApp, type KeyDocument } from '../../shared/keys/key-document';
+import type { DocumentApp } from '../../shared/keys/key-document';
 import type { RegistryManifest } from '../../shared/keys/registry';
-import { editKeys, type EditOptions } from './edit';
+import {
+  budgetProblems,
+  planEdits,
+  readAllDocuments,
+  writePlan,
+  type AppEdit,
+  type Change,
+  type RetryOptions,
+  type ShardWrite,
+} from './engine';
 import { byShard, planReshard, sameEntry, type Leftover, type Move, type ReshardPlan } from './placement';
-import { shardLabel, type Registry } from './registry';
-import { readAllDocuments } from './registry-edit';
-import { budgetRefusal } from './write-budget';
-import { WriteBudgetError } from './key-store';
-
+import { shardLabel, type Registry } from './registry-access';
 /**
  * `reshard`: moves every app that is not in its home under the manifest's `shards`, without a moment when readers
  * (who look in the new home first, then in the old one) miss it:
@@ -37,7 +42,7 @@ export interface ReshardOptions {
   readonly sleep: (ms: number) => Promise<void>;
   /** Progress, one line at a time, as it happens. */
   readonly progress: (line: string) => void;
-  readonly editOptions: Omit<EditOptions, 'firstRead' | 'shardLabel' | 'createIfMissing'>;
+  readonly retry?: RetryOptions;
 }
 
 export interface ReshardReport {
@@ -59,17 +64,69 @@ export interface ReshardReport {
   readonly unusedVersions: number;
 }
 
-function copyChange(moves: readonly Move[], copied: Set<string>) {
-  return (document: KeyDocument) => {
-    copied.clear();
-    let next = document;
-    for (const move of moves) {
-      if (next.has(move.appId)) continue;
-      next = withApp(next, move.appId, move.entry);
-      copied.add(move.appId);
-    }
-    return { next: copied.size === 0 ? undefined : next, result: undefined };
+/** Sets the app to `entry` where it is absent (a copy) or still `unless` (a carried edit); says whether it did. */
+function putChange(appId: string, entry: DocumentApp, unless?: DocumentApp): Change<boolean> {
+  return (document) => {
+    const current = document.get(appId);
+    const wanted = unless === undefined ? current === undefined : sameEntry(current, unless);
+    return wanted ? { next: new Map([[appId, entry]]), result: true } : { next: undefined, result: false };
   };
+}
+
+/**
+ * Removes an old copy, unless it changed since it was copied in this run (and was not carried over): that copy is
+ * kept, and said. A copy from an earlier run goes: the new home, which readers use, holds the app.
+ */
+function removeChange(
+  appId: string,
+  copied: DocumentApp | undefined,
+  carried: DocumentApp | undefined,
+): Change<'removed' | 'kept' | 'absent'> {
+  return (document) => {
+    const entry = document.get(appId);
+    if (entry === undefined) return { next: undefined, result: 'absent' };
+    if (copied !== undefined && !sameEntry(entry, copied) && !sameEntry(entry, carried)) {
+      return { next: undefined, result: 'kept' };
+    }
+    return { next: new Map(), result: 'removed' };
+  };
+}
+
+interface Phase<Result> {
+  readonly writes: readonly ShardWrite<Result>[];
+  /** Each edit with what it returned; edits of a shard that failed are absent. */
+  readonly made: readonly { readonly position: number; readonly result: Result }[];
+}
+
+/** One step of the reshard: its edits, each pinned to its shard, one write per shard, in turn. */
+async function runPhase<Result>(
+  registry: Registry,
+  edits: readonly AppEdit<Result>[],
+  options: ReshardOptions,
+  progress: (index: number, results: readonly Result[]) => string,
+): Promise<Phase<Result>> {
+  const createIfMissing = registry.kind === 'files';
+  const plan = await planEdits(registry, edits, { createIfMissing, checkBudget: false });
+  const [problem] = plan.problems;
+  if (problem !== undefined) throw problem.error;
+  const made: { position: number; result: Result }[] = [];
+  const writes = await writePlan(registry, plan, {
+    createIfMissing,
+    concurrency: 1,
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    onShard: (write) => {
+      if (write.status === 'failed') throw write.error;
+      const shard = plan.shards.find(({ index }) => index === write.index);
+      shard?.edits.forEach((position, at) => {
+        const result = write.results[at];
+        if (result !== undefined) made.push({ position, result });
+      });
+      const line = progress(write.index, write.results);
+      if (line !== '') options.progress(line);
+      return undefined;
+    },
+  });
+  return { writes, made };
 }
 
 export async function reshard(registry: Registry, options: ReshardOptions): Promise<ReshardReport> {
@@ -80,55 +137,29 @@ export async function reshard(registry: Registry, options: ReshardOptions): Prom
     shards: layout.shards,
     ...(layout.previousShards === undefined ? {} : { previousShards: layout.previousShards }),
   };
+  const nothing = { copied: [], removed: [], carried: [], kept: [], writes: 0, settledMs: 0, warnings: [] };
   if (options.dryRun || (plan.moves.length === 0 && plan.leftovers.length === 0)) {
-    return {
-      ...base,
-      copied: [],
-      removed: [],
-      carried: [],
-      kept: [],
-      writes: 0,
-      left: plan,
-      settledMs: 0,
-      warnings: [],
-      unusedVersions: 0,
-    };
+    return { ...base, ...nothing, left: plan, unusedVersions: 0 };
   }
 
   const targets = byShard(plan.moves, (move) => move.to);
   const sources = byShard(plan.leftovers, (leftover) => leftover.from);
-  for (const index of new Set([...targets.keys(), ...sources.keys()])) {
-    const budget = await registry
-      .shard(index)
-      .store.writeBudget?.(targets.has(index) && sources.has(index) ? 2 : 1);
-    if (budget?.verdict === 'refuse')
-      throw new WriteBudgetError(budgetRefusal(shardLabel(registry, index), budget));
-  }
-
-  const warnings: string[] = [];
-  let unusedVersions = 0;
-  let writes = 0;
-  const edit = async (index: number, change: Parameters<typeof editKeys>[1]) => {
-    const outcome = await editKeys(registry.shard(index).store, change, {
-      ...options.editOptions,
-      createIfMissing: registry.kind === 'files',
-      ...(registry.sharded ? { shardLabel: shardLabel(registry, index) } : {}),
-    });
-    warnings.push(...outcome.warnings);
-    unusedVersions += outcome.unusedVersions;
-    if (outcome.wrote) writes++;
-  };
+  const writesOf = [...new Set([...targets.keys(), ...sources.keys()])].map(
+    (index) => [index, targets.has(index) && sources.has(index) ? 2 : 1] as const,
+  );
+  const [refused] = await budgetProblems(registry, writesOf);
+  if (refused !== undefined) throw refused.error;
 
   // 1. Copy.
-  const copied: Move[] = [];
-  for (const [index, moves] of targets) {
-    const landed = new Set<string>();
-    await edit(index, copyChange(moves, landed));
-    copied.push(...moves.filter((move) => landed.has(move.appId)));
-    options.progress(
-      `${shardLabel(registry, index)}: copied ${landed.size} of ${moves.length} apps to their home`,
-    );
-  }
+  const moves = [...targets.values()].flat();
+  const copy = await runPhase(
+    registry,
+    moves.map((move) => ({ appId: move.appId, shard: move.to, change: putChange(move.appId, move.entry) })),
+    options,
+    (index, results) =>
+      `${shardLabel(registry, index)}: copied ${results.filter(Boolean).length} of ${results.length} apps to their home`,
+  );
+  const copied = copy.made.flatMap(({ position, result }) => (result ? (moves[position] ?? []) : []));
 
   // 2. Settle.
   const settledMs = settleMsOf(layout, options.settleMs);
@@ -140,71 +171,55 @@ export async function reshard(registry: Registry, options: ReshardOptions): Prom
   }
 
   // 3. Carry over edits made in an old home during the copy, then remove the old copies.
-  const now = (await readAllDocuments(registry, registry.kind === 'files')).documents;
+  const current = (await readAllDocuments(registry, registry.kind === 'files')).documents;
+  const carry = copied.flatMap((move) => {
+    const source = current.get(move.from)?.get(move.appId);
+    const target = current.get(move.to)?.get(move.appId);
+    return source !== undefined && !sameEntry(source, move.entry) && sameEntry(target, move.entry)
+      ? [{ ...move, entry: source, copiedEntry: move.entry }]
+      : [];
+  });
+  const carried = await runPhase(
+    registry,
+    carry.map((move) => ({
+      appId: move.appId,
+      shard: move.to,
+      change: putChange(move.appId, move.entry, move.copiedEntry),
+    })),
+    options,
+    () => '',
+  );
   const copiedEntry = new Map(copied.map((move) => [move.appId, move.entry]));
-  const carry: Move[] = [];
-  for (const move of copied) {
-    const source = now.get(move.from)?.get(move.appId);
-    const target = now.get(move.to)?.get(move.appId);
-    if (source !== undefined && !sameEntry(source, move.entry) && sameEntry(target, move.entry)) {
-      carry.push({ ...move, entry: source });
-    }
-  }
-  for (const [index, moves] of byShard(carry, (move) => move.to)) {
-    await edit(index, (document) => {
-      let next = document;
-      for (const move of moves) {
-        if (sameEntry(document.get(move.appId), copiedEntry.get(move.appId)))
-          next = withApp(next, move.appId, move.entry);
-      }
-      return { next, result: undefined };
-    });
-  }
   const carriedEntry = new Map(carry.map((move) => [move.appId, move.entry]));
-  const removed: Leftover[] = [];
-  const kept: Leftover[] = [];
-  for (const [index, leftovers] of sources) {
-    let removedHere: Leftover[] = [];
-    let keptHere: Leftover[] = [];
-    await edit(index, (document) => {
-      removedHere = [];
-      keptHere = [];
-      let next = document;
-      for (const leftover of leftovers) {
-        const entry = document.get(leftover.appId);
-        if (entry === undefined) continue;
-        const moved = copiedEntry.get(leftover.appId);
-        // Copied in this run: it goes only if unchanged since (or carried over). A copy from an earlier run goes:
-        // the new home, which readers use, holds the app.
-        if (
-          moved !== undefined &&
-          !sameEntry(entry, moved) &&
-          !sameEntry(entry, carriedEntry.get(leftover.appId))
-        ) {
-          keptHere.push(leftover);
-          continue;
-        }
-        next = withApp(next, leftover.appId, undefined);
-        removedHere.push(leftover);
-      }
-      return { next, result: undefined };
-    });
-    removed.push(...removedHere);
-    kept.push(...keptHere);
-    options.progress(`${shardLabel(registry, index)}: removed ${removedHere.length} old copies`);
-  }
+  const leftovers = [...sources.values()].flat();
+  const removal = await runPhase(
+    registry,
+    leftovers.map((leftover) => ({
+      appId: leftover.appId,
+      shard: leftover.from,
+      change: removeChange(leftover.appId, copiedEntry.get(leftover.appId), carriedEntry.get(leftover.appId)),
+    })),
+    options,
+    (index, results) =>
+      `${shardLabel(registry, index)}: removed ${results.filter((result) => result === 'removed').length} old copies`,
+  );
+  const outcome = (wanted: string) =>
+    removal.made.flatMap(({ position, result }) => (result === wanted ? (leftovers[position] ?? []) : []));
 
+  const writes = [...copy.writes, ...carried.writes, ...removal.writes].flatMap((write) =>
+    write.status === 'failed' ? [] : [write],
+  );
   const left = planReshard(layout, (await readAllDocuments(registry, registry.kind === 'files')).documents);
   return {
     ...base,
     copied,
-    removed,
+    removed: outcome('removed'),
     carried: carry.map((move) => move.appId),
-    kept,
-    writes,
+    kept: outcome('kept'),
+    writes: writes.filter((write) => write.status === 'written').length,
     left,
     settledMs,
-    warnings,
-    unusedVersions,
+    warnings: writes.flatMap((write) => write.warnings),
+    unusedVersions: writes.reduce((sum, write) => sum + write.unusedVersions, 0),
   };
 }

@@ -17,7 +17,12 @@ import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
 } from '../common/aws-settings';
-import { readManifestSecret, readRegistryFile, shardFilePath, stackRegistry } from '../common/key-registry';
+import {
+  readManifestSecret,
+  readRegistryFile,
+  shardFilePath,
+  stackRegistry,
+} from '../common/registry-locator';
 import { readStackOutputs } from '../common/stack-outputs';
 import type { Env } from '../common/tool-io';
 import { shellQuoted, type BannerKeys, type RegistryFacts } from './banner';

@@ -1,6 +1,6 @@
 import { COMMON_HEADERS } from '../../shared/api/responses';
 import type { Check, CheckId, Expectation, RequestCheck, UniformityCheck } from './checks';
-import type { HttpAnswer, Outcome } from './outcome';
+import type { SmokeAnswer, Outcome } from './outcome';
 import type { RetryNote } from './retry';
 import type { SecretMask } from './secret-mask';
 
@@ -66,14 +66,14 @@ function readBody(body: string): BodyReading {
   return { kind: 'error-shape', code, message };
 }
 
-function single(answer: HttpAnswer, name: string): { value?: string; problem?: string } {
+function single(answer: SmokeAnswer, name: string): { value?: string; problem?: string } {
   const values = answer.headers.get(name.toLowerCase()) ?? [];
   if (values.length === 0) return { problem: `no ${name} header` };
   if (values.length > 1) return { problem: `${name} sent ${values.length} times` };
   return { value: (values[0] ?? '').trim() };
 }
 
-function contentTypeProblem(answer: HttpAnswer, mask: SecretMask): string | undefined {
+function contentTypeProblem(answer: SmokeAnswer, mask: SecretMask): string | undefined {
   const { value, problem } = single(answer, 'Content-Type');
   if (value === undefined) return problem;
   const mediaType = value.split(';', 1)[0]?.trim().toLowerCase();
@@ -82,7 +82,7 @@ function contentTypeProblem(answer: HttpAnswer, mask: SecretMask): string | unde
     : `Content-Type ${quoteReceived(value, mask)}, not ${JSON_MEDIA_TYPE}`;
 }
 
-function cacheControlProblem(answer: HttpAnswer, mask: SecretMask): string | undefined {
+function cacheControlProblem(answer: SmokeAnswer, mask: SecretMask): string | undefined {
   const { value, problem } = single(answer, 'Cache-Control');
   if (value === undefined) return problem;
   const directives = value.split(',').map((directive) => directive.trim().toLowerCase());
@@ -91,7 +91,7 @@ function cacheControlProblem(answer: HttpAnswer, mask: SecretMask): string | und
     : `Cache-Control ${quoteReceived(value, mask)}, not ${NO_STORE}`;
 }
 
-function headerProblems(answer: HttpAnswer, expect: Expectation, mask: SecretMask): string[] {
+function headerProblems(answer: SmokeAnswer, expect: Expectation, mask: SecretMask): string[] {
   const problems: string[] = [];
   for (const [name, wanted] of Object.entries(expect.headers ?? {})) {
     const { value, problem } = single(answer, name);
@@ -106,7 +106,7 @@ function headerProblems(answer: HttpAnswer, expect: Expectation, mask: SecretMas
 }
 
 /** The headers the check looks for, as received, in the terms of describeExpectation. */
-function receivedHeaders(answer: HttpAnswer, expect: Expectation, mask: SecretMask): string[] {
+function receivedHeaders(answer: SmokeAnswer, expect: Expectation, mask: SecretMask): string[] {
   const received: string[] = [];
   for (const name of Object.keys(expect.headers ?? {})) {
     const { value } = single(answer, name);
@@ -124,7 +124,7 @@ function receivedHeaders(answer: HttpAnswer, expect: Expectation, mask: SecretMa
  */
 export function evaluateAnswer(
   expect: Expectation,
-  answer: HttpAnswer,
+  answer: SmokeAnswer,
   mask: SecretMask,
 ): { got: string; problems: string[] } {
   const problems: string[] = [];
@@ -157,7 +157,7 @@ function retryRemark(retry: RetryNote): string {
 }
 
 /** Why the final answer was a 429, in the terms an operator acts on; undefined for any other answer. */
-function throttledHint(answer: HttpAnswer, retry: RetryNote | undefined): string | undefined {
+function throttledHint(answer: SmokeAnswer, retry: RetryNote | undefined): string | undefined {
   if (answer.status !== TOO_MANY_REQUESTS_STATUS) return undefined;
   if (retry === undefined) return answer.headers.has('retry-after') ? undefined : STAGE_THROTTLED_HINT;
   return retry.retried

@@ -1,5 +1,5 @@
-/** An HTTP answer as received. Header names are lower-cased; a header received twice has two values. */
-export interface HttpAnswer {
+/** An HTTP answer as the smoke test received it. Header names are lower-cased; a header received twice has two values. */
+export interface SmokeAnswer {
   readonly status: number;
   readonly headers: ReadonlyMap<string, readonly string[]>;
   readonly body: string;
@@ -7,7 +7,7 @@ export interface HttpAnswer {
 
 /** What became of one check's request. */
 export type Outcome =
-  | { readonly kind: 'answer'; readonly answer: HttpAnswer }
+  | { readonly kind: 'answer'; readonly answer: SmokeAnswer }
   /**
    * Sent, but no HTTP answer came back (refused, reset, timed out, TLS failure). `unreachable`: the API cannot
    * be reached at all (nothing listens, no such host, a certificate refused, no answer in time), so sending

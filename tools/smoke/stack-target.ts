@@ -5,7 +5,7 @@ import { errorMessage } from '../../shared/errors';
 import { shardsToSearch } from '../../shared/keys/registry';
 import { describeSecretFailure } from '../common/aws-failure';
 import { resolvedRegion } from '../common/aws-settings';
-import { readManifestSecret, stackRegistry } from '../common/key-registry';
+import { readManifestSecret, stackRegistry } from '../common/registry-locator';
 import {
   describeStackFailure,
   missingOutputsProblem,

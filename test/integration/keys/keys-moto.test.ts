@@ -244,7 +244,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       Array.from({ length: writers }, () =>
         runCli(['rotate', 'demo', '--json', '--secret-id', secretId], moto.awsEnv, {
           createSecretsManagerClient: readThenWait,
-          editOptions: { maxAttempts: 1 },
+          retry: { maxAttempts: 1 },
         }),
       ),
     );
@@ -312,7 +312,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       Array.from({ length: writers }, () =>
         runCli(['rotate', 'demo', '--json', '--secret-id', secretId], moto.awsEnv, {
           createSecretsManagerClient: lateListers,
-          editOptions: { maxAttempts: 1 },
+          retry: { maxAttempts: 1 },
         }),
       ),
     );

@@ -29,7 +29,7 @@ describe('describeAwsFailure', () => {
     [
       'a refused connection the SDK wrapped, with the code only in the message',
       new Error('connect ECONNREFUSED 127.0.0.1:4566'),
-      'could not reach Secrets Manager (ECONNREFUSED)',
+      'could not reach Secrets Manager at 127.0.0.1:4566 (ECONNREFUSED)',
     ],
     [
       'a time-out, which carries ETIMEDOUT too',
@@ -46,6 +46,16 @@ describe('describeAwsFailure', () => {
     ['a thrown string', 'boom', 'unexpected failure'],
   ])('describes %s in one line that names Secrets Manager', (_label, failure, description) => {
     expect(describeAwsFailure(failure, AWS_SERVICES.secretsManager)).toBe(description);
+  });
+
+  it('names the host and the region tried when a service cannot be reached', () => {
+    const failure = Object.assign(new Error('getaddrinfo ENOTFOUND secretsmanager.eu-west-9.amazonaws.com'), {
+      code: 'ENOTFOUND',
+    });
+
+    expect(describeAwsFailure(failure, AWS_SERVICES.secretsManager, 'eu-west-9')).toBe(
+      'could not reach Secrets Manager at secretsmanager.eu-west-9.amazonaws.com in region eu-west-9 (ENOTFOUND)',
+    );
   });
 
   it.each<[string, unknown, string]>([

@@ -94,9 +94,22 @@ describe('parseChangeFile', () => {
     ['no changes', '{}', ['1:1 the file needs "changes", a list of changes']],
     ['empty changes', '{"changes": []}', ['1:13 "changes" is empty: nothing to apply']],
     [
-      'an unknown top-level field, never named',
+      'an unknown top-level field, never named, with the known one it is closest to',
       '{"changes": [{"op": "remove", "app": "a"}], "chnages": 1}',
-      ['1:45 field #2 of the file is not one of "format", "changes"'],
+      ['1:45 field #2 of the file is not one of "format", "changes": did you mean "changes"?'],
+    ],
+    [
+      'a misspelt field of a change',
+      '{"changes": [{"op": "add", "app": "a", "rateLimt": {"perSecond": 1}}]}',
+      [
+        '1:40 field #3 of change #1 (add) is not one of "op", "app", "hash", "expiresIn", "expires", "allowedCidrs", ' +
+          '"rateLimit": did you mean "rateLimit"?',
+      ],
+    ],
+    [
+      'a field far from every known one (a pasted key, say), with no suggestion',
+      '{"changes": [{"op": "remove", "app": "a", "payk_0123456789abcdefghij": true}]}',
+      ['1:43 field #3 of change #1 (remove) is not one of "op", "app"'],
     ],
     [
       'another format',
@@ -204,5 +217,15 @@ describe('parseChangeFile', () => {
     expect(problems).toHaveLength(4);
     expect(problems.join('\n')).not.toContain(PASTED_KEY);
     expect(problems.join('\n').toLowerCase()).not.toContain(PASTED_KEY.toLowerCase());
+  });
+
+  it('refuses nesting thousands deep anywhere with its line and column, never a stack overflow', () => {
+    const deep = `{"changes": [\n  {"op": "add", "app": "a", "rateLimit": ${'['.repeat(5_000)}1${']'.repeat(5_000)}}]}`;
+    const quoted = `{"changes": [{"op": "remove", "app": "a", "note": "${'['.repeat(5_000)}"}]}`;
+
+    expect(problemsOf(deep)).toEqual([
+      '2:55 nested deeper than 16 levels, which no change needs; nothing else was read',
+    ]);
+    expect(problemsOf(quoted)).toEqual(['1:43 field #3 of change #1 (remove) is not one of "op", "app"']);
   });
 });

@@ -1,7 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { USAGE } from '../../../../tools/keys/args';
 import { errorLine } from '../../../../tools/keys/main';
 import { keyIdOf } from '../../../../shared/keys/key-document';
 import { toDigestForm } from '../../../../shared/keys/key-material';
@@ -310,23 +309,45 @@ describe('errorLine', () => {
   });
 });
 
-describe('--help', () => {
-  it('prints the usage on stdout and exits 0', async () => {
-    expect(await runCli(['--help'], {})).toEqual({ code: 0, stdout: USAGE, stderr: '' });
+describe('help', () => {
+  const COMMANDS = [
+    'list',
+    'add-app',
+    'rotate',
+    'revoke',
+    'remove-app',
+    'expire',
+    'prune',
+    'allow',
+    'disallow',
+  ];
+
+  it('--help and help list every command on stdout and exit 0', async () => {
+    const [flag, command] = [await runCli(['--help'], {}), await runCli(['help'], {})];
+
+    expect(flag).toEqual(command);
+    expect(flag.code).toBe(0);
+    for (const name of [...COMMANDS, 'limit', 'where', 'apply', 'reshard', 'init']) {
+      expect(flag.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+    }
   });
 
-  it('lists the limit command in both its forms, its options and the ranges they take', () => {
-    const lines = USAGE.split('\n').map((line) => line.trim());
+  it.each([
+    ['limit', ['--per-second <n>', '--burst <m>', '--default'], 'limit partner-0001 --per-second 20'],
+    ['rotate', ['--grace <duration>', '--expires-in <duration>', '--hash'], 'rotate partner-0001 --grace 7d'],
+    ['apply', ['--keys-out <path>', '--dry-run'], 'apply changes.json --keys-out .local/'],
+  ])(
+    '%s --help gives its own options, an example and the environment equivalents',
+    async (name, options, example) => {
+      const [flag, command] = [await runCli([name, '--help'], {}), await runCli(['help', name], {})];
 
-    expect(lines).toEqual(
-      expect.arrayContaining([
-        'limit <app-id> --per-second <n> [--burst <m>]',
-        "limit <app-id> --default          remove the app's own rate limit: the default limit applies again",
-        '--default-limit <n>, --default-burst <m>',
-        'A rate is 0.001 to 10000 requests per second; a burst is a whole number from 1 to 100000.',
-      ]),
-    );
-    expect(USAGE).toMatch(/^ {2}--per-second <n> +limit: /m);
-    expect(USAGE).toMatch(/^ {2}--burst <m> +limit: /m);
-  });
+      expect(flag).toEqual(command);
+      expect(flag.stdout).toMatch(new RegExp(`^Usage: keys ${name} `));
+      for (const option of options) expect(flag.stdout).toContain(`  ${option} `);
+      expect(flag.stdout).toContain(`npm run keys -- ${example}`);
+      expect(flag.stdout).toMatch(/KEYS_STACK +as --stack/);
+      expect(flag.stdout).toContain('--file <path>');
+      expect(flag.stdout).not.toContain('--default-limit');
+    },
+  );
 });

@@ -188,9 +188,10 @@ describe('a registry named by its stack', () => {
     const written = secretsManager
       .commandCalls(PutSecretValueCommand)
       .map((call) => [call.args[0].input.SecretId, call.args[0].input.SecretString]);
+    // The leftover first: while the home still holds the app, readers never meet its older copy.
     expect(written).toEqual([
-      [layout.shardIds[home], '{}'],
       [layout.shardIds[before], '{}'],
+      [layout.shardIds[home], '{}'],
     ]);
   });
 

@@ -40,7 +40,7 @@ const versionsWithCurrent = (versionId: string) => ({
 });
 
 /** Instant retries: the back-off is the edit loop's business, tested there. */
-const noWait = { editOptions: { sleep: () => Promise.resolve() } };
+const noWait = { retry: { sleep: () => Promise.resolve() } };
 
 beforeEach(() => {
   secretsManager.reset();
@@ -345,7 +345,7 @@ describe('failures', () => {
       stderr:
         `error: could not write a new version of secret ${SECRET_ID}: Secrets Manager did not answer in time; ` +
         `nothing was changed (AWSCURRENT untouched); if the new version ${putToken()} was stored after all, its ` +
-        `${CLI_STAGING_LABEL} label could not be removed (could not reach Secrets Manager (ECONNREFUSED)); to ` +
+        `${CLI_STAGING_LABEL} label could not be removed (could not reach Secrets Manager at 127.0.0.1:4566 (ECONNREFUSED)); to ` +
         `remove it: aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' ` +
         `--version-stage '${CLI_STAGING_LABEL}' --remove-from-version-id '${putToken()}' --region eu-west-1\n`,
     });
@@ -383,7 +383,7 @@ describe('failures', () => {
     [
       'a refused connection',
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4566'), { code: 'ECONNREFUSED' }),
-      `error: could not read secret ${SECRET_ID}: could not reach Secrets Manager (ECONNREFUSED)`,
+      `error: could not read secret ${SECRET_ID}: could not reach Secrets Manager at 127.0.0.1:4566 in region eu-west-1 (ECONNREFUSED)`,
     ],
     [
       'a time-out',

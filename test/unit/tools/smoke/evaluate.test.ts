@@ -8,7 +8,7 @@ import {
   STAGE_THROTTLED_HINT,
   STILL_RATE_LIMITED_HINT,
 } from '../../../../tools/smoke/evaluate';
-import type { HttpAnswer, Outcome } from '../../../../tools/smoke/outcome';
+import type { SmokeAnswer, Outcome } from '../../../../tools/smoke/outcome';
 import { createSecretMask } from '../../../../tools/smoke/secret-mask';
 
 const NO_SECRETS = createSecretMask([]);
@@ -17,7 +17,7 @@ function answer(
   status: number,
   headers: Readonly<Record<string, string | string[]>>,
   body: string,
-): HttpAnswer {
+): SmokeAnswer {
   return {
     status,
     headers: new Map(
@@ -70,7 +70,7 @@ describe('evaluateAnswer', () => {
     ).toEqual([]);
   });
 
-  it.each<[string, Expectation, HttpAnswer, string, string[]]>([
+  it.each<[string, Expectation, SmokeAnswer, string, string[]]>([
     [
       'another status and code',
       OK,

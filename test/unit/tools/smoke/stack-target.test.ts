@@ -192,7 +192,7 @@ describe('describeStackFailure', () => {
     [
       'a refused connection',
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4566'), { code: 'ECONNREFUSED' }),
-      'could not read stack PaymentApi: could not reach CloudFormation (ECONNREFUSED)',
+      'could not read stack PaymentApi: could not reach CloudFormation at 127.0.0.1:4566 (ECONNREFUSED)',
     ],
     [
       'a time-out',

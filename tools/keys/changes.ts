@@ -26,13 +26,49 @@ import {
 } from '../../shared/keys/key-rules';
 import { defaultBurst, type RateLimit } from '../../shared/keys/rate-limit';
 import { formatTimestamp } from '../../shared/keys/timestamp';
-import type { LimitChange } from './args';
-import type { Change } from './edit';
+import type { AppEdit, Change } from './engine';
 
 /**
- * The key CLI's edits, each a pure Change (see edit.ts): the clock comes in as `now`, read once per command so
- * that every retry writes the same instants.
+ * The key CLI's edits of one app, each a pure Change (see engine.ts) over the app's part of its shard: the clock
+ * comes in as `now`, read once per command so that every retry writes the same instants. editOf is the one place a
+ * request (a command's, or a change file's) becomes a change.
  */
+
+/** An expiry as a new key's request gives it: a span from now, or an instant. */
+export type ExpirySpec =
+  { readonly kind: 'in'; readonly ms: number } | { readonly kind: 'at'; readonly at: number };
+
+/** How `expire` changes a key's expiry: a span from now, an instant, or no expiry at all. */
+export type ExpiryChange = ExpirySpec | { readonly kind: 'never' };
+
+/** What `limit` gives an app: a limit of its own (a burst left out is not written), or the stack's default again. */
+export type LimitChange = DocumentRateLimit | 'default';
+
+/** One edit of one app, as a command or a change file asks for it. */
+export type EditRequest = { readonly appId: string } & (
+  | {
+      readonly op: 'add';
+      readonly hash: boolean;
+      readonly expiry?: ExpirySpec;
+      readonly allowedCidrs?: readonly string[];
+      readonly rateLimit?: DocumentRateLimit;
+    }
+  | {
+      readonly op: 'rotate';
+      readonly hash: boolean;
+      readonly expiry?: ExpirySpec;
+      /** Every other key of the app then expires by now + this. */
+      readonly graceMs?: number;
+    }
+  | { readonly op: 'revoke'; readonly keyId: string; readonly force: boolean }
+  | { readonly op: 'remove' }
+  | { readonly op: 'expire'; readonly keyId: string; readonly expiry: ExpiryChange }
+  | { readonly op: 'prune' }
+  | { readonly op: 'network'; readonly network: NetworkChange }
+  | { readonly op: 'limit'; readonly limit: LimitChange }
+);
+
+export type EditOp = EditRequest['op'];
 
 /** A key made for add-app or rotate: `key` goes to the operator once, `storedKey` into the document. */
 export interface FreshKey {
@@ -193,7 +229,7 @@ export function expireChange(appId: string, keyId: string, at: number | undefine
   };
 }
 
-export interface PruneResult {
+export interface PruneAppResult {
   readonly command: 'prune';
   /** The one app pruned; absent: all of them. */
   readonly appId?: string;
@@ -203,7 +239,7 @@ export interface PruneResult {
 }
 
 /** `prune`: removes the keys expired at `now`, of one app or of all. Nothing expired: nothing is written. */
-export function pruneChange(now: number, appId?: string): Change<PruneResult> {
+export function pruneChange(now: number, appId?: string): Change<PruneAppResult> {
   return (document) => {
     const pruned = pruneExpiredKeys(document, now, appId);
     return {
@@ -301,4 +337,82 @@ export function limitChange(appId: string, change: LimitChange): Change<LimitRes
 }
 
 export type EditResult =
-  NewKeyResult | RevokeResult | RemoveAppResult | ExpireResult | PruneResult | NetworkResult | LimitResult;
+  NewKeyResult | RevokeResult | RemoveAppResult | ExpireResult | PruneAppResult | NetworkResult | LimitResult;
+
+/**
+ * `now` plus `ms` in whole seconds (rounded down, so a key never outlives what was asked): expiries then read
+ * `2026-12-24T00:00:00Z`, not `...00.123Z`.
+ */
+export function after(now: number, ms: number): number {
+  return Math.floor((now + ms) / 1_000) * 1_000;
+}
+
+function instantOf(expiry: ExpirySpec | undefined, now: number): number | undefined {
+  if (expiry === undefined) return undefined;
+  return expiry.kind === 'in' ? after(now, expiry.ms) : expiry.at;
+}
+
+/** Several changes of one app as one; its result is the first change's. */
+function composed(first: Change<EditResult>, rest: readonly Change<EditResult>[]): Change<EditResult> {
+  return (document, context) => {
+    const outcome = first(document, context);
+    let current = outcome.next;
+    for (const change of rest) current = change(current ?? document, context).next ?? current;
+    return { next: current, result: outcome.result };
+  };
+}
+
+function newKeyEdit(
+  request: Extract<EditRequest, { op: 'add' | 'rotate' }>,
+  fresh: FreshKey,
+  now: number,
+): Change<EditResult> {
+  const expiresAt = instantOf(request.expiry, now);
+  const othersExpireBy =
+    request.op === 'rotate' && request.graceMs !== undefined ? after(now, request.graceMs) : undefined;
+  const key = newKeyChange({
+    command: request.op === 'add' ? 'add-app' : 'rotate',
+    appId: request.appId,
+    fresh,
+    now,
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+    ...(othersExpireBy === undefined ? {} : { othersExpireBy }),
+  });
+  if (request.op === 'rotate') return key;
+  const { allowedCidrs, rateLimit } = request;
+  return composed(key, [
+    ...(allowedCidrs === undefined
+      ? []
+      : [networkChange(request.appId, { kind: 'allow', cidrs: allowedCidrs })]),
+    ...(rateLimit === undefined ? [] : [limitChange(request.appId, rateLimit)]),
+  ]);
+}
+
+/** The change a request makes. A new key is made here, once, so every retry stores (and prints) the same key. */
+export function editOf(request: EditRequest, newKey: () => string, now: number): AppEdit<EditResult> {
+  const { appId } = request;
+  const edit = (change: Change<EditResult>): AppEdit<EditResult> => ({ appId, change });
+  switch (request.op) {
+    case 'add':
+    case 'rotate':
+      return edit(newKeyEdit(request, freshKey(newKey(), request.hash), now));
+    case 'revoke':
+      return edit(revokeChange(appId, request.keyId, request.force));
+    case 'remove':
+      return edit(removeAppChange(appId));
+    case 'expire':
+      return edit(
+        expireChange(
+          appId,
+          request.keyId,
+          request.expiry.kind === 'never' ? undefined : instantOf(request.expiry, now),
+        ),
+      );
+    case 'prune':
+      return edit(pruneChange(now, appId));
+    case 'network':
+      return edit(networkChange(appId, request.network));
+    case 'limit':
+      return edit(limitChange(appId, request.limit));
+  }
+}

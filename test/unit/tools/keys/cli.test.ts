@@ -1,184 +1,40 @@
-import { parseInvocation, UsageError, type Command, type Invocation } from '../../../../tools/keys/args';
+import { UsageError } from '../../../../tools/common/exit';
+import { runProgram, type Invocation } from '../../../../tools/keys/cli';
+
+/**
+ * The key CLI's arguments as rules: which target wins, and the one line each bad input gets (exit 2 in run()). What
+ * each command does with its options is proved by the golden outputs (test/integration/keys/cli-golden.test.ts).
+ */
 
 const KEY_ID = '0a1b2c3d4e5f';
-const SECRET = { kind: 'secret', secretId: 'payment-api-keys' } as const;
-const DAY_MS = 86_400_000;
-const runOn = (command: Command): Invocation => ({ kind: 'run', command, target: SECRET, json: false });
 
-describe('parseInvocation', () => {
-  it.each<[string, string[], Invocation]>([
-    [
-      'list',
-      ['list', '--secret-id', 'payment-api-keys'],
-      { kind: 'run', command: { name: 'list' }, target: SECRET, json: false },
-    ],
-    [
-      'list --json',
-      ['list', '--json', '--secret-id', 'payment-api-keys'],
-      { kind: 'run', command: { name: 'list' }, target: SECRET, json: true },
-    ],
-    [
-      'add-app',
-      ['add-app', 'demo', '--secret-id', 'payment-api-keys'],
-      { kind: 'run', command: { name: 'add-app', appId: 'demo', hash: false }, target: SECRET, json: false },
-    ],
-    [
-      'add-app --hash',
-      ['add-app', 'demo', '--hash', '--secret-id', 'payment-api-keys'],
-      { kind: 'run', command: { name: 'add-app', appId: 'demo', hash: true }, target: SECRET, json: false },
-    ],
-    [
-      'rotate --json with options first',
-      ['--json', '--secret-id', 'payment-api-keys', 'rotate', 'demo'],
-      { kind: 'run', command: { name: 'rotate', appId: 'demo', hash: false }, target: SECRET, json: true },
-    ],
-    [
-      'revoke',
-      ['revoke', 'demo', KEY_ID, '--secret-id', 'payment-api-keys'],
-      {
-        kind: 'run',
-        command: { name: 'revoke', appId: 'demo', keyId: KEY_ID, force: false },
-        target: SECRET,
-        json: false,
-      },
-    ],
-    [
-      'revoke --force',
-      ['revoke', 'demo', KEY_ID, '--force', '--secret-id=payment-api-keys'],
-      {
-        kind: 'run',
-        command: { name: 'revoke', appId: 'demo', keyId: KEY_ID, force: true },
-        target: SECRET,
-        json: false,
-      },
-    ],
-    [
-      'remove-app with a file',
-      ['remove-app', 'partner.eu-1', '--file', './keys.json'],
-      {
-        kind: 'run',
-        command: { name: 'remove-app', appId: 'partner.eu-1' },
-        target: { kind: 'file', path: './keys.json' },
-        json: false,
-      },
-    ],
-    [
-      'add-app --expires-in',
-      ['add-app', 'demo', '--expires-in', '90d', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'add-app', appId: 'demo', hash: false, expiresInMs: 90 * DAY_MS }),
-    ],
-    [
-      'rotate --grace',
-      ['rotate', 'demo', '--grace', '7d', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'rotate', appId: 'demo', hash: false, graceMs: 7 * DAY_MS }),
-    ],
-    [
-      'rotate --grace 0s',
-      ['rotate', 'demo', '--grace=0s', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'rotate', appId: 'demo', hash: false, graceMs: 0 }),
-    ],
-    [
-      'rotate with --expires-in, --grace and --hash together',
-      [
-        'rotate',
-        'demo',
-        '--hash',
-        '--expires-in',
-        '24h',
-        '--grace',
-        '30m',
-        '--secret-id',
-        'payment-api-keys',
-      ],
-      runOn({ name: 'rotate', appId: 'demo', hash: true, expiresInMs: 24 * 3_600_000, graceMs: 30 * 60_000 }),
-    ],
-    [
-      'expire --in',
-      ['expire', 'demo', KEY_ID, '--in', '45s', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'expire', appId: 'demo', keyId: KEY_ID, expiry: { kind: 'in', ms: 45_000 } }),
-    ],
-    [
-      'expire --in 0s',
-      ['expire', 'demo', KEY_ID, '--in', '0s', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'expire', appId: 'demo', keyId: KEY_ID, expiry: { kind: 'in', ms: 0 } }),
-    ],
-    [
-      'expire --at with an offset',
-      ['expire', 'demo', KEY_ID, '--at', '2026-12-24T01:00:00+01:00', '--secret-id', 'payment-api-keys'],
-      runOn({
-        name: 'expire',
-        appId: 'demo',
-        keyId: KEY_ID,
-        expiry: { kind: 'at', at: Date.parse('2026-12-24T00:00:00Z') },
-      }),
-    ],
-    [
-      'expire --never',
-      ['expire', 'demo', KEY_ID, '--never', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'expire', appId: 'demo', keyId: KEY_ID, expiry: { kind: 'never' } }),
-    ],
-    ['prune', ['prune', '--secret-id', 'payment-api-keys'], runOn({ name: 'prune' })],
-    [
-      'prune of one app',
-      ['prune', 'demo', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'prune', appId: 'demo' }),
-    ],
-    [
-      'allow with IPv4 and IPv6 blocks and a bare address',
-      ['allow', 'demo', '203.0.113.0/24', '2001:db8::/32', '198.51.100.7', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'allow', appId: 'demo', cidrs: ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7'] }),
-    ],
-    [
-      'allow --any',
-      ['allow', 'demo', '--any', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'allow', appId: 'demo', cidrs: 'any' }),
-    ],
-    [
-      'disallow',
-      ['disallow', 'demo', '203.0.113.0/24', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'disallow', appId: 'demo', cidrs: ['203.0.113.0/24'] }),
-    ],
-    [
-      'limit --per-second',
-      ['limit', 'demo', '--per-second', '20', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'limit', appId: 'demo', limit: { perSecond: 20 } }),
-    ],
-    [
-      'limit --per-second with a fraction and --burst',
-      ['limit', 'demo', '--per-second=0.5', '--burst', '3', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'limit', appId: 'demo', limit: { perSecond: 0.5, burst: 3 } }),
-    ],
-    [
-      'limit at the edges of the ranges',
-      ['limit', 'demo', '--per-second', '10000', '--burst', '100000', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'limit', appId: 'demo', limit: { perSecond: 10_000, burst: 100_000 } }),
-    ],
-    [
-      'limit --per-second at its smallest',
-      ['limit', 'demo', '--per-second', '0.001', '--burst', '1', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'limit', appId: 'demo', limit: { perSecond: 0.001, burst: 1 } }),
-    ],
-    [
-      'limit --default',
-      ['limit', 'demo', '--default', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'limit', appId: 'demo', limit: 'default' }),
-    ],
-    [
-      'list --default-limit, the burst following the rate',
-      ['list', '--default-limit', '2.5', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'list', defaultLimit: { perSecond: 2.5, burst: 3 } }),
-    ],
-    [
-      'list --default-limit and --default-burst',
-      ['list', '--default-limit', '50', '--default-burst', '100', '--secret-id', 'payment-api-keys'],
-      runOn({ name: 'list', defaultLimit: { perSecond: 50, burst: 100 } }),
-    ],
-    ['--help', ['--help'], { kind: 'help' }],
-    ['-h after a command', ['rotate', 'demo', '-h'], { kind: 'help' }],
-  ])('parses %s', (_label, argv, expected) => {
-    expect(parseInvocation(argv, {})).toEqual(expected);
+/** What the program asks to run for `argv`, or the error it refuses it with. */
+async function parseInvocation(
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+): Promise<Invocation> {
+  const asked: Invocation[] = [];
+  await runProgram(argv, env, { stdout: () => undefined }, (invocation) => {
+    asked.push(invocation);
+    return Promise.resolve();
   });
+  const [invocation] = asked;
+  if (invocation === undefined) throw new Error('nothing was run');
+  return invocation;
+}
 
+/** The message `argv` is refused with. */
+async function refusal(argv: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<string> {
+  try {
+    await parseInvocation(argv, env);
+  } catch (error) {
+    if (error instanceof UsageError) return error.message;
+    throw error;
+  }
+  return '';
+}
+
+describe("the key CLI's arguments", () => {
   it.each<[string, string[], Record<string, string>, unknown]>([
     ['KEYS_SECRET_ID', [], { KEYS_SECRET_ID: 'from-env' }, { kind: 'secret', secretId: 'from-env' }],
     ['KEYS_FILE', [], { KEYS_FILE: '/srv/keys.json' }, { kind: 'file', path: '/srv/keys.json' }],
@@ -233,45 +89,10 @@ describe('parseInvocation', () => {
       { KEYS_SECRET_ID: 'env', KEYS_REGISTRY_FILE: 'r.json' },
       { kind: 'stack', stackName: 'Staging' },
     ],
-  ])('takes the target from %s', (_label, options, env, target) => {
-    const invocation = parseInvocation(['list', ...options], env);
+  ])('takes the target from %s', async (_label, options, env, target) => {
+    const invocation = await parseInvocation(['list', ...options], env);
 
-    expect(invocation).toEqual({ kind: 'run', command: { name: 'list' }, target, json: false });
-  });
-
-  it.each<[string, string[], Command]>([
-    ['where', ['where', 'partner-1'], { name: 'where', appId: 'partner-1' }],
-    [
-      'apply with --keys-out',
-      ['apply', 'changes.json', '--keys-out', 'new-keys.jsonl'],
-      { name: 'apply', file: 'changes.json', keysOut: 'new-keys.jsonl', dryRun: false },
-    ],
-    ['apply --dry-run', ['apply', 'c.json', '--dry-run'], { name: 'apply', file: 'c.json', dryRun: true }],
-    ['reshard', ['reshard'], { name: 'reshard', dryRun: false }],
-    [
-      'reshard --settle',
-      ['reshard', '--settle', '2m', '--dry-run'],
-      { name: 'reshard', settleMs: 120_000, dryRun: true },
-    ],
-  ])('parses the registry command %s', (_label, argv, command) => {
-    expect(parseInvocation([...argv, '--stack', 'PaymentApi'], {})).toEqual({
-      kind: 'run',
-      command,
-      target: { kind: 'stack', stackName: 'PaymentApi' },
-      json: false,
-    });
-  });
-
-  it.each<[string, string[], Command]>([
-    ['init', ['init', '--shards', '4'], { name: 'init', shards: 4 }],
-    ['reshard --shards', ['reshard', '--shards', '8'], { name: 'reshard', shards: 8, dryRun: false }],
-  ])('parses %s on a local registry', (_label, argv, command) => {
-    expect(parseInvocation([...argv, '--registry-file', 'r.json'], {})).toEqual({
-      kind: 'run',
-      command,
-      target: { kind: 'registry-file', path: 'r.json' },
-      json: false,
-    });
+    expect(invocation).toEqual({ command: { name: 'list' }, target, json: false });
   });
 
   it.each<[string, string[], Record<string, string>, string]>([
@@ -631,12 +452,17 @@ describe('parseInvocation', () => {
       {},
       '--burst must be a whole number of requests from 1 to 100000',
     ],
-    ['an unknown option', ['list', '--secret', 's'], {}, "Unknown option '--secret'"],
+    [
+      'an unknown option',
+      ['list', '--secret', 's'],
+      {},
+      "unknown option '--secret' (did you mean --secret-id?)",
+    ],
     [
       'an option without its value',
       ['list', '--secret-id'],
       {},
-      "Option '--secret-id <value>' argument missing",
+      '--secret-id needs a value: --secret-id <id>',
     ],
     [
       'both flags',
@@ -719,22 +545,13 @@ describe('parseInvocation', () => {
       '--keys-out applies only to apply',
     ],
     ['where without an app', ['where', '--stack', 'PaymentApi'], {}, 'usage: where <app-id>'],
-  ])('refuses %s with a one-line message', (_label, argv, env, message) => {
-    const parse = () => parseInvocation(argv, env);
-
-    expect(parse).toThrow(UsageError);
-    expect(parse).toThrow(new UsageError(message));
+  ])('refuses %s with a one-line message', async (_label, argv, env, message) => {
+    expect(await refusal(argv, env)).toBe(message);
   });
 
-  it('never echoes a rejected app id, which may be a pasted key', () => {
+  it('never echoes a rejected app id, which may be a pasted key', async () => {
     const pastedKey = 'payk_' + 'x'.repeat(43) + '!';
-    let message = '';
-
-    try {
-      parseInvocation(['rotate', pastedKey, '--secret-id', 's'], {});
-    } catch (error) {
-      message = error instanceof Error ? error.message : '';
-    }
+    const message = await refusal(['rotate', pastedKey, '--secret-id', 's']);
 
     expect(message).toMatch(/^invalid app id/);
     expect(message).not.toContain(pastedKey);
@@ -745,15 +562,9 @@ describe('parseInvocation', () => {
     ['--expires-in', ['add-app', 'demo', '--expires-in']],
     ['--in', ['expire', 'demo', KEY_ID, '--in']],
     ['--at', ['expire', 'demo', KEY_ID, '--at']],
-  ])('never echoes a key pasted as the value of %s', (_option, argv) => {
+  ])('never echoes a key pasted as the value of %s', async (_option, argv) => {
     const pastedKey = 'payk_' + 'y'.repeat(43);
-    let message = '';
-
-    try {
-      parseInvocation([...argv, pastedKey, '--secret-id', 's'], {});
-    } catch (error) {
-      message = error instanceof Error ? error.message : '';
-    }
+    const message = await refusal([...argv, pastedKey, '--secret-id', 's']);
 
     expect(message).toMatch(/^invalid --/);
     expect(message).not.toContain('payk_');
@@ -764,27 +575,19 @@ describe('parseInvocation', () => {
     ['--burst', ['limit', 'demo', '--per-second', '5', '--burst']],
     ['--default-limit', ['list', '--default-limit']],
     ['--default-burst', ['list', '--default-limit', '5', '--default-burst']],
-  ])('never echoes a key pasted as the value of %s', (option, argv) => {
+  ])('never echoes a key pasted as the value of %s', async (option, argv) => {
     const pastedKey = 'payk_' + 'w'.repeat(43);
-    let message = '';
-
-    try {
-      parseInvocation([...argv, pastedKey, '--secret-id', 's'], {});
-    } catch (error) {
-      message = error instanceof Error ? error.message : '';
-    }
+    const message = await refusal([...argv, pastedKey, '--secret-id', 's']);
 
     expect(message).toMatch(new RegExp(`^${option} must be `));
     expect(message).not.toContain('payk_');
   });
 
-  it('never echoes a key pasted where a CIDR block belongs', () => {
+  it('never echoes a key pasted where a CIDR block belongs', async () => {
     const pastedKey = 'payk_' + 'z'.repeat(43);
 
-    const parse = () => parseInvocation(['allow', 'demo', pastedKey, '--secret-id', 's'], {});
-
-    expect(parse).toThrow(
-      new UsageError('CIDR block #1 is not valid: not an IPv4 or IPv6 address or CIDR block'),
+    expect(await refusal(['allow', 'demo', pastedKey, '--secret-id', 's'])).toBe(
+      'CIDR block #1 is not valid: not an IPv4 or IPv6 address or CIDR block',
     );
   });
 });

@@ -1,10 +1,12 @@
 import { shardsToSearch } from '../../shared/keys/registry';
-import { changeSummary, fillText, type ApplyPlan, type ApplyRun } from './apply';
-import type { ChangeFileProblem } from './change-file';
+import { secretSize } from '../../shared/keys/secret-size';
+import type { ChangeFileProblem, ChangeRequest } from './change-file';
+import type { EditResult } from './changes';
+import type { Plan, ShardPlan, ShardWrite } from './engine';
 import type { RegistryPlacement } from './placement';
-import { shardLabel, type Registry } from './registry';
+import { shardLabel, type Registry } from './registry-access';
 import type { ReshardReport } from './reshard';
-import { groupDigits } from './size-guard';
+import { groupDigits, SecretTooLargeError } from './size-guard';
 
 /** What the registry commands print: where, apply, reshard, init, and list's notes. Never a key. */
 
@@ -68,6 +70,30 @@ export function formatWhere(
   return `app ${appId}: home ${homeText}${during}${state}\n`;
 }
 
+type ApplyPlan = Plan<EditResult>;
+
+/** `3 apps added, 1 rotated, 1 key revoked, 1 app removed`. */
+function changeSummary(shard: ShardPlan<EditResult>, requests: readonly ChangeRequest[]): string {
+  const count = (op: ChangeRequest['op']) => shard.edits.filter((edit) => requests[edit]?.op === op).length;
+  const parts = [
+    [count('add'), 'app added', 'apps added'],
+    [count('rotate'), 'app rotated', 'apps rotated'],
+    [count('revoke'), 'key revoked', 'keys revoked'],
+    [count('remove'), 'app removed', 'apps removed'],
+    [shard.leftovers.length, 'leftover copy of a removed app', 'leftover copies of removed apps'],
+  ] as const;
+  return parts
+    .filter(([n]) => n > 0)
+    .map(([n, one, many]) => `${groupDigits(n)} ${n === 1 ? one : many}`)
+    .join(', ');
+}
+
+/** `40,120 bytes (61.2% full)`: a shard's text as it will be. */
+function fillText(text: string): string {
+  const size = secretSize(text);
+  return `${groupDigits(size.bytes)} bytes (${size.fillPercent.toFixed(1)}% full)`;
+}
+
 /** One line per problem of an apply file, each `error: line L, column C: ...`, then the verdict. */
 export function formatFileProblems(file: string, problems: readonly ChangeFileProblem[]): string {
   const shown = problems
@@ -81,13 +107,28 @@ export function formatFileProblems(file: string, problems: readonly ChangeFilePr
   ].join('');
 }
 
-export function formatPlanProblems(file: string, plan: ApplyPlan): string {
-  const shown = plan.problems
+/** Each problem of a plan, `change #n (op): why` located by its line, then the shards' own, in that order. */
+export function formatPlanProblems(
+  registry: Registry,
+  file: string,
+  plan: ApplyPlan,
+  requests: readonly ChangeRequest[],
+): string {
+  const message = (error: unknown) => (error instanceof Error ? error.message : 'unexpected failure');
+  const located = plan.problems.map((problem) => {
+    if ('shard' in problem) {
+      const own =
+        problem.error instanceof SecretTooLargeError ? `${shardLabel(registry, problem.shard)}: ` : '';
+      return { line: Infinity, text: `${own}${message(problem.error)}` };
+    }
+    const request = requests[problem.edit];
+    const text = `change #${request?.number ?? 0} (${request?.op ?? ''}): ${message(problem.error)}`;
+    return { line: request?.line ?? Infinity, text: `${file} line ${request?.line ?? 0}: ${text}` };
+  });
+  const shown = located
+    .sort((a, b) => a.line - b.line)
     .slice(0, 50)
-    .map(
-      (problem) =>
-        `error: ${problem.line === undefined ? '' : `${file} line ${problem.line}: `}${problem.message}\n`,
-    );
+    .map((problem) => `error: ${problem.text}\n`);
   const more = plan.problems.length > 50 ? [`error: … and ${plan.problems.length - 50} more\n`] : [];
   return [
     ...shown,
@@ -96,7 +137,12 @@ export function formatPlanProblems(file: string, plan: ApplyPlan): string {
   ].join('');
 }
 
-export function formatDryRun(registry: Registry, plan: ApplyPlan, json: boolean): string {
+export function formatDryRun(
+  registry: Registry,
+  plan: ApplyPlan,
+  requests: readonly ChangeRequest[],
+  json: boolean,
+): string {
   if (json) {
     return (
       JSON.stringify({
@@ -104,7 +150,7 @@ export function formatDryRun(registry: Registry, plan: ApplyPlan, json: boolean)
         shards: plan.shards.map((work) => ({
           shard: work.index,
           id: registry.shard(work.index).id,
-          changes: work.changes.length,
+          changes: work.edits.length,
           leftovers: work.leftovers.length,
           bytes: Buffer.byteLength(work.text),
         })),
@@ -113,9 +159,9 @@ export function formatDryRun(registry: Registry, plan: ApplyPlan, json: boolean)
   }
   const lines = plan.shards.map(
     (work) =>
-      `${shardLabel(registry, work.index)}: would apply ${changeSummary(work)}; then ${fillText(work.text)}\n`,
+      `${shardLabel(registry, work.index)}: would apply ${changeSummary(work, requests)}; then ${fillText(work.text)}\n`,
   );
-  const changes = plan.shards.reduce((sum, work) => sum + work.changes.length, 0);
+  const changes = plan.shards.reduce((sum, work) => sum + work.edits.length, 0);
   return [
     ...lines,
     `dry run: ${plural(changes, 'change', 'changes')} would take ${plural(plan.shards.length, 'write', 'writes')}; nothing was written\n`,
@@ -124,65 +170,60 @@ export function formatDryRun(registry: Registry, plan: ApplyPlan, json: boolean)
 
 export interface ApplyReportFacts {
   readonly keysTo: string | undefined;
+  /** New keys handed out whole. */
   readonly keys: number;
+  /** Shards not written because the run stopped (the keys could not be handed out). */
+  readonly notStarted: readonly number[];
 }
 
-export function formatApply(
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message : 'unexpected failure');
+
+/** The line of one shard of an apply: as it is written, or why it was not. */
+export function applyShardLine(
   registry: Registry,
-  plan: ApplyPlan,
-  run: ApplyRun,
-  facts: ApplyReportFacts,
-  json: boolean,
+  shard: ShardPlan<EditResult>,
+  requests: readonly ChangeRequest[],
+  write: ShardWrite<EditResult> | undefined,
 ): string {
-  const work = new Map(plan.shards.map((shard) => [shard.index, shard]));
-  const failed = run.outcomes.filter((outcome) => outcome.status === 'failed');
-  const applied = run.outcomes.filter((outcome) => outcome.status !== 'failed');
-  const changesOf = (index: number) => work.get(index)?.changes ?? [];
-  if (json) {
-    return (
-      JSON.stringify({
-        shards: run.outcomes.map((outcome) => ({
-          shard: outcome.index,
-          id: registry.shard(outcome.index).id,
-          status: outcome.status,
-          changes: changesOf(outcome.index).length,
-          ...(outcome.status === 'failed'
-            ? { reason: outcome.reason, lines: changesOf(outcome.index).map((c) => c.request.line) }
-            : {}),
-        })),
-        applied: applied.reduce((sum, outcome) => sum + changesOf(outcome.index).length, 0),
-        failed: failed.reduce((sum, outcome) => sum + changesOf(outcome.index).length, 0),
-        keys: facts.keys,
-        ...(facts.keysTo === undefined ? {} : { keysTo: facts.keysTo }),
-      }) + '\n'
-    );
+  const label = shardLabel(registry, shard.index);
+  const summary = changeSummary(shard, requests);
+  switch (write?.status) {
+    case 'written':
+      return `${label}: applied ${summary}; ${fillText(shard.text)}\n`;
+    case 'unchanged':
+      return `${label}: already as asked (${summary}); nothing written\n`;
+    case 'failed':
+      return `${label}: not applied, none of its ${plural(shard.edits.length, 'change', 'changes')}: ${reasonOf(write.error)}\n`;
+    case undefined:
+      return `${label}: not written, none of its ${plural(shard.edits.length, 'change', 'changes')}: the run stopped\n`;
   }
-  const lines = run.outcomes.map((outcome) => {
-    const shard = work.get(outcome.index);
-    const label = shardLabel(registry, outcome.index);
-    const summary = shard === undefined ? '' : changeSummary(shard);
-    switch (outcome.status) {
-      case 'applied':
-        return `${label}: applied ${summary}; ${fillText(shard?.text ?? '')}\n`;
-      case 'unchanged':
-        return `${label}: already as asked (${summary}); nothing written\n`;
-      case 'failed':
-        return `${label}: not applied, none of its ${plural(changesOf(outcome.index).length, 'change', 'changes')}: ${outcome.reason}\n`;
-    }
-  });
-  const appliedChanges = applied.reduce((sum, outcome) => sum + changesOf(outcome.index).length, 0);
-  const writes = run.outcomes.filter((outcome) => outcome.status === 'applied').length;
+}
+
+/** What an apply did, after its shards' lines: one line, then the changes to apply again if some were not. */
+export function applySummary(
+  plan: ApplyPlan,
+  requests: readonly ChangeRequest[],
+  writes: readonly ShardWrite<EditResult>[],
+  facts: ApplyReportFacts,
+): string {
+  const editsOf = (index: number) => plan.shards.find((shard) => shard.index === index)?.edits ?? [];
+  const count = (indices: readonly number[]) =>
+    indices.reduce((sum, index) => sum + editsOf(index).length, 0);
+  const failed = [
+    ...writes.filter((write) => write.status === 'failed').map(({ index }) => index),
+    ...facts.notStarted,
+  ];
+  const done = writes.filter((write) => write.status !== 'failed').map(({ index }) => index);
+  const written = writes.filter((write) => write.status === 'written').length;
   const keys =
     facts.keys === 0
       ? ''
       : `; ${plural(facts.keys, 'new key', 'new keys')} in ${facts.keysTo ?? 'standard output'}`;
-  lines.push(
-    `applied ${plural(appliedChanges, 'change', 'changes')} with ${plural(writes, 'write', 'writes')}${keys}\n`,
-  );
+  const lines = [
+    `applied ${plural(count(done), 'change', 'changes')} with ${plural(written, 'write', 'writes')}${keys}\n`,
+  ];
   if (failed.length > 0) {
-    const notApplied = failed.flatMap((outcome) =>
-      changesOf(outcome.index).map((planned) => planned.request.line),
-    );
+    const notApplied = failed.flatMap((index) => editsOf(index).map((edit) => requests[edit]?.line ?? 0));
     const shown = notApplied.slice(0, 20).join(', ');
     lines.push(
       `${plural(failed.length, 'shard', 'shards')} not written: the changes on lines ${shown}` +
@@ -190,6 +231,41 @@ export function formatApply(
     );
   }
   return lines.join('');
+}
+
+/** `apply --json`: one object once every shard is done. */
+export function applyJson(
+  registry: Registry,
+  plan: ApplyPlan,
+  requests: readonly ChangeRequest[],
+  writes: readonly ShardWrite<EditResult>[],
+  facts: ApplyReportFacts,
+): string {
+  const editsOf = (index: number) => plan.shards.find((shard) => shard.index === index)?.edits ?? [];
+  const count = (some: readonly ShardWrite<EditResult>[]) =>
+    some.reduce((sum, write) => sum + editsOf(write.index).length, 0);
+  const failed = writes.filter((write) => write.status === 'failed');
+  const stopped = facts.notStarted.reduce((sum, index) => sum + editsOf(index).length, 0);
+  return (
+    JSON.stringify({
+      shards: writes.map((write) => ({
+        shard: write.index,
+        id: registry.shard(write.index).id,
+        status: write.status === 'written' ? 'applied' : write.status,
+        changes: editsOf(write.index).length,
+        ...(write.status === 'failed'
+          ? {
+              reason: reasonOf(write.error),
+              lines: editsOf(write.index).map((edit) => requests[edit]?.line ?? 0),
+            }
+          : {}),
+      })),
+      applied: count(writes) - count(failed),
+      failed: count(failed) + stopped,
+      keys: facts.keys,
+      ...(facts.keysTo === undefined ? {} : { keysTo: facts.keysTo }),
+    }) + '\n'
+  );
 }
 
 function movesText(report: ReshardReport): string {

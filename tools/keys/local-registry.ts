@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { errorCode } from '../../shared/errors';
 import { serializeRegistryManifest, shardSlots, type RegistryManifest } from '../../shared/keys/registry';
 import { KeyStoreError } from './key-store';
-import { readManifestFile } from './registry';
+import { readManifestFile } from './registry-access';
 import { DEFAULT_KEY_CACHE_TTL_SECONDS } from './reshard';
 
 /**

@@ -4,8 +4,14 @@ import {
   newKeyChange,
   removeAppChange,
   revokeChange,
-} from '../../../../tools/keys/commands';
-import { backoffMs, ConflictError, editKeys, type Change } from '../../../../tools/keys/edit';
+} from '../../../../tools/keys/changes';
+import {
+  backoffMs,
+  ConflictError,
+  writeShard,
+  type Change,
+  type RetryOptions,
+} from '../../../../tools/keys/engine';
 import { KeyStoreError } from '../../../../tools/keys/key-store';
 import { formatResult } from '../../../../tools/keys/output';
 import { SecretTooLargeError } from '../../../../tools/keys/size-guard';
@@ -20,9 +26,29 @@ import {
 import { generateKey } from '../../../../shared/keys/key-material';
 import { SECRET_MAX_BYTES } from '../../../../shared/keys/secret-size';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY } from '../../../support/keys';
-import { keysTextOfSize, MemoryStore, plainKeysText as text, storedKeysOf } from '../../../support/keys-cli';
+import {
+  keysTextOfSize,
+  MemoryStore,
+  oneShardRegistry,
+  plainKeysText as text,
+  storedKeysOf,
+} from '../../../support/keys-cli';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
+
+/** The engine's compare-and-swap write of the one shard `store` holds. */
+async function editKeys<Result>(
+  store: MemoryStore,
+  change: Change<Result>,
+  options: RetryOptions & { readonly createIfMissing?: boolean } = {},
+) {
+  const { createIfMissing = false, ...retry } = options;
+  const { status, ...written } = await writeShard(oneShardRegistry(store), 0, change, {
+    createIfMissing,
+    retry,
+  });
+  return { ...written, wrote: status === 'written' };
+}
 const keysIn = (store: MemoryStore, appId: string): readonly string[] => storedKeysOf(store.text, appId);
 
 /** No real waiting in unit tests; the delays asked for are recorded. */
@@ -40,7 +66,7 @@ function recordingSleep(): { sleep: (ms: number) => Promise<void>; delays: numbe
 const rotateWith = (key: string): Change<unknown> =>
   newKeyChange({ command: 'rotate', appId: 'demo', fresh: freshKey(key, false), now: NOW });
 
-describe('editKeys', () => {
+describe('writeShard', () => {
   it('reads, applies and replaces once when nobody else writes', async () => {
     const store = new MemoryStore(text({ demo: [DEMO_KEY] }));
     const key = generateKey();
@@ -223,7 +249,7 @@ describe('editKeys', () => {
   });
 });
 
-describe('editKeys: writes that change nothing', () => {
+describe('writeShard: writes that change nothing', () => {
   it('writes nothing when the change leaves the document as it was', async () => {
     const store = new MemoryStore(
       serializeKeyDocument(
@@ -260,7 +286,7 @@ describe('editKeys: writes that change nothing', () => {
   });
 });
 
-describe('editKeys: the size guard', () => {
+describe('writeShard: the size guard', () => {
   /** What one more generated key costs in the demo app's list: the key, its quotes and a comma. */
   const ONE_KEY = 48 + 3;
 

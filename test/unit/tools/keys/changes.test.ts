@@ -6,8 +6,8 @@ import {
   newKeyChange,
   pruneChange,
   type EditResult,
-} from '../../../../tools/keys/commands';
-import type { Change } from '../../../../tools/keys/edit';
+} from '../../../../tools/keys/changes';
+import type { Change } from '../../../../tools/keys/engine';
 import { formatList, formatListJson, formatResult, formatResultJson } from '../../../../tools/keys/output';
 import {
   keyIdOf,

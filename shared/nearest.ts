@@ -1,3 +1,5 @@
+/** Nearest-match helpers for "did you mean": context keys (bin/), change-file fields (tools/keys). Pure. */
+
 /** Levenshtein distance: the fewest single-character edits that turn `a` into `b`. */
 export function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
@@ -21,4 +23,14 @@ export function nearest(typed: string, candidates: readonly string[]): string {
     if (distance < best.distance) best = { candidate, distance };
   }
   return best.candidate;
+}
+
+/**
+ * The candidate `typed` most likely meant, or undefined when none is close (at most a third of its length away, and
+ * at least 2): a name far from every candidate may be anything, a pasted key included, and gets no suggestion.
+ */
+export function closeMatch(typed: string, candidates: readonly string[]): string | undefined {
+  const best = nearest(typed, candidates);
+  const allowed = Math.max(2, Math.floor(best.length / 3));
+  return best !== '' && editDistance(typed.toLowerCase(), best.toLowerCase()) <= allowed ? best : undefined;
 }

@@ -8,9 +8,14 @@ import {
   secretLabel,
 } from '../common/aws-failure';
 import { AWS_SERVICES, resolvedRegion } from '../common/aws-settings';
-import { readManifestSecret, readRegistryFile, shardFilePath, stackRegistry } from '../common/key-registry';
+import {
+  readManifestSecret,
+  readRegistryFile,
+  shardFilePath,
+  stackRegistry,
+} from '../common/registry-locator';
 import { readStackOutputs } from '../common/stack-outputs';
-import type { Target } from './args';
+import type { Target } from './cli';
 import { CREDENTIALS_HINT } from './credentials-hint';
 import { FileStore } from './file-store';
 import { KeyStoreError, type KeyStore, type Snapshot } from './key-store';
@@ -129,27 +134,7 @@ class SecretsRegistry implements Registry {
    */
   private async batchRead(indices: readonly number[]): Promise<Map<number, Snapshot>> {
     const ids = indices.map((index) => this.shard(index).id);
-    let output;
-    try {
-      output = await this.client.send(new BatchGetSecretValueCommand({ SecretIdList: ids }));
-    } catch (error) {
-      const shards = indices.length === 1 ? `shard ${ids[0]}` : `${indices.length} shards`;
-      throw new KeyStoreError(
-        describeAwsEnvironmentProblem(error, CREDENTIALS_HINT) ??
-          `could not read ${shards} of ${this.description}: ${describeAwsFailure(error, AWS_SERVICES.secretsManager)}`,
-      );
-    }
-    const [failure] = output.Errors ?? [];
-    if (failure !== undefined) {
-      const index = indices[ids.indexOf(failure.SecretId ?? '')] ?? indices[0] ?? 0;
-      const error = { name: failure.ErrorCode ?? 'Error', message: failure.Message ?? '' };
-      throw new KeyStoreError(
-        `shard ${index}: ${describeSecretFailure(error, 'could not read', {
-          secretId: this.shard(index).id,
-          region: await resolvedRegion(this.client),
-        })}`,
-      );
-    }
+    const output = await this.batchGet(indices, ids);
     const read = new Map<number, Snapshot>();
     for (const value of output.SecretValues ?? []) {
       const position = ids.findIndex((id) => id === value.ARN || id === value.Name);
@@ -163,6 +148,31 @@ class SecretsRegistry implements Registry {
       if (!read.has(index)) read.set(index, await this.shard(index).store.read());
     }
     return read;
+  }
+
+  /** The call itself; a failure, of the call or of one secret in it, is one line naming the shard. */
+  private async batchGet(indices: readonly number[], ids: readonly string[]) {
+    let output;
+    try {
+      output = await this.client.send(new BatchGetSecretValueCommand({ SecretIdList: [...ids] }));
+    } catch (error) {
+      const shards = indices.length === 1 ? `shard ${ids[0]}` : `${indices.length} shards`;
+      throw new KeyStoreError(
+        describeAwsEnvironmentProblem(error, CREDENTIALS_HINT) ??
+          `could not read ${shards} of ${this.description}: ` +
+            describeAwsFailure(error, AWS_SERVICES.secretsManager, await resolvedRegion(this.client)),
+      );
+    }
+    const [failure] = output.Errors ?? [];
+    if (failure === undefined) return output;
+    const index = indices[ids.indexOf(failure.SecretId ?? '')] ?? indices[0] ?? 0;
+    const error = { name: failure.ErrorCode ?? 'Error', message: failure.Message ?? '' };
+    throw new KeyStoreError(
+      `shard ${index}: ${describeSecretFailure(error, 'could not read', {
+        secretId: this.shard(index).id,
+        region: await resolvedRegion(this.client),
+      })}`,
+    );
   }
 }
 

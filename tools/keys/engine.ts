@@ -1,0 +1,468 @@
+import {
+  parseKeyDocument,
+  serializeKeyDocument,
+  type DocumentApp,
+  type KeyDocument,
+} from '../../shared/keys/key-document';
+import { shardSlots, shardsToSearch } from '../../shared/keys/registry';
+import { KeyStoreError, type Snapshot } from './key-store';
+import { shardLabel, type Registry } from './registry-access';
+import { checkSecretSize } from './size-guard';
+import { budgetRefusal } from './write-budget';
+
+/**
+ * The key CLI's one change engine. Every command is a plan of edits of apps: a single command is a plan of one, an
+ * apply file a plan of many, a reshard a plan of copies and removals. The engine
+ *
+ * - routes each edit to its shard: where readers find the app (the first of shardsToSearch that holds it), else its
+ *   home; an edit may name its shard instead (a reshard's copy or removal);
+ * - removes leftovers: an edit that removes its app from the copy readers use also removes the copies a reshard left
+ *   in the shards searched after it, which readers would otherwise find and serve;
+ * - checks the whole plan against the shards as read before anything is written: each edit, each shard's size and,
+ *   when asked, each shard's version budget;
+ * - writes each shard once, compare-and-swap, its edits applied again to a fresh read after a conflict;
+ * - reports by shard, as each shard is written.
+ *
+ * An edit sees only its own app (a document holding that app, or nothing), so a plan costs the same per edit however
+ * large its shard is, and an edit cannot touch another app.
+ */
+
+export interface ChangeContext {
+  /** True after a conflict: the document is someone else's newer version, or holds our own earlier write. */
+  readonly isRetry: boolean;
+}
+
+/**
+ * A pure edit of a key document. `next: undefined` means the document is already as wanted (after a conflict, our
+ * own write may have landed), so nothing is written. Throws KeyDocumentError for bad input.
+ */
+export type Change<Result> = (
+  document: KeyDocument,
+  context: ChangeContext,
+) => { readonly next: KeyDocument | undefined; readonly result: Result };
+
+/** One app's change. `shard`: the shard it is made in, whatever readers find; absent: routed as above. */
+export interface AppEdit<Result> {
+  readonly appId: string;
+  readonly change: Change<Result>;
+  readonly shard?: number;
+}
+
+/** How a shard write retries after a conflict; tests make it quick. */
+export interface RetryOptions {
+  /** Default 8. */
+  readonly maxAttempts?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly random?: () => number;
+}
+
+export const DEFAULT_MAX_ATTEMPTS = 8;
+
+/** What one shard gets: its edits in plan order, then the leftover copies it loses. */
+export interface ShardPlan<Result> {
+  readonly index: number;
+  readonly snapshot: Snapshot;
+  /** Positions in the plan's edits. */
+  readonly edits: readonly number[];
+  readonly leftovers: readonly string[];
+  /** The shard's text once every edit is made, as checked. */
+  readonly text: string;
+  /** What each edit returned against the shard as read (what a dry run reports). */
+  readonly results: readonly Result[];
+}
+
+/** Something that refuses the plan, found before anything was written: one edit's, or one shard's. */
+export type PlanProblem =
+  { readonly edit: number; readonly error: unknown } | { readonly shard: number; readonly error: unknown };
+
+export interface Plan<Result> {
+  readonly edits: readonly AppEdit<Result>[];
+  /** Shards written, ascending. */
+  readonly shards: readonly ShardPlan<Result>[];
+  /** In the order found: edits in plan order, then shards. */
+  readonly problems: readonly PlanProblem[];
+  /** Every shard read, as read. */
+  readonly documents: ReadonlyMap<number, KeyDocument>;
+}
+
+export interface PlanOptions {
+  /** A shard with nothing stored yet (a key file not yet made) is an empty document. */
+  readonly createIfMissing: boolean;
+  /** Refuse a shard whose version quota has no room for its write (stores that have one). */
+  readonly checkBudget: boolean;
+  /** Shards already read (a reshard reads every shard first); others are read here. */
+  readonly read?: ReadonlyMap<number, Snapshot>;
+}
+
+/** A problem of one shard's document (it does not parse, or would not fit), named by its shard. */
+export class ShardError extends Error {
+  override readonly name = 'ShardError';
+  constructor(
+    readonly label: string,
+    readonly error: Error,
+  ) {
+    super(`${label}: ${error.message}`);
+  }
+}
+
+/** An error named by its shard in a registry of several (a store's own errors already name it). */
+function labelled(registry: Registry, index: number, error: unknown): unknown {
+  if (!registry.sharded || !(error instanceof Error) || error instanceof KeyStoreError) return error;
+  return new ShardError(shardLabel(registry, index), error);
+}
+
+/** A shard's document as read; a store with nothing in it is empty when `createIfMissing`. */
+export function documentOfShard(
+  registry: Registry,
+  index: number,
+  snapshot: Snapshot,
+  createIfMissing: boolean,
+): KeyDocument {
+  if (snapshot.text === undefined) {
+    if (createIfMissing) return new Map();
+    throw new KeyStoreError(`${registry.shard(index).store.description} does not exist (add-app creates it)`);
+  }
+  const text = snapshot.text;
+  try {
+    return parseKeyDocument(text);
+  } catch (error) {
+    throw labelled(registry, index, error);
+  }
+}
+
+/** Every shard's document, read in as few calls as the registry allows. */
+export async function readAllDocuments(
+  registry: Registry,
+  createIfMissing = false,
+): Promise<{
+  readonly snapshots: ReadonlyMap<number, Snapshot>;
+  readonly documents: Map<number, KeyDocument>;
+}> {
+  const indices = Array.from({ length: shardSlots(registry.manifest) }, (_, index) => index);
+  const snapshots = await registry.readShards(indices);
+  const documents = new Map<number, KeyDocument>();
+  for (const [index, snapshot] of snapshots) {
+    documents.set(index, documentOfShard(registry, index, snapshot, createIfMissing));
+  }
+  return { snapshots, documents };
+}
+
+/** Makes `edit` in `working` (the shard's document, changed in place); what it returned, and whether it removed its app. */
+function applyEdit<Result>(
+  working: Map<string, DocumentApp>,
+  edit: AppEdit<Result>,
+  context: ChangeContext,
+): { readonly result: Result; readonly removed: boolean } {
+  const entry = working.get(edit.appId);
+  const own: KeyDocument = entry === undefined ? new Map() : new Map([[edit.appId, entry]]);
+  const { next, result } = edit.change(own, context);
+  const after = next?.get(edit.appId);
+  if (next !== undefined) {
+    if (after === undefined) working.delete(edit.appId);
+    else working.set(edit.appId, after);
+  }
+  return { result, removed: entry !== undefined && next !== undefined && after === undefined };
+}
+
+/** A shard's document once its edits and then its leftovers are made; null when nothing changed. */
+function shardChange<Result>(
+  edits: readonly AppEdit<Result>[],
+  leftovers: readonly string[],
+): Change<readonly Result[]> {
+  return (document, context) => {
+    const working = new Map(document);
+    const results = edits.map((edit) => applyEdit(working, edit, context).result);
+    for (const appId of leftovers) working.delete(appId);
+    return { next: working, result: results };
+  };
+}
+
+function groupByShard<Item>(items: Iterable<[number, Item]>): Map<number, Item[]> {
+  const groups = new Map<number, Item[]>();
+  for (const [index, item] of items) {
+    const group = groups.get(index);
+    if (group === undefined) groups.set(index, [item]);
+    else group.push(item);
+  }
+  return groups;
+}
+
+/** The shards a plan reads, as read: `read` where given, the rest in as few calls as the registry allows. */
+async function readForPlan(
+  registry: Registry,
+  indices: readonly number[],
+  options: PlanOptions,
+): Promise<{ readonly snapshots: Map<number, Snapshot>; readonly documents: Map<number, KeyDocument> }> {
+  const unread = indices.filter((index) => options.read?.has(index) !== true);
+  const fresh = unread.length === 0 ? new Map<number, Snapshot>() : await registry.readShards(unread);
+  const snapshots = new Map<number, Snapshot>();
+  const documents = new Map<number, KeyDocument>();
+  for (const index of indices) {
+    const snapshot = options.read?.get(index) ?? fresh.get(index) ?? { text: undefined, version: 'absent' };
+    snapshots.set(index, snapshot);
+    documents.set(index, documentOfShard(registry, index, snapshot, options.createIfMissing));
+  }
+  return { snapshots, documents };
+}
+
+/** One shard's edits made on a copy of its document; the leftovers they leave in other shards, and their problems. */
+function makeShardEdits<Result>(
+  document: KeyDocument | undefined,
+  positions: readonly number[],
+  edits: readonly AppEdit<Result>[],
+  holds: (appId: string) => readonly number[],
+): {
+  working: Map<string, DocumentApp>;
+  results: Result[];
+  leftovers: [number, string][];
+  problems: PlanProblem[];
+} {
+  const made = { working: new Map(document), results: [] as Result[], leftovers: [] as [number, string][] };
+  const problems: PlanProblem[] = [];
+  for (const position of positions) {
+    const edit = edits[position];
+    if (edit === undefined) continue;
+    try {
+      const { result, removed } = applyEdit(made.working, edit, { isRetry: false });
+      made.results.push(result);
+      if (removed && edit.shard === undefined) {
+        for (const other of holds(edit.appId)) made.leftovers.push([other, edit.appId]);
+      }
+    } catch (error) {
+      problems.push({ edit: position, error });
+    }
+  }
+  return { ...made, problems };
+}
+
+/** Routes, makes and checks every edit against the shards as read; writes nothing. Linear in the number of edits. */
+export async function planEdits<Result>(
+  registry: Registry,
+  edits: readonly AppEdit<Result>[],
+  options: PlanOptions,
+): Promise<Plan<Result>> {
+  const searches = edits.map((edit) =>
+    edit.shard === undefined ? shardsToSearch(registry.manifest, edit.appId) : [edit.shard],
+  );
+  const wanted = [...new Set(searches.flat())].sort((a, b) => a - b);
+  const { snapshots, documents } = await readForPlan(registry, wanted, options);
+  const holders = (search: readonly number[], appId: string) =>
+    search.filter((index) => documents.get(index)?.has(appId) === true);
+  const groups = groupByShard(
+    edits.map((edit, position): [number, number] => {
+      const search = searches[position] ?? [];
+      return [holders(search, edit.appId)[0] ?? search[0] ?? 0, position];
+    }),
+  );
+  const problems: PlanProblem[] = [];
+  const leftovers: [number, string][] = [];
+  const built = new Map<number, { working: Map<string, DocumentApp>; results: Result[] }>();
+  for (const [index, positions] of groups) {
+    const holds = (appId: string) =>
+      holders(shardsToSearch(registry.manifest, appId), appId).filter((other) => other !== index);
+    const made = makeShardEdits(documents.get(index), positions, edits, holds);
+    problems.push(...made.problems);
+    leftovers.push(...made.leftovers);
+    built.set(index, made);
+  }
+  const leftoversOf = groupByShard(leftovers);
+  const shards: ShardPlan<Result>[] = [];
+  for (const index of [...new Set([...groups.keys(), ...leftoversOf.keys()])].sort((a, b) => a - b)) {
+    const { working, results } = built.get(index) ?? { working: new Map(documents.get(index)), results: [] };
+    const gone = leftoversOf.get(index) ?? [];
+    for (const appId of gone) working.delete(appId);
+    const text = serializeKeyDocument(working);
+    const snapshot = snapshots.get(index) ?? { text: undefined, version: 'absent' };
+    shards.push({ index, snapshot, edits: groups.get(index) ?? [], leftovers: gone, text, results });
+    try {
+      checkSecretSize(text);
+    } catch (error) {
+      problems.push({ shard: index, error: labelled(registry, index, error) });
+    }
+  }
+  if (options.checkBudget)
+    problems.push(
+      ...(await budgetProblems(
+        registry,
+        shards.map(({ index }) => [index, 1]),
+      )),
+    );
+  return { edits, shards, problems, documents };
+}
+
+/** Shards whose version quota has no room for `writes` more versions, each with its one line. */
+export async function budgetProblems(
+  registry: Registry,
+  writes: Iterable<readonly [number, number]>,
+): Promise<PlanProblem[]> {
+  const problems: PlanProblem[] = [];
+  for (const [index, count] of writes) {
+    const budget = await registry.shard(index).store.writeBudget?.(count);
+    if (budget?.verdict === 'refuse') {
+      problems.push({
+        shard: index,
+        error: new KeyStoreError(budgetRefusal(shardLabel(registry, index), budget)),
+      });
+    }
+  }
+  return problems;
+}
+
+/** A shard as written: what its edits returned, as they were made in the write that landed. */
+export type ShardWrite<Result> =
+  | {
+      readonly index: number;
+      readonly status: 'written' | 'unchanged';
+      readonly results: readonly Result[];
+      /** How many times the edits were made on a fresh read: 1 when nobody else wrote meanwhile. */
+      readonly attempts: number;
+      /** The store's own, and the size guard's when the shard is nearly full. */
+      readonly warnings: readonly string[];
+      /** Versions made by attempts that lost a race: unused, counted toward the version quota for 24 hours. */
+      readonly unusedVersions: number;
+    }
+  | { readonly index: number; readonly status: 'failed'; readonly error: unknown };
+
+export interface WriteOptions<Result> {
+  readonly createIfMissing: boolean;
+  /** Shards written at once. */
+  readonly concurrency: number;
+  readonly retry?: RetryOptions;
+  /**
+   * Called as each shard is done, in the order they finish; no further shard is started before it returns, and none
+   * at all once it says 'stop' (the keys of a written shard could not be handed out).
+   */
+  readonly onShard?: (write: ShardWrite<Result>) => Promise<'stop' | undefined> | 'stop' | undefined;
+}
+
+/** `, leaving 2 unused versions of secret x (...)`, or nothing when the lost races made none. */
+export function unusedVersionsText(unusedVersions: number, description: string): string {
+  if (unusedVersions === 0) return '';
+  const left =
+    unusedVersions === 1
+      ? 'the lost race left 1 unused version'
+      : `the lost races left ${unusedVersions} unused versions`;
+  return ` (${left} of ${description}, counted toward its version quota for 24 hours)`;
+}
+
+/** Every attempt lost a race with another writer. Nothing of ours was stored. */
+export class ConflictError extends Error {
+  override readonly name = 'ConflictError';
+  constructor(
+    readonly attempts: number,
+    readonly unusedVersions = 0,
+    description = '',
+  ) {
+    super(
+      `the keys changed under us ${attempts} time${attempts === 1 ? '' : 's'}; nothing was lost, re-run the command` +
+        unusedVersionsText(unusedVersions, description),
+    );
+  }
+}
+
+/** Full jitter over an exponential ceiling (100 ms, 200 ms, … up to 1.6 s) spreads competing writers apart. */
+export function backoffMs(attempt: number, random: () => number): number {
+  return Math.round(random() * Math.min(1_600, 100 * 2 ** (attempt - 1)));
+}
+
+const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Read → change → measure → compare-and-swap, again on a conflict: re-read, make the same change (the same fresh
+ * keys, so the keys a command hands out are the keys it stored), up to `maxAttempts` times. A shard that would not
+ * fit in a secret is refused before anything is written (SecretTooLargeError).
+ */
+export async function writeShard<Result>(
+  registry: Registry,
+  index: number,
+  change: Change<Result>,
+  options: {
+    readonly createIfMissing: boolean;
+    readonly firstRead?: Snapshot;
+    readonly retry?: RetryOptions;
+  },
+): Promise<Extract<ShardWrite<Result>, { status: 'written' | 'unchanged' }> & { readonly result: Result }> {
+  const { store } = registry.shard(index);
+  const { maxAttempts = DEFAULT_MAX_ATTEMPTS, sleep = sleepFor, random = Math.random } = options.retry ?? {};
+  const warnings: string[] = [];
+  let unusedVersions = 0;
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    const snapshot =
+      attempt === 1 && options.firstRead !== undefined ? options.firstRead : await store.read();
+    const document = documentOfShard(registry, index, snapshot, options.createIfMissing);
+    const { next, result } = change(document, { isRetry: attempt > 1 });
+    const text = next === undefined ? undefined : serializeKeyDocument(next);
+    const done = { index, result, results: [], attempts: attempt, warnings, unusedVersions };
+    if (text === undefined || text === serializeKeyDocument(document))
+      return { ...done, status: 'unchanged' };
+    const sizeWarning = sizeCheck(registry, index, text);
+    const outcome = await store.replace(snapshot.version, text);
+    warnings.push(...outcome.warnings);
+    if (outcome.status === 'replaced') {
+      if (sizeWarning !== undefined) warnings.push(sizeWarning);
+      return { ...done, status: 'written' };
+    }
+    unusedVersions += outcome.unusedVersions ?? 0;
+    if (attempt < maxAttempts) await sleep(backoffMs(attempt, random));
+  }
+  throw new ConflictError(maxAttempts, unusedVersions, store.description);
+}
+
+/** checkSecretSize, named by its shard in a registry of several. */
+function sizeCheck(registry: Registry, index: number, text: string): string | undefined {
+  try {
+    const warning = checkSecretSize(text);
+    return warning === undefined || !registry.sharded
+      ? warning
+      : `${shardLabel(registry, index)}: ${warning}`;
+  } catch (error) {
+    throw labelled(registry, index, error);
+  }
+}
+
+/**
+ * Writes each shard of the plan, `concurrency` at a time: shards that only lose leftovers first, then the others,
+ * lowest index first. The answer is in the plan's order. A shard that fails does not stop the
+ * others; `onShard` hears of each as it is done, and may stop the rest. Shards not started are absent from the answer.
+ */
+export async function writePlan<Result>(
+  registry: Registry,
+  plan: Pick<Plan<Result>, 'edits' | 'shards'>,
+  options: WriteOptions<Result>,
+): Promise<ShardWrite<Result>[]> {
+  const writes: (ShardWrite<Result> | undefined)[] = plan.shards.map(() => undefined);
+  // Leftovers first: until the copy readers use is edited, they never meet a leftover's older entry.
+  const order = plan.shards
+    .map((shard, position) => ({ position, rank: shard.edits.length === 0 ? 0 : 1 }))
+    .sort((a, b) => a.rank - b.rank || a.position - b.position)
+    .map(({ position }) => position);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < order.length) {
+      const position = order[next++] ?? 0;
+      const shard = plan.shards[position];
+      if (shard === undefined) continue;
+      const edits = shard.edits.flatMap((edit) => plan.edits[edit] ?? []);
+      let write: ShardWrite<Result>;
+      try {
+        const { result, ...written } = await writeShard(
+          registry,
+          shard.index,
+          shardChange(edits, shard.leftovers),
+          {
+            createIfMissing: options.createIfMissing,
+            firstRead: shard.snapshot,
+            ...(options.retry === undefined ? {} : { retry: options.retry }),
+          },
+        );
+        write = { ...written, results: result };
+      } catch (error) {
+        write = { index: shard.index, status: 'failed', error };
+      }
+      writes[position] = write;
+      if ((await options.onShard?.(write)) === 'stop') next = order.length;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, plan.shards.length) }, worker));
+  return writes.flatMap((write) => write ?? []);
+}
