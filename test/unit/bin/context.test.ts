@@ -482,7 +482,7 @@ describe('readContext', () => {
     [
       'an unknown failure mode of the limiter',
       { appRateLimit: '10', appRateLimitFailure: 'ajar' },
-      'context "appRateLimitFailure" must be one of open, closed, got "ajar"',
+      'context "appRateLimitFailure" must be one of local, open, closed, got "ajar"',
     ],
     [
       'the demo app switched on with a word',

@@ -604,13 +604,13 @@ describe('PaymentApi monitoring with per-app rate limits', () => {
       });
     });
 
-    it('says that failing open let those requests through, where to look and what to do, then links its runbook', () => {
+    it('says that failing local counted those requests in each environment, where to look and what to do, then links its runbook', () => {
       const description = String(alarmsByName(template)['Test-RateLimiterUnavailable']?.AlarmDescription);
 
       for (const fragment of [
         'within 150 ms',
-        'appRateLimitFailure=open (this stack)',
-        'went on uncounted',
+        'appRateLimitFailure=local (this stack)',
+        'counted those requests itself',
         '"rate limiter unavailable"',
         'throttled writes',
         'dynamodb:UpdateItem',
