@@ -316,7 +316,7 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
         : config,
     needs: { keys: ['appRateLimit'], because: 'without it there are no per-app limits' },
     defaultValue: APP_RATE_LIMIT_DEFAULTS.failure,
-    meaning: `When the limiter cannot reach DynamoDB in time: \`open\` lets the request through uncounted, \`closed\` answers 503 (${LIMITER_FAILURES.join(', ')}).`,
+    meaning: `When the limiter cannot reach DynamoDB in time: \`local\` counts in each execution environment against the app's limit (an app gets at most environments × its limit), \`open\` lets the request through uncounted, \`closed\` answers 503 (${LIMITER_FAILURES.join(', ')}).`,
   }),
   prop({
     key: 'stageName',

@@ -14,6 +14,8 @@
  *   with the accepted requests per whole second), the payment bundle with and without limits;
  * - limiter-stress: the limiter with 1 and 4 environments at 0-120 ms of added store latency, and with every write
  *   throttled or the store black-holed (bench/limiter-stress.ts);
+ * - limiter-flood: 4 environments flooding as fast as they can against 10/s, failing local, the store at +0 to
+ *   +120 ms and black-holed, 3 runs each: the accepted requests in every whole second (bench/limiter-stress.ts);
  * - hot-counter: 1,000 environments flooding one app against a store with DynamoDB's per-item ceiling, simulated
  *   (bench/hot-counter.ts; no moto);
  * - registry-cold: the key registry over shards: time to the first 200 with 10,000 apps of the heaviest shape in 64
@@ -49,7 +51,7 @@ import { clientLines } from './bench/client';
 import { faultTable, localServerFigures } from './bench/faults';
 import { bodyLimitLines } from './bench/body-limit';
 import { hotCounterLines } from './bench/hot-counter';
-import { limiterStressLines } from './bench/limiter-stress';
+import { limiterFloodLines, limiterStressLines } from './bench/limiter-stress';
 import { limitLines } from './bench/limits';
 import { registryLines } from './bench/registry';
 import { registryCallLines, registryColdLines } from './bench/registry-reads';
@@ -65,6 +67,7 @@ const SECTIONS = [
   'faults',
   'limits',
   'limiter-stress',
+  'limiter-flood',
   'hot-counter',
   'registry',
   'registry-cold',
@@ -104,6 +107,9 @@ async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
     if (sections.has('monitor')) lines.push(...(await monitorLines(moto)), '');
     if (sections.has('limiter-stress')) {
       lines.push('The limiter under stress:', ...(await limiterStressLines(moto, work)), '');
+    }
+    if (sections.has('limiter-flood')) {
+      lines.push('Every window filled, never unlimited:', ...(await limiterFloodLines(moto, work)), '');
     }
     if (sections.has('client')) {
       const clientSecret = await createMotoSecret(moto, 'bench/client-keys', SECRET_STRING);
@@ -183,7 +189,7 @@ async function main(): Promise<void> {
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
   if (
-    [...SYNTH_SECTIONS, 'client', 'registry', 'monitor', 'limiter-stress'].some((name) =>
+    [...SYNTH_SECTIONS, 'client', 'registry', 'monitor', 'limiter-stress', 'limiter-flood'].some((name) =>
       sections.has(name as Section),
     )
   ) {

@@ -168,28 +168,35 @@ export function createHandler({
         if (appLimit !== undefined) warnOfUnenforcedLimits(keyring, logger);
       } else {
         const limit = appLimit ?? limits.defaultLimit;
-        const outcome = await limits.limiter.check(decision.appId, limit);
-        switch (outcome.kind) {
-          case 'accepted':
-            limitHeaders = rateLimitHeaders(limit, outcome.remaining, outcome.resetSeconds);
-            break;
-          case 'limited':
-            return refuse(
-              'tooManyRequests',
-              { ...caller, reason: 'rate_limited', retryAfterSeconds: outcome.retryAfterSeconds },
-              limitedHeaders(limit, outcome.retryAfterSeconds),
-            );
-          case 'unavailable':
-            metrics.count(METRIC.rateLimiterUnavailable);
-            logger.warn('rate limiter unavailable', {
-              ...context,
-              appId: decision.appId,
-              failure: limits.failure,
-              error: outcome.error,
-            });
-            if (limits.failure === 'closed') {
-              return refuse('unavailable', { ...caller, reason: 'rate_limiter_unavailable' });
-            }
+        let outcome = await limits.limiter.check(decision.appId, limit);
+        let reason = 'rate_limited';
+        if (outcome.kind === 'unavailable') {
+          metrics.count(METRIC.rateLimiterUnavailable);
+          logger.warn('rate limiter unavailable', {
+            ...context,
+            appId: decision.appId,
+            failure: limits.failure,
+            error: outcome.error,
+          });
+          if (limits.failure === 'closed') {
+            return refuse('unavailable', { ...caller, reason: 'rate_limiter_unavailable' });
+          }
+          // Failing local, this environment's own count refuses past the app's limit. What it accepts goes on
+          // without RateLimit fields, which would promise what only the shared count knows.
+          if (limits.failure === 'local' && outcome.local?.kind === 'limited') {
+            outcome = outcome.local;
+            reason = 'rate_limited_locally';
+          }
+        }
+        if (outcome.kind === 'limited') {
+          return refuse(
+            'tooManyRequests',
+            { ...caller, reason, retryAfterSeconds: outcome.retryAfterSeconds },
+            limitedHeaders(limit, outcome.retryAfterSeconds),
+          );
+        }
+        if (outcome.kind === 'accepted') {
+          limitHeaders = rateLimitHeaders(limit, outcome.remaining, outcome.resetSeconds);
         }
       }
 

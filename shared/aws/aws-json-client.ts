@@ -1,12 +1,8 @@
 import { errorCode } from '../errors';
 import type { AwsJsonService, AwsTarget, CredentialProvider } from './aws-environment';
-import {
-  AttemptAbortedError,
-  AttemptTimeoutError,
-  createNodeHttpTransport,
-  type TransportAnswer,
-  type HttpTransport,
-} from './http-transport';
+import { createNodeHttpTransport, type TransportAnswer, type HttpTransport } from './http-transport';
+import { abortedAttempt, AttemptError } from './attempt-errors';
+import { setAbortSignal } from './set-abort-signal';
 import { signRequest } from './sigv4';
 
 /**
@@ -76,7 +72,8 @@ function isRetryable(error: unknown): boolean {
   if (error instanceof AwsServiceError) {
     return RETRYABLE_TYPES.has(error.name) || RETRYABLE_STATUS.has(error.statusCode);
   }
-  if (error instanceof AttemptTimeoutError) return true;
+  // A timer of the attempt (the caller's budget ended the call before this is asked).
+  if (error instanceof AttemptError) return true;
   return RETRYABLE_NETWORK_CODES.has(errorCode(error) ?? '');
 }
 
@@ -157,17 +154,7 @@ export interface CallOptions {
 /** Settles as `work` does, or rejects when `signal` aborts first: for what comes before anything is sent. */
 function beforeSending<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => {
-      reject(new AttemptAbortedError(signal.reason, false));
-    };
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => {
-      signal.removeEventListener('abort', onAbort);
-    });
+    work.then(resolve, reject).finally(setAbortSignal(signal, () => false, reject));
   });
 }
 
@@ -239,7 +226,7 @@ export class AwsJsonClient {
       }
       await sleep(backOffMs(this.bounds, attempt), signal);
       // The budget may have run out during the pause: an earlier attempt was sent.
-      if (isAborted(signal)) throw new AttemptAbortedError(signal.reason, true);
+      if (isAborted(signal)) throw abortedAttempt(signal.reason, true);
     }
   }
 

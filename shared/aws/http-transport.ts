@@ -10,7 +10,7 @@ import { setAbortSignal } from './set-abort-signal';
 import { setConnectionTimeout } from './set-connection-timeout';
 import { setSocketTimeout } from './set-socket-timeout';
 
-export { AnswerTooLargeError, AttemptAbortedError, AttemptTimeoutError } from './attempt-errors';
+export { AnswerTooLargeError, AttemptError } from './attempt-errors';
 
 /**
  * One HTTP attempt of an AWS call, over Node's own http/https stack with keep-alive connections: measured against
@@ -131,13 +131,12 @@ export function createNodeHttpTransport(): HttpTransport {
       cleanUp.push(
         setConnectionTimeout(
           request,
-          { timeoutMs: attempt.connectionTimeoutMs, secure },
-          {
-            connected: () => {
-              connected = true;
-            },
-            timedOut: fail,
+          attempt.connectionTimeoutMs,
+          secure,
+          () => {
+            connected = true;
           },
+          fail,
         ),
       );
       if (attempt.socketTimeoutMs !== undefined) setSocketTimeout(request, attempt.socketTimeoutMs, fail);

@@ -1,4 +1,4 @@
-import { AttemptAbortedError } from './attempt-errors';
+import { abortedAttempt, type AttemptError } from './attempt-errors';
 
 /**
  * The caller's budget on one attempt: the attempt ends as soon as `signal` aborts (at once if it already has). The
@@ -9,10 +9,10 @@ import { AttemptAbortedError } from './attempt-errors';
 export function setAbortSignal(
   signal: AbortSignal,
   sent: () => boolean,
-  aborted: (error: AttemptAbortedError) => void,
+  aborted: (error: AttemptError) => void,
 ): () => void {
   const onAbort = (): void => {
-    aborted(new AttemptAbortedError(signal.reason, sent()));
+    aborted(abortedAttempt(signal.reason, sent()));
   };
   if (signal.aborted) {
     onAbort();

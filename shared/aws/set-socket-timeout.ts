@@ -1,5 +1,5 @@
 import type { ClientRequest } from 'node:http';
-import { AttemptTimeoutError } from './attempt-errors';
+import { AttemptError } from './attempt-errors';
 
 /**
  * The socket timer of one attempt (as smithy's node-http-handler's set-socket-timeout.ts): once the connection is
@@ -10,11 +10,9 @@ import { AttemptTimeoutError } from './attempt-errors';
 export function setSocketTimeout(
   request: ClientRequest,
   timeoutMs: number,
-  timedOut: (error: AttemptTimeoutError) => void,
+  timedOut: (error: AttemptError) => void,
 ): void {
   request.setTimeout(timeoutMs, () => {
-    timedOut(
-      new AttemptTimeoutError(`the connection was silent for ${timeoutMs} ms (socket time-out)`, true),
-    );
+    timedOut(new AttemptError(`silent for the ${timeoutMs} ms socket time-out`, true));
   });
 }

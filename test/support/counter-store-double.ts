@@ -55,7 +55,7 @@ export class CounterStoreDouble implements CounterStore {
       const outcome: IncrementOutcome = {
         kind: 'failed',
         landed: 'maybe',
-        error: "TimeoutError: the call's time budget ran out after the request was sent",
+        error: 'TimeoutError: time budget ran out after sending',
       };
       this.calls.push({ request, at, outcome });
       return new Promise((resolve) => {

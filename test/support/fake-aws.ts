@@ -6,7 +6,7 @@
  */
 import { AwsJsonClient, type AttemptBounds } from '../../shared/aws/aws-json-client';
 import type { AwsJsonService } from '../../shared/aws/aws-environment';
-import { AttemptAbortedError } from '../../shared/aws/attempt-errors';
+import { abortedAttempt } from '../../shared/aws/attempt-errors';
 import type { TransportAnswer, HttpAttempt, HttpTransport } from '../../shared/aws/http-transport';
 
 /** An error answer as the service writes it: a status, an AWS error type (`__type`) and a message. */
@@ -73,7 +73,7 @@ export function fakeAwsService(): FakeAwsService {
     // As the real transport does: the caller's signal ends the attempt, which was sent.
     const outcome = await new Promise<ScriptedOutcome>((resolve, reject) => {
       const onAbort = (): void => {
-        reject(new AttemptAbortedError(attempt.signal.reason, true));
+        reject(abortedAttempt(attempt.signal.reason, true));
       };
       if (attempt.signal.aborted) {
         onAbort();

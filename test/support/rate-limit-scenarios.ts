@@ -75,6 +75,11 @@ export interface FloodOptions {
   readonly floodLimit: RateLimit;
   /** What the flooding app offers per second, all environments together (0: no flood). */
   readonly floodOffered: number;
+  /**
+   * Each environment floods as fast as it can, one request after the other, instead of at `floodOffered`: the
+   * flood's next request goes as soon as the last is answered (the calm app's still go on time).
+   */
+  readonly floodAsFastAsPossible?: boolean;
   /** The steady app's own limit, in the secret. */
   readonly steadyLimit: RateLimit;
   /** What the steady app offers per second, all environments together. */
@@ -225,8 +230,10 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
           {
             name: 'flood',
             event: requestOf(FLOOD_APP, DEMO_KEY),
-            perSecond: perProcess(options.floodOffered),
-            whenLate: 'send' as const,
+            // As fast as it can: a rate no process reaches, and a late request skipped rather than owed, so the
+            // calm app's requests still come in their turn.
+            perSecond: options.floodAsFastAsPossible === true ? 1_000_000 : perProcess(options.floodOffered),
+            whenLate: options.floodAsFastAsPossible === true ? ('skip' as const) : ('send' as const),
           },
           {
             name: 'steady',

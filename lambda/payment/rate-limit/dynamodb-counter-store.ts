@@ -4,7 +4,7 @@ import {
   type AttemptBounds,
   type AwsJsonClientOptions,
 } from '../../../shared/aws/aws-json-client';
-import { AttemptAbortedError, AttemptTimeoutError } from '../../../shared/aws/attempt-errors';
+import { AttemptError } from '../../../shared/aws/attempt-errors';
 import { errorCode, errorName } from '../../../shared/errors';
 import { describeError } from '../../../shared/logger';
 import type { CounterIncrement, CounterStore, IncrementOutcome } from './counter-store';
@@ -58,10 +58,7 @@ export function outcomeOfError(error: unknown): IncrementOutcome {
   const described = describeError(error);
   if (name === 'ConditionalCheckFailedException') return { kind: 'full' };
   if (THROTTLING_ERRORS.has(name)) return { kind: 'throttled', error: described };
-  if (
-    NOT_CONNECTED_CODES.has(errorCode(error) ?? '') ||
-    ((error instanceof AttemptTimeoutError || error instanceof AttemptAbortedError) && !error.sent)
-  ) {
+  if (NOT_CONNECTED_CODES.has(errorCode(error) ?? '') || (error instanceof AttemptError && !error.sent)) {
     return { kind: 'unsent', error: described };
   }
   const fault = (error as { readonly $fault?: unknown } | null)?.$fault;

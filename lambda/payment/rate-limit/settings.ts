@@ -9,7 +9,14 @@ import { LIMITER_WORST_ADDED_MS, type LimiterFailure } from './limiter';
 
 export type { LimiterFailure } from './limiter';
 
-export const LIMITER_FAILURES: readonly LimiterFailure[] = ['open', 'closed'];
+export const LIMITER_FAILURES: readonly LimiterFailure[] = ['local', 'open', 'closed'];
+
+/**
+ * The failure mode unless configured: `local`. It never refuses a request `open` would let through for an app
+ * within its limit (an app under its limit in all is under it in each environment), and it never turns "limited"
+ * into "unlimited" when a flood meets a slow store: an app then gets at most environments × its limit.
+ */
+export const DEFAULT_LIMITER_FAILURE: LimiterFailure = 'local';
 
 /** Environment variables of the rate-limited payment Lambda, shared with the stack that sets them. */
 export const RATE_LIMIT_ENV = {
@@ -69,11 +76,12 @@ export function readDefaultLimit(
 
 /**
  * The failure mode from one variable (the Lambda's RATE_LIMIT_FAILURE, the local server's APP_RATE_LIMIT_FAILURE):
- * `open` when absent or empty. Anything else is a configuration error, one line naming the variable.
+ * DEFAULT_LIMITER_FAILURE when absent or empty. Anything else is a configuration error, one line naming the
+ * variable.
  */
 export function readLimiterFailure(env: EnvironmentVariables, name: string): LimiterFailure {
   const raw = env[name];
-  const failure = LIMITER_FAILURES.find((candidate) => candidate === (raw || 'open'));
+  const failure = LIMITER_FAILURES.find((candidate) => candidate === (raw || DEFAULT_LIMITER_FAILURE));
   if (failure === undefined) {
     throw new Error(`${name} must be one of ${LIMITER_FAILURES.join(', ')}, got "${raw ?? ''}"`);
   }

@@ -2,6 +2,7 @@ import { describeError } from '../../../shared/logger';
 import { counterItemKey, ITEM_LINGER_SECONDS } from './counter-table';
 import type { CounterStore, IncrementOutcome } from './counter-store';
 import { CounterView } from './counter-view';
+import { LocalWindowCounts } from './local-counts';
 import { LIMITER_WORST_ADDED_MS, wholeSeconds, type LimitDecision, type RateLimiter } from './limiter';
 import { StoreBreaker } from './store-breaker';
 import { appWindowAt, windowLengthMs, type RateLimit } from './window';
@@ -68,6 +69,9 @@ export interface SharedRateLimiterOptions {
  *   (the item is busy with its own app's flood), and the store failing otherwise, for that counter until its window
  *   ends: a calm app is never refused because another app's item is hot.
  * - A failing store opens a breaker (store-breaker.ts): then no call, one probe a second.
+ * - Whenever the shared count cannot answer (past the budget, failing, the breaker open), the decision carries what
+ *   this environment's own count says (`local`): it counts every request it accepted, so failing `local` admits at
+ *   most the app's burst per window here, and the app at most environments × its limit in all.
  * - The whole check ends within its budget (LIMITER_WORST_ADDED_MS, 150 ms), whatever the store does: one
  *   AbortSignal.timeout per check, passed to the store and from it to the client and the transport.
  */
@@ -82,6 +86,11 @@ export class SharedRateLimiter implements RateLimiter {
    * capacity): the memory of a full window never outlives a changed limit, which asks the store at once.
    */
   private readonly views = new Map<string, CounterView>();
+  /**
+   * This environment's own count of each app's window: every request it accepted, through the shared count or
+   * without it. When the shared count cannot answer, it decides (`local`, for appRateLimitFailure=local).
+   */
+  private readonly localCounts = new LocalWindowCounts();
   private lastSweepAt: number;
 
   constructor(options: SharedRateLimiterOptions) {
@@ -95,7 +104,21 @@ export class SharedRateLimiter implements RateLimiter {
 
   async check(appId: string, limit: RateLimit): Promise<LimitDecision> {
     const startedAt = this.now();
-    this.sweepViews(startedAt);
+    this.sweep(startedAt);
+    const shared = await this.sharedDecision(appId, limit, startedAt);
+    switch (shared.kind) {
+      case 'accepted':
+        this.localCounts.note(appId, limit, startedAt);
+        return shared;
+      case 'limited':
+        return shared;
+      case 'unavailable':
+        return { ...shared, local: this.localCounts.admit(appId, limit, startedAt) };
+    }
+  }
+
+  /** What the shared count says, within the budget. */
+  private async sharedDecision(appId: string, limit: RateLimit, startedAt: number): Promise<LimitDecision> {
     try {
       const step = this.planCheck(appId, limit, startedAt);
       if (!('ask' in step)) return step;
@@ -214,13 +237,17 @@ export class SharedRateLimiter implements RateLimiter {
     return this.store.increment({ ...item, signal: call.budget });
   }
 
-  /** Drops, once a minute, the views of counters idle for a minute: the map holds the apps in use, not every one. */
-  private sweepViews(now: number): void {
+  /**
+   * Drops, once a minute, the views of counters idle for a minute and the local counts of windows that ended: the
+   * maps hold the apps in use, not every one.
+   */
+  private sweep(now: number): void {
     if (now - this.lastSweepAt <= VIEW_IDLE_MS) return;
     this.lastSweepAt = now;
     for (const [key, view] of this.views) {
       if (now - view.lastSeenAt > VIEW_IDLE_MS) this.views.delete(key);
     }
+    this.localCounts.sweep(now);
   }
 
   private viewOf(key: string, lengthMs: number): CounterView {

@@ -7,12 +7,7 @@
  */
 import type { TransportAnswer, HttpTransport } from '../../../shared/aws/http-transport';
 
-export {
-  AttemptAbortedError,
-  AttemptTimeoutError,
-  AnswerTooLargeError,
-  MAX_ANSWER_BYTES,
-} from '../../../shared/aws/http-transport';
+export { AttemptError, AnswerTooLargeError, MAX_ANSWER_BYTES } from '../../../shared/aws/http-transport';
 
 export function createNodeHttpTransport(): HttpTransport {
   return async (attempt): Promise<TransportAnswer> => {

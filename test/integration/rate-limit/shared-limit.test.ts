@@ -269,3 +269,40 @@ describe('while DynamoDB stays down, one app flooding and another below its limi
     120_000,
   );
 });
+
+describe('while DynamoDB stays down, failing local (the default), one app flooding and another below its limit, from two environments', () => {
+  const SECONDS = 4;
+
+  it("each environment enforces the app's limit itself: every whole second at least the limit and at most environments x limit accepted, the calm app never refused, every request counted unavailable", async () => {
+    const environments = 2;
+    const report = await runFlood({
+      assetDir,
+      moto,
+      ...STANDARD_FLOOD,
+      processes: environments,
+      durationMs: SECONDS * 1000,
+      bounds: 'production',
+      fault: 'black-holed',
+      failure: 'local',
+    });
+
+    const seconds = report.floodAccepted.slice(1);
+    expect(seconds).toHaveLength(SECONDS - 1);
+    const outOfBand = seconds.filter(
+      (accepted) =>
+        accepted < 0.8 * FLOOD_LIMIT.perSecond || accepted > environments * FLOOD_LIMIT.perSecond * 1.2,
+    );
+    expect({ accepted: report.floodAccepted, outOfBand }).toEqual({
+      accepted: report.floodAccepted,
+      outOfBand: [],
+    });
+    expect(report.floodLimited.length).toBeGreaterThan(0);
+    expect(report.floodOther).toEqual([]);
+    expect(report.steady.length).toBeGreaterThan(0);
+    expect(report.steady.filter((invocation) => invocation.statusCode !== 200)).toEqual([]);
+    expect(report.emfTotals.RateLimiterUnavailable).toBe(report.run.invocations.length);
+    expect(Math.max(...report.run.invocations.map((invocation) => invocation.tookMs))).toBeLessThan(
+      BOUND_PROOF_MS,
+    );
+  }, 120_000);
+});

@@ -429,6 +429,11 @@ describe('readContext', () => {
       'context "appRateBurst" must be a whole number of requests from 1 to 100000, got "1.5"',
     ],
     [
+      'an unknown failure mode of the limiter',
+      { appRateLimit: '10', appRateLimitFailure: 'ajar' },
+      'context "appRateLimitFailure" must be one of local, open, closed, got "ajar"',
+    ],
+    [
       'the demo app switched on with a word',
       { createDemoApp: 'yes' },
       'context "createDemoApp" must be true or false, got "yes"',

@@ -436,14 +436,22 @@ describe('PaymentApi monitoring with per-app rate limits', () => {
     });
   });
 
-  it('says in the alarm what failing open does, and leaves KeysUnavailable as it was: a 503 then never comes from the limiter', () => {
+  it('says in the alarm what failing local (the default) does, and leaves KeysUnavailable as it was: a 503 then never comes from the limiter', () => {
     const alarms = alarmsByName(template);
 
     expect(alarms['Test-RateLimiterUnavailable']?.AlarmDescription).toContain(
-      'appRateLimitFailure=open (this stack)',
+      'appRateLimitFailure=local (this stack) each execution environment counted those requests itself',
     );
     expect(alarms['Test-KeysUnavailable']?.AlarmDescription).toBe(
       alarmsByName(synthesize().template)['Test-KeysUnavailable']?.AlarmDescription,
+    );
+  });
+
+  it('says, when failing open, that those requests went through uncounted', () => {
+    const alarms = alarmsByName(synthesize({ appRateLimit: { perSecond: 20, failure: 'open' } }).template);
+
+    expect(alarms['Test-RateLimiterUnavailable']?.AlarmDescription).toContain(
+      'appRateLimitFailure=open (this stack)',
     );
   });
 

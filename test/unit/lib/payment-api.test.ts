@@ -490,7 +490,7 @@ describe('PaymentApi with per-app rate limits', () => {
     expect(handlerEntry({})).toBe(path.join('lambda', 'payment', 'index.ts'));
   });
 
-  it('tells the Lambda the table, the default limit (burst: one second’s worth) and to fail open', () => {
+  it('tells the Lambda the table, the default limit (burst: one second’s worth) and to fail local', () => {
     expect(functionEnvironment(template)).toEqual({
       KEYS_SECRET_ID: { Ref: secretId },
       KEY_CACHE_TTL_SECONDS: '60',
@@ -501,7 +501,7 @@ describe('PaymentApi with per-app rate limits', () => {
       RATE_LIMIT_TABLE: { Ref: tableId },
       RATE_LIMIT_PER_SECOND: '20',
       RATE_LIMIT_BURST: '20',
-      RATE_LIMIT_FAILURE: 'open',
+      RATE_LIMIT_FAILURE: 'local',
     });
   });
 
@@ -526,7 +526,7 @@ describe('PaymentApi with per-app rate limits', () => {
         perSecond: appRateLimit.perSecond,
         burst: appRateLimit.burst ?? Math.ceil(appRateLimit.perSecond),
       },
-      failure: appRateLimit.failure ?? 'open',
+      failure: appRateLimit.failure ?? 'local',
     });
     expect(environment).not.toHaveProperty('RATE_LIMIT_DEADLINE_MS');
   });

@@ -148,12 +148,12 @@ describe('readRateLimiting', () => {
     });
   });
 
-  it("counts in DynamoDB with RATE_LIMIT_TABLE, failing open within the Lambda's 150 ms by default", () => {
+  it("counts in DynamoDB with RATE_LIMIT_TABLE, failing local within the Lambda's 150 ms by default", () => {
     expect(readRateLimiting({ APP_RATE_LIMIT: '20', RATE_LIMIT_TABLE: 'PaymentApi-RateLimits' })).toEqual({
       kind: 'dynamodb',
       defaultLimit: { perSecond: 20, burst: 20 },
       tableName: 'PaymentApi-RateLimits',
-      failure: 'open',
+      failure: 'local',
       budgetMs: 150,
     });
   });
@@ -208,7 +208,7 @@ describe('readRateLimiting', () => {
     ],
     [
       { APP_RATE_LIMIT: '2', RATE_LIMIT_TABLE: 'limits', APP_RATE_LIMIT_FAILURE: 'shut' },
-      'APP_RATE_LIMIT_FAILURE must be one of open, closed, got "shut"',
+      'APP_RATE_LIMIT_FAILURE must be one of local, open, closed, got "shut"',
     ],
     [
       { APP_RATE_LIMIT: '2', RATE_LIMIT_TABLE: 'limits', RATE_LIMIT_DEADLINE_MS: '5' },

@@ -6,7 +6,7 @@ import {
 } from '../../../../../lambda/payment/rate-limit/dynamodb-counter-store';
 import { AWS_JSON_SERVICES } from '../../../../../shared/aws/aws-environment';
 import { AwsServiceError } from '../../../../../shared/aws/aws-json-client';
-import { AttemptAbortedError, AttemptTimeoutError } from '../../../../../shared/aws/attempt-errors';
+import { abortedAttempt, AttemptError } from '../../../../../shared/aws/attempt-errors';
 import { awsError, clientOver, fakeAwsService, FAKE_CREDENTIALS } from '../../../../support/fake-aws';
 import { startStallingServer } from '../../../../support/stalling-server';
 import { startUnacceptingServer } from '../../../../support/unaccepting-server';
@@ -111,7 +111,7 @@ describe('DynamoDbCounterStore', () => {
     expect(outcome).toEqual({
       kind: 'failed',
       landed: 'maybe',
-      error: "TimeoutError: the call's time budget ran out after the request was sent",
+      error: 'TimeoutError: time budget ran out after sending',
     });
     expect(performance.now() - startedAt).toBeLessThan(1_000);
   });
@@ -133,25 +133,25 @@ describe('outcomeOfError: what a failed UpdateItem means for the count', () => {
     ],
     [
       'a connection not made in time: never sent',
-      new AttemptTimeoutError('did not establish a connection within the 50 ms connection time-out', false),
+      new AttemptError('no connection within the 50 ms connection time-out', false),
       'unsent',
       undefined,
     ],
     [
       'a silent connection: sent, may have landed',
-      new AttemptTimeoutError('the connection was silent for 140 ms (socket time-out)', true),
+      new AttemptError('silent for the 140 ms socket time-out', true),
       'failed',
       'maybe',
     ],
     [
       'the budget run out before the connection was made: never sent',
-      new AttemptAbortedError(new DOMException('timed out', 'TimeoutError'), false),
+      abortedAttempt(new DOMException('timed out', 'TimeoutError'), false),
       'unsent',
       undefined,
     ],
     [
       'the budget run out after sending: may have landed',
-      new AttemptAbortedError(new DOMException('timed out', 'TimeoutError'), true),
+      abortedAttempt(new DOMException('timed out', 'TimeoutError'), true),
       'failed',
       'maybe',
     ],
@@ -246,7 +246,7 @@ describe("the limiter client over Node's HTTP stack: sent or never sent", () => 
 
       expect(outcome).toEqual({
         kind: 'unsent',
-        error: `TimeoutError: did not establish a connection within the ${LIMITER_ATTEMPTS.connectionTimeoutMs} ms connection time-out`,
+        error: `TimeoutError: no connection within the ${LIMITER_ATTEMPTS.connectionTimeoutMs} ms connection time-out`,
       });
     } finally {
       await host.close();
@@ -263,7 +263,7 @@ describe("the limiter client over Node's HTTP stack: sent or never sent", () => 
       expect(outcome).toEqual({
         kind: 'failed',
         landed: 'maybe',
-        error: "TimeoutError: the call's time budget ran out after the request was sent",
+        error: 'TimeoutError: time budget ran out after sending',
       });
       expect(performance.now() - started).toBeGreaterThanOrEqual(290);
     } finally {

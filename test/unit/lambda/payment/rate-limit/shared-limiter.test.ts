@@ -39,6 +39,9 @@ const THROTTLED: IncrementOutcome = {
   error: 'ProvisionedThroughputExceededException: Throughput exceeds the current capacity',
 };
 
+/** What this environment's own count says of the first request of the app in its window (5 a window). */
+const FIRST_LOCAL = { kind: 'accepted', remaining: 4, resetSeconds: 1 } as const;
+
 function environment(store: CounterStoreDouble, clock: { now: number }, random = (): number => 0) {
   return new SharedRateLimiter({ store, now: () => clock.now, random });
 }
@@ -131,7 +134,7 @@ describe('SharedRateLimiter', () => {
 
       const decision = await limiter.check('shop', LIMIT);
 
-      expect(decision).toEqual({ kind: 'unavailable', error: TIMEOUT.error });
+      expect(decision).toEqual({ kind: 'unavailable', error: TIMEOUT.error, local: FIRST_LOCAL });
       expect(store.calls).toHaveLength(1);
     });
 
@@ -156,7 +159,7 @@ describe('SharedRateLimiter', () => {
 
       const decision = await late.check('shop', LIMIT);
 
-      expect(decision).toEqual({ kind: 'unavailable', error: REFUSED.error });
+      expect(decision).toEqual({ kind: 'unavailable', error: REFUSED.error, local: FIRST_LOCAL });
       expect(store.calls).toHaveLength(1);
     });
   });
@@ -168,7 +171,8 @@ describe('SharedRateLimiter', () => {
 
     await expect(bounded.check('shop', LIMIT)).resolves.toEqual({
       kind: 'unavailable',
-      error: "TimeoutError: the call's time budget ran out after the request was sent",
+      error: 'TimeoutError: time budget ran out after sending',
+      local: { kind: 'accepted', remaining: 4, resetSeconds: expect.any(Number) as unknown },
     });
     expect(performance.now() - started).toBeGreaterThanOrEqual(15);
     expect(store.calls).toHaveLength(1);
@@ -204,10 +208,11 @@ describe('SharedRateLimiter', () => {
       const decisions = [await limiter.check('shop', LIMIT), await limiter.check('shop', LIMIT)];
 
       expect(decisions).toEqual([
-        { kind: 'unavailable', error: THROTTLED.error },
+        { kind: 'unavailable', error: THROTTLED.error, local: FIRST_LOCAL },
         {
           kind: 'unavailable',
           error: `${THROTTLED.error} (earlier in this window; not asked again until it ends)`,
+          local: { ...FIRST_LOCAL, remaining: 3 },
         },
       ]);
       expect(store.calls).toHaveLength(1);
@@ -240,6 +245,60 @@ describe('SharedRateLimiter', () => {
     });
   });
 
+  describe("this environment's own count, for appRateLimitFailure=local", () => {
+    it('admits the burst in a window when the store cannot answer, then refuses until the window ends', async () => {
+      store.answer(...Array.from({ length: 7 }, () => TIMEOUT));
+
+      const decisions = [];
+      for (let i = 0; i < 7; i++) decisions.push(await limiter.check('shop', LIMIT));
+
+      expect(decisions.map((decision) => decision.kind === 'unavailable' && decision.local?.kind)).toEqual([
+        'accepted',
+        'accepted',
+        'accepted',
+        'accepted',
+        'accepted',
+        'limited',
+        'limited',
+      ]);
+      expect(decisions.at(-1)).toMatchObject({ local: { kind: 'limited', retryAfterSeconds: 1 } });
+      clock.now = into('shop', LIMIT, WINDOW + 1, 10);
+      store.answer(TIMEOUT);
+      expect(await limiter.check('shop', LIMIT)).toMatchObject({ local: { kind: 'accepted', remaining: 4 } });
+    });
+
+    it('counts the requests the store accepted in the window, so the two together stay within the burst', async () => {
+      for (let i = 0; i < 3; i++) await limiter.check('shop', LIMIT);
+      store.answer(TIMEOUT, TIMEOUT, TIMEOUT);
+
+      const local = [];
+      for (let i = 0; i < 3; i++) {
+        const decision = await limiter.check('shop', LIMIT);
+        local.push(decision.kind === 'unavailable' ? decision.local?.kind : decision.kind);
+      }
+
+      expect(local).toEqual(['accepted', 'accepted', 'limited']);
+    });
+
+    it('never refuses a calm app while the breaker is open: its own count is below its limit', async () => {
+      store.answer(TIMEOUT, TIMEOUT, TIMEOUT, TIMEOUT);
+      for (let i = 0; i < 3; i++) await limiter.check(`app-${i}`, LIMIT);
+      expect(limiter.breaker.isOpen()).toBe(true);
+
+      const calm = [];
+      for (let window = 1; window <= 3; window++) {
+        clock.now = into('calm', LIMIT, WINDOW + window, 100);
+        calm.push(await limiter.check('calm', LIMIT), await limiter.check('calm', LIMIT));
+      }
+
+      // Within a second the breaker lets a probe through (the store answers it, and closes the breaker).
+      expect(
+        calm.map((decision) => (decision.kind === 'unavailable' ? decision.local?.kind : decision.kind)),
+      ).toEqual(Array.from({ length: 6 }, () => 'accepted'));
+      expect(calm.some((decision) => decision.kind === 'unavailable')).toBe(true);
+    });
+  });
+
   describe('the breaker', () => {
     it(`opens after ${BREAKER_FAILURES_TO_OPEN} failed calls in a row; then no call, and every request is unavailable`, async () => {
       store.answer(TIMEOUT, { kind: 'counted', used: 1 }, TIMEOUT, TIMEOUT, TIMEOUT);
@@ -260,6 +319,7 @@ describe('SharedRateLimiter', () => {
       expect(decisions[5]).toEqual({
         kind: 'unavailable',
         error: `rate limit store not called: the breaker is open (${TIMEOUT.error}); next probe in ${BREAKER_PROBE_INTERVAL_MS} ms`,
+        local: FIRST_LOCAL,
       });
     });
 
