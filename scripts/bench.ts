@@ -29,6 +29,9 @@
  * - auth: the auth decision's cost per call;
  * - body: the body limit: a 6 MB body of nested arrays now (413) and parsed as before, time and peak RSS in fresh
  *   processes; the handler's time for bodies at the limits;
+ * - keys-cli: the key CLI at scale: apply --dry-run and apply of 100,000 adds into 256 shards (time, peak RSS, the
+ *   first shard's line, PutSecretValue per shard) and list of them (the first row), this checkout beside
+ *   BENCH_BASE_ROOT's (bench/keys-cli.ts);
  * - timing: the handler's time per refusal cause (wrong key, unknown app, expired, another network) and the 401 log
  *   line's, before and after a wrong key and an unknown app logged the same fields.
  *
@@ -48,6 +51,7 @@ import { clientLines } from './bench/client';
 import { faultTable, localServerFigures } from './bench/faults';
 import { bodyLimitLines } from './bench/body-limit';
 import { hotCounterLines } from './bench/hot-counter';
+import { keysCliLines } from './bench/keys-cli';
 import { limiterStressLines } from './bench/limiter-stress';
 import { limitLines } from './bench/limits';
 import { registryLines } from './bench/registry';
@@ -72,6 +76,7 @@ const SECTIONS = [
   'auth',
   'body',
   'timing',
+  'keys-cli',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -202,6 +207,10 @@ async function main(): Promise<void> {
   if (sections.has('timing')) {
     console.log('');
     for (const line of await timingLines()) console.log(line);
+  }
+  if (sections.has('keys-cli')) {
+    console.log('');
+    for (const line of await keysCliLines()) console.log(line);
   }
 }
 
