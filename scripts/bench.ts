@@ -31,6 +31,9 @@
  * - auth: the auth decision's cost per call;
  * - body: the body limit: a 6 MB body of nested arrays now (413) and parsed as before, time and peak RSS in fresh
  *   processes; the handler's time for bodies at the limits;
+ * - keys-cli: the key CLI at scale: apply --dry-run and apply of 100,000 adds into 256 shards (time, peak RSS, the
+ *   first shard's line, PutSecretValue per shard) and list of them (the first row), this checkout beside
+ *   BENCH_BASE_ROOT's (bench/keys-cli.ts);
  * - timing: the handler's time per refusal cause (wrong key, unknown app, expired, another network) and the 401 log
  *   line's, before and after a wrong key and an unknown app logged the same fields;
  * - pipeline: the time `cdk synth` of the pipeline access stack takes (bench/pipeline-synth.ts).
@@ -51,6 +54,7 @@ import { clientLines } from './bench/client';
 import { faultTable, localServerFigures } from './bench/faults';
 import { bodyLimitLines } from './bench/body-limit';
 import { hotCounterLines } from './bench/hot-counter';
+import { keysCliLines } from './bench/keys-cli';
 import { limiterFloodLines, limiterStressLines } from './bench/limiter-stress';
 import { limitLines } from './bench/limits';
 import { registryLines } from './bench/registry';
@@ -78,6 +82,7 @@ const SECTIONS = [
   'body',
   'timing',
   'pipeline',
+  'keys-cli',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -215,6 +220,10 @@ async function main(): Promise<void> {
   if (sections.has('pipeline')) {
     console.log('');
     for (const line of pipelineSynthLines()) console.log(line);
+  }
+  if (sections.has('keys-cli')) {
+    console.log('');
+    for (const line of await keysCliLines()) console.log(line);
   }
 }
 

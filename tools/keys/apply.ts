@@ -11,7 +11,8 @@ import {
   type RetryOptions,
   type ShardWrite,
 } from './engine';
-import { fileKeySink, streamKeySink, type KeySink, type OutputStream } from './key-sink';
+import type { OutputStream } from '../common/tool-io';
+import { fileKeySink, streamKeySink, type KeySink } from './key-sink';
 import type { Registry } from './registry-access';
 import {
   applyJson,

@@ -1,5 +1,6 @@
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { errorCode } from '../../shared/errors';
+import type { OutputStream } from '../common/tool-io';
 import { KeyStoreError } from './key-store';
 
 /**
@@ -73,13 +74,6 @@ export async function fileKeySink(path: string): Promise<KeySink> {
       if (stored === 0) await unlink(path).catch(() => undefined);
     },
   };
-}
-
-/** An output stream as the CLI is given one: a Node stream (process.stdout), or a test's plain writer. */
-export interface OutputStream {
-  write(text: string, callback?: (error?: Error | null) => void): unknown;
-  on?(event: 'error', listener: (error: Error) => void): unknown;
-  readonly isTTY?: boolean;
 }
 
 /**

@@ -1,7 +1,9 @@
-import { mkdir, open, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { errorCode } from '../../shared/errors';
+import { parseKeyDocument } from '../../shared/keys/key-document';
 import { serializeRegistryManifest, shardSlots, type RegistryManifest } from '../../shared/keys/registry';
+import { shardFilePath } from '../common/registry-locator';
 import { KeyStoreError } from './key-store';
 import { readManifestFile } from './registry-access';
 import { DEFAULT_KEY_CACHE_TTL_SECONDS } from './reshard';
@@ -82,11 +84,14 @@ async function replaceManifest(path: string, next: RegistryManifest): Promise<vo
 }
 
 /**
- * The first step of `reshard --shards <n>` on a local registry: the manifest names `n` shards and, until every
- * app has moved, the count before; new shard files are created empty. Returns the manifest as written.
+ * The manifest `reshard --shards <n>` makes of `manifest`: `n` shards and, until every app has moved, the count
+ * before, with a file for every slot either count uses. Refuses a change while another is under way. Pure.
  */
-export async function startFileReshard(path: string, shards: number): Promise<RegistryManifest> {
-  const { manifest } = await readManifestFile(path);
+export function reshardedManifest(
+  path: string,
+  manifest: RegistryManifest,
+  shards: number,
+): RegistryManifest {
   if (manifest.previousShards !== undefined) {
     if (manifest.shards === shards) return manifest;
     throw new KeyStoreError(
@@ -100,24 +105,50 @@ export async function startFileReshard(path: string, shards: number): Promise<Re
     { length: slots },
     (_, index) => manifest.shardIds[index] ?? shardFileName(index),
   );
-  for (const id of shardIds.slice(manifest.shardIds.length)) {
+  return { ...manifest, shards, previousShards: manifest.shards, shardIds };
+}
+
+/** The first step of `reshard --shards <n>` on a local registry: the manifest as above, new shard files empty. */
+export async function startFileReshard(path: string, shards: number): Promise<RegistryManifest> {
+  const { manifest } = await readManifestFile(path);
+  const next = reshardedManifest(path, manifest, shards);
+  if (next === manifest) return manifest;
+  for (const id of next.shardIds.slice(manifest.shardIds.length)) {
     const file = join(dirname(path), id);
     if (!(await exists(file))) await createFile(file, '{}');
   }
-  const next: RegistryManifest = { ...manifest, shards, previousShards: manifest.shards, shardIds };
   await replaceManifest(path, next);
   return next;
 }
 
-/** The last step: every app is at home, so the manifest drops the count before and the shards beyond `shards`. */
-export async function finishFileReshard(path: string): Promise<RegistryManifest> {
+/** Whether a shard file holds no app; one that cannot be read or parsed is kept, for the operator to look at. */
+async function holdsNoApp(file: string): Promise<boolean> {
+  try {
+    return parseKeyDocument(await readFile(file, 'utf8')).size === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The last step: every app is at home, so the manifest drops the count before and the shards beyond `shards`, and
+ * the files of those shards go once they hold no app (a shrink emptied them). Returns the files removed.
+ */
+export async function finishFileReshard(path: string): Promise<string[]> {
   const { manifest } = await readManifestFile(path);
-  if (manifest.previousShards === undefined) return manifest;
+  if (manifest.previousShards === undefined) return [];
   const next: RegistryManifest = {
     shards: manifest.shards,
     shardIds: manifest.shardIds.slice(0, manifest.shards),
     ...(manifest.keyCacheTtlSeconds === undefined ? {} : { keyCacheTtlSeconds: manifest.keyCacheTtlSeconds }),
   };
   await replaceManifest(path, next);
-  return next;
+  const removed: string[] = [];
+  for (const id of manifest.shardIds.slice(manifest.shards)) {
+    const file = shardFilePath(path, id);
+    if (!(await holdsNoApp(file))) continue;
+    await unlink(file);
+    removed.push(file);
+  }
+  return removed;
 }

@@ -1,14 +1,8 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import {
-  byCodeUnit,
-  KeyDocumentError,
-  listApps,
-  MalformedEntryError,
-  type DocumentApp,
-} from '../../shared/keys/key-document';
+import { byCodeUnit, KeyDocumentError, MalformedEntryError } from '../../shared/keys/key-document';
 import { generateKey } from '../../shared/keys/key-material';
-import { shardsToSearch } from '../../shared/keys/registry';
+import { shardsToSearch, type RegistryManifest } from '../../shared/keys/registry';
 import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
@@ -33,12 +27,13 @@ import {
   type ShardWrite,
 } from './engine';
 import { KeyStoreError } from './key-store';
-import { finishFileReshard, initRegistryFile, startFileReshard } from './local-registry';
-import { formatList, formatListJson, formatResult, formatResultJson, type KeyStoreKind } from './output';
+import { finishFileReshard, initRegistryFile, reshardedManifest, startFileReshard } from './local-registry';
+import { formatResult, formatResultJson, type KeyStoreKind } from './output';
+import { streamList } from './list';
 import { placeApps } from './placement';
 import { openRegistry, type Registry, type RegistryClients } from './registry-access';
-import { formatReshard, formatWhere, placementNotes } from './registry-report';
-import { reshard } from './reshard';
+import { formatReshard, formatWhere } from './registry-report';
+import { reshard, type ReshardOptions } from './reshard';
 import { SecretTooLargeError } from './size-guard';
 
 export interface CliIo extends ToolIo {
@@ -196,30 +191,6 @@ async function pruneAll(registry: Registry, json: boolean, now: number, io: CliI
   io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, storeKind(registry)));
 }
 
-async function list(
-  registry: Registry,
-  command: Extract<Command, { name: 'list' }>,
-  json: boolean,
-  now: number,
-  io: CliIo,
-): Promise<void> {
-  const { documents } = await readAllDocuments(registry);
-  const placement = placeApps(registry.manifest, documents);
-  const served = new Map<string, DocumentApp>();
-  for (const app of placement.apps) {
-    const index = app.served ?? app.copies[0];
-    const entry = index === undefined ? undefined : documents.get(index)?.get(app.appId);
-    if (entry !== undefined) served.set(app.appId, entry);
-  }
-  for (const line of placementNotes(registry, placement)) io.stderr.write(line);
-  const apps = listApps(served);
-  io.stdout.write(
-    json
-      ? formatListJson(apps, now, command.defaultLimit)
-      : formatList(apps, now, command.defaultLimit, storeKind(registry)),
-  );
-}
-
 async function where(registry: Registry, appId: string, json: boolean): Promise<string> {
   const search = shardsToSearch(registry.manifest, appId);
   const snapshots = await registry.readShards(search);
@@ -251,6 +222,27 @@ async function apply(
   await runApply(registry, requests, command, { json, createsKeys, now }, applyIo);
 }
 
+/** A local registry's path, when the target is one. */
+const localPath = (target: Target) => (target.kind === 'registry-file' ? target.path : undefined);
+
+/** The reshard's options from the io: its waits, progress lines, and a countdown on a terminal. */
+function reshardOptions(command: Extract<Command, { name: 'reshard' }>, io: CliIo): ReshardOptions {
+  return {
+    ...(command.settleMs === undefined ? {} : { settleMs: command.settleMs }),
+    dryRun: command.dryRun,
+    sleep: io.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+    progress: (line) => io.stderr.write(`${line}\n`),
+    ...(io.stderr.isTTY === true ? { countdown: (text: string) => io.stderr.write(text) } : {}),
+    ...(io.retry === undefined ? {} : { retry: io.retry }),
+  };
+}
+
+function removedFilesLine(removed: readonly string[]): string {
+  return removed.length === 0
+    ? ''
+    : `removed ${removed.length} shard file${removed.length === 1 ? '' : 's'} the shrink emptied\n`;
+}
+
 async function runReshard(
   target: Target,
   command: Extract<Command, { name: 'reshard' }>,
@@ -258,22 +250,20 @@ async function runReshard(
   clients: RegistryClients,
   io: CliIo,
 ): Promise<void> {
-  if (command.shards !== undefined && target.kind === 'registry-file' && !command.dryRun) {
-    await startFileReshard(target.path, command.shards);
-  }
-  const registry = await openRegistry(target, clients);
-  const report = await reshard(registry, {
-    ...(command.settleMs === undefined ? {} : { settleMs: command.settleMs }),
-    dryRun: command.dryRun,
-    sleep: io.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
-    progress: (line) => io.stderr.write(`${line}\n`),
-    ...(io.retry === undefined ? {} : { retry: io.retry }),
-  });
+  const { shards, dryRun } = command;
+  const local = localPath(target);
+  const changesCount = shards !== undefined && local !== undefined;
+  if (changesCount && !dryRun) await startFileReshard(local, shards);
+  // A dry run of a local shard count plans on the manifest the real run would write first.
+  const asIf =
+    changesCount && dryRun ? (m: RegistryManifest) => reshardedManifest(local, m, shards) : undefined;
+  const registry = await openRegistry(target, clients, asIf);
+  const report = await reshard(registry, reshardOptions(command, io));
   for (const warning of report.warnings) io.stderr.write(`warning: ${warning}\n`);
   const done = report.left.moves.length === 0 && report.left.leftovers.length === 0;
-  if (done && !command.dryRun && target.kind === 'registry-file') await finishFileReshard(target.path);
-  io.stdout.write(formatReshard(registry, report, command.dryRun, json));
-  if (!done && !command.dryRun) throw new ReportedFailure();
+  const removed = done && !dryRun && local !== undefined ? await finishFileReshard(local) : [];
+  io.stdout.write(formatReshard(registry, report, dryRun, json) + (json ? '' : removedFilesLine(removed)));
+  if (!done && !dryRun) throw new ReportedFailure();
 }
 
 async function runCommand({ command, target, json }: Invocation, io: CliIo): Promise<void> {
@@ -291,8 +281,16 @@ async function runCommand({ command, target, json }: Invocation, io: CliIo): Pro
       return runReshard(target, command, json, clients, io);
     case 'apply':
       return apply(target, clients, command, json, now, io);
-    case 'list':
-      return list(await openRegistry(target, clients), command, json, now, io);
+    case 'list': {
+      const registry = await openRegistry(target, clients);
+      const { defaultLimit } = command;
+      const store = storeKind(registry);
+      return streamList(
+        registry,
+        { json, now, store, ...(defaultLimit === undefined ? {} : { defaultLimit }) },
+        io,
+      );
+    }
     case 'where':
       io.stdout.write(await where(await openRegistry(target, clients), command.appId, json));
       return;

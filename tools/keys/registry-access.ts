@@ -220,7 +220,12 @@ export async function readManifestFile(path: string): Promise<ManifestFile & { m
 }
 
 /** The registry a target names. Reads the stack and the manifest where it has to; shards are read later. */
-export async function openRegistry(target: Target, clients: RegistryClients): Promise<Registry> {
+export async function openRegistry(
+  target: Target,
+  clients: RegistryClients,
+  /** A local registry as a change of its manifest would make it (what reshard --shards --dry-run plans on). */
+  asIf?: (manifest: RegistryManifest) => RegistryManifest,
+): Promise<Registry> {
   switch (target.kind) {
     case 'secret':
       return new SecretsRegistry(
@@ -233,7 +238,7 @@ export async function openRegistry(target: Target, clients: RegistryClients): Pr
       return new FilesRegistry(`key file ${target.path}`, singleShardLayout(target.path), undefined);
     case 'registry-file': {
       const { manifest, ...manifestFile } = await readManifestFile(target.path);
-      return new FilesRegistry(`registry file ${target.path}`, manifest, manifestFile);
+      return new FilesRegistry(`registry file ${target.path}`, asIf?.(manifest) ?? manifest, manifestFile);
     }
     case 'registry': {
       const client = clients.secretsManager();

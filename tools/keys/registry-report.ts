@@ -268,11 +268,38 @@ export function applyJson(
   );
 }
 
-function movesText(report: ReshardReport): string {
-  const pairs = new Map<string, number>();
-  for (const move of report.copied)
-    pairs.set(`${move.from} → ${move.to}`, (pairs.get(`${move.from} → ${move.to}`) ?? 0) + 1);
-  return [...pairs].map(([pair, n]) => `${pair}: ${n}`).join(', ');
+/**
+ * One line per shard a reshard touches (or, in a dry run, would touch): the apps copied in, from which shards, and
+ * the old copies removed. However many shards, no line grows with their number beyond the shards it names.
+ */
+function reshardShardLines(
+  registry: Registry,
+  copied: readonly { readonly from: number; readonly to: number }[],
+  removed: readonly { readonly from: number }[],
+  verb: { readonly copy: string; readonly remove: string },
+): string[] {
+  const shards = new Map<number, { sources: Set<number>; copies: number; removals: number }>();
+  const of = (index: number) => {
+    const known = shards.get(index) ?? { sources: new Set<number>(), copies: 0, removals: 0 };
+    shards.set(index, known);
+    return known;
+  };
+  for (const move of copied) {
+    const shard = of(move.to);
+    shard.copies++;
+    shard.sources.add(move.from);
+  }
+  for (const leftover of removed) of(leftover.from).removals++;
+  return [...shards]
+    .sort(([a], [b]) => a - b)
+    .map(([index, { sources, copies, removals }]) => {
+      const from = [...sources].sort((a, b) => a - b).join(', ');
+      const parts = [
+        ...(copies === 0 ? [] : [`${verb.copy} ${plural(copies, 'app', 'apps')} home (from shard ${from})`]),
+        ...(removals === 0 ? [] : [`${verb.remove} ${plural(removals, 'old copy', 'old copies')}`]),
+      ];
+      return `${shardLabel(registry, index)}: ${parts.join(', ')}\n`;
+    });
 }
 
 function leftText(report: ReshardReport): string {
@@ -313,19 +340,26 @@ export function formatReshard(
     );
   }
   if (dryRun) {
-    return (
+    return [
+      ...reshardShardLines(registry, report.left.moves, report.left.leftovers, {
+        copy: 'would copy',
+        remove: 'would remove',
+      }),
       `dry run: ${plural(report.left.moves.length, 'app', 'apps')} to copy home, ` +
-      `${plural(report.left.leftovers.length, 'old copy', 'old copies')} to remove; nothing was written\n`
-    );
+        `${plural(report.left.leftovers.length, 'old copy', 'old copies')} to remove; nothing was written\n`,
+    ].join('');
   }
-  const lines: string[] = [];
+  const lines = reshardShardLines(registry, report.copied, report.removed, {
+    copy: 'copied',
+    remove: 'removed',
+  });
   if (report.copied.length === 0 && report.removed.length === 0 && report.writes === 0) {
     lines.push(
       `every app is in its home under ${plural(report.shards, 'shard', 'shards')}: nothing to move\n`,
     );
   } else {
     lines.push(
-      `moved ${plural(report.copied.length, 'app', 'apps')} home (${movesText(report) || 'copies already there'}); ` +
+      `moved ${plural(report.copied.length, 'app', 'apps')} home; ` +
         `removed ${plural(report.removed.length, 'old copy', 'old copies')}; ${plural(report.writes, 'write', 'writes')}\n`,
     );
   }

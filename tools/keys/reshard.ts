@@ -42,6 +42,8 @@ export interface ReshardOptions {
   readonly sleep: (ms: number) => Promise<void>;
   /** Progress, one line at a time, as it happens. */
   readonly progress: (line: string) => void;
+  /** On a terminal: the settle's time left, rewritten in place each second. */
+  readonly countdown?: (text: string) => void;
   readonly retry?: RetryOptions;
 }
 
@@ -129,6 +131,17 @@ async function runPhase<Result>(
   return { writes, made };
 }
 
+/** Waits `ms`; on a terminal, says each second how long is left. */
+async function settle(ms: number, options: ReshardOptions): Promise<void> {
+  const { countdown } = options;
+  if (countdown === undefined) return options.sleep(ms);
+  for (let left = ms; left > 0; left -= 1_000) {
+    countdown(`\r${Math.ceil(left / 1_000)}s left \x1b[K`);
+    await options.sleep(Math.min(1_000, left));
+  }
+  countdown('\r\x1b[K');
+}
+
 export async function reshard(registry: Registry, options: ReshardOptions): Promise<ReshardReport> {
   const layout = registry.manifest;
   const { documents } = await readAllDocuments(registry, registry.kind === 'files');
@@ -167,7 +180,7 @@ export async function reshard(registry: Registry, options: ReshardOptions): Prom
     options.progress(
       `waiting ${Math.round(settledMs / 1_000)}s, until every reader's key cache holds the copies, before the old copies go`,
     );
-    await options.sleep(settledMs);
+    await settle(settledMs, options);
   }
 
   // 3. Carry over edits made in an old home during the copy, then remove the old copies.

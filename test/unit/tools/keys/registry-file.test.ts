@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseKeyDocument } from '../../../../shared/keys/key-document';
@@ -199,7 +199,7 @@ describe('a local registry', () => {
     expect(result.stdout).not.toContain('deploy');
   });
 
-  it('reshard --shards shrinks it too, and --dry-run says what it would move without writing', async () => {
+  it('reshard --shards shrinks it too, removing the files it emptied, and --dry-run says what it will move', async () => {
     await keys(['init', '--shards', '4']);
     await keys([
       'apply',
@@ -209,14 +209,27 @@ describe('a local registry', () => {
     ]);
     const before = [0, 1, 2, 3].map(shardText);
 
-    const dryRun = await keys(['reshard', '--dry-run']);
+    const dryRun = await keys(['reshard', '--shards', '1', '--dry-run']);
+    const unchanged = [0, 1, 2, 3].map(shardText);
     const shrunk = await keys(['reshard', '--shards', '1', '--settle', '0s']);
 
-    expect(dryRun.stdout).toBe('dry run: 0 apps to copy home, 0 old copies to remove; nothing was written\n');
+    const planned =
+      /^dry run: (\d+) apps to copy home, (\d+) old copies to remove; nothing was written$/m.exec(
+        dryRun.stdout,
+      );
+    const moved = /^moved (\d+) apps home; removed (\d+) old copies; \d+ writes$/m.exec(shrunk.stdout);
+    expect(planned?.slice(1)).toEqual(moved?.slice(1));
+    expect(Number(moved?.[1])).toBeGreaterThan(0);
+    expect(unchanged).toEqual(before);
     expect(before.some((text) => text !== '{}')).toBe(true);
     expect(shrunk.code).toBe(0);
     expect([...parseKeyDocument(shardText(0)).keys()].sort()).toEqual(apps(20));
-    expect([1, 2, 3].map(shardText)).toEqual(['{}', '{}', '{}']);
+    expect([1, 2, 3].map((index) => existsSync(join(directory, 'registry', `keys-${index}.json`)))).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    expect(shrunk.stdout).toMatch(/^removed 3 shard files the shrink emptied$/m);
     expect(manifest()).toEqual({ shards: 1, shardIds: ['keys-0.json'], keyCacheTtlSeconds: 60 });
   });
 });
