@@ -15,6 +15,8 @@ import {
   shardSecretName,
   shardSlots,
 } from '../shared/keys/registry';
+import { DEMO_APP_ID } from '../shared/keys/app-id';
+import { shardOf } from '../shared/keys/shard';
 import { dependOnManagedPolicy } from './bundled-function';
 import { grantKeyUseThroughSecretsManager } from './grants';
 import { acknowledgeNoScheduledRotation, createKeysSecret, DEMO_APP_NEEDS_A_NEW_SECRET } from './keys-secret';
@@ -146,6 +148,11 @@ export class KeyRegistry extends Construct {
   public readonly environment: Readonly<Record<string, string>>;
   /** The key that encrypts the shards, when it is a customer managed key. */
   public readonly encryptionKey?: kms.IKey;
+  /**
+   * Demo's home shard, when the stack generates a demo key (in shard 0, always: see DemoKeyHome) and demo lives in
+   * another shard under `shards`: the key must be copied there when the stack is created.
+   */
+  public readonly demoHomeOutsideShardZero?: secretsmanager.ISecret;
 
   private readonly shardsOneUp: readonly GrantedSecret[];
   private readPolicies?: iam.ManagedPolicy[];
@@ -172,6 +179,10 @@ export class KeyRegistry extends Construct {
       });
     const created = this.createShards(props);
     this.shardSecrets = [this.shardZero, ...created];
+    const demoHome = shardOf(DEMO_APP_ID, this.shards);
+    if (props.existingSecret === undefined && (props.createDemoApp ?? true) && demoHome !== 0) {
+      this.demoHomeOutsideShardZero = this.shardSecrets[demoHome];
+    }
     this.shardsOneUp = created.map((secret, index) => ({
       arn: secret.secretArn,
       arnLengthBound: secretArnLengthBound(shardSecretName(this.namePrefix, index + 1)),
