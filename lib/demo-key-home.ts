@@ -40,11 +40,11 @@ export class DemoKeyHome extends Construct {
     props.home.grantRead(fn);
     props.home.grantWrite(fn);
 
-    const placement = new CustomResource(this, 'Placement', {
+    // After the function, through its ARN, and so after its policy, on which the function depends.
+    new CustomResource(this, 'Placement', {
       serviceToken: fn.functionArn,
       resourceType: 'Custom::PaymentApiDemoKeyHome',
       properties: { ShardZero: props.shardZero.secretArn, Home: props.home.secretArn },
     });
-    placement.node.addDependency(fn);
   }
 }

@@ -44,10 +44,12 @@ lint rate-limits --context appRateLimit=50 --context appRateBurst=100 --context 
   --context alarmEmail=oncall@example.com
 # The key registry: 64 shards (their secrets, the manifest, the chunked read grants, the outputs); a reshard under way
 # (both counts); 256 shards with rotation (the schedules of shards 1 to 255 in four nested stacks, the rotation
-# grants); an existing secret by ARN as shard 0, with a customer KMS key on every new shard.
+# grants); 1,024 shards with rotation; an existing secret by ARN as shard 0, with a customer KMS key on every new shard.
 lint shards-64 --context keyShards=64
 lint reshard --context env=staging --context keyShards=8 --context keyShardsPrevious=4
 lint shards-256-rotation --context keyShards=256 --context rotationDays=30
+# 1,024 shards with rotation: shards 256 and up in three nested stacks, their schedules naming them, grants by prefix.
+lint shards-1024-rotation --context keyShards=1024 --context rotationDays=30
 lint existing-secret-shard-zero --context keyShards=16 --context rotationDays=30 \
   --context existingSecret=arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf \
   --context secretKmsKeyArn=arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab
