@@ -8,6 +8,7 @@ import type { LogLevel } from '../shared/logger';
 import { CustomDomain, validateCustomDomainOptions, type CustomDomainOptions } from './domain';
 import { Firewall, validateWafOptions, type WafOptions } from './firewall';
 import { addGatewayResponses } from './gateway-responses';
+import { DemoKeyHome } from './demo-key-home';
 import { KeyRegistryMonitor } from './key-registry-monitor';
 import { KeyRotation, validateKeyRotationOptions, type KeyRotationOptions } from './key-rotation';
 import { KeyRegistry, validateKeyRegistryOptions, type KeyRegistryOptions } from './key-registry';
@@ -267,6 +268,13 @@ export class PaymentApi extends Construct {
       keyCacheTtl: props.keyCacheTtl ?? PAYMENT_API_DEFAULTS.keyCacheTtl,
     });
     this.secret = this.keyRegistry.shardZero;
+    if (this.keyRegistry.demoHomeOutsideShardZero !== undefined) {
+      new DemoKeyHome(this, 'DemoKeyHome', {
+        shardZero: this.keyRegistry.shardZero,
+        home: this.keyRegistry.demoHomeOutsideShardZero,
+        logRetention,
+      });
+    }
 
     const rateLimit = props.appRateLimit && {
       ...resolveAppRateLimit(props.appRateLimit),

@@ -25,6 +25,8 @@
  *   against the distinct shards the requests named;
  * - monitor: one run of the key registry monitor over 1, 16, 64 and 256 shards at 80%: calls, time, logs written;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
+ * - capacity: bytes per app and apps per shard at 80% for three shapes of app id, one key and two mid-rotation (d:
+ *   digests), and 100,000 merchant-<uuid> apps mid-rotation over 512 and 1,024 shards against sha256: over 256;
  * - registry: the key registry over several secrets: apply of 10,000 new apps into 64 shards (PutSecretValue
  *   calls counted at a proxy, and the time), 10,000 apps of the heaviest shape in 64 shards (the fullest shard's
  *   fill), and how many one-key apps 256 shards hold;
@@ -61,6 +63,7 @@ import { registryLines } from './bench/registry';
 import { registryCallLines, registryColdLines } from './bench/registry-reads';
 import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
+import { capacityLines } from './bench/capacity';
 import { fmt } from './bench/stats';
 import { timingLines } from './bench/timing';
 import { pipelineSynthLines } from './bench/pipeline-synth';
@@ -78,6 +81,7 @@ const SECTIONS = [
   'registry-calls',
   'monitor',
   'secret',
+  'capacity',
   'auth',
   'body',
   'timing',
@@ -206,6 +210,10 @@ async function main(): Promise<void> {
   }
   if (sections.has('secret')) {
     for (const line of secretSizeLines()) console.log(line);
+    console.log('');
+  }
+  if (sections.has('capacity')) {
+    for (const line of capacityLines()) console.log(line);
     console.log('');
   }
   if (sections.has('auth')) console.log(authLine());

@@ -21,7 +21,8 @@ trap 'rm -rf "$out"' EXIT
 # - rate-limits: the DynamoDB table, its grant, the rate-limited entry's settings, its alarm, widget and query.
 # - The key registry: 64 shards (their secrets, the manifest, the chunked read grants, the outputs); a reshard
 #   under way (both counts); 256 shards with rotation (the schedules of shards 1 to 255 in four nested stacks, the
-#   rotation grants); an existing secret by ARN as shard 0, with a customer KMS key on every new shard.
+#   rotation grants); 1,024 shards with rotation (shards 256 and up in three more nested stacks, their schedules
+#   naming them, grants by the stack's shard name prefix); an existing secret by ARN as shard 0, with a customer KMS key on every new shard.
 # - GitHub secret scanning: its function, route, model, validator, method throttle, grants on 16 shards, the topic's
 #   publish grant and the output; and reporting only, to an existing topic, on one shard.
 # - The pipeline access stack (alone in the app with githubRepository): a new OIDC provider and the default stages;
@@ -39,6 +40,7 @@ rate-limits --context appRateLimit=50 --context appRateBurst=100 --context appRa
 shards-64 --context keyShards=64
 reshard --context env=staging --context keyShards=8 --context keyShardsPrevious=4
 shards-256-rotation --context keyShards=256 --context rotationDays=30
+shards-1024-rotation --context keyShards=1024 --context rotationDays=30
 existing-secret-shard-zero --context keyShards=16 --context rotationDays=30 --context existingSecret=$secret_arn --context secretKmsKeyArn=$kms_key
 secret-scanning --context secretScanning=true --context keyShards=16 --context alarmEmail=oncall@example.com
 secret-scanning-report --context secretScanning=true --context secretScanningAction=report --context alarmTopicArn=arn:aws:sns:eu-west-1:123456789012:oncall

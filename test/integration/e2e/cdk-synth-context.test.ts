@@ -64,9 +64,9 @@ describe('npx cdk synth with a context problem', () => {
       'error: context "keyCacheTtlSeconds" must be a whole number of seconds from 1 to 3600, got "soon"',
     ],
     [
-      'a shard count outside 1 to 256',
-      ['-c', 'keyShards=300'],
-      'error: context "keyShards" must be a whole number from 1 to 256, got "300"',
+      'a shard count outside 1 to 1,024',
+      ['-c', 'keyShards=1025'],
+      'error: context "keyShards" must be a whole number from 1 to 1024, got "1025"',
     ],
   ])('fails on %s with one line naming the key and no stack trace', async (_case, args, line) => {
     // Act

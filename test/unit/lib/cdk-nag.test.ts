@@ -116,6 +116,10 @@ describe.each([
   ['a reshard from 4 shards to 8 under way', { keyShards: '8', keyShardsPrevious: '4' }],
   ['256 shards rotated on a schedule, in nested stacks', { keyShards: '256', ...ROTATION }],
   [
+    '1,024 shards rotated on a schedule: shards 256 and up and the schedules in nested stacks, grants by name prefix',
+    { keyShards: '1024', ...ROTATION },
+  ],
+  [
     'an existing secret by ARN as shard 0 of 16, with a customer KMS key and rotation',
     {
       keyShards: '16',

@@ -75,7 +75,7 @@ describe('readLambdaSettings', () => {
   });
 
   it.each([
-    [{ KEY_SHARDS: '257' }, 'KEY_SHARDS must be a whole number from 1 to 256, got "257"'],
+    [{ KEY_SHARDS: '1025' }, 'KEY_SHARDS must be a whole number from 1 to 1024, got "1025"'],
     [{ KEY_SHARDS: '4' }, 'KEY_SHARD_NAME_PREFIX must be set when KEY_SHARDS is above 1'],
   ])('refuses to start with a registry it cannot read (%j), in one line', (registryEnv, message) => {
     expect(() => readLambdaSettings({ KEYS_SECRET_ID: secretId, ...registryEnv })).toThrow(message);
