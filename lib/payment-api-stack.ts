@@ -187,6 +187,11 @@ export class PaymentApiStack extends Stack {
         : 'The secret holding the keys: a JSON object mapping each App-id to a key or a list of keys',
       value: registry.shardZero.secretArn,
     });
+    new CfnOutput(this, 'KeyPrefix', {
+      description:
+        "This stack's keys are <prefix>_<32 base62><6 base62 CRC32>: the key CLI and the smoke tool make keys with it",
+      value: this.paymentApi.keyPrefix,
+    });
     if (registry.sharded) this.addRegistryOutputs(registry);
     const domain = this.paymentApi.customDomain;
     if (domain && this.paymentApi.customDomainPaymentUrl !== undefined) {
@@ -313,6 +318,8 @@ function pickOptions(props: PaymentApiOptions): AllOptions {
     stageName: props.stageName,
     logRetention: props.logRetention,
     memorySize: props.memorySize,
+    keyPrefix: props.keyPrefix,
+    legacyKeys: props.legacyKeys,
     logLevel: props.logLevel,
     createDemoApp: props.createDemoApp,
     rotation: props.rotation,

@@ -226,6 +226,8 @@ export class PaymentApi extends Construct {
   public readonly rateLimitTable?: RateLimitTable;
   /** `https://<domain>/payment`, when `customDomain` is set. */
   public readonly customDomainPaymentUrl?: string;
+  /** The prefix of this stack's keys (`keyPrefix`, default `pay`). */
+  public readonly keyPrefix: string;
 
   constructor(scope: Construct, id: string, props: PaymentApiProps = {}) {
     super(scope, id);
@@ -235,6 +237,7 @@ export class PaymentApi extends Construct {
     const logLevel = props.logLevel ?? PAYMENT_API_DEFAULTS.logLevel;
     const hasFirewall = props.waf !== undefined || props.webAclArn !== undefined;
     const metricsNamespace = props.monitoring?.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace;
+    this.keyPrefix = props.keyPrefix ?? PAYMENT_API_DEFAULTS.keyPrefix;
 
     // `KeysSecret`, where the single secret always was: shard 0 keeps its logical ID.
     this.keyRegistry = new KeyRegistry(this, 'KeysSecret', {
@@ -259,6 +262,8 @@ export class PaymentApi extends Construct {
       keyMaxStale: props.keyMaxStale,
       keyExpiryWarning: props.keyExpiryWarning,
       memorySize: props.memorySize,
+      keyPrefix: props.keyPrefix,
+      legacyKeys: props.legacyKeys,
       registry: this.keyRegistry,
       logRetention,
       logLevel,
@@ -274,6 +279,7 @@ export class PaymentApi extends Construct {
         registry: this.keyRegistry,
         logRetention,
         logLevel,
+        keyPrefix: this.keyPrefix,
       });
     }
 

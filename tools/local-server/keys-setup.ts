@@ -53,6 +53,8 @@ export interface KeysSetupOptions {
   readonly cache: KeyCacheSettings;
   readonly env: Env;
   readonly logger: Logger;
+  /** The prefix of a demo key generated into a new key file. Default: the default prefix. */
+  readonly keyPrefix?: string;
 }
 
 /** Nothing to stop: keys in Secrets Manager are not watched. */
@@ -65,8 +67,8 @@ async function permissionWarnings(paths: readonly string[]): Promise<string[]> {
   return warnings.filter((warning): warning is string => warning !== undefined);
 }
 
-async function keyFile(path: string, { cache, logger }: KeysSetupOptions): Promise<KeysSetup> {
-  const setup = await ensureKeysFile(path);
+async function keyFile(path: string, { cache, logger, keyPrefix }: KeysSetupOptions): Promise<KeysSetup> {
+  const setup = await ensureKeysFile(path, keyPrefix);
   const warnings = setup.created ? [] : await permissionWarnings([path]);
   const keys = new KeyCache({ source: fileSource(path), logger, ...cache });
   keys.warm();

@@ -104,8 +104,20 @@ describe('PaymentApiStack with a new secret', () => {
     });
   });
 
-  it('has exactly two outputs: the /payment URL and the secret ARN', () => {
-    expect(Object.keys(template.findOutputs('*')).sort()).toEqual(['KeysSecretArn', 'PaymentUrl']);
+  it('has exactly three outputs: the /payment URL, the secret ARN and the key prefix', () => {
+    expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
+      'KeyPrefix',
+      'KeysSecretArn',
+      'PaymentUrl',
+    ]);
+  });
+
+  it('outputs the default key prefix, with a literal description', () => {
+    template.hasOutput('KeyPrefix', {
+      Value: 'pay',
+      Description:
+        "This stack's keys are <prefix>_<32 base62><6 base62 CRC32>: the key CLI and the smoke tool make keys with it",
+    });
   });
 
   it('outputs the ARN of the secret it created', () => {
@@ -263,6 +275,7 @@ describe('PaymentApiStack with a custom domain', () => {
     expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
       'CustomDomainTarget',
       'CustomDomainUrl',
+      'KeyPrefix',
       'KeysSecretArn',
       'PaymentUrl',
     ]);
@@ -284,6 +297,7 @@ describe('PaymentApiStack with a custom domain', () => {
     });
     expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
       'CustomDomainUrl',
+      'KeyPrefix',
       'KeysSecretArn',
       'PaymentUrl',
     ]);
