@@ -30,7 +30,9 @@
  * - body: the body limit: a 6 MB body of nested arrays now (413) and parsed as before, time and peak RSS in fresh
  *   processes; the handler's time for bodies at the limits;
  * - timing: the handler's time per refusal cause (wrong key, unknown app, expired, another network) and the 401 log
- *   line's, before and after a wrong key and an unknown app logged the same fields.
+ *   line's, before and after a wrong key and an unknown app logged the same fields; the first request naming an
+ *   app after its shard loaded (known or not), a d: digest against a plain key (100,000 requests each), and what
+ *   a request refused before any lookup costs (bench/key-timing.ts).
  *
  * Figures vary by machine; nothing here asserts them (the tests assert the bounds).
  */
@@ -55,6 +57,7 @@ import { registryCallLines, registryColdLines } from './bench/registry-reads';
 import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
 import { fmt } from './bench/stats';
+import { keyTimingLines } from './bench/key-timing';
 import { timingLines } from './bench/timing';
 
 const SECTIONS = [
@@ -202,6 +205,8 @@ async function main(): Promise<void> {
   if (sections.has('timing')) {
     console.log('');
     for (const line of await timingLines()) console.log(line);
+    console.log('');
+    for (const line of await keyTimingLines()) console.log(line);
   }
 }
 
