@@ -130,6 +130,9 @@ function validateStackProps(props: PaymentApiStackProps): void {
   }
 }
 
+/** Warned at synth when the stack generates a demo key (a legacy key) and refuses legacy keys. */
+export const DEMO_KEY_IS_LEGACY_WARNING = 'payment-api:demoKeyIsLegacy';
+
 /** Warned at synth on an environment's new secret when `createDemoApp` was left to its default. */
 export const DEMO_APP_DEFAULT_WARNING = 'payment-api:createDemoAppDefault';
 
@@ -148,16 +151,18 @@ export class PaymentApiStack extends Stack {
     const alarmTopic = alarmTopicArn === undefined ? undefined : this.importTopic(alarmTopicArn);
     const customDomain = this.importDomain(props);
     const demoAppByDefault = keysSecret === undefined && options.createDemoApp === undefined;
+    const createDemoApp = demoAppByDefault ? environmentName === undefined : options.createDemoApp;
 
     this.paymentApi = new PaymentApi(this, 'PaymentApi', {
       ...pickOptions(options),
-      createDemoApp: demoAppByDefault ? environmentName === undefined : options.createDemoApp,
+      createDemoApp,
       keysSecret,
       secretEncryptionKey,
       monitoring: { ...monitoringOptions, alarmTopic },
       customDomain,
     });
     if (demoAppByDefault && environmentName !== undefined) this.warnOfEmptyKeyring(environmentName);
+    if (createDemoApp === true && options.legacyKeys === false) this.warnOfLegacyDemoKey();
     this.addOutputs(props.domainName);
   }
 
@@ -172,6 +177,15 @@ export class PaymentApiStack extends Stack {
         'default for an environment. A stack deployed before createDemoApp existed has the demo key; turning it ' +
         "off makes CloudFormation generate the secret's value again, replacing every key in it. For such a " +
         'stack set createDemoApp=true to keep its keys. Set createDemoApp explicitly to silence this warning.',
+    );
+  }
+
+  /** Secrets Manager cannot compute the key format's checksum: the demo key it generates is a legacy key. */
+  private warnOfLegacyDemoKey(): void {
+    Annotations.of(this.paymentApi.secret).addWarningV2(
+      DEMO_KEY_IS_LEGACY_WARNING,
+      'legacyKeys is false, and the demo key Secrets Manager generates has no key prefix (it cannot compute the ' +
+        'checksum), so it gets 401: rotate it with the key CLI (npm run keys -- rotate demo) for a key of the format.',
     );
   }
 

@@ -2,6 +2,7 @@ import { Duration, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import {
   DEMO_APP_DEFAULT_WARNING,
+  DEMO_KEY_IS_LEGACY_WARNING,
   PaymentApiStack,
   type PaymentApiStackProps,
 } from '../../../lib/payment-api-stack';
@@ -621,6 +622,19 @@ describe('PaymentApiStack demo app', () => {
       SecretString: Match.absent(),
     });
     expect(demoAppWarnings(stack)).toEqual([]);
+  });
+
+  it('warns that the generated demo key is a legacy key when legacy keys are refused', () => {
+    const stack = new PaymentApiStack(unbundledApp(), 'PaymentApi', { legacyKeys: false });
+    const quiet = new PaymentApiStack(unbundledApp(), 'PaymentApi', {
+      legacyKeys: false,
+      createDemoApp: false,
+    });
+
+    const warned = (of: Stack) =>
+      Annotations.fromStack(of).findWarning('*', Match.stringLikeRegexp(DEMO_KEY_IS_LEGACY_WARNING));
+    expect(warned(stack)).toHaveLength(1);
+    expect(warned(quiet)).toEqual([]);
   });
 
   it("starts an environment's secret as an empty keyring, and warns that an earlier stack must keep the demo app", () => {
