@@ -81,7 +81,9 @@ export const creator = {
     const prefixes = options.prefixes;
     for (const prefix of prefixes ?? []) {
       if (!PREFIX_PATTERN.test(prefix)) {
-        throw new Error(`secretlint-rule-payment-api-key: prefix "${prefix}" is not 2 to 16 of a-z, 0-9 and _`);
+        throw new Error(
+          `secretlint-rule-payment-api-key: prefix "${prefix}" is not 2 to 16 of a-z, 0-9 and _`,
+        );
       }
     }
     const allows = new Set(options.allows ?? []);
