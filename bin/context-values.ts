@@ -110,6 +110,16 @@ export function oneOf<T extends string>(values: readonly T[]): Parser<T> {
   };
 }
 
+/** A short word checked by a rule of its own, in that rule's words (`must …`), the value shown: e.g. the key prefix. */
+export function checkedWord(problemOf: (value: string) => string | undefined): Parser<string> {
+  return (raw) => {
+    const value = text(raw);
+    const problem = problemOf(value);
+    if (problem !== undefined) throw new InvalidValue(`${problem}, got ${describeValue(value)}`);
+    return value;
+  };
+}
+
 export const boolean: Parser<boolean> = (raw) => {
   if (raw === true || raw === 'true') return true;
   if (raw === false || raw === 'false') return false;

@@ -17,6 +17,7 @@ import { keysUrlProblem } from '../lambda/secret-scanning/settings';
 import { LIMITER_FAILURES, type LimiterFailure } from '../lambda/payment/rate-limit/settings';
 import { burstProblem, perSecondProblem, RATE_LIMIT_LIMITS } from '../shared/keys/rate-limit';
 import { KEY_SHARDS_LIMITS, shardCountProblem } from '../shared/keys/registry';
+import { DEFAULT_KEY_PREFIX, KEY_PREFIX_RULE, keyPrefixProblem } from '../shared/keys/key-format';
 import {
   KMS_KEY_ARN,
   secretReferenceFormat,
@@ -33,6 +34,7 @@ import {
   boolean,
   checkedNumber,
   checkedText,
+  checkedWord,
   InvalidValue,
   listOf,
   matching,
@@ -270,6 +272,21 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
     },
     defaultValue: 'no reshard under way',
     meaning: `Only while a reshard is under way: the shard count apps were placed by before (${KEY_SHARDS_LIMITS.min} to ${KEY_SHARDS_LIMITS.max}, not \`keyShards\`). Readers also look in an app's shard under it, so none is missed while apps move.`,
+  }),
+  prop({
+    key: 'keyPrefix',
+    prop: 'keyPrefix',
+    parse: checkedWord(keyPrefixProblem),
+    defaultValue: `\`${DEFAULT_KEY_PREFIX}\`, in every environment`,
+    meaning: `The prefix of this stack's keys, \`<prefix>_<32 base62><6 base62 CRC32>\` (${KEY_PREFIX_RULE}; not \`payk\`, the start of legacy keys). A key starting with \`<prefix>_\` that is not well formed gets 401 before any lookup. Output as \`KeyPrefix\`.`,
+  }),
+  prop({
+    key: 'legacyKeys',
+    prop: 'legacyKeys',
+    parse: boolean,
+    defaultValue: 'true',
+    meaning:
+      'With `false`, keys without the prefix (made before the key format) get 401 before any lookup: set it once every app has a key of the format.',
   }),
   prop({
     key: 'throttlingRateLimit',

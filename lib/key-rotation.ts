@@ -72,6 +72,8 @@ export interface KeyRotationProps extends KeyRotationOptions {
   readonly logRetention: logs.RetentionDays;
   /** Lowest level the rotation function logs. */
   readonly logLevel: LogLevel;
+  /** The stack's key prefix: fresh keys are made with it (PaymentFunctionOptions.keyPrefix). */
+  readonly keyPrefix: string;
 }
 
 /**
@@ -138,6 +140,7 @@ export class KeyRotation extends Construct {
         // Superseded keys expire a number of periods after a rotation: the function needs the period itself.
         [ROTATION_ENV.periodHours]: String(props.every.toHours()),
         [ROTATION_ENV.logLevel]: props.logLevel,
+        [ROTATION_ENV.keyPrefix]: props.keyPrefix,
       },
     });
     props.registry.grantRotation(this.handler);

@@ -247,6 +247,8 @@ export class PaymentApi extends Construct {
   public readonly customDomainPaymentUrl?: string;
   /** The GitHub secret scanning endpoint, when `secretScanning` is set. */
   public readonly secretScanning?: SecretScanning;
+  /** The prefix of this stack's keys (`keyPrefix`, default `pay`). */
+  public readonly keyPrefix: string;
 
   constructor(scope: Construct, id: string, props: PaymentApiProps = {}) {
     super(scope, id);
@@ -256,6 +258,7 @@ export class PaymentApi extends Construct {
     const logLevel = props.logLevel ?? PAYMENT_API_DEFAULTS.logLevel;
     const hasFirewall = props.waf !== undefined || props.webAclArn !== undefined;
     const metricsNamespace = props.monitoring?.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace;
+    this.keyPrefix = props.keyPrefix ?? PAYMENT_API_DEFAULTS.keyPrefix;
 
     // `KeysSecret`, where the single secret always was: shard 0 keeps its logical ID.
     this.keyRegistry = new KeyRegistry(this, 'KeysSecret', {
@@ -287,6 +290,8 @@ export class PaymentApi extends Construct {
       keyMaxStale: props.keyMaxStale,
       keyExpiryWarning: props.keyExpiryWarning,
       memorySize: props.memorySize,
+      keyPrefix: props.keyPrefix,
+      legacyKeys: props.legacyKeys,
       registry: this.keyRegistry,
       logRetention,
       logLevel,
@@ -302,6 +307,7 @@ export class PaymentApi extends Construct {
         registry: this.keyRegistry,
         logRetention,
         logLevel,
+        keyPrefix: this.keyPrefix,
       });
     }
 
@@ -376,6 +382,7 @@ export class PaymentApi extends Construct {
         alarmTopic: this.monitoring.topic,
         logRetention,
         logLevel,
+        keyPrefix: this.keyPrefix,
       });
     }
   }

@@ -37,7 +37,9 @@
  *   first shard's line, PutSecretValue per shard) and list of them (the first row), this checkout beside
  *   BENCH_BASE_ROOT's (bench/keys-cli.ts);
  * - timing: the handler's time per refusal cause (wrong key, unknown app, expired, another network) and the 401 log
- *   line's, before and after a wrong key and an unknown app logged the same fields;
+ *   line's, before and after a wrong key and an unknown app logged the same fields; the first request naming an
+ *   app after its shard loaded (known or not), a d: digest against a plain key (100,000 requests each), and what
+ *   a request refused before any lookup costs (bench/key-timing.ts);
  * - pipeline: the time `cdk synth` of the pipeline access stack takes (bench/pipeline-synth.ts).
  *
  * Figures vary by machine; nothing here asserts them (the tests assert the bounds).
@@ -65,6 +67,7 @@ import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
 import { capacityLines } from './bench/capacity';
 import { fmt } from './bench/stats';
+import { keyTimingLines } from './bench/key-timing';
 import { timingLines } from './bench/timing';
 import { pipelineSynthLines } from './bench/pipeline-synth';
 
@@ -224,6 +227,8 @@ async function main(): Promise<void> {
   if (sections.has('timing')) {
     console.log('');
     for (const line of await timingLines()) console.log(line);
+    console.log('');
+    for (const line of await keyTimingLines()) console.log(line);
   }
   if (sections.has('pipeline')) {
     console.log('');

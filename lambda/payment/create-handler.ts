@@ -6,6 +6,11 @@ import {
   type KeyRuleFailureReason,
 } from '../../shared/keys/authenticate';
 import { KeysUnavailableError, type KeyringProvider } from './key-cache';
+import {
+  DEFAULT_KEY_FORMAT_POLICY,
+  screenCredentials,
+  type KeyFormatPolicy,
+} from '../../shared/keys/credential-screen';
 import { describeError, type LogFields, type Logger } from '../../shared/logger';
 import { contentTypeProblem } from './media-type';
 import { METRIC, type CountedMetricName } from './metric-names';
@@ -27,6 +32,8 @@ export interface HandlerDependencies {
   readonly now?: () => number;
   /** Per-app rate limits. Default: none (a rateLimit in the secret is then not enforced, and a warning says so). */
   readonly limits?: RequestLimits;
+  /** The stack's key prefix and whether legacy keys are looked up. Default: prefix `pay`, legacy keys accepted. */
+  readonly keyFormat?: KeyFormatPolicy;
 }
 
 /** How requests are counted against their app's limit. */
@@ -120,6 +127,7 @@ export function createHandler({
   metrics = NO_METRICS,
   now = Date.now,
   limits,
+  keyFormat = DEFAULT_KEY_FORMAT_POLICY,
 }: HandlerDependencies): PaymentHandler {
   return async (event) => {
     // Never throws, whatever the event holds.
@@ -141,6 +149,12 @@ export function createHandler({
       const credentials = readCredentials(request.headers.all('app-id'), request.headers.all('app-key'));
       if (!credentials.ok)
         return refuse('unauthorized', { reason: credentials.reason }, UNAUTHORIZED_HEADERS);
+      // Before any lookup: a made-up key or App-id costs no cache read and no shard fetch. Neither is logged: the
+      // App-id names no app we know of (it may be a key), and the key is a key.
+      const screened = screenCredentials(credentials.credentials, keyFormat);
+      if (screened !== undefined) {
+        return refuse('unauthorized', { reason: screened, appId: null, keyId: null }, UNAUTHORIZED_HEADERS);
+      }
 
       const { keyring, stale } = await keys.getKeys(credentials.credentials.appId);
       if (stale) metrics.count(METRIC.staleKeysServed);

@@ -25,7 +25,9 @@ import {
 export interface RotationHandlerOptions extends RotationPolicy {
   readonly client: SecretsManagerClient;
   readonly logger: Logger;
-  /** Source of fresh keys; the CSPRNG-backed generateKey unless a test needs known keys. */
+  /** The stack's key prefix, for fresh keys. Default: the default prefix (`pay`). */
+  readonly keyPrefix?: string;
+  /** Source of fresh keys; the CSPRNG-backed generateKey (with keyPrefix) unless a test needs known keys. */
   readonly generateKey?: () => string;
   /** The clock each step reads (epoch ms); Date.now unless a test needs a known time. */
   readonly now?: () => number;
@@ -64,7 +66,7 @@ interface SecretVersion {
 export function createRotationHandler(options: RotationHandlerOptions): RotationHandler {
   const { client, logger } = options;
   const policy: RotationPolicy = { keep: options.keep, periodMs: options.periodMs };
-  const newKey = options.generateKey ?? generateKey;
+  const newKey = options.generateKey ?? ((): string => generateKey(options.keyPrefix));
   const clock = options.now ?? Date.now;
   assertValidRotationPolicy(policy);
 

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Keyring, StoredKey } from './keyring';
 import { matchDigestOf } from './key-material';
+import type { ScreenFailureReason } from './credential-screen';
 
 export interface Credentials {
   readonly appId: string;
@@ -8,7 +9,8 @@ export interface Credentials {
 }
 
 /** Why a request was refused. For logs only: every cause gets the same 401 response. */
-export type AuthFailureReason = CredentialsFailureReason | 'unknown_app' | 'wrong_key' | KeyRuleFailureReason;
+export type AuthFailureReason =
+  CredentialsFailureReason | ScreenFailureReason | 'unknown_app' | 'wrong_key' | KeyRuleFailureReason;
 
 /** The headers themselves do not hold one usable pair of credentials. */
 export type CredentialsFailureReason = 'missing_app_id' | 'missing_app_key' | 'duplicate_header';

@@ -29,8 +29,32 @@ export const KEY_PATTERN_SOURCE = '[a-z0-9_]{2,16}_[0-9A-Za-z]{38}';
 
 const BODY_PATTERN = /^[0-9A-Za-z]{38}$/;
 
+/**
+ * Anything in free text shaped like one of our keys, for the tools' last-resort masks (over-masking is harmless):
+ * a legacy key (`payk_` and base64url, any length), or a prefix, `_` and 32 or more base62 characters (a key of
+ * the format, or one cut or run on). The second alternative's group 1 is the prefix with its `_`. Use with `gi`.
+ */
+export const KEY_IN_TEXT_SOURCE = 'payk_[A-Za-z0-9_-]+|([a-z0-9_]{2,16}_)[0-9A-Za-z]{32,}';
+
 export function isKeyPrefix(value: string): boolean {
   return KEY_PREFIX_PATTERN.test(value);
+}
+
+/**
+ * The prefix of keys generated before this format (legacy keys): `payk_` and 43 base64url characters. A stack
+ * prefix under which such a key would start with `<prefix>_` would make every legacy key "malformed" and refuse it
+ * before any lookup: `payk` itself, and any prefix starting with `payk_` (the legacy key's random part may begin
+ * with the rest of it).
+ */
+export const LEGACY_GENERATED_KEY_START = 'payk_';
+
+/** Why a stack's key prefix cannot be used, phrased to follow its name ("keyPrefix must ..."); undefined when it can. */
+export function keyPrefixProblem(value: string): string | undefined {
+  if (!isKeyPrefix(value)) return `must be ${KEY_PREFIX_RULE}`;
+  if (`${value}_`.startsWith(LEGACY_GENERATED_KEY_START)) {
+    return `must not be "payk" or start with "payk_": legacy keys (payk_...) would all be refused as malformed`;
+  }
+  return undefined;
 }
 
 /**
@@ -59,6 +83,17 @@ export function crc32OfAscii(text: string): number {
     crc = (lookup[(crc ^ text.charCodeAt(index)) & 0xff] ?? 0) ^ (crc >>> 8);
   }
   return (crc ^ 0xffffffff) >>> 0;
+}
+
+/**
+ * A prefix as a setting gives it (an environment variable `name`): absent or empty, the default; a prefix that
+ * cannot be used throws one line naming the setting.
+ */
+export function readKeyPrefix(raw: string | undefined, name: string): string {
+  if (raw === undefined || raw === '') return DEFAULT_KEY_PREFIX;
+  const problem = keyPrefixProblem(raw);
+  if (problem !== undefined) throw new Error(`${name} ${problem}, got "${raw}"`);
+  return raw;
 }
 
 /** A number below 62^6 in 6 base62 digits, most significant first. */

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { DEFAULT_KEY_PREFIX, generatePrefixedKey, LEGACY_GENERATED_KEY_START } from './key-format';
 
 /** Marks a stored key that is kept only as the SHA-256 digest of the real key (the first digest form). */
 export const DIGEST_PREFIX = 'sha256:';
@@ -13,11 +14,11 @@ export const COMPACT_DIGEST_PREFIX = 'd:';
 /** The bytes every comparison is made over: the first 16 of the key's SHA-256, whatever the stored form. */
 export const MATCH_DIGEST_BYTES = 16;
 
-/** Fixed prefix of every generated key, so secret scanners can recognise a leaked one. */
-export const GENERATED_KEY_PREFIX = 'payk_';
-
-/** 32 bytes = 256 bits from the system's CSPRNG. */
-const GENERATED_KEY_BYTES = 32;
+/**
+ * The start of every key generated before the key format (key-format.ts): `payk_` and 43 base64url characters.
+ * Such legacy keys keep working; app ids may not start with it, and masks still hide anything of its shape.
+ */
+export const GENERATED_KEY_PREFIX = LEGACY_GENERATED_KEY_START;
 
 /** Plain keys travel in an HTTP header: visible ASCII only, no spaces, of a length worth guessing at. */
 export const MIN_KEY_LENGTH = 16;
@@ -31,9 +32,9 @@ export function sha256(value: string | Buffer): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
-/** A fresh key: prefix + 43 base64url characters (URL-safe, no padding). */
-export function generateKey(): string {
-  return GENERATED_KEY_PREFIX + randomBytes(GENERATED_KEY_BYTES).toString('base64url');
+/** A fresh key of the key format (key-format.ts), for a stack's prefix: `<prefix>_<32 base62><6 base62 CRC32>`. */
+export function generateKey(prefix: string = DEFAULT_KEY_PREFIX): string {
+  return generatePrefixedKey(prefix);
 }
 
 /** The first stored form of a key when only its digest is to be kept: `sha256:<64 hex>`. */

@@ -59,6 +59,8 @@ export interface KeysSetupOptions {
   readonly cache: KeyCacheSettings;
   readonly env: Env;
   readonly logger: Logger;
+  /** The prefix of a demo key generated into a new key file. Default: the default prefix. */
+  readonly keyPrefix?: string;
 }
 
 /** Nothing to stop: keys in Secrets Manager are not watched. */
@@ -71,8 +73,8 @@ async function permissionWarnings(paths: readonly string[]): Promise<string[]> {
   return warnings.filter((warning): warning is string => warning !== undefined);
 }
 
-async function keyFile(path: string, { cache, logger }: KeysSetupOptions): Promise<KeysSetup> {
-  const setup = await ensureKeysFile(path);
+async function keyFile(path: string, { cache, logger, keyPrefix }: KeysSetupOptions): Promise<KeysSetup> {
+  const setup = await ensureKeysFile(path, keyPrefix);
   // A FIFO, a device, a directory or an oversized file in its place stops the start in one line; later, while the
   // server runs, the same is refused at each read and the keys already read are served (the key cache's rules).
   await readKeyFile(path).catch((error: unknown) => {

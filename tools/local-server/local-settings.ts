@@ -1,6 +1,12 @@
 import { resolve } from 'node:path';
 import { parseLogLevel, type LogLevel } from '../../shared/logger';
-import { ENV, readKeyCacheSettings, type KeyCacheSettings } from '../../lambda/payment/settings';
+import {
+  ENV,
+  readKeyCacheSettings,
+  readKeyFormatPolicy,
+  type KeyCacheSettings,
+} from '../../lambda/payment/settings';
+import type { KeyFormatPolicy } from '../../shared/keys/credential-screen';
 import {
   readLimiterFailure,
   RATE_LIMIT_BUDGET_LIMITS,
@@ -70,6 +76,8 @@ export interface LocalSettings extends KeyCacheSettings {
   readonly keys: KeysLocation;
   readonly logLevel: LogLevel;
   readonly rateLimiting: LocalRateLimiting;
+  /** KEY_PREFIX and LEGACY_KEYS, as the Lambda reads them: the demo key's prefix, and what is refused unread. */
+  readonly keyFormat: KeyFormatPolicy;
 }
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -201,5 +209,6 @@ export function readLocalSettings(env: Environment, cwd: string): LocalSettings 
     logLevel: parseLogLevel(env[ENV.logLevel], ENV.logLevel),
     ...readKeyCacheSettings(env),
     rateLimiting: readRateLimiting(env),
+    keyFormat: readKeyFormatPolicy(env),
   };
 }

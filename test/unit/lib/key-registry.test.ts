@@ -237,6 +237,7 @@ describe('PaymentApiStack outputs with a key registry', () => {
     const found = outputs({ keyShards: 8 });
 
     expect(Object.keys(found).sort()).toEqual([
+      'KeyPrefix',
       'KeyRegistry',
       'KeyShardNamePrefix',
       'KeyShards',
@@ -257,7 +258,7 @@ describe('PaymentApiStack outputs with a key registry', () => {
   });
 
   it('adds none of them to a one-shard stack', () => {
-    expect(Object.keys(outputs({})).sort()).toEqual(['KeysSecretArn', 'PaymentUrl']);
+    expect(Object.keys(outputs({})).sort()).toEqual(['KeyPrefix', 'KeysSecretArn', 'PaymentUrl']);
   });
 });
 

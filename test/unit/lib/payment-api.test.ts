@@ -87,6 +87,8 @@ describe('PaymentApi with default props', () => {
         LOG_LEVEL: 'info',
         METRICS_NAMESPACE: 'PaymentApi',
         SERVICE_NAME: 'Test',
+        KEY_PREFIX: 'pay',
+        LEGACY_KEYS: 'true',
       });
     });
 
@@ -407,13 +409,15 @@ describe('PaymentApi with every prop set', () => {
         logRetention: logs.RetentionDays.ONE_WEEK,
         memorySize: 512,
         logLevel: 'debug',
+        keyPrefix: 'acme_live',
+        legacyKeys: false,
       },
       { extra: (stack) => ({ secretEncryptionKey: new kms.Key(stack, 'Key') }) },
     ));
     keyId = onlyLogicalId(template, 'AWS::KMS::Key');
   });
 
-  it('passes the cache settings and the log level to the handler, and the expiry warning only to the monitor', () => {
+  it('passes the cache settings, the log level and the key format to the handler, and the expiry warning only to the monitor', () => {
     expect(
       template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
     ).toMatchObject({
@@ -424,6 +428,8 @@ describe('PaymentApi with every prop set', () => {
             KEY_CACHE_TTL_SECONDS: '30',
             KEY_MAX_STALE_SECONDS: '300',
             LOG_LEVEL: 'debug',
+            KEY_PREFIX: 'acme_live',
+            LEGACY_KEYS: 'false',
           },
         },
       },
@@ -498,6 +504,8 @@ describe('PaymentApi with per-app rate limits', () => {
       LOG_LEVEL: 'info',
       METRICS_NAMESPACE: 'PaymentApi',
       SERVICE_NAME: 'Test',
+      KEY_PREFIX: 'pay',
+      LEGACY_KEYS: 'true',
       RATE_LIMIT_TABLE: { Ref: tableId },
       RATE_LIMIT_PER_SECOND: '20',
       RATE_LIMIT_BURST: '20',
@@ -638,6 +646,16 @@ describe('PaymentApi props validation', () => {
       'a zero per-app rate',
       { appRateLimit: { perSecond: 0 } },
       'appRateLimit.perSecond must be a number of requests per second from 0.001 to 10000, got 0',
+    ],
+    [
+      'a key prefix with a hyphen',
+      { keyPrefix: 'pay-k' },
+      'keyPrefix must be 2 to 16 characters of a-z, 0-9 and _, got "pay-k"',
+    ],
+    [
+      'the start of legacy keys as the key prefix',
+      { keyPrefix: 'payk_live' },
+      'keyPrefix must not be "payk" or start with "payk_": legacy keys (payk_...) would all be refused as malformed, got "payk_live"',
     ],
     [
       'a per-app burst of zero',

@@ -23,6 +23,7 @@ import {
   type RotationStep,
 } from '../../../../lambda/rotation/rotation-rules';
 import { captureLogs, type CapturedLogs } from '../../../support/capture-logger';
+import { keyShape } from '../../../../shared/keys/key-format';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api-keys-AbCdEf';
 const TOKEN = '6a0f8b4e-3c1d-4f2a-9b7e-1d2c3b4a5f60';
@@ -228,6 +229,26 @@ describe('the rotation handler', () => {
       });
       const written = secretsManager.commandCalls(PutSecretValueCommand)[0]?.args[0].input.SecretString ?? '';
       expect(written).toBe(PENDING);
+    });
+
+    it("makes fresh keys of the key format with the stack's prefix when no key source is given", async () => {
+      const prefixed = createRotationHandler({
+        client: new SecretsManagerClient({ region: 'eu-west-1' }),
+        keep: 2,
+        periodMs: PERIOD_MS,
+        logger: logs.logger,
+        keyPrefix: 'acme_live',
+        now: () => NOW,
+      });
+      describes(ROTATION_UNDER_WAY);
+      currentIs(JSON.stringify({ demo: [KEY_A] }));
+      pendingIsEmpty();
+
+      await prefixed(event('createSecret'));
+
+      const written = secretsManager.commandCalls(PutSecretValueCommand)[0]?.args[0].input.SecretString ?? '';
+      const fresh = (JSON.parse(written) as { demo: unknown[] }).demo[1];
+      expect(typeof fresh === 'string' && keyShape(fresh, 'acme_live')).toBe('prefixed');
     });
 
     it('removes expired keys and logs them by app and key id, never the key', async () => {

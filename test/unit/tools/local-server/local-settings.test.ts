@@ -14,7 +14,18 @@ describe('readLocalSettings', () => {
       ttlMs: 60_000,
       maxStaleMs: 900_000,
       rateLimiting: { kind: 'off' },
+      keyFormat: { prefix: 'pay', legacyKeys: true },
     });
+  });
+
+  it('reads the key prefix and legacy keys as the Lambda does, and refuses a bad prefix in one line', () => {
+    expect(readLocalSettings({ KEY_PREFIX: 'acme', LEGACY_KEYS: 'false' }, '/w').keyFormat).toEqual({
+      prefix: 'acme',
+      legacyKeys: false,
+    });
+    expect(() => readLocalSettings({ KEY_PREFIX: 'Acme' }, '/w')).toThrow(
+      'KEY_PREFIX must be 2 to 16 characters of a-z, 0-9 and _, got "Acme"',
+    );
   });
 
   it.each([
