@@ -59,7 +59,7 @@ export interface RetryOptions {
 export const DEFAULT_MAX_ATTEMPTS = 8;
 
 /** What one shard gets: its edits in plan order, then the leftover copies it loses. */
-export interface ShardPlan<Result> {
+export interface ShardPlan {
   readonly index: number;
   readonly snapshot: Snapshot;
   /** Positions in the plan's edits. */
@@ -67,8 +67,6 @@ export interface ShardPlan<Result> {
   readonly leftovers: readonly string[];
   /** The shard's text once every edit is made, as checked. */
   readonly text: string;
-  /** What each edit returned against the shard as read (what a dry run reports). */
-  readonly results: readonly Result[];
 }
 
 /** Something that refuses the plan, found before anything was written: one edit's, or one shard's. */
@@ -78,7 +76,7 @@ export type PlanProblem =
 export interface Plan<Result> {
   readonly edits: readonly AppEdit<Result>[];
   /** Shards written, ascending. */
-  readonly shards: readonly ShardPlan<Result>[];
+  readonly shards: readonly ShardPlan[];
   /** In the order found: edits in plan order, then shards. */
   readonly problems: readonly PlanProblem[];
   /** Every shard read, as read. */
@@ -223,8 +221,7 @@ function makeShardEdits<Result>(
     const edit = edits[position];
     if (edit === undefined) continue;
     try {
-      const { result, removed } = applyEdit(made.working, edit, { isRetry: false });
-      made.results.push(result);
+      const { removed } = applyEdit(made.working, edit, { isRetry: false });
       if (removed && edit.shard === undefined) {
         for (const other of holds(edit.appId)) made.leftovers.push([other, edit.appId]);
       }
@@ -256,24 +253,24 @@ export async function planEdits<Result>(
   );
   const problems: PlanProblem[] = [];
   const leftovers: [number, string][] = [];
-  const built = new Map<number, { working: Map<string, DocumentApp>; results: Result[] }>();
+  const built = new Map<number, Map<string, DocumentApp>>();
   for (const [index, positions] of groups) {
     const holds = (appId: string) =>
       holders(shardsToSearch(registry.manifest, appId), appId).filter((other) => other !== index);
     const made = makeShardEdits(documents.get(index), positions, edits, holds);
     problems.push(...made.problems);
     leftovers.push(...made.leftovers);
-    built.set(index, made);
+    built.set(index, made.working);
   }
   const leftoversOf = groupByShard(leftovers);
-  const shards: ShardPlan<Result>[] = [];
+  const shards: ShardPlan[] = [];
   for (const index of [...new Set([...groups.keys(), ...leftoversOf.keys()])].sort((a, b) => a - b)) {
-    const { working, results } = built.get(index) ?? { working: new Map(documents.get(index)), results: [] };
+    const working = built.get(index) ?? new Map(documents.get(index));
     const gone = leftoversOf.get(index) ?? [];
     for (const appId of gone) working.delete(appId);
     const text = serializeKeyDocument(working);
     const snapshot = snapshots.get(index) ?? { text: undefined, version: 'absent' };
-    shards.push({ index, snapshot, edits: groups.get(index) ?? [], leftovers: gone, text, results });
+    shards.push({ index, snapshot, edits: groups.get(index) ?? [], leftovers: gone, text });
     try {
       checkSecretSize(text);
     } catch (error) {
@@ -293,20 +290,27 @@ export async function planEdits<Result>(
 /** Shards whose version quota has no room for `writes` more versions, each with its one line. */
 export async function budgetProblems(
   registry: Registry,
-  writes: Iterable<readonly [number, number]>,
+  writes: readonly (readonly [number, number])[],
 ): Promise<PlanProblem[]> {
   const problems: PlanProblem[] = [];
-  for (const [index, count] of writes) {
-    const budget = await registry.shard(index).store.writeBudget?.(count);
-    if (budget?.verdict === 'refuse') {
-      problems.push({
-        shard: index,
-        error: new KeyStoreError(budgetRefusal(shardLabel(registry, index), budget)),
-      });
+  let next = 0;
+  // Reads, not writes: several at once, so 256 shards are listed in a few round trips rather than 256.
+  const worker = async (): Promise<void> => {
+    for (let position = next++; position < writes.length; position = next++) {
+      const [index = 0, count = 1] = writes[position] ?? [];
+      const budget = await registry.shard(index).store.writeBudget?.(count);
+      if (budget?.verdict === 'refuse') {
+        const error = new KeyStoreError(budgetRefusal(shardLabel(registry, index), budget));
+        problems.push({ shard: index, error });
+      }
     }
-  }
-  return problems;
+  };
+  await Promise.all(Array.from({ length: Math.min(BUDGET_READS_AT_ONCE, writes.length) }, worker));
+  return problems.sort((a, b) => ('shard' in a ? a.shard : 0) - ('shard' in b ? b.shard : 0));
 }
+
+/** Version listings made at once while checking a plan's write budget. */
+export const BUDGET_READS_AT_ONCE = 16;
 
 /** A shard as written: what its edits returned, as they were made in the write that landed. */
 export type ShardWrite<Result> =

@@ -73,7 +73,7 @@ export function formatWhere(
 type ApplyPlan = Plan<EditResult>;
 
 /** `3 apps added, 1 rotated, 1 key revoked, 1 app removed`. */
-function changeSummary(shard: ShardPlan<EditResult>, requests: readonly ChangeRequest[]): string {
+function changeSummary(shard: ShardPlan, requests: readonly ChangeRequest[]): string {
   const count = (op: ChangeRequest['op']) => shard.edits.filter((edit) => requests[edit]?.op === op).length;
   const parts = [
     [count('add'), 'app added', 'apps added'],
@@ -181,7 +181,7 @@ const reasonOf = (error: unknown) => (error instanceof Error ? error.message : '
 /** The line of one shard of an apply: as it is written, or why it was not. */
 export function applyShardLine(
   registry: Registry,
-  shard: ShardPlan<EditResult>,
+  shard: ShardPlan,
   requests: readonly ChangeRequest[],
   write: ShardWrite<EditResult> | undefined,
 ): string {
