@@ -25,9 +25,14 @@ export class LocalWindowCounts {
     return { kind: 'accepted', remaining: limit.burst - count.used, resetSeconds: secondsLeft };
   }
 
-  /** Counts a request the shared count accepted, so a local decision later in the window includes it. */
-  note(appId: string, limit: RateLimit, now: number): void {
-    this.countOf(appId, limit, now).used++;
+  /**
+   * Counts a request the shared count accepted, so a local decision later in the window includes it; `remaining`
+   * (what the shared count said is left) raises the count to what the whole window is known to hold, so a call that
+   * times out late in a window admits only what the shared count had left, not a whole burst more.
+   */
+  note(appId: string, limit: RateLimit, now: number, remaining: number): void {
+    const count = this.countOf(appId, limit, now);
+    count.used = Math.max(count.used + 1, limit.burst - remaining);
   }
 
   /** Drops the counts of windows that have ended: the map holds the apps in use. */

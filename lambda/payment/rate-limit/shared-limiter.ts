@@ -88,7 +88,8 @@ export class SharedRateLimiter implements RateLimiter {
   private readonly views = new Map<string, CounterView>();
   /**
    * This environment's own count of each app's window: every request it accepted, through the shared count or
-   * without it. When the shared count cannot answer, it decides (`local`, for appRateLimitFailure=local).
+   * without it, and at least what the shared count last said the window holds. When the shared count cannot
+   * answer, it decides (`local`, for appRateLimitFailure=local).
    */
   private readonly localCounts = new LocalWindowCounts();
   private lastSweepAt: number;
@@ -108,7 +109,7 @@ export class SharedRateLimiter implements RateLimiter {
     const shared = await this.sharedDecision(appId, limit, startedAt);
     switch (shared.kind) {
       case 'accepted':
-        this.localCounts.note(appId, limit, startedAt);
+        this.localCounts.note(appId, limit, startedAt, shared.remaining);
         return shared;
       case 'limited':
         return shared;

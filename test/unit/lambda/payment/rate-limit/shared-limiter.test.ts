@@ -280,6 +280,21 @@ describe('SharedRateLimiter', () => {
       expect(local).toEqual(['accepted', 'accepted', 'limited']);
     });
 
+    it('counts at least what the shared count last said the window holds: a time-out late in a window admits only what was left', async () => {
+      const other = environment(store, clock);
+      for (let i = 0; i < 3; i++) await other.check('shop', LIMIT);
+      await limiter.check('shop', LIMIT);
+      store.answer(TIMEOUT, TIMEOUT);
+
+      const late = [await limiter.check('shop', LIMIT), await limiter.check('shop', LIMIT)];
+
+      // The window held 4 of 5 when this environment last asked: one more, not four.
+      expect(late.map((decision) => decision.kind === 'unavailable' && decision.local?.kind)).toEqual([
+        'accepted',
+        'limited',
+      ]);
+    });
+
     it('never refuses a calm app while the breaker is open: its own count is below its limit', async () => {
       store.answer(TIMEOUT, TIMEOUT, TIMEOUT, TIMEOUT);
       for (let i = 0; i < 3; i++) await limiter.check(`app-${i}`, LIMIT);
