@@ -792,7 +792,7 @@ describe('expiry, grace, prune, allowlists and rate limits through the key CLI, 
       code: 1,
       stdout: '',
       stderr: expect.stringMatching(
-        /^error: the keys would take 65,551 bytes, 15 over the 65,536 a secret can hold; nothing was written\. /,
+        /^error: the keys would take 65,545 bytes, 9 over the 65,536 a secret can hold; nothing was written\. /,
       ) as unknown,
     });
     expect(await current(secretId)).toEqual(before);
