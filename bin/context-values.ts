@@ -45,6 +45,19 @@ export function matching(format: TextFormat | ((value: string) => TextFormat)): 
   };
 }
 
+/**
+ * A string checked by a rule of its own, in that rule's words, without repeating the value: what a URL may hold
+ * (credentials, a token in its query) does not belong in a build log.
+ */
+export function checkedText(problemOf: (value: string) => string | undefined): Parser<string> {
+  return (raw) => {
+    const value = text(raw);
+    const problem = problemOf(value);
+    if (problem !== undefined) throw new InvalidValue(problem);
+    return value;
+  };
+}
+
 /** A number as cdk.json gives it, or the digits of one as `-c` does; NaN for anything else. */
 function numberOf(raw: unknown, digits: RegExp): number {
   if (typeof raw === 'number') return raw;
@@ -97,6 +110,16 @@ export function oneOf<T extends string>(values: readonly T[]): Parser<T> {
   };
 }
 
+/** A short word checked by a rule of its own, in that rule's words (`must …`), the value shown: e.g. the key prefix. */
+export function checkedWord(problemOf: (value: string) => string | undefined): Parser<string> {
+  return (raw) => {
+    const value = text(raw);
+    const problem = problemOf(value);
+    if (problem !== undefined) throw new InvalidValue(`${problem}, got ${describeValue(value)}`);
+    return value;
+  };
+}
+
 export const boolean: Parser<boolean> = (raw) => {
   if (raw === true || raw === 'true') return true;
   if (raw === false || raw === 'false') return false;
@@ -128,3 +151,21 @@ export const retentionDays: Parser<RetentionDays> = (raw) => {
   }
   return retention;
 };
+
+/**
+ * Names of one format, comma-separated (`-c envs=staging,production`) or a JSON array (cdk.json); each at most once,
+ * in the order given.
+ */
+export function listOf(format: TextFormat): Parser<readonly string[]> {
+  const expected = `a comma-separated list of ${format.description}, each once`;
+  return (raw) => {
+    const items =
+      typeof raw === 'string' ? raw.split(',').map((item) => item.trim()) : Array.isArray(raw) ? raw : [];
+    const valid =
+      items.length > 0 &&
+      items.every((item): item is string => typeof item === 'string' && format.pattern.test(item)) &&
+      new Set(items).size === items.length;
+    if (!valid) throw new InvalidValue(mustBe(expected, raw));
+    return items;
+  };
+}

@@ -12,9 +12,12 @@ import { DEMO_APP_NEEDS_A_NEW_SECRET } from '../lib/keys-secret';
 import { ALARM_EMAIL, METRICS_NAMESPACE, MONITORING_DEFAULTS, MONITORING_LIMITS } from '../lib/monitoring';
 import { PAYMENT_API_DEFAULTS, PAYMENT_API_LIMITS, STAGE_NAME } from '../lib/payment-api';
 import { APP_RATE_LIMIT_DEFAULTS } from '../lib/rate-limit-table';
+import { SCANNING_ACTIONS, SECRET_SCANNING_DEFAULTS, type ScanningAction } from '../lib/secret-scanning';
+import { keysUrlProblem } from '../lambda/secret-scanning/settings';
 import { LIMITER_FAILURES, type LimiterFailure } from '../lambda/payment/rate-limit/settings';
 import { burstProblem, perSecondProblem, RATE_LIMIT_LIMITS } from '../shared/keys/rate-limit';
 import { KEY_SHARDS_LIMITS, shardCountProblem } from '../shared/keys/registry';
+import { DEFAULT_KEY_PREFIX, KEY_PREFIX_RULE, keyPrefixProblem } from '../shared/keys/key-format';
 import {
   KMS_KEY_ARN,
   secretReferenceFormat,
@@ -23,11 +26,17 @@ import {
   type StackMonitoringOptions,
 } from '../lib/payment-api-stack';
 import { nearest } from '../shared/nearest';
+import { CDK_QUALIFIER, REGION_NAME } from '../lib/pipeline/bootstrap-roles';
+import { OIDC_PROVIDER_ARN } from '../lib/pipeline/github-oidc-provider';
+import { GITHUB_REPOSITORY, GITHUB_REPOSITORY_IDS, parseRepositoryIds } from '../lib/pipeline/github-subject';
 import { describeValue, type TextFormat } from '../lib/validation';
 import {
   boolean,
   checkedNumber,
+  checkedText,
+  checkedWord,
   InvalidValue,
+  listOf,
   matching,
   numberBetween,
   oneOf,
@@ -60,7 +69,23 @@ export interface AppConfig {
   /** The environment, when `env` is set. */
   readonly env?: string;
   readonly props: PaymentApiStackProps;
+  /** With `envs`: one stack per environment, each read as `-c env=<name>` would be. */
+  readonly envs?: readonly string[];
+  /** With `githubRepository`: the PaymentApiPipelineAccess stack's settings (bin/payment-api.ts adds it). */
+  readonly pipelineAccess?: PipelineAccessConfig;
 }
+
+/** The pipeline access stack's settings as the context gives them. */
+export interface PipelineAccessConfig {
+  readonly githubRepository?: string;
+  readonly repositoryIds?: { readonly ownerId: string; readonly repositoryId: string };
+  readonly existingOidcProviderArn?: string;
+  readonly stages?: readonly string[];
+  readonly regions?: readonly string[];
+}
+
+/** The stages a pipeline has unless `pipelineStages` says otherwise. */
+export const DEFAULT_PIPELINE_STAGES: readonly string[] = ['staging', 'production'];
 
 /** Other keys a key only makes sense with (or without), and why, for the one-line message. */
 export interface KeyRelation {
@@ -134,6 +159,27 @@ function monitoringField<F extends keyof StackMonitoringOptions>({
     sets: `monitoring.${field}`,
     apply: (value, config) =>
       withProps(config, { monitoring: { ...config.props.monitoring, [field]: value } }),
+  });
+}
+
+function withPipeline(config: AppConfig, fields: PipelineAccessConfig): AppConfig {
+  return { ...config, pipelineAccess: { ...config.pipelineAccess, ...fields } };
+}
+
+type PipelineRow<F extends keyof PipelineAccessConfig> = Omit<
+  Row<NonNullable<PipelineAccessConfig[F]>>,
+  'sets' | 'apply'
+> & { readonly field: F };
+
+/** A key that sets one field of the pipeline access stack's settings. */
+function pipelineField<F extends keyof PipelineAccessConfig>({
+  field,
+  ...row
+}: PipelineRow<F>): ContextSetting {
+  return setting({
+    ...row,
+    sets: `pipelineAccess.${field}`,
+    apply: (value, config) => withPipeline(config, { [field]: value }),
   });
 }
 
@@ -228,6 +274,21 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
     meaning: `Only while a reshard is under way: the shard count apps were placed by before (${KEY_SHARDS_LIMITS.min} to ${KEY_SHARDS_LIMITS.max}, not \`keyShards\`). Readers also look in an app's shard under it, so none is missed while apps move.`,
   }),
   prop({
+    key: 'keyPrefix',
+    prop: 'keyPrefix',
+    parse: checkedWord(keyPrefixProblem),
+    defaultValue: `\`${DEFAULT_KEY_PREFIX}\`, in every environment`,
+    meaning: `The prefix of this stack's keys, \`<prefix>_<32 base62><6 base62 CRC32>\` (${KEY_PREFIX_RULE}; not \`payk\`, the start of legacy keys). A key starting with \`<prefix>_\` that is not well formed gets 401 before any lookup. Output as \`KeyPrefix\`.`,
+  }),
+  prop({
+    key: 'legacyKeys',
+    prop: 'legacyKeys',
+    parse: boolean,
+    defaultValue: 'true',
+    meaning:
+      'With `false`, keys without the prefix (made before the key format) get 401 before any lookup: set it once every app has a key of the format.',
+  }),
+  prop({
     key: 'throttlingRateLimit',
     prop: 'throttlingRateLimit',
     parse: positiveNumber(L.throttlingRateLimit.unit),
@@ -272,7 +333,7 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
         : config,
     needs: { keys: ['appRateLimit'], because: 'without it there are no per-app limits' },
     defaultValue: APP_RATE_LIMIT_DEFAULTS.failure,
-    meaning: `When the limiter cannot reach DynamoDB in time: \`open\` lets the request through uncounted, \`closed\` answers 503 (${LIMITER_FAILURES.join(', ')}).`,
+    meaning: `When the limiter cannot reach DynamoDB in time: \`local\` counts in each execution environment against the app's limit (an app gets at most environments × its limit), \`open\` lets the request through uncounted, \`closed\` answers 503 (${LIMITER_FAILURES.join(', ')}).`,
   }),
   prop({
     key: 'stageName',
@@ -452,6 +513,93 @@ export const CONTEXT_SETTINGS: readonly ContextSetting[] = [
     parse: boolean,
     defaultValue: 'false',
     meaning: 'With `true`, X-Ray traces the stage and the Lambda.',
+  }),
+  setting({
+    key: 'secretScanning',
+    sets: 'secretScanning',
+    parse: boolean,
+    apply: (on, config) =>
+      on ? withProps(config, { secretScanning: { ...config.props.secretScanning } }) : config,
+    defaultValue: 'false',
+    meaning:
+      "With `true`, `POST /secret-scanning` takes GitHub's secret scanning reports of this stack's keys: a function of its own verifies GitHub's signature and ends (or reports) each key found, notifying the alarm topic.",
+  }),
+  setting({
+    key: 'secretScanningKeysUrl',
+    sets: 'secretScanning.keysUrl',
+    parse: checkedText(keysUrlProblem),
+    apply: (keysUrl, config) =>
+      config.props.secretScanning
+        ? withProps(config, { secretScanning: { ...config.props.secretScanning, keysUrl } })
+        : config,
+    needs: { keys: ['secretScanning'], because: 'without it there is no secret scanning endpoint' },
+    defaultValue: `\`${SECRET_SCANNING_DEFAULTS.keysUrl}\``,
+    meaning:
+      "Where GitHub's public keys for secret scanning are fetched: https, or plain http to a loopback address (tests only).",
+  }),
+  setting<ScanningAction>({
+    key: 'secretScanningAction',
+    sets: 'secretScanning.action',
+    parse: oneOf(SCANNING_ACTIONS),
+    apply: (action, config) =>
+      config.props.secretScanning
+        ? withProps(config, { secretScanning: { ...config.props.secretScanning, action } })
+        : config,
+    needs: { keys: ['secretScanning'], because: 'without it there is no secret scanning endpoint' },
+    defaultValue: SECRET_SCANNING_DEFAULTS.action,
+    meaning: `What a reported key of this stack does: \`revoke\` ends it in its shard at once, \`report\` only notifies and logs (${SCANNING_ACTIONS.join(', ')}).`,
+  }),
+  // The pipeline (docs/deployment.md#from-a-pipeline): several environments in one synth, and the access stack.
+  setting({
+    key: 'envs',
+    sets: 'the stacks: one per environment',
+    parse: listOf(ENVIRONMENT_NAME),
+    apply: (envs, config) => ({ ...config, envs }),
+    excludes: { keys: ['env'], because: '"envs" names every environment to synthesize' },
+    defaultValue: 'one stack (see `env`)',
+    meaning: `Several environments in one cloud assembly, such as \`staging,production\`: one stack each, \`${DEFAULT_STACK_NAME}-<env>\`, exactly as \`-c env=<env>\` makes it (its \`cdk.json\` entry included), so a pipeline synthesizes once and deploys the same assembly to every stage.`,
+  }),
+  pipelineField({
+    key: 'githubRepository',
+    field: 'githubRepository',
+    parse: matching(GITHUB_REPOSITORY),
+    defaultValue: 'no pipeline access stack',
+    meaning: `Adds the stack \`PaymentApiPipelineAccess\` (deploy it by name): the GitHub OIDC provider and the roles a GitHub Actions pipeline of this repository (\`<owner>/<repo>\`) may assume. Without it the app is as before.`,
+  }),
+  setting({
+    key: 'githubRepositoryIds',
+    sets: 'pipelineAccess.repositoryIds',
+    parse: matching(GITHUB_REPOSITORY_IDS),
+    apply: (ids, config) => withPipeline(config, { repositoryIds: parseRepositoryIds(ids) }),
+    needs: { keys: ['githubRepository'], because: 'the ids are of that repository' },
+    defaultValue: 'the name form of `sub`',
+    meaning:
+      "`<owner id>/<repository id>`: the roles trust GitHub's immutable subject claim (`repo:<owner>@<id>/<repo>@<id>:...`) instead of names, which a new owner could take.",
+  }),
+  pipelineField({
+    key: 'githubOidcProviderArn',
+    field: 'existingOidcProviderArn',
+    parse: matching(OIDC_PROVIDER_ARN),
+    needs: { keys: ['githubRepository'], because: 'the provider is for the pipeline access stack' },
+    defaultValue: 'a new provider',
+    meaning:
+      "The account's existing GitHub OIDC provider, imported rather than created (an account has one per URL).",
+  }),
+  pipelineField({
+    key: 'pipelineStages',
+    field: 'stages',
+    parse: listOf(ENVIRONMENT_NAME),
+    needs: { keys: ['githubRepository'], because: "the stages are the pipeline access stack's" },
+    defaultValue: DEFAULT_PIPELINE_STAGES.join(','),
+    meaning: 'The GitHub environments, each an `env`: a deploy role and a smoke-test role for each.',
+  }),
+  pipelineField({
+    key: 'pipelineRegions',
+    field: 'regions',
+    parse: listOf(REGION_NAME),
+    needs: { keys: ['githubRepository'], because: "the Regions are the pipeline access stack's" },
+    defaultValue: "the access stack's Region",
+    meaning: `The Regions the pipeline deploys to: the roles may use the CDK bootstrap roles there (qualifier: \`@aws-cdk/core:bootstrapQualifier\`, ${CDK_QUALIFIER.description}).`,
   }),
 ];
 

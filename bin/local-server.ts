@@ -1,7 +1,7 @@
 /**
  * `npm start`: the payment handler behind a local HTTP server on 127.0.0.1 (see tools/local-server/).
- * Exit codes: 0 after SIGINT/SIGTERM (or --help), 1 when it cannot start (one line on stderr says why), 2 for an
- * argument it does not take: it is configured by its environment alone.
+ * Exit codes: 0 after SIGINT/SIGTERM (or --help), 1 when it cannot start (one line on stderr says why) or did not
+ * stop within 7 s of the signal, 2 for an argument it does not take: it is configured by its environment alone.
  */
 import { ENV } from '../lambda/payment/settings';
 import { describeError } from '../shared/logger';
@@ -46,6 +46,12 @@ function handleArguments(argv: readonly string[]): void {
 /** How long in-flight requests get to finish after a stop signal. */
 const SHUTDOWN_GRACE_MS = 5_000;
 
+/**
+ * After a stop signal the process exits by then whatever still runs: a stop signal always stops the server. (A read of
+ * a FIFO put in the key file's place once held Node's thread pool, and with it the stop, for good.)
+ */
+const EXIT_DEADLINE_MS = SHUTDOWN_GRACE_MS + 2_000;
+
 const PREFIX = 'payment-api local server';
 
 async function main(): Promise<void> {
@@ -73,6 +79,10 @@ async function main(): Promise<void> {
       return;
     }
     stopping = true;
+    setTimeout(() => {
+      console.error(`${PREFIX}: not stopped within ${EXIT_DEADLINE_MS / 1000} s of ${signal}, exiting now`);
+      process.exit(1);
+    }, EXIT_DEADLINE_MS).unref();
     console.log(
       `${PREFIX}: ${signal} received, finishing in-flight requests (at most ${SHUTDOWN_GRACE_MS / 1000} s)`,
     );

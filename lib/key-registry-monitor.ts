@@ -14,7 +14,6 @@ import {
   MONITOR_CONCURRENT_CALLS,
   SHARDS_PER_CALL,
 } from '../lambda/registry-monitor/settings';
-import { KEY_SHARDS_LIMITS } from '../shared/keys/registry';
 import type { LogLevel } from '../shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
 import type { KeyRegistry } from './key-registry';
@@ -25,16 +24,31 @@ import type { KeyRegistry } from './key-registry';
  */
 export const MONITOR_EVERY = Duration.hours(1);
 
-/** The reads' worst case: 256 shards are 13 calls, 4 at a time, each running to its deadline. */
-export const MONITOR_READ_WORST_CASE_MS =
-  Math.ceil(Math.ceil(KEY_SHARDS_LIMITS.max / SHARDS_PER_CALL) / MONITOR_CONCURRENT_CALLS) *
-  MONITOR_CALL_BOUNDS.callDeadlineMs;
+/** The reads' worst case for `slots` shards: calls of 20, 4 at a time, each running to its deadline. */
+export function monitorReadWorstCaseMs(slots: number): number {
+  return (
+    Math.ceil(Math.ceil(slots / SHARDS_PER_CALL) / MONITOR_CONCURRENT_CALLS) *
+    MONITOR_CALL_BOUNDS.callDeadlineMs
+  );
+}
+
+/** Up to 256 shards (13 calls, 4 at a time): 60 s. */
+export const MONITOR_READ_WORST_CASE_MS = monitorReadWorstCaseMs(256);
 
 /**
  * The reads' worst case (60 s) plus parsing 256 full shards as the payment Lambda does (each a few tens of
  * milliseconds of CPU at this memory), with room to spare.
  */
 export const MONITOR_TIMEOUT = Duration.minutes(3);
+
+/**
+ * The function's time-out for a registry of `slots` shards: MONITOR_TIMEOUT up to 256 (as before larger registries);
+ * past that, the reads' worst case (195 s for 1,024) plus 2 minutes for parsing four times the shards.
+ */
+export function monitorTimeout(slots: number): Duration {
+  if (slots <= 256) return MONITOR_TIMEOUT;
+  return Duration.minutes(Math.ceil((monitorReadWorstCaseMs(slots) + 120_000) / 60_000));
+}
 
 /** CPU comes with memory: at 512 MiB a full shard parses in a few tens of milliseconds. */
 const MONITOR_MEMORY_MIB = 512;
@@ -77,7 +91,7 @@ export class KeyRegistryMonitor extends Construct {
         'payment-api: measures every shard of the key registry each hour (fill, apps, keys, keys expiring soon)',
       roleDescription: 'payment-api key registry monitor: writes its own log group and reads every key shard',
       memorySize: MONITOR_MEMORY_MIB,
-      timeout: MONITOR_TIMEOUT,
+      timeout: monitorTimeout(props.registry.slots),
       logRetention: props.logRetention,
       environment: {
         ...props.registry.environment,

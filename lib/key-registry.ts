@@ -1,4 +1,4 @@
-import { RemovalPolicy, SecretValue, Stack, Token, type Duration } from 'aws-cdk-lib';
+import { ArnFormat, NestedStack, RemovalPolicy, SecretValue, Stack, Token, type Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -15,6 +15,8 @@ import {
   shardSecretName,
   shardSlots,
 } from '../shared/keys/registry';
+import { DEMO_APP_ID } from '../shared/keys/app-id';
+import { shardOf } from '../shared/keys/shard';
 import { dependOnManagedPolicy } from './bundled-function';
 import { grantKeyUseThroughSecretsManager } from './grants';
 import { acknowledgeNoScheduledRotation, createKeysSecret, DEMO_APP_NEEDS_A_NEW_SECRET } from './keys-secret';
@@ -24,7 +26,7 @@ import { requireNoProblem } from './validation';
 /** The registry's settings PaymentApi exposes as its own props. */
 export interface KeyRegistryOptions {
   /**
-   * How many secrets the keys are spread over (the key registry's shards), 1 to 256. An app lives in shard
+   * How many secrets the keys are spread over (the key registry's shards), 1 to 1,024. An app lives in shard
    * shardOf(appId, keyShards) (shared/keys/shard.ts). Shard 0 is the keys secret (`keysSecret`, or the one the
    * stack creates); the stack creates shards 1 to keyShards - 1 as `payment-api/<stack name>/keys/shard-<i>`,
    * starting as `{}`, encrypted like shard 0 and retained on stack deletion. With 1, the stack is exactly what it
@@ -34,7 +36,7 @@ export interface KeyRegistryOptions {
   readonly keyShards?: number;
 
   /**
-   * While a reshard is under way: the count apps were placed by before (1 to 256, not keyShards). Readers look for
+   * While a reshard is under way: the count apps were placed by before (1 to 1,024, not keyShards). Readers look for
    * an app in its home under keyShards first, then under keyShardsPrevious, so none is missed while the key CLI's
    * `reshard` moves apps; the stack keeps every shard either count uses. Leave it out once the reshard is done.
    * @default - no reshard under way
@@ -105,6 +107,20 @@ export interface KeyRegistryProps extends KeyRegistryOptions {
   readonly keyCacheTtl: Duration;
 }
 
+/**
+ * Shards up to this index - 1 are in the stack itself, as they always were; the ones from it up go into nested stacks
+ * of this many (`ShardBlock1` holds 256 to 511, and so on), so 1,024 shards stay within CloudFormation's 500 resources
+ * per stack. Fixed by index: growing the registry never moves a shard, which would mean a new secret of the same name.
+ */
+export const SHARDS_PER_BLOCK = 256;
+
+/**
+ * Up to this many shards, every grant names each shard's ARN, in managed policies sized to IAM's limits (as before
+ * larger registries); past it, 1,023 ARNs would need 19 managed policies where a role may have 10, so the grant is
+ * on the stack's own shard name prefix, `payment-api/<stack>/keys/shard-*`: still only this stack's shards.
+ */
+export const GRANTS_BY_ARN_UP_TO = 256;
+
 /** What a reader of every shard is allowed: the value only. */
 const READ_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
 /** The four calls a rotation makes on the secret it rotates. */
@@ -114,6 +130,32 @@ const ROTATION_ACTIONS = [
   'secretsmanager:PutSecretValue',
   'secretsmanager:UpdateSecretVersionStage',
 ] as const;
+
+/**
+ * What a function that ends leaked keys may do on every shard (the secret scanning function): read a shard's value and
+ * write a new version with compare-and-swap (a staged PutSecretValue, then moving AWSCURRENT with
+ * RemoveFromVersionId). Not DescribeSecret, rotation or deletion.
+ */
+const READ_WRITE_ACTIONS = [
+  'secretsmanager:GetSecretValue',
+  'secretsmanager:PutSecretValue',
+  'secretsmanager:UpdateSecretVersionStage',
+] as const;
+
+/**
+ * cdk-nag finds a secret's rotation schedule by reference; a shard from 256 on is named by its schedule, in another
+ * nested stack (KeyRotation), so the finding is acknowledged with where the schedule is.
+ */
+function acknowledgeRotationByName(secret: secretsmanager.Secret): void {
+  NagSuppressions.addResourceSuppressions(secret, [
+    {
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Rotated on a schedule (the rotation prop): its CfnRotationSchedule, in a nested stack of KeyRotation, names ' +
+        'the shard by its fixed name rather than by a reference across nested stacks.',
+    },
+  ]);
+}
 
 /**
  * The key registry: the secrets that hold the keys (its shards), what the functions that read it are told (their
@@ -146,10 +188,18 @@ export class KeyRegistry extends Construct {
   public readonly environment: Readonly<Record<string, string>>;
   /** The key that encrypts the shards, when it is a customer managed key. */
   public readonly encryptionKey?: kms.IKey;
+  /**
+   * Demo's home shard, when the stack generates a demo key (in shard 0, always: see DemoKeyHome) and demo lives in
+   * another shard under `shards`: the key must be copied there when the stack is created.
+   */
+  public readonly demoHomeOutsideShardZero?: secretsmanager.ISecret;
 
   private readonly shardsOneUp: readonly GrantedSecret[];
+  /** The nested stacks holding shards 256 and up, by block (1 for 256 to 511, ...). */
+  private readonly shardBlocks = new Map<number, NestedStack>();
   private readPolicies?: iam.ManagedPolicy[];
   private rotationPolicies?: iam.ManagedPolicy[];
+  private readWritePolicies?: iam.ManagedPolicy[];
 
   constructor(scope: Construct, id: string, props: KeyRegistryProps) {
     super(scope, id);
@@ -172,6 +222,10 @@ export class KeyRegistry extends Construct {
       });
     const created = this.createShards(props);
     this.shardSecrets = [this.shardZero, ...created];
+    const demoHome = shardOf(DEMO_APP_ID, this.shards);
+    if (props.existingSecret === undefined && (props.createDemoApp ?? true) && demoHome !== 0) {
+      this.demoHomeOutsideShardZero = this.shardSecrets[demoHome];
+    }
     this.shardsOneUp = created.map((secret, index) => ({
       arn: secret.secretArn,
       arnLengthBound: secretArnLengthBound(shardSecretName(this.namePrefix, index + 1)),
@@ -237,6 +291,29 @@ export class KeyRegistry extends Construct {
   }
 
   /**
+   * Lets `fn` read every shard's value and write a new version of it with compare-and-swap (READ_WRITE_ACTIONS): on
+   * shard 0 in its default policy (its complete ARN, or the partial one with the suffix Secrets Manager adds), on the
+   * others through managed policies of one statement each, so a role needs as many as for reading alone; with a
+   * customer key, decrypting a version and writing one, through Secrets Manager only.
+   */
+  public grantReadWrite(fn: lambda.Function): void {
+    iam.Grant.addToPrincipal({
+      grantee: fn,
+      actions: [...READ_WRITE_ACTIONS],
+      resourceArns: [this.shardZero.secretFullArn ?? `${this.shardZero.secretArn}-??????`],
+    });
+    if (this.encryptionKey) {
+      grantKeyUseThroughSecretsManager(fn, this.encryptionKey, ['kms:Decrypt', 'kms:GenerateDataKey']);
+    }
+    this.readWritePolicies ??= this.createShardPolicies(
+      'ReadWriteShards',
+      READ_WRITE_ACTIONS,
+      'read and write (compare-and-swap) the values of',
+    );
+    this.attach(fn, this.readWritePolicies);
+  }
+
+  /**
    * The managed policies that hold the read or rotation grants on shards 1 and up (none until a grant made them):
    * what must exist before anything that relies on them runs, such as a schedule's first rotation.
    */
@@ -251,7 +328,7 @@ export class KeyRegistry extends Construct {
     });
     return Array.from({ length: slots - 1 }, (_, offset) => {
       const index = offset + 1;
-      const secret = new secretsmanager.Secret(this, `Shard${index}`, {
+      const secret = new secretsmanager.Secret(this.scopeOfShard(index), `Shard${index}`, {
         secretName: shardSecretName(this.namePrefix, index),
         description: `payment-api keys, shard ${index} of the key registry: a JSON object mapping each App-id to a key or a list of keys`,
         encryptionKey: props.encryptionKey,
@@ -261,8 +338,37 @@ export class KeyRegistry extends Construct {
         removalPolicy: RemovalPolicy.RETAIN,
       });
       if (props.scheduledRotation !== true) acknowledgeNoScheduledRotation(secret);
+      else if (index >= SHARDS_PER_BLOCK) acknowledgeRotationByName(secret);
       return secret;
     });
+  }
+
+  /** Where shard `index` is made: this construct up to 255, a nested stack of its block from 256 on. */
+  private scopeOfShard(index: number): Construct {
+    if (index < SHARDS_PER_BLOCK) return this;
+    const block = Math.floor(index / SHARDS_PER_BLOCK);
+    let nested = this.shardBlocks.get(block);
+    if (nested === undefined) {
+      const first = block * SHARDS_PER_BLOCK;
+      nested = new NestedStack(this, `ShardBlock${block}`, {
+        description: `payment-api: key registry shards ${first} to ${first + SHARDS_PER_BLOCK - 1}`,
+      });
+      this.shardBlocks.set(block, nested);
+    }
+    return nested;
+  }
+
+  /**
+   * A shard's id for a resource that names it: its ARN up to shard 255, its name from 256 on (a reference across
+   * nested stacks would cost an output per shard, past CloudFormation's 200), with the nested stack that must exist
+   * first.
+   */
+  public shardReference(index: number): { readonly secretId: string; readonly madeIn?: NestedStack } {
+    const secret = this.shardSecrets[index];
+    if (secret === undefined) throw new Error(`the key registry has no shard ${index}`);
+    if (index < SHARDS_PER_BLOCK) return { secretId: secret.secretArn };
+    const madeIn = this.shardBlocks.get(Math.floor(index / SHARDS_PER_BLOCK));
+    return { secretId: shardSecretName(this.namePrefix, index), ...(madeIn === undefined ? {} : { madeIn }) };
   }
 
   /**
@@ -297,11 +403,42 @@ export class KeyRegistry extends Construct {
     verb: string,
   ): iam.ManagedPolicy[] {
     if (this.shardsOneUp.length === 0) return [];
+    if (this.slots > GRANTS_BY_ARN_UP_TO) return [this.createPrefixPolicy(idPrefix, actions, verb)];
     return createSecretGrantPolicies(this, idPrefix, {
       description: `payment-api: ${verb} key registry shards 1 to ${this.shardsOneUp.length}, one ARN each`,
       actions,
       secrets: this.shardsOneUp,
     });
+  }
+
+  /** One statement on every secret named `<namePrefix>shard-*`: this stack's shards, whatever their number. */
+  private createPrefixPolicy(idPrefix: string, actions: readonly string[], verb: string): iam.ManagedPolicy {
+    const shardsByName = Stack.of(this).formatArn({
+      service: 'secretsmanager',
+      resource: 'secret',
+      resourceName: `${shardSecretName(this.namePrefix, 0).replace(/0$/, '')}*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    const policy = new iam.ManagedPolicy(this, `${idPrefix}ByName`, {
+      description: `payment-api: ${verb} key registry shards 1 to ${this.shardsOneUp.length}, by their name prefix`,
+      statements: [new iam.PolicyStatement({ actions: [...actions], resources: [shardsByName] })],
+    });
+    NagSuppressions.addResourceSuppressions(policy, [
+      {
+        id: 'AwsSolutions-IAM5',
+        reason:
+          `Past ${GRANTS_BY_ARN_UP_TO} shards one ARN each would need more managed policies than a role may have; ` +
+          'the grant is on the shards of this stack only, by their fixed name prefix payment-api/<stack>/keys/shard-, ' +
+          'which no other stack and not the manifest shares.',
+        appliesTo: [
+          {
+            regex:
+              '/^Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:payment-api\\/.*\\/keys\\/shard-\\*$/g',
+          },
+        ],
+      },
+    ]);
+    return policy;
   }
 
   private attach(fn: lambda.Function, policies: readonly iam.ManagedPolicy[]): void {

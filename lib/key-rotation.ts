@@ -72,6 +72,8 @@ export interface KeyRotationProps extends KeyRotationOptions {
   readonly logRetention: logs.RetentionDays;
   /** Lowest level the rotation function logs. */
   readonly logLevel: LogLevel;
+  /** The stack's key prefix: fresh keys are made with it (PaymentFunctionOptions.keyPrefix). */
+  readonly keyPrefix: string;
 }
 
 /**
@@ -87,7 +89,7 @@ class ShardRotationSchedules extends NestedStack {
     scope: Construct,
     id: string,
     props: {
-      readonly shards: readonly { readonly index: number; readonly secret: secretsmanager.ISecret }[];
+      readonly shards: readonly { readonly index: number; readonly secretId: string }[];
       readonly rotationLambdaArn: string;
       readonly scheduleExpression: string;
     },
@@ -95,9 +97,9 @@ class ShardRotationSchedules extends NestedStack {
     const first = props.shards[0]?.index ?? 0;
     const last = props.shards[props.shards.length - 1]?.index ?? 0;
     super(scope, id, { description: `payment-api: scheduled rotation of key shards ${first} to ${last}` });
-    for (const { index, secret } of props.shards) {
+    for (const { index, secretId } of props.shards) {
       new secretsmanager.CfnRotationSchedule(this, `Shard${index}`, {
-        secretId: secret.secretArn,
+        secretId,
         rotationLambdaArn: props.rotationLambdaArn,
         rotationRules: { scheduleExpression: props.scheduleExpression },
       });
@@ -138,6 +140,7 @@ export class KeyRotation extends Construct {
         // Superseded keys expire a number of periods after a rotation: the function needs the period itself.
         [ROTATION_ENV.periodHours]: String(props.every.toHours()),
         [ROTATION_ENV.logLevel]: props.logLevel,
+        [ROTATION_ENV.keyPrefix]: props.keyPrefix,
       },
     });
     props.registry.grantRotation(this.handler);
@@ -155,7 +158,9 @@ export class KeyRotation extends Construct {
     const policies = props.registry
       .policiesOf('rotation')
       .map((policy) => policy.node.defaultChild as iam.CfnManagedPolicy);
-    const shards = props.registry.shardSecrets.map((secret, index) => ({ index, secret })).slice(1);
+    const shards = props.registry.shardSecrets
+      .map((_, index) => ({ index, ...props.registry.shardReference(index) }))
+      .slice(1);
     const blocks = new Map<number, typeof shards>();
     for (const shard of shards) {
       const block = Math.floor(shard.index / SCHEDULES_PER_NESTED_STACK);
@@ -169,6 +174,10 @@ export class KeyRotation extends Construct {
       });
       // The first rotation runs as each schedule is created: the function must already be allowed to run it.
       for (const first of [invoke, ...policies]) nested.nestedStackResource?.addResourceDependency(first);
+      // Shards from 256 on are named, not referenced: their nested stack must exist first.
+      for (const madeIn of new Set(members.flatMap(({ madeIn }) => (madeIn === undefined ? [] : [madeIn])))) {
+        nested.addStackDependency(madeIn);
+      }
       return nested;
     });
   }

@@ -130,6 +130,9 @@ function validateStackProps(props: PaymentApiStackProps): void {
   }
 }
 
+/** Warned at synth when the stack generates a demo key (a legacy key) and refuses legacy keys. */
+export const DEMO_KEY_IS_LEGACY_WARNING = 'payment-api:demoKeyIsLegacy';
+
 /** Warned at synth on an environment's new secret when `createDemoApp` was left to its default. */
 export const DEMO_APP_DEFAULT_WARNING = 'payment-api:createDemoAppDefault';
 
@@ -148,16 +151,18 @@ export class PaymentApiStack extends Stack {
     const alarmTopic = alarmTopicArn === undefined ? undefined : this.importTopic(alarmTopicArn);
     const customDomain = this.importDomain(props);
     const demoAppByDefault = keysSecret === undefined && options.createDemoApp === undefined;
+    const createDemoApp = demoAppByDefault ? environmentName === undefined : options.createDemoApp;
 
     this.paymentApi = new PaymentApi(this, 'PaymentApi', {
       ...pickOptions(options),
-      createDemoApp: demoAppByDefault ? environmentName === undefined : options.createDemoApp,
+      createDemoApp,
       keysSecret,
       secretEncryptionKey,
       monitoring: { ...monitoringOptions, alarmTopic },
       customDomain,
     });
     if (demoAppByDefault && environmentName !== undefined) this.warnOfEmptyKeyring(environmentName);
+    if (createDemoApp === true && options.legacyKeys === false) this.warnOfLegacyDemoKey();
     this.addOutputs(props.domainName);
   }
 
@@ -175,6 +180,15 @@ export class PaymentApiStack extends Stack {
     );
   }
 
+  /** Secrets Manager cannot compute the key format's checksum: the demo key it generates is a legacy key. */
+  private warnOfLegacyDemoKey(): void {
+    Annotations.of(this.paymentApi.secret).addWarningV2(
+      DEMO_KEY_IS_LEGACY_WARNING,
+      'legacyKeys is false, and the demo key Secrets Manager generates has no key prefix (it cannot compute the ' +
+        'checksum), so it gets 401: rotate it with the key CLI (npm run keys -- rotate demo) for a key of the format.',
+    );
+  }
+
   private addOutputs(domainName: string | undefined): void {
     new CfnOutput(this, 'PaymentUrl', {
       description: 'POST here with App-id and App-key headers',
@@ -187,7 +201,18 @@ export class PaymentApiStack extends Stack {
         : 'The secret holding the keys: a JSON object mapping each App-id to a key or a list of keys',
       value: registry.shardZero.secretArn,
     });
+    new CfnOutput(this, 'KeyPrefix', {
+      description:
+        "This stack's keys are <prefix>_<32 base62><6 base62 CRC32>: the key CLI and the smoke tool make keys with it",
+      value: this.paymentApi.keyPrefix,
+    });
     if (registry.sharded) this.addRegistryOutputs(registry);
+    if (this.paymentApi.secretScanning) {
+      new CfnOutput(this, 'SecretScanningUrl', {
+        description: "Register this URL with GitHub's secret scanning partner program (docs/operations.md)",
+        value: this.paymentApi.secretScanning.url,
+      });
+    }
     const domain = this.paymentApi.customDomain;
     if (domain && this.paymentApi.customDomainPaymentUrl !== undefined) {
       new CfnOutput(this, 'CustomDomainUrl', {
@@ -313,6 +338,8 @@ function pickOptions(props: PaymentApiOptions): AllOptions {
     stageName: props.stageName,
     logRetention: props.logRetention,
     memorySize: props.memorySize,
+    keyPrefix: props.keyPrefix,
+    legacyKeys: props.legacyKeys,
     logLevel: props.logLevel,
     createDemoApp: props.createDemoApp,
     rotation: props.rotation,
@@ -323,5 +350,6 @@ function pickOptions(props: PaymentApiOptions): AllOptions {
     appRateLimit: props.appRateLimit,
     keyShards: props.keyShards,
     keyShardsPrevious: props.keyShardsPrevious,
+    secretScanning: props.secretScanning,
   };
 }

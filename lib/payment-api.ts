@@ -8,6 +8,7 @@ import type { LogLevel } from '../shared/logger';
 import { CustomDomain, validateCustomDomainOptions, type CustomDomainOptions } from './domain';
 import { Firewall, validateWafOptions, type WafOptions } from './firewall';
 import { addGatewayResponses } from './gateway-responses';
+import { DemoKeyHome } from './demo-key-home';
 import { KeyRegistryMonitor } from './key-registry-monitor';
 import { KeyRotation, validateKeyRotationOptions, type KeyRotationOptions } from './key-rotation';
 import { KeyRegistry, validateKeyRegistryOptions, type KeyRegistryOptions } from './key-registry';
@@ -32,6 +33,13 @@ import {
   type AppRateLimitOptions,
 } from './rate-limit-table';
 import {
+  SECRET_SCANNING_THROTTLING,
+  SecretScanning,
+  validateSecretScanningOptions,
+  type SecretScanningOptions,
+} from './secret-scanning';
+import { SECRET_SCANNING_ROUTE } from '../lambda/secret-scanning/settings';
+import {
   PaymentRestApi,
   REST_API_DEFAULTS,
   REST_API_LIMITS,
@@ -46,6 +54,7 @@ export type { KeyRotationOptions } from './key-rotation';
 export type { KeyRegistryOptions } from './key-registry';
 export type { MonitoringOptions } from './monitoring';
 export type { AppRateLimitOptions, LimiterFailure } from './rate-limit-table';
+export type { SecretScanningOptions, ScanningAction } from './secret-scanning';
 export { STAGE_NAME } from './payment-rest-api';
 
 /** The defaults of {@link PaymentApiProps}, in one place for the stack, the CDK app and the docs. */
@@ -166,6 +175,15 @@ export interface PaymentApiProps extends PaymentFunctionOptions, RestApiOptions,
    * app's own `rateLimit` in the secret is not enforced (the Lambda warns of it)
    */
   readonly appRateLimit?: AppRateLimitOptions;
+
+  /**
+   * GitHub's secret scanning partner program, opt-in: `POST /secret-scanning` on this API, answered by a function of
+   * its own that verifies GitHub's signature and ends (or only reports) every key of this stack's format that GitHub
+   * finds in public, notifying the alarm topic (when there is one). The route has a throttle of its own
+   * (SECRET_SCANNING_THROTTLING). See docs/operations.md, "A partner's key leaked".
+   * @default - no endpoint
+   */
+  readonly secretScanning?: SecretScanningOptions;
 }
 
 /** Throws on the first invalid prop, before anything is built. Values that are tokens are left to CloudFormation. */
@@ -179,6 +197,7 @@ function validateProps(scope: Construct, props: PaymentApiProps): void {
   if (props.rotation) validateKeyRotationOptions(props.rotation);
   if (props.monitoring) validateMonitoringOptions(props.monitoring, 'monitoring.');
   if (props.appRateLimit) validateAppRateLimitOptions(props.appRateLimit);
+  if (props.secretScanning) validateSecretScanningOptions(props.secretScanning);
   if (props.waf !== undefined && props.webAclArn !== undefined) {
     throw new Error('waf and webAclArn cannot both be set: the stage takes one web ACL, a new one or yours');
   }
@@ -189,6 +208,17 @@ function validateProps(scope: Construct, props: PaymentApiProps): void {
       'disableExecuteApiEndpoint needs customDomain: with the default endpoint closed, the API has no other way in',
     );
   }
+}
+
+/** The settings every part shares, with their defaults applied. */
+function resolvedBasics(props: PaymentApiProps) {
+  return {
+    logRetention: props.logRetention ?? PAYMENT_API_DEFAULTS.logRetention,
+    logLevel: props.logLevel ?? PAYMENT_API_DEFAULTS.logLevel,
+    hasFirewall: props.waf !== undefined || props.webAclArn !== undefined,
+    metricsNamespace: props.monitoring?.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace,
+    keyPrefix: props.keyPrefix ?? PAYMENT_API_DEFAULTS.keyPrefix,
+  };
 }
 
 /**
@@ -226,15 +256,17 @@ export class PaymentApi extends Construct {
   public readonly rateLimitTable?: RateLimitTable;
   /** `https://<domain>/payment`, when `customDomain` is set. */
   public readonly customDomainPaymentUrl?: string;
+  /** The GitHub secret scanning endpoint, when `secretScanning` is set. */
+  public readonly secretScanning?: SecretScanning;
+  /** The prefix of this stack's keys (`keyPrefix`, default `pay`). */
+  public readonly keyPrefix: string;
 
   constructor(scope: Construct, id: string, props: PaymentApiProps = {}) {
     super(scope, id);
     validateProps(this, props);
     const serviceName = Stack.of(this).stackName;
-    const logRetention = props.logRetention ?? PAYMENT_API_DEFAULTS.logRetention;
-    const logLevel = props.logLevel ?? PAYMENT_API_DEFAULTS.logLevel;
-    const hasFirewall = props.waf !== undefined || props.webAclArn !== undefined;
-    const metricsNamespace = props.monitoring?.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace;
+    const { logRetention, logLevel, hasFirewall, metricsNamespace, keyPrefix } = resolvedBasics(props);
+    this.keyPrefix = keyPrefix;
 
     // `KeysSecret`, where the single secret always was: shard 0 keeps its logical ID.
     this.keyRegistry = new KeyRegistry(this, 'KeysSecret', {
@@ -247,6 +279,13 @@ export class PaymentApi extends Construct {
       keyCacheTtl: props.keyCacheTtl ?? PAYMENT_API_DEFAULTS.keyCacheTtl,
     });
     this.secret = this.keyRegistry.shardZero;
+    if (this.keyRegistry.demoHomeOutsideShardZero !== undefined) {
+      new DemoKeyHome(this, 'DemoKeyHome', {
+        shardZero: this.keyRegistry.shardZero,
+        home: this.keyRegistry.demoHomeOutsideShardZero,
+        logRetention,
+      });
+    }
 
     const rateLimit = props.appRateLimit && {
       ...resolveAppRateLimit(props.appRateLimit),
@@ -259,6 +298,8 @@ export class PaymentApi extends Construct {
       keyMaxStale: props.keyMaxStale,
       keyExpiryWarning: props.keyExpiryWarning,
       memorySize: props.memorySize,
+      keyPrefix: props.keyPrefix,
+      legacyKeys: props.legacyKeys,
       registry: this.keyRegistry,
       logRetention,
       logLevel,
@@ -274,6 +315,7 @@ export class PaymentApi extends Construct {
         registry: this.keyRegistry,
         logRetention,
         logLevel,
+        keyPrefix: this.keyPrefix,
       });
     }
 
@@ -298,6 +340,11 @@ export class PaymentApi extends Construct {
       accessLogs,
       restApiName: serviceName,
       webAclAssociated: hasFirewall,
+      ...(props.secretScanning && {
+        methodThrottling: {
+          [`${SECRET_SCANNING_ROUTE.path}/${SECRET_SCANNING_ROUTE.method}`]: SECRET_SCANNING_THROTTLING,
+        },
+      }),
     });
     addGatewayResponses(this.api);
 
@@ -333,5 +380,18 @@ export class PaymentApi extends Construct {
       keyExpiryWarning: props.keyExpiryWarning,
       rateLimiter: rateLimit && { failure: rateLimit.failure, table: rateLimit.table.table },
     });
+
+    // After monitoring, whose topic it notifies.
+    if (props.secretScanning) {
+      this.secretScanning = new SecretScanning(this, 'SecretScanning', {
+        ...props.secretScanning,
+        api: this.api,
+        registry: this.keyRegistry,
+        alarmTopic: this.monitoring.topic,
+        logRetention,
+        logLevel,
+        keyPrefix: this.keyPrefix,
+      });
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Token } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -12,6 +12,7 @@ import {
   KEY_EXPIRY_WARNING_LIMITS,
 } from '../lambda/payment/settings';
 import { RATE_LIMIT_ENV } from '../lambda/payment/rate-limit/settings';
+import { DEFAULT_KEY_PREFIX, keyPrefixProblem } from '../shared/keys/key-format';
 import type { LogLevel } from '../shared/logger';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
 import type { KeyRegistry } from './key-registry';
@@ -52,12 +53,29 @@ export interface PaymentFunctionOptions {
    * @default 256
    */
   readonly memorySize?: number;
+
+  /**
+   * The prefix of this stack's keys: new keys are `<keyPrefix>_<32 base62><6 base62 CRC32>` (docs/security.md),
+   * and a key that starts with `<keyPrefix>_` but is not well formed gets 401 before any lookup. 2 to 16 of
+   * `a-z`, `0-9`, `_`; not `payk` (nor `payk_...`), the start of legacy keys, which would all be refused.
+   * @default 'pay'
+   */
+  readonly keyPrefix?: string;
+
+  /**
+   * Whether keys without the prefix (made before the key format: legacy keys) are still looked up. With `false`
+   * they get 401 before any lookup: set it once every app has a key of the format.
+   * @default true
+   */
+  readonly legacyKeys?: boolean;
 }
 
 export const PAYMENT_FUNCTION_DEFAULTS = {
   keyCacheTtl: Duration.seconds(DEFAULT_CACHE_TTL_SECONDS),
   keyMaxStale: Duration.seconds(DEFAULT_MAX_STALE_SECONDS),
   keyExpiryWarning: Duration.days(DEFAULT_KEY_EXPIRY_WARNING_DAYS),
+  keyPrefix: DEFAULT_KEY_PREFIX,
+  legacyKeys: true,
   memorySize: 256,
 } as const satisfies Partial<Record<keyof PaymentFunctionOptions, unknown>>;
 
@@ -80,6 +98,10 @@ export function validatePaymentFunctionOptions(options: PaymentFunctionOptions):
     requireWholeDuration('keyExpiryWarning', L.keyExpiryWarning, options.keyExpiryWarning);
   }
   if (options.memorySize !== undefined) requireWholeNumber('memorySize', L.memorySize, options.memorySize);
+  if (options.keyPrefix !== undefined && !Token.isUnresolved(options.keyPrefix)) {
+    const problem = keyPrefixProblem(options.keyPrefix);
+    if (problem !== undefined) throw new Error(`keyPrefix ${problem}, got "${options.keyPrefix}"`);
+  }
 }
 
 export interface PaymentFunctionProps extends PaymentFunctionOptions {
@@ -164,6 +186,8 @@ export function createPaymentFunction(
       [ENV.logLevel]: props.logLevel,
       [METRICS_ENV.namespace]: props.metricsNamespace,
       [METRICS_ENV.serviceName]: props.serviceName,
+      [ENV.keyPrefix]: props.keyPrefix ?? PAYMENT_FUNCTION_DEFAULTS.keyPrefix,
+      [ENV.legacyKeys]: String(props.legacyKeys ?? PAYMENT_FUNCTION_DEFAULTS.legacyKeys),
       ...(rateLimit && rateLimitEnvironment(rateLimit)),
     },
     tracing: props.tracing,

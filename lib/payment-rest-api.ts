@@ -98,6 +98,14 @@ export interface PaymentRestApiProps extends RestApiOptions {
    * @default false
    */
   readonly webAclAssociated?: boolean;
+  /**
+   * Throttles of their own for some routes, beside the stage's, by `<path>/<METHOD>` (for example
+   * `/secret-scanning/POST`): each route gets its own budget, so one route cannot spend another's.
+   * @default - only the stage's throttle
+   */
+  readonly methodThrottling?: Readonly<
+    Record<string, { readonly rateLimit: number; readonly burstLimit: number }>
+  >;
 }
 
 /**
@@ -128,6 +136,16 @@ export class PaymentRestApi extends apigateway.RestApi {
         accessLogDestination: new apigateway.LogGroupLogDestination(props.accessLogs),
         accessLogFormat: accessLogFormat(),
         tracingEnabled: props.tracing,
+        ...(props.methodThrottling === undefined
+          ? {}
+          : {
+              methodOptions: Object.fromEntries(
+                Object.entries(props.methodThrottling).map(([route, throttle]) => [
+                  route,
+                  { throttlingRateLimit: throttle.rateLimit, throttlingBurstLimit: throttle.burstLimit },
+                ]),
+              ),
+            }),
       },
     });
     // RestApi adds a stage-URL output of its own; the stack outputs the full /payment URL instead.

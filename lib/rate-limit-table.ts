@@ -4,7 +4,11 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { COUNTER_TABLE } from '../lambda/payment/rate-limit/counter-table';
-import { LIMITER_FAILURES, type LimiterFailure } from '../lambda/payment/rate-limit/settings';
+import {
+  DEFAULT_LIMITER_FAILURE,
+  LIMITER_FAILURES,
+  type LimiterFailure,
+} from '../lambda/payment/rate-limit/settings';
 import { burstProblem, defaultBurst, perSecondProblem, type RateLimit } from '../shared/keys/rate-limit';
 import { requireNoProblem, requireOneOf } from './validation';
 
@@ -26,15 +30,17 @@ export interface AppRateLimitOptions {
   readonly burst?: number;
 
   /**
-   * What a request gets when the limiter cannot ask DynamoDB in time (slow, throttling, refusing): `open` lets it
-   * through uncounted, `closed` answers 503. Either way it counts in `RateLimiterUnavailable`.
-   * @default 'open'
+   * What a request gets when the limiter cannot ask DynamoDB in time (slow, throttling, refusing, its breaker open):
+   * `local` counts it in the execution environment's memory against the app's limit (the same window and burst, so
+   * an app gets at most environments × its limit), `open` lets it through uncounted, `closed` answers 503. Every
+   * such request counts in `RateLimiterUnavailable`.
+   * @default 'local'
    */
   readonly failure?: LimiterFailure;
 }
 
 export const APP_RATE_LIMIT_DEFAULTS = {
-  failure: 'open',
+  failure: DEFAULT_LIMITER_FAILURE,
 } as const satisfies Partial<Record<keyof AppRateLimitOptions, unknown>>;
 
 /** The limit every app gets unless the secret gives it its own, and what the limiter does when it cannot count. */

@@ -14,6 +14,8 @@
  *   with the accepted requests per whole second), the payment bundle with and without limits;
  * - limiter-stress: the limiter with 1 and 4 environments at 0-120 ms of added store latency, and with every write
  *   throttled or the store black-holed (bench/limiter-stress.ts);
+ * - limiter-flood: 4 environments flooding as fast as they can against 10/s, failing local, the store at +0 to
+ *   +120 ms and black-holed, 3 runs each: the accepted requests in every whole second (bench/limiter-stress.ts);
  * - hot-counter: 1,000 environments flooding one app against a store with DynamoDB's per-item ceiling, simulated
  *   (bench/hot-counter.ts; no moto);
  * - registry-cold: the key registry over shards: time to the first 200 with 10,000 apps of the heaviest shape in 64
@@ -23,6 +25,8 @@
  *   against the distinct shards the requests named;
  * - monitor: one run of the key registry monitor over 1, 16, 64 and 256 shards at 80%: calls, time, logs written;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
+ * - capacity: bytes per app and apps per shard at 80% for three shapes of app id, one key and two mid-rotation (d:
+ *   digests), and 100,000 merchant-<uuid> apps mid-rotation over 512 and 1,024 shards against sha256: over 256;
  * - registry: the key registry over several secrets: apply of 10,000 new apps into 64 shards (PutSecretValue
  *   calls counted at a proxy, and the time), 10,000 apps of the heaviest shape in 64 shards (the fullest shard's
  *   fill), and how many one-key apps 256 shards hold;
@@ -33,7 +37,10 @@
  *   first shard's line, PutSecretValue per shard) and list of them (the first row), this checkout beside
  *   BENCH_BASE_ROOT's (bench/keys-cli.ts);
  * - timing: the handler's time per refusal cause (wrong key, unknown app, expired, another network) and the 401 log
- *   line's, before and after a wrong key and an unknown app logged the same fields.
+ *   line's, before and after a wrong key and an unknown app logged the same fields; the first request naming an
+ *   app after its shard loaded (known or not), a d: digest against a plain key (100,000 requests each), and what
+ *   a request refused before any lookup costs (bench/key-timing.ts);
+ * - pipeline: the time `cdk synth` of the pipeline access stack takes (bench/pipeline-synth.ts).
  *
  * Figures vary by machine; nothing here asserts them (the tests assert the bounds).
  */
@@ -52,14 +59,17 @@ import { faultTable, localServerFigures } from './bench/faults';
 import { bodyLimitLines } from './bench/body-limit';
 import { hotCounterLines } from './bench/hot-counter';
 import { keysCliLines } from './bench/keys-cli';
-import { limiterStressLines } from './bench/limiter-stress';
+import { limiterFloodLines, limiterStressLines } from './bench/limiter-stress';
 import { limitLines } from './bench/limits';
 import { registryLines } from './bench/registry';
 import { registryCallLines, registryColdLines } from './bench/registry-reads';
 import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
+import { capacityLines } from './bench/capacity';
 import { fmt } from './bench/stats';
+import { keyTimingLines } from './bench/key-timing';
 import { timingLines } from './bench/timing';
+import { pipelineSynthLines } from './bench/pipeline-synth';
 
 const SECTIONS = [
   'client',
@@ -67,15 +77,18 @@ const SECTIONS = [
   'faults',
   'limits',
   'limiter-stress',
+  'limiter-flood',
   'hot-counter',
   'registry',
   'registry-cold',
   'registry-calls',
   'monitor',
   'secret',
+  'capacity',
   'auth',
   'body',
   'timing',
+  'pipeline',
   'keys-cli',
 ] as const;
 type Section = (typeof SECTIONS)[number];
@@ -106,6 +119,9 @@ async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
     if (sections.has('monitor')) lines.push(...(await monitorLines(moto)), '');
     if (sections.has('limiter-stress')) {
       lines.push('The limiter under stress:', ...(await limiterStressLines(moto, work)), '');
+    }
+    if (sections.has('limiter-flood')) {
+      lines.push('Every window filled, never unlimited:', ...(await limiterFloodLines(moto, work)), '');
     }
     if (sections.has('client')) {
       const clientSecret = await createMotoSecret(moto, 'bench/client-keys', SECRET_STRING);
@@ -185,7 +201,7 @@ async function main(): Promise<void> {
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
   if (
-    [...SYNTH_SECTIONS, 'client', 'registry', 'monitor', 'limiter-stress'].some((name) =>
+    [...SYNTH_SECTIONS, 'client', 'registry', 'monitor', 'limiter-stress', 'limiter-flood'].some((name) =>
       sections.has(name as Section),
     )
   ) {
@@ -199,6 +215,10 @@ async function main(): Promise<void> {
     for (const line of secretSizeLines()) console.log(line);
     console.log('');
   }
+  if (sections.has('capacity')) {
+    for (const line of capacityLines()) console.log(line);
+    console.log('');
+  }
   if (sections.has('auth')) console.log(authLine());
   if (sections.has('body')) {
     console.log('');
@@ -207,6 +227,12 @@ async function main(): Promise<void> {
   if (sections.has('timing')) {
     console.log('');
     for (const line of await timingLines()) console.log(line);
+    console.log('');
+    for (const line of await keyTimingLines()) console.log(line);
+  }
+  if (sections.has('pipeline')) {
+    console.log('');
+    for (const line of pipelineSynthLines()) console.log(line);
   }
   if (sections.has('keys-cli')) {
     console.log('');

@@ -76,11 +76,23 @@ export function createJsonLogger(
 }
 
 /**
- * Describes an error for a log line by its name and message only. Our own errors never carry key material,
- * and AWS SDK errors carry service messages, not secret values; stacks stay out of the response path.
+ * The most characters of an error's text a log line carries. An endpoint's error message is whatever it answered
+ * (a proxy's HTML page, a body echoed back: one line was 900 KB); 256 characters name the fault.
+ */
+export const ERROR_TEXT_MAX_CHARS = 256;
+
+/**
+ * Describes an error for a log line by its name and message only, cut to ERROR_TEXT_MAX_CHARS (the cut marked with
+ * `...`). Our own errors never carry key material, and AWS SDK errors carry service messages, not secret values;
+ * stacks stay out of the response path.
  */
 export function describeError(error: unknown): string {
   const message = errorMessage(error);
   if (message === undefined) return 'non-Error value thrown';
-  return `${errorName(error) ?? 'Error'}: ${message}`;
+  const text = `${errorName(error) ?? 'Error'}: ${message}`;
+  if (text.length <= ERROR_TEXT_MAX_CHARS) return text;
+  // Never half a surrogate pair: the line stays valid UTF-8.
+  let end = ERROR_TEXT_MAX_CHARS - 3;
+  if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end--;
+  return `${text.slice(0, end)}...`;
 }

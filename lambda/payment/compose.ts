@@ -75,6 +75,7 @@ export function composeLambdaHandler(options: LambdaOptions = {}): LambdaHandler
     keys,
     logger,
     metrics,
+    keyFormat: settings.keyFormat,
     ...(requestLimits === undefined ? {} : { limits: requestLimits }),
   });
   let coldStart = true;

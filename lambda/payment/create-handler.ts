@@ -6,6 +6,11 @@ import {
   type KeyRuleFailureReason,
 } from '../../shared/keys/authenticate';
 import { KeysUnavailableError, type KeyringProvider } from './key-cache';
+import {
+  DEFAULT_KEY_FORMAT_POLICY,
+  screenCredentials,
+  type KeyFormatPolicy,
+} from '../../shared/keys/credential-screen';
 import { describeError, type LogFields, type Logger } from '../../shared/logger';
 import { contentTypeProblem } from './media-type';
 import { METRIC, type CountedMetricName } from './metric-names';
@@ -27,6 +32,8 @@ export interface HandlerDependencies {
   readonly now?: () => number;
   /** Per-app rate limits. Default: none (a rateLimit in the secret is then not enforced, and a warning says so). */
   readonly limits?: RequestLimits;
+  /** The stack's key prefix and whether legacy keys are looked up. Default: prefix `pay`, legacy keys accepted. */
+  readonly keyFormat?: KeyFormatPolicy;
 }
 
 /** How requests are counted against their app's limit. */
@@ -120,6 +127,7 @@ export function createHandler({
   metrics = NO_METRICS,
   now = Date.now,
   limits,
+  keyFormat = DEFAULT_KEY_FORMAT_POLICY,
 }: HandlerDependencies): PaymentHandler {
   return async (event) => {
     // Never throws, whatever the event holds.
@@ -138,9 +146,61 @@ export function createHandler({
         return response;
       };
 
+      /** The app's limit: a refusal (429, or 503 failing closed), or the headers of an accepted request. */
+      const checkLimit = async (
+        active: NonNullable<typeof limits>,
+        limit: RateLimit,
+        appId: string,
+        caller: LogFields,
+      ): Promise<
+        { readonly refusal: APIGatewayProxyResult } | { readonly headers: Readonly<Record<string, string>> }
+      > => {
+        let outcome = await active.limiter.check(appId, limit);
+        let reason = 'rate_limited';
+        if (outcome.kind === 'unavailable') {
+          metrics.count(METRIC.rateLimiterUnavailable);
+          logger.warn('rate limiter unavailable', {
+            ...context,
+            appId,
+            failure: active.failure,
+            error: outcome.error,
+          });
+          if (active.failure === 'closed') {
+            return { refusal: refuse('unavailable', { ...caller, reason: 'rate_limiter_unavailable' }) };
+          }
+          // Failing local, this environment's own count refuses past the app's limit. What it accepts goes on
+          // without RateLimit fields, which would promise what only the shared count knows.
+          if (active.failure === 'local' && outcome.local?.kind === 'limited') {
+            outcome = outcome.local;
+            reason = 'rate_limited_locally';
+          }
+        }
+        if (outcome.kind === 'limited') {
+          return {
+            refusal: refuse(
+              'tooManyRequests',
+              { ...caller, reason, retryAfterSeconds: outcome.retryAfterSeconds },
+              limitedHeaders(limit, outcome.retryAfterSeconds),
+            ),
+          };
+        }
+        return {
+          headers:
+            outcome.kind === 'accepted'
+              ? rateLimitHeaders(limit, outcome.remaining, outcome.resetSeconds)
+              : {},
+        };
+      };
+
       const credentials = readCredentials(request.headers.all('app-id'), request.headers.all('app-key'));
       if (!credentials.ok)
         return refuse('unauthorized', { reason: credentials.reason }, UNAUTHORIZED_HEADERS);
+      // Before any lookup: a made-up key or App-id costs no cache read and no shard fetch. Neither is logged: the
+      // App-id names no app we know of (it may be a key), and the key is a key.
+      const screened = screenCredentials(credentials.credentials, keyFormat);
+      if (screened !== undefined) {
+        return refuse('unauthorized', { reason: screened, appId: null, keyId: null }, UNAUTHORIZED_HEADERS);
+      }
 
       const { keyring, stale } = await keys.getKeys(credentials.credentials.appId);
       if (stale) metrics.count(METRIC.staleKeysServed);
@@ -163,35 +223,13 @@ export function createHandler({
 
       const caller: LogFields = { ...keysUsed, appId: decision.appId, keyId: decision.keyId };
       const appLimit = keyring.get(decision.appId)?.rateLimit;
-      let limitHeaders: Readonly<Record<string, string>> = {};
-      if (limits === undefined) {
-        if (appLimit !== undefined) warnOfUnenforcedLimits(keyring, logger);
-      } else {
-        const limit = appLimit ?? limits.defaultLimit;
-        const outcome = await limits.limiter.check(decision.appId, limit);
-        switch (outcome.kind) {
-          case 'accepted':
-            limitHeaders = rateLimitHeaders(limit, outcome.remaining, outcome.resetSeconds);
-            break;
-          case 'limited':
-            return refuse(
-              'tooManyRequests',
-              { ...caller, reason: 'rate_limited', retryAfterSeconds: outcome.retryAfterSeconds },
-              limitedHeaders(limit, outcome.retryAfterSeconds),
-            );
-          case 'unavailable':
-            metrics.count(METRIC.rateLimiterUnavailable);
-            logger.warn('rate limiter unavailable', {
-              ...context,
-              appId: decision.appId,
-              failure: limits.failure,
-              error: outcome.error,
-            });
-            if (limits.failure === 'closed') {
-              return refuse('unavailable', { ...caller, reason: 'rate_limiter_unavailable' });
-            }
-        }
-      }
+      if (limits === undefined && appLimit !== undefined) warnOfUnenforcedLimits(keyring, logger);
+      const limited =
+        limits === undefined
+          ? { headers: {} }
+          : await checkLimit(limits, appLimit ?? limits.defaultLimit, decision.appId, caller);
+      if ('refusal' in limited) return limited.refusal;
+      const limitHeaders = limited.headers;
 
       const mediaTypeProblem = contentTypeProblem(request.headers.all('content-type'));
       if (mediaTypeProblem !== undefined) {

@@ -1,3 +1,4 @@
+import { errorCode, errorName } from '../../shared/errors';
 import { describeError, type Logger } from '../../shared/logger';
 import { raceWithTimeout } from '../../shared/timeout';
 import {
@@ -6,8 +7,10 @@ import {
   type Keyring,
   type KeyringProblem,
 } from '../../shared/keys/keyring';
+import type { BuiltEntries } from '../../shared/keys/built-entries';
 import { parseKeyringLazily } from '../../shared/keys/lazy-keyring';
 import { secretSize, type SecretSize } from '../../shared/keys/secret-size';
+import { FetchBudget, type FetchTicket } from './fetch-budget';
 
 /** Where the secret's text comes from: Secrets Manager in AWS, a JSON file for the local server. */
 export interface SecretSource {
@@ -72,6 +75,8 @@ export interface KeyCacheOptions {
   readonly shard?: number;
   /** Default 'eager'. */
   readonly entryBuilding?: EntryBuilding;
+  /** Where a lazily built keyring keeps its entries, bounded by count (shared by every shard of an environment). */
+  readonly builtEntries?: BuiltEntries;
   /** How long a loaded keyring is used before the source is asked again. */
   readonly ttlMs: number;
   /** How long past its TTL a keyring may still be served while refreshes fail. */
@@ -82,6 +87,17 @@ export interface KeyCacheOptions {
   readonly staleRetryMs?: number;
   /** With nothing usable, the least time between the starts of two fetches after a failure. */
   readonly unavailableRetryMs?: number;
+  /**
+   * After the source answered that the secret does not exist (a deleted shard), the least time between the starts of
+   * two fetches: a secret that is gone is asked for again once per TTL, as a healthy one is, not twice a second.
+   * Default: the TTL.
+   */
+  readonly missingRetryMs?: number;
+  /**
+   * Spaces fetch starts while Secrets Manager seems to fail, shared by every shard of one environment
+   * (fetch-budget.ts). Default: a budget of this cache's own.
+   */
+  readonly budget?: FetchBudget;
   readonly observer?: RefreshObserver;
   /** Injectable for tests. Default Date.now. */
   readonly now?: () => number;
@@ -151,12 +167,15 @@ export class KeyCache implements KeyringProvider {
   /** `{ shard: n }` on every line this cache logs, or nothing when built without a shard (tests, the local server). */
   private readonly shardField: { readonly shard?: number };
   private readonly entryBuilding: EntryBuilding;
+  private readonly builtEntries: BuiltEntries | undefined;
   private readonly observer: RefreshObserver;
   private readonly ttlMs: number;
   private readonly maxStaleMs: number;
   private readonly refreshWaitMs: number;
   private readonly staleRetryMs: number;
   private readonly unavailableRetryMs: number;
+  private readonly missingRetryMs: number;
+  private readonly budget: FetchBudget;
   private readonly abandonAfterMs: number;
   private readonly now: () => number;
 
@@ -166,21 +185,26 @@ export class KeyCache implements KeyringProvider {
   private reloading: Fetch | undefined;
   /** When the last fetch that failed had started; cleared by a success. */
   private lastFailedStart: number | undefined;
+  /** The last fetch failed because the secret does not exist. */
+  private lastFailureMissing = false;
 
   constructor(options: KeyCacheOptions) {
     this.source = options.source;
     this.logger = options.logger;
     this.shardField = options.shard === undefined ? {} : { shard: options.shard };
     this.entryBuilding = options.entryBuilding ?? 'eager';
+    this.builtEntries = options.builtEntries;
     this.observer = options.observer ?? NO_OBSERVER;
     this.ttlMs = options.ttlMs;
     this.maxStaleMs = options.maxStaleMs;
     this.refreshWaitMs = options.refreshWaitMs ?? KEY_CACHE_DEFAULTS.refreshWaitMs;
     this.staleRetryMs = options.staleRetryMs ?? KEY_CACHE_DEFAULTS.staleRetryMs;
     this.unavailableRetryMs = options.unavailableRetryMs ?? KEY_CACHE_DEFAULTS.unavailableRetryMs;
+    this.missingRetryMs = options.missingRetryMs ?? options.ttlMs;
     this.abandonAfterMs =
       (options.source.deadlineMs ?? KEY_CACHE_DEFAULTS.fetchDeadlineMs) + FROZEN_FETCH_GRACE_MS;
     this.now = options.now ?? Date.now;
+    this.budget = options.budget ?? new FetchBudget({ now: this.now });
   }
 
   /** Starts loading without waiting (Lambda init). A failure is logged; the first request sees its outcome. */
@@ -194,7 +218,7 @@ export class KeyCache implements KeyringProvider {
    * before, and the failure is logged as any refresh's.
    */
   reload(): void {
-    this.reloading = this.startFetch(this.now());
+    this.reloading = this.startFetch(this.now(), this.budget.start(this.abandonAfterMs));
   }
 
   async getKeys(): Promise<CurrentKeys> {
@@ -212,9 +236,8 @@ export class KeyCache implements KeyringProvider {
     const fresh = this.freshLoad();
     if (fresh) return served(fresh, false);
 
-    const fetch = this.fetchNowIfAllowed();
-    if (this.staleLoad() !== undefined) return this.preferFresh(fetch);
-    return this.awaitFetch(fetch);
+    if (this.staleLoad() !== undefined) return this.preferFresh(this.fetchNowIfAllowed());
+    return this.awaitFetch(await this.fetchWhenAllowed());
   }
 
   /**
@@ -224,7 +247,7 @@ export class KeyCache implements KeyringProvider {
    * newer keys are on their way (ShardedKeys during a reshard); it never fetches more often than requests would.
    */
   async newest(): Promise<KeysRead | undefined> {
-    const fetch = this.freshLoad() === undefined ? this.fetchNowIfAllowed() : this.inFlight;
+    const fetch = this.freshLoad() === undefined ? await this.fetchWhenAllowed() : this.inFlight;
     const remainingMs = fetch ? fetch.startedAt + this.abandonAfterMs - this.now() : 0;
     if (fetch && remainingMs > 0) await raceWithTimeout(fetch.result, remainingMs, () => undefined);
     const usable = this.staleLoad();
@@ -243,7 +266,7 @@ export class KeyCache implements KeyringProvider {
     const stale = this.staleLoad();
     if (stale) return served(stale, true);
     // The staleness bound passed while this request waited.
-    return this.awaitFetch(this.fetchNowIfAllowed());
+    return this.awaitFetch(await this.fetchWhenAllowed());
   }
 
   /** Nothing usable: the outcome of a fetch decides. */
@@ -264,33 +287,64 @@ export class KeyCache implements KeyringProvider {
     return this.now() - loaded.readNotBefore < this.ttlMs + this.maxStaleMs ? loaded : undefined;
   }
 
-  /** The fetch in flight, else a new one unless a recent failure says wait; undefined while waiting. */
+  /** The fetch in flight, else a new one unless this shard's last failure or the environment's budget says wait. */
   private fetchNowIfAllowed(): Fetch | undefined {
-    const now = this.now();
-    if (this.inFlight && now - this.inFlight.startedAt <= this.abandonAfterMs) return this.inFlight;
-    if (this.lastFailedStart !== undefined) {
-      const spacing = this.staleLoad() === undefined ? this.unavailableRetryMs : this.staleRetryMs;
-      if (now - this.lastFailedStart < spacing) return undefined;
-    }
-    return this.startFetch(now);
+    const decision = this.fetchDecision();
+    return 'fetch' in decision ? decision.fetch : undefined;
   }
 
-  private startFetch(startedAt: number): Fetch {
+  /**
+   * As fetchNowIfAllowed, for a caller with nothing usable to serve meanwhile: when only the environment's budget
+   * says wait (another shard's fetch started less than 500 ms ago while Secrets Manager seems to fail), it waits its
+   * turn, within the time a fetch may take, rather than answer 503 for a fault this shard has not met. This shard's
+   * own spacing after its own failure still answers at once, as before.
+   */
+  private async fetchWhenAllowed(): Promise<Fetch | undefined> {
+    const giveUpAt = this.now() + this.abandonAfterMs;
+    for (;;) {
+      const decision = this.fetchDecision();
+      if ('fetch' in decision) return decision.fetch;
+      if (decision.budgetWaitMs === undefined || this.now() + decision.budgetWaitMs > giveUpAt)
+        return undefined;
+      await new Promise((resolve) => setTimeout(resolve, decision.budgetWaitMs));
+    }
+  }
+
+  private fetchDecision(): { readonly fetch: Fetch } | { readonly budgetWaitMs?: number } {
+    const now = this.now();
+    if (this.inFlight && now - this.inFlight.startedAt <= this.abandonAfterMs)
+      return { fetch: this.inFlight };
+    if (this.lastFailedStart !== undefined && now - this.lastFailedStart < this.retrySpacing()) return {};
+    const budgetWaitMs = this.budget.waitMs();
+    if (budgetWaitMs > 0) return { budgetWaitMs };
+    return { fetch: this.startFetch(now, this.budget.start(this.abandonAfterMs)) };
+  }
+
+  private retrySpacing(): number {
+    if (this.lastFailureMissing) return Math.max(this.missingRetryMs, this.unavailableRetryMs);
+    return this.staleLoad() === undefined ? this.unavailableRetryMs : this.staleRetryMs;
+  }
+
+  private startFetch(startedAt: number, ticket: FetchTicket): Fetch {
     const fetch: Fetch = {
       startedAt,
       result: this.load(startedAt).then(
         (keyring) => {
+          ticket.settled(true);
           // A fetch abandoned for a newer one must not install older keys over the newer fetch's.
           if (this.inFlight !== fetch) return undefined;
           const loaded: Loaded = { keyring, readNotBefore: startedAt, readNotAfter: this.now() };
           this.loaded = loaded;
           this.lastFailedStart = undefined;
+          this.lastFailureMissing = false;
           this.inFlight = undefined;
           return loaded;
         },
-        () => {
+        (error: unknown) => {
+          ticket.settled(false);
           if (this.inFlight !== fetch) return undefined;
           this.lastFailedStart = startedAt;
+          this.lastFailureMissing = isMissingSecret(error);
           this.inFlight = undefined;
           return undefined;
         },
@@ -347,6 +401,7 @@ export class KeyCache implements KeyringProvider {
       onProblems: (later) => {
         this.logMalformedEntries(later);
       },
+      ...(this.builtEntries === undefined ? {} : { builtEntries: this.builtEntries }),
     });
     return { keyring, problems, counted: { entries } };
   }
@@ -362,6 +417,11 @@ export class KeyCache implements KeyringProvider {
       });
     }
   }
+}
+
+/** The source says the secret is not there (a deleted shard secret, a shard file removed): no use asking soon. */
+function isMissingSecret(error: unknown): boolean {
+  return errorName(error) === 'ResourceNotFoundException' || errorCode(error) === 'ENOENT';
 }
 
 function served(loaded: Loaded, stale: boolean): KeysRead {

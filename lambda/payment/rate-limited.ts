@@ -5,11 +5,7 @@
  * compose.ts builds them once it has read the Lambda's AWS settings.
  */
 import { composeLambdaHandler } from './compose';
-import {
-  createLimiterDynamoDbClient,
-  DynamoDbCounterStore,
-  limiterCallBounds,
-} from './rate-limit/dynamodb-counter-store';
+import { createLimiterDynamoDbClient, DynamoDbCounterStore } from './rate-limit/dynamodb-counter-store';
 import { readRateLimitSettings } from './rate-limit/settings';
 import { SharedRateLimiter } from './rate-limit/shared-limiter';
 
@@ -19,14 +15,11 @@ export const handler = composeLambdaHandler({
   limits: (aws) => ({
     limiter: new SharedRateLimiter({
       store: new DynamoDbCounterStore({
-        // The production bounds, unless a test against an emulator set a longer deadline.
-        client: createLimiterDynamoDbClient(
-          { target: aws.targets.dynamoDb, credentials: aws.credentials },
-          limiterCallBounds(settings.deadlineMs),
-        ),
+        client: createLimiterDynamoDbClient({ target: aws.targets.dynamoDb, credentials: aws.credentials }),
         tableName: settings.tableName,
       }),
-      deadlineMs: settings.deadlineMs,
+      // The production budget, unless a test against an emulator set a longer one.
+      budgetMs: settings.budgetMs,
     }),
     defaultLimit: settings.defaultLimit,
     failure: settings.failure,

@@ -1,3 +1,5 @@
+import type { KeyFormatPolicy } from '../../shared/keys/credential-screen';
+import { readKeyPrefix } from '../../shared/keys/key-format';
 import { readRegistryLayout, type RegistryLayout } from '../../shared/keys/registry';
 import { parseLogLevel, type LogLevel } from '../../shared/logger';
 import { DEFAULT_METRICS_NAMESPACE, METRICS_ENV } from './metric-names';
@@ -12,6 +14,10 @@ export const ENV = {
   maxStaleSeconds: 'KEY_MAX_STALE_SECONDS',
   keyExpiryWarningDays: 'KEY_EXPIRY_WARNING_DAYS',
   logLevel: 'LOG_LEVEL',
+  /** The stack's key prefix (context `keyPrefix`): keys starting with `<prefix>_` are checked before any lookup. */
+  keyPrefix: 'KEY_PREFIX',
+  /** `false` refuses keys without the prefix before any lookup (context `legacyKeys`); absent: `true`. */
+  legacyKeys: 'LEGACY_KEYS',
   /** Set by Lambda when the function's advanced logging controls name an application log level. */
   lambdaLogLevel: 'AWS_LAMBDA_LOG_LEVEL',
 } as const;
@@ -47,6 +53,8 @@ export interface LambdaSettings extends KeyCacheSettings {
   /** The stack name: the `Service` dimension of every metric and the `service` field of every log line. */
   readonly serviceName: string;
   readonly metricsNamespace: string;
+  /** The key prefix, and whether keys without it are looked up. */
+  readonly keyFormat: KeyFormatPolicy;
 }
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -108,6 +116,16 @@ function readName(env: Environment, name: string, defaultValue: string): string 
   return raw;
 }
 
+/** KEY_PREFIX and LEGACY_KEYS; absent or empty: the defaults (`pay`, legacy keys looked up). */
+export function readKeyFormatPolicy(env: Environment): KeyFormatPolicy {
+  const prefix = readKeyPrefix(env[ENV.keyPrefix], ENV.keyPrefix);
+  const rawLegacy = env[ENV.legacyKeys];
+  if (rawLegacy !== undefined && rawLegacy !== '' && rawLegacy !== 'true' && rawLegacy !== 'false') {
+    throw new Error(`${ENV.legacyKeys} must be true or false, got "${rawLegacy}"`);
+  }
+  return { prefix, legacyKeys: rawLegacy !== 'false' };
+}
+
 /**
  * Keys that expire within this window count in `KeysExpiringSoon`. Measured by the monitor function for every
  * shard, no longer by the payment Lambda, which sees only the shards its requests needed.
@@ -131,6 +149,7 @@ export function readLambdaSettings(env: Environment): LambdaSettings {
     logLevel: readLogLevel(env),
     serviceName: readName(env, METRICS_ENV.serviceName, DEFAULT_SERVICE_NAME),
     metricsNamespace: readName(env, METRICS_ENV.namespace, DEFAULT_METRICS_NAMESPACE),
+    keyFormat: readKeyFormatPolicy(env),
     ...readKeyCacheSettings(env),
   };
 }

@@ -11,6 +11,8 @@ import {
   type RefreshObserver,
   type SecretSource,
 } from './key-cache';
+import { FetchBudget } from './fetch-budget';
+import { BuiltEntries } from '../../shared/keys/built-entries';
 
 /** Where shard `index` of a registry is read from, given its id in the layout (a secret's ARN or name, a path). */
 export type ShardSourceFor = (index: number, id: string) => SecretSource;
@@ -26,6 +28,8 @@ export interface ShardedKeysOptions {
   readonly observer?: RefreshObserver;
   /** Default: 'eager' for a registry of one secret (as before shards), 'lazy' for several. */
   readonly entryBuilding?: EntryBuilding;
+  /** Where lazily built entries are kept, across all shards. Default: a BuiltEntries of BUILT_ENTRIES_PER_GENERATION. */
+  readonly builtEntries?: BuiltEntries;
   /** The rest of each shard cache's options (tests). */
   readonly cacheOptions?: Pick<
     KeyCacheOptions,
@@ -73,11 +77,17 @@ export class ShardedKeys implements KeyringProvider {
     this.now = cacheOptions?.now ?? Date.now;
     this.caches = new Array<KeyCache | undefined>(slots);
     const entryBuilding = options.entryBuilding ?? (slots === 1 ? 'eager' : 'lazy');
+    // One budget for every shard: while Secrets Manager fails, 4 calls a second per environment, not per shard.
+    const budget = new FetchBudget({ now: this.now });
+    // One bound on built entries for every shard: memory does not grow with the distinct apps asked for.
+    const builtEntries = options.builtEntries ?? new BuiltEntries();
     this.createCache = (index) =>
       new KeyCache({
         ...cacheOptions,
         ...rules,
         entryBuilding,
+        budget,
+        builtEntries,
         // One secret logs as it did before shards; with several, each line says which shard.
         ...(slots === 1 ? {} : { shard: index }),
         source: sourceFor(index, layout.shardIds[index] ?? ''),

@@ -25,7 +25,9 @@ import {
 export interface RotationHandlerOptions extends RotationPolicy {
   readonly client: SecretsManagerClient;
   readonly logger: Logger;
-  /** Source of fresh keys; the CSPRNG-backed generateKey unless a test needs known keys. */
+  /** The stack's key prefix, for fresh keys. Default: the default prefix (`pay`). */
+  readonly keyPrefix?: string;
+  /** Source of fresh keys; the CSPRNG-backed generateKey (with keyPrefix) unless a test needs known keys. */
   readonly generateKey?: () => string;
   /** The clock each step reads (epoch ms); Date.now unless a test needs a known time. */
   readonly now?: () => number;
@@ -38,13 +40,14 @@ export type RotationHandler = (event: RotationEvent) => Promise<void>;
  * before anything is written. Rotation already removes expired keys of the apps it rotates, so the room must come
  * from elsewhere.
  */
-function assertFits(secretString: string): SecretSize {
+function assertFits(secretString: string, secretId: string): SecretSize {
   const size = secretSize(secretString);
   if (!size.fits) {
     throw new RotationError(
       `the rotated secret would be ${size.bytes} bytes, ${size.overBy} over Secrets Manager's limit of ` +
-        `${SECRET_MAX_BYTES}: remove apps and keys no longer used (the key CLI's prune removes expired ones), ` +
-        'keep fewer keys per app (rotationKeep), or store plain keys rather than sha256: digests, which take more room',
+        `${SECRET_MAX_BYTES}: shard ${secretId} is too full to rotate (${size.fillPercent.toFixed(1)}%), and nothing ` +
+        "was written; remove apps and keys no longer used (the key CLI's prune removes expired ones), keep fewer keys per app (rotationKeep), " +
+        'store digests (d:, 24 characters) rather than plain keys, or grow keyShards (docs/keys.md)',
     );
   }
   return size;
@@ -63,7 +66,7 @@ interface SecretVersion {
 export function createRotationHandler(options: RotationHandlerOptions): RotationHandler {
   const { client, logger } = options;
   const policy: RotationPolicy = { keep: options.keep, periodMs: options.periodMs };
-  const newKey = options.generateKey ?? generateKey;
+  const newKey = options.generateKey ?? ((): string => generateKey(options.keyPrefix));
   const clock = options.now ?? Date.now;
   assertValidRotationPolicy(policy);
 
@@ -149,7 +152,7 @@ export function createRotationHandler(options: RotationHandlerOptions): Rotation
         const current = await readCurrent(event.SecretId);
         const rotated = rotateAllApps(parseKeyDocument(current.secretString), policy, clock(), newKey);
         const secretString = serializeKeyDocument(rotated.document);
-        const size = assertFits(secretString);
+        const size = assertFits(secretString, event.SecretId);
         if (size.nearlyFull) {
           logger.warn('the keys secret is nearly full', {
             ...fields,

@@ -14,5 +14,6 @@ export const handler = createRotationHandler({
   client: createSecretsManagerClient(ROTATION_CALL_BOUNDS),
   keep: settings.keep,
   periodMs: settings.periodMs,
+  keyPrefix: settings.keyPrefix,
   logger: createJsonLogger(settings.logLevel),
 });

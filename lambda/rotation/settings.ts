@@ -1,5 +1,6 @@
 import { MAX_KEYS_KEPT_BY_ROTATION, MIN_KEYS_KEPT_BY_ROTATION } from '../../shared/keys/rotation';
 import type { CallBounds } from '../../shared/aws/bounded-client';
+import { readKeyPrefix } from '../../shared/keys/key-format';
 import { parseLogLevel, type LogLevel } from '../../shared/logger';
 
 /** Environment variable names, shared with the stack that sets them. The secret comes from each event. */
@@ -7,6 +8,8 @@ export const ROTATION_ENV = {
   keepKeys: 'ROTATION_KEEP_KEYS',
   periodHours: 'ROTATION_PERIOD_HOURS',
   logLevel: 'LOG_LEVEL',
+  /** The stack's key prefix (context `keyPrefix`): fresh keys are `<prefix>_<32 base62><6 base62 CRC32>`. */
+  keyPrefix: 'KEY_PREFIX',
 } as const;
 
 const HOUR_MS = 3_600_000;
@@ -38,6 +41,8 @@ export interface RotationSettings {
   /** Time between two scheduled rotations, in milliseconds: what a superseded key's expiry is counted in. */
   readonly periodMs: number;
   readonly logLevel: LogLevel;
+  /** The prefix of the keys it generates. */
+  readonly keyPrefix: string;
 }
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -69,5 +74,6 @@ export function readRotationSettings(env: Environment): RotationSettings {
     keep,
     periodMs: periodHours * HOUR_MS,
     logLevel: parseLogLevel(env[ROTATION_ENV.logLevel], ROTATION_ENV.logLevel),
+    keyPrefix: readKeyPrefix(env[ROTATION_ENV.keyPrefix], ROTATION_ENV.keyPrefix),
   };
 }

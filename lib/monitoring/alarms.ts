@@ -286,8 +286,14 @@ function rotationAlarmSpec(rotationFunction: lambda.IFunction): AlarmSpec {
   };
 }
 
-/** Callers saw what the failure mode gives them: open lets the request through uncounted, closed answers 503. */
+/**
+ * Callers saw what the failure mode gives them: local counts in each environment, open lets the request through
+ * uncounted, closed answers 503.
+ */
 const LIMITER_FAILURE_EFFECT: Readonly<Record<LimiterFailure, string>> = {
+  local:
+    'With appRateLimitFailure=local (this stack) each execution environment counted those requests itself, the ' +
+    "app's limit in each: payments continue, and a flooding app got at most environments x its limit.",
   open:
     'With appRateLimitFailure=open (this stack) those requests went on uncounted: payments continue, but no ' +
     'app was limited for them.',

@@ -29,7 +29,8 @@ import {
 } from '../../test/support/moto';
 import {
   createPaymentSecretsManagerClient,
-  PAYMENT_CALL_BOUNDS,
+  KEY_FETCH_ATTEMPTS,
+  KEY_FETCH_BUDGET_MS,
   secretsManagerSource,
 } from '../../lambda/payment/secrets-manager-source';
 import { createSecretsManagerClient } from '../../shared/aws/bounded-client';
@@ -184,14 +185,26 @@ async function warmCallTimes(
   secretArn: string,
 ): Promise<{ ours: number[]; sdk: number[] }> {
   const ours = secretsManagerSource(secretArn, createPaymentSecretsManagerClient(motoAccess(moto.endpoint)));
-  const sdk = createSecretsManagerClient(PAYMENT_CALL_BOUNDS, {
-    region: MOTO_AWS_ENV.AWS_REGION,
-    endpoint: moto.endpoint,
-    credentials: {
-      accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
-      secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+  // The SDK client bounded as ours is: the same attempts and timers, the fetch's budget as its call deadline.
+  const sdk = createSecretsManagerClient(
+    {
+      maxAttempts: KEY_FETCH_ATTEMPTS.maxAttempts,
+      connectionTimeoutMs: KEY_FETCH_ATTEMPTS.connectionTimeoutMs,
+      attemptTimeoutMs: KEY_FETCH_ATTEMPTS.socketTimeoutMs ?? KEY_FETCH_BUDGET_MS,
+      ...(KEY_FETCH_ATTEMPTS.retryDelayMs === undefined
+        ? {}
+        : { retryDelayMs: KEY_FETCH_ATTEMPTS.retryDelayMs }),
+      callDeadlineMs: KEY_FETCH_BUDGET_MS,
     },
-  });
+    {
+      region: MOTO_AWS_ENV.AWS_REGION,
+      endpoint: moto.endpoint,
+      credentials: {
+        accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
+        secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+      },
+    },
+  );
   const viaSdk = async (): Promise<void> => {
     await sdk.send(new GetSecretValueCommand({ SecretId: secretArn, VersionStage: 'AWSCURRENT' }));
   };
@@ -324,7 +337,7 @@ export async function clientLines(moto: MotoServer, work: string, secretArn: str
     [RATE_LIMIT_ENV.table]: tableName,
     // High enough that no request of the run is refused: every one makes its one UpdateItem.
     [RATE_LIMIT_ENV.perSecond]: '10000',
-    [RATE_LIMIT_ENV.deadlineMs]: String(EMULATOR_LIMITER_DEADLINE_MS),
+    [RATE_LIMIT_ENV.budgetMs]: String(EMULATOR_LIMITER_DEADLINE_MS),
   };
   const warm = {
     ours: [] as number[],

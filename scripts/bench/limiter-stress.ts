@@ -86,6 +86,76 @@ function outageRow(fault: Fault, failure: LimiterFailure, processes: number, rep
   );
 }
 
+/** Issue 27's flood: 4 environments as fast as they can against 10 a second, failing local. */
+const FAST_LIMIT = { perSecond: 10, burst: 10 };
+const FAST_ENVIRONMENTS = 4;
+const FAST_RUNS = 3;
+const FAST_CASES: readonly {
+  readonly label: string;
+  readonly options: Partial<FloodOptions>;
+  readonly band: readonly [number, number];
+}[] = [
+  { label: '+0 ms', options: { latencyMs: 0 }, band: [8, 12] },
+  { label: '+40 ms', options: { latencyMs: 40 }, band: [8, 12] },
+  { label: '+80 ms', options: { latencyMs: 80 }, band: [8, 12] },
+  // Past the budget on a loaded machine, and no answer at all: each environment counts the app itself.
+  { label: '+120 ms', options: { latencyMs: 120 }, band: [8, 48] },
+  { label: 'black-holed', options: { fault: 'black-holed' }, band: [8, 48] },
+];
+
+function spread(values: readonly number[]): string {
+  const sorted = [...values].sort((first, second) => first - second);
+  return `${fmt(sorted[0] ?? NaN, 0)} / ${fmt(sorted[Math.floor(sorted.length / 2)] ?? NaN, 0)} / ${fmt(sorted.at(-1) ?? NaN, 0)}`;
+}
+
+export async function limiterFloodLines(moto: MotoServer, work: string): Promise<string[]> {
+  const app = await synthesizeApp(join(work, 'cdk.out-limiter-fast'), {
+    appRateLimit: String(FAST_LIMIT.perSecond),
+  });
+  const lines = [
+    `${FAST_ENVIRONMENTS} environments flooding one app as fast as they can against ${FAST_LIMIT.perSecond}/s ` +
+      `(burst ${FAST_LIMIT.burst}), a calm app at 1/s under its own 10/s, appRateLimitFailure=local, production ` +
+      `budget (${LIMITER_WORST_ADDED_MS} ms), ${STRESS_FLOOD.durationMs / 1000} s a run, ${FAST_RUNS} runs each; accepted per whole second after the first:`,
+    '| store | target | run 1 | run 2 | run 3 | min / median / max of the run minima | min / median / max of the run maxima | every second in band | offered per second (median) | calm app 429s | RateLimiterUnavailable |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const { label, options, band } of FAST_CASES) {
+    const reports: FloodReport[] = [];
+    for (let run = 0; run < FAST_RUNS; run++) {
+      reports.push(
+        await runFlood({
+          assetDir: app.paymentAssetDir,
+          moto,
+          processes: FAST_ENVIRONMENTS,
+          floodLimit: FAST_LIMIT,
+          floodOffered: 1_000_000,
+          floodAsFastAsPossible: true,
+          steadyLimit: FAST_LIMIT,
+          steadyOffered: 1,
+          steadyArrivals: 'random',
+          durationMs: STRESS_FLOOD.durationMs,
+          bounds: 'production',
+          failure: 'local',
+          ...options,
+        }),
+      );
+    }
+    const seconds = reports.map((report) => report.floodAccepted.slice(1));
+    const inBand = seconds.every((run) =>
+      run.every((accepted) => accepted >= band[0] && accepted <= band[1]),
+    );
+    const offered = reports.flatMap((report) => report.floodOffered.slice(1));
+    lines.push(
+      `| ${label} | ${band[0]}-${band[1]} | ${seconds.map((run) => run.join(', ')).join(' | ')} | ` +
+        `${spread(seconds.map((run) => Math.min(...run)))} | ${spread(seconds.map((run) => Math.max(...run)))} | ` +
+        `${inBand ? 'yes' : 'NO'} | ${spread(offered).split(' / ')[1] ?? ''} | ` +
+        `${reports.map(calmRefused).join(', ')} of ${reports.map((report) => report.steady.length).join(', ')} | ` +
+        `${reports.map((report) => report.emfTotals.RateLimiterUnavailable ?? 0).join(', ')} |`,
+    );
+  }
+  return lines;
+}
+
 export async function limiterStressLines(moto: MotoServer, work: string): Promise<string[]> {
   const limited = await synthesizeApp(join(work, 'cdk.out-limiter-stress'), {
     appRateLimit: String(LIMIT.perSecond),

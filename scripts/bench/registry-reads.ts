@@ -248,6 +248,19 @@ function unknownApp(): App {
   return { appId: `unknown-${generateKey().slice(5, 17)}`, key: generateKey() };
 }
 
+/** A made-up id and a key that starts like the stack's (`pay_`) with its checksum wrong: refused before any lookup. */
+function madeUpKeyApp(): App {
+  const key = generateKey();
+  const last = key.charAt(key.length - 1);
+  return { appId: unknownApp().appId, key: key.slice(0, -1) + (last === '0' ? '1' : '0') };
+}
+
+/** Half 8 KB ids, half unicode ones: neither fits the App-id rule, so no shard can hold them. */
+function impossibleAppId(index: number): string {
+  const unique = generateKey().slice(4, 16);
+  return index % 2 === 0 ? `${unique}-${'a'.repeat(8192)}` : `caf\u00e9-${unique}-\u2603`;
+}
+
 async function runLoad(
   asset: string,
   env: Record<string, string>,
@@ -320,6 +333,17 @@ export async function registryCallLines(moto: MotoServer, work: string, asset: s
     {
       label: 'unknown ids only (a flood)',
       requests: Array.from({ length: requestsPerLoad }, () => ({ app: unknownApp(), known: false })),
+    },
+    {
+      label: 'made-up keys with the prefix and a wrong checksum, for made-up ids (a flood)',
+      requests: Array.from({ length: requestsPerLoad }, () => ({ app: madeUpKeyApp(), known: false })),
+    },
+    {
+      label: 'App-ids no app can have (8 KB, unicode), any key',
+      requests: Array.from({ length: requestsPerLoad }, (_, index) => ({
+        app: { appId: impossibleAppId(index), key: generateKey() },
+        known: false,
+      })),
     },
     {
       label: 'known apps of 3 shards only',

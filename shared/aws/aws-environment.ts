@@ -66,7 +66,7 @@ export interface AwsTarget {
   readonly region: string;
 }
 
-export type Environment = Readonly<Record<string, string | undefined>>;
+export type EnvironmentVariables = Readonly<Record<string, string | undefined>>;
 
 /** A setting is either usable, or the one line that says why not. */
 export type Resolved<T> =
@@ -112,7 +112,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** `true`, `false` or unset, as the SDK's boolean settings; anything else is refused. */
-function readBoolean(env: Environment, name: string): Resolved<boolean> {
+function readBoolean(env: EnvironmentVariables, name: string): Resolved<boolean> {
   const raw = nonEmpty(env[name]);
   if (raw === undefined || raw === 'false') return ok(false);
   if (raw === 'true') return ok(true);
@@ -137,7 +137,7 @@ function partitionOf(region: string): Resolved<{ readonly id: string; readonly d
 }
 
 /** AWS_REGION as the SDK reads it (AWS_DEFAULT_REGION is the CLI's, not the SDK's). */
-export function readRegion(env: Environment): Resolved<string> {
+export function readRegion(env: EnvironmentVariables): Resolved<string> {
   const region = nonEmpty(env[ENV_NAMES.region]);
   if (region === undefined) {
     return refused(`${ENV_NAMES.region} is not set: the region is missing (AWS_DEFAULT_REGION is not read)`);
@@ -171,7 +171,7 @@ function readEndpointUrl(name: string, raw: string): Resolved<URL> {
 
 /** The endpoint variable that applies to `service`, with its name, or undefined (AWS_IGNORE_... counts). */
 function configuredEndpoint(
-  env: Environment,
+  env: EnvironmentVariables,
   service: AwsJsonService,
 ): Resolved<{ readonly name: string; readonly raw: string } | undefined> {
   const ignore = readBoolean(env, ENV_NAMES.ignoreConfiguredEndpointUrls);
@@ -188,7 +188,7 @@ function configuredEndpoint(
  * Where `service`'s calls go in `env`, by the SDK's rules: the configured endpoint URL if any (never with FIPS, which
  * the SDK refuses too), else `https://<prefix>[-fips].<region>.<partition's DNS suffix>/`.
  */
-export function resolveTarget(env: Environment, service: AwsJsonService): Resolved<AwsTarget> {
+export function resolveTarget(env: EnvironmentVariables, service: AwsJsonService): Resolved<AwsTarget> {
   const region = readRegion(env);
   if (!region.ok) return region;
   const partition = partitionOf(region.value);
@@ -228,7 +228,7 @@ export function resolveTarget(env: Environment, service: AwsJsonService): Resolv
 }
 
 /** The credentials Lambda gives every function, from its environment; never a value in the problem line. */
-export function readEnvironmentCredentials(env: Environment): Resolved<AwsCredentials> {
+export function readEnvironmentCredentials(env: EnvironmentVariables): Resolved<AwsCredentials> {
   const accessKeyId = nonEmpty(env[ENV_NAMES.accessKeyId]);
   const secretAccessKey = nonEmpty(env[ENV_NAMES.secretAccessKey]);
   const missing = [
@@ -256,7 +256,7 @@ export interface AwsAccess<S extends AwsJsonServiceName = AwsJsonServiceName> {
  * the variable (never a credential's value). Read once, at start.
  */
 export function readAwsAccess<S extends AwsJsonServiceName>(
-  env: Environment,
+  env: EnvironmentVariables,
   services: readonly S[],
 ): Resolved<AwsAccess<S>> {
   const targets: Partial<Record<S, AwsTarget>> = {};

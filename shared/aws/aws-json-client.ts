@@ -1,19 +1,14 @@
 import { errorCode } from '../errors';
 import type { AwsJsonService, AwsTarget, CredentialProvider } from './aws-environment';
-import { withinDeadline, type CallBounds } from './call-bounds';
-import {
-  AttemptAbortedError,
-  AttemptTimeoutError,
-  createNodeHttpTransport,
-  type HttpAnswer,
-  type HttpTransport,
-} from './http-transport';
+import { createNodeHttpTransport, type TransportAnswer, type HttpTransport } from './http-transport';
+import { abortedAttempt, AttemptError } from './attempt-errors';
+import { setAbortSignal } from './set-abort-signal';
 import { signRequest } from './sigv4';
 
 /**
  * A small client for AWS's JSON protocols (Secrets Manager's 1.1, DynamoDB's 1.0): one operation is one signed POST
- * with `X-Amz-Target`, bounded as the SDK clients of this project are (CallBounds), with the SDK's names for what
- * goes wrong, so the key cache's and the limiter's logs and metrics read the same. It is what the payment Lambda
+ * with `X-Amz-Target`, within its caller's time budget (one AbortSignal per call, CallOptions.signal), with the
+ * SDK's names for what goes wrong, so the key cache's and the limiter's logs and metrics read the same. It is what the payment Lambda
  * needs from the AWS SDK (two calls), without the SDK's client machinery: see docs/development.md.
  */
 
@@ -77,7 +72,8 @@ function isRetryable(error: unknown): boolean {
   if (error instanceof AwsServiceError) {
     return RETRYABLE_TYPES.has(error.name) || RETRYABLE_STATUS.has(error.statusCode);
   }
-  if (error instanceof AttemptTimeoutError) return true;
+  // A timer of the attempt (the caller's budget ended the call before this is asked).
+  if (error instanceof AttemptError) return true;
   return RETRYABLE_NETWORK_CODES.has(errorCode(error) ?? '');
 }
 
@@ -86,7 +82,7 @@ function isRetryable(error: unknown): boolean {
  * `code`, else its `__type`; without anything after a `:` (a URL) or before a `#` (a namespace, as DynamoDB writes
  * `com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException`).
  */
-export function errorOfAnswer(answer: HttpAnswer): AwsServiceError {
+export function errorOfAnswer(answer: TransportAnswer): AwsServiceError {
   let body: Record<string, unknown> = {};
   try {
     const parsed: unknown = JSON.parse(answer.body);
@@ -106,12 +102,34 @@ export function errorOfAnswer(answer: HttpAnswer): AwsServiceError {
   return new AwsServiceError(type || `UnknownError${answer.status}`, message, answer.status);
 }
 
+/**
+ * How the small client makes the attempts of one call. The time the whole call may take is not here: it is the
+ * caller's budget, the signal of each call (CallOptions.signal).
+ */
+export interface AttemptBounds {
+  /** Attempts per call of a read, the first included (a write gets one: CallOptions.idempotent). */
+  readonly maxAttempts: number;
+  /** One attempt's TCP (and TLS) connect: past it the request was never sent. */
+  readonly connectionTimeoutMs: number;
+  /**
+   * The longest silence of a connection once made (before the answer, and within it): past it a read is tried
+   * again while the budget lasts. Absent: none; the caller's budget alone bounds the attempt.
+   */
+  readonly socketTimeoutMs?: number;
+  /**
+   * A fixed pause before each retry, throttling answers included, where the caller has its own spacing of calls
+   * (the key cache) and cannot afford the SDK's back-off. Absent: the SDK's standard back-off, exponential with
+   * full jitter from 100 ms.
+   */
+  readonly retryDelayMs?: number;
+}
+
 export interface AwsJsonClientOptions {
   readonly service: AwsJsonService;
   /** Where the calls go; resolved once, on the first call (the local server's region may need a profile read). */
   readonly target: AwsTarget | (() => Promise<AwsTarget>);
   readonly credentials: CredentialProvider;
-  readonly bounds: CallBounds;
+  readonly bounds: AttemptBounds;
   /** Injectable for tests and the benchmark. Default: node:http/https with keep-alive. */
   readonly transport?: HttpTransport;
   /** The clock requests are signed with. Default Date.now. */
@@ -122,41 +140,49 @@ export interface AwsJsonClientOptions {
 
 export interface CallOptions {
   /**
-   * Whether the operation may be sent again after an attempt that may have reached the service (a read): then one
-   * retry per CallBounds. A conditional write is not: it gets one attempt, whatever the bounds (counter-store.ts).
+   * Whether the operation may be sent again after an attempt that may have reached the service (a read): then up to
+   * AttemptBounds.maxAttempts. A conditional write is not: it gets one attempt, whatever the bounds.
    */
   readonly idempotent: boolean;
-  /** Abandons the call (the attempt in flight is closed). */
-  readonly signal?: AbortSignal;
+  /**
+   * The caller's budget: AbortSignal.timeout(ms) made once by the caller for the whole call (every attempt and
+   * pause between them), or a signal it aborts itself. The call ends as soon as it aborts.
+   */
+  readonly signal: AbortSignal;
+}
+
+/** Settles as `work` does, or rejects when `signal` aborts first: for what comes before anything is sent. */
+function beforeSending<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    work.then(resolve, reject).finally(setAbortSignal(signal, () => false, reject));
+  });
 }
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
   });
 
 /** Read through a call: the signal may be aborted at any await, which narrowing cannot see. */
 const isAborted = (signal: AbortSignal): boolean => signal.aborted;
 
 /** The back-off before attempt `attempt` + 1: the bounds' fixed delay, else the SDK's full jitter from 100 ms. */
-function backOffMs(bounds: CallBounds, attempt: number): number {
+function backOffMs(bounds: AttemptBounds, attempt: number): number {
   return bounds.retryDelayMs ?? Math.random() * Math.min(20_000, 100 * 2 ** (attempt - 1));
 }
 
-/** One AWS JSON service, bounded; one instance per service and execution environment (its connections stay open). */
+/** One AWS JSON service; one instance per service and execution environment (its connections stay open). */
 export class AwsJsonClient {
   private readonly service: AwsJsonService;
   private readonly target: () => Promise<AwsTarget>;
   private readonly credentials: CredentialProvider;
-  private readonly bounds: CallBounds;
+  private readonly bounds: AttemptBounds;
   private readonly transport: HttpTransport;
   private readonly now: () => number;
   private readonly userAgent: string;
@@ -183,34 +209,14 @@ export class AwsJsonClient {
     this.userAgent = options.userAgent ?? 'payment-api';
   }
 
-  /** Calls `operation` with `input` (the service's JSON shape) and gives the answer's JSON object. */
+  /**
+   * Calls `operation` with `input` (the service's JSON shape) and gives the answer's JSON object, within the
+   * caller's budget (`options.signal`).
+   */
   async call(operation: string, input: object, options: CallOptions): Promise<Record<string, unknown>> {
-    const abandon = new AbortController();
-    const onCallerAbort = (): void => {
-      abandon.abort();
-    };
-    options.signal?.addEventListener('abort', onCallerAbort, { once: true });
-    try {
-      return await withinDeadline(
-        this.attempts(operation, input, options, abandon.signal),
-        this.bounds.callDeadlineMs,
-        () => {
-          abandon.abort();
-        },
-      );
-    } finally {
-      options.signal?.removeEventListener('abort', onCallerAbort);
-    }
-  }
-
-  private async attempts(
-    operation: string,
-    input: object,
-    options: CallOptions,
-    signal: AbortSignal,
-  ): Promise<Record<string, unknown>> {
+    const { signal } = options;
     const maxAttempts = options.idempotent ? Math.max(1, this.bounds.maxAttempts) : 1;
-    const target = await this.target();
+    const target = await beforeSending(this.target(), signal);
     const body = JSON.stringify(input);
     for (let attempt = 1; ; attempt++) {
       try {
@@ -219,8 +225,8 @@ export class AwsJsonClient {
         if (signal.aborted || attempt >= maxAttempts || !isRetryable(error)) throw error;
       }
       await sleep(backOffMs(this.bounds, attempt), signal);
-      // The deadline may have passed during the pause.
-      if (isAborted(signal)) throw new AttemptAbortedError('the call was abandoned');
+      // The budget may have run out during the pause: an earlier attempt was sent.
+      if (isAborted(signal)) throw abortedAttempt(signal.reason, true);
     }
   }
 
@@ -231,7 +237,7 @@ export class AwsJsonClient {
     freshConnection: boolean,
     signal: AbortSignal,
   ): Promise<Record<string, unknown>> {
-    const credentials = await this.credentials();
+    const credentials = await beforeSending(this.credentials(), signal);
     const headers = await signRequest(
       {
         method: 'POST',
@@ -254,7 +260,7 @@ export class AwsJsonClient {
       headers: { ...headers, 'User-Agent': this.userAgent },
       body,
       connectionTimeoutMs: this.bounds.connectionTimeoutMs,
-      attemptTimeoutMs: this.bounds.attemptTimeoutMs,
+      ...(this.bounds.socketTimeoutMs === undefined ? {} : { socketTimeoutMs: this.bounds.socketTimeoutMs }),
       freshConnection,
       signal,
     });

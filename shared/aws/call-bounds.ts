@@ -1,9 +1,10 @@
 import { raceWithTimeout } from '../timeout';
 
 /**
- * How long one AWS call may take, and how it ends when the service does not answer. Every client of this project
- * is built from one of these, so no call can hang: the payment Lambda's small client (aws-json-client.ts) and the
- * SDK clients of the rotation Lambda, the registry monitor and the tools (bounded-client.ts).
+ * How long one AWS SDK call may take, and how it ends when the service does not answer: the SDK clients of the
+ * rotation Lambda, the registry monitor and the tools are built from one of these (bounded-client.ts), so no call
+ * can hang. The payment Lambda's small client (aws-json-client.ts) is bounded otherwise: each call carries its
+ * caller's budget as an AbortSignal, and the client keeps only its connect and socket timers (AttemptBounds).
  */
 export interface CallBounds {
   /** Attempts per call, the first included. */

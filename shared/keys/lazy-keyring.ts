@@ -1,4 +1,5 @@
 import { readAppEntry, type KeyringProblem } from './app-entry';
+import { BuiltEntries } from './built-entries';
 import { keyringAppOf, MalformedSecretError, noValidEntry, type Keyring, type KeyringApp } from './keyring';
 import { memberPositions, readSecretMembers } from './secret-json';
 
@@ -19,11 +20,17 @@ import { memberPositions, readSecretMembers } from './secret-json';
  *   loaded copy). A malformed entry no request asks for is not reported here; the monitor reads every shard.
  * - Constant time: every request compares as many digests as the longest key list any entry holds (counted from
  *   the JSON, without building), whichever app it names.
+ *
+ * Built entries are kept in a BuiltEntries the caller may share across keyrings (the Lambda: one per environment),
+ * which bounds them by count: an entry dropped from it is built again when next asked for, and its problems are not
+ * reported twice for the same loaded copy.
  */
 
 export interface LazyKeyringOptions {
   /** Told of an entry's problems when it is first built after the load, by position; must not throw. */
   readonly onProblems: (problems: readonly KeyringProblem[]) => void;
+  /** Where built entries are kept. Default: a BuiltEntries of this keyring's own. */
+  readonly builtEntries?: BuiltEntries;
 }
 
 export interface LazilyParsedKeyring {
@@ -46,7 +53,8 @@ function listedKeys(value: unknown): number {
 
 class LazyKeyring implements Keyring {
   readonly comparisonsPerRequest: number;
-  private readonly built = new Map<string, KeyringApp | undefined>();
+  /** The apps whose malformed entry was reported: once per loaded copy, however often it is built. */
+  private readonly reported = new Set<string>();
   private positions: ReadonlyMap<string, number> | undefined;
   private everyApp: ReadonlyMap<string, KeyringApp> | undefined;
   /** Problems found from now on go to the caller's callback; until then (the load) they are collected. */
@@ -57,6 +65,7 @@ class LazyKeyring implements Keyring {
     private readonly members: Readonly<Record<string, unknown>>,
     private readonly names: readonly string[],
     collect: (problems: readonly KeyringProblem[]) => void,
+    private readonly built: BuiltEntries,
   ) {
     let most = 1;
     for (const name of names) most = Math.max(most, listedKeys(members[name]));
@@ -71,11 +80,13 @@ class LazyKeyring implements Keyring {
   get(appId: string): KeyringApp | undefined {
     // Own members only: an App-id of "constructor" or "__proto__" names nothing.
     if (!Object.hasOwn(this.members, appId)) return undefined;
-    if (this.built.has(appId)) return this.built.get(appId);
+    const kept = this.built.get(this, appId);
+    if (kept !== undefined) return kept ?? undefined;
     const reading = readAppEntry({ position: 0, name: appId, value: this.members[appId] });
     const app = keyringAppOf(reading);
-    this.built.set(appId, app);
-    if (reading.problems.length > 0) {
+    this.built.set(this, appId, app ?? null);
+    if (reading.problems.length > 0 && !this.reported.has(appId)) {
+      this.reported.add(appId);
       const entryPosition = this.positionOf(appId);
       this.report(reading.problems.map((problem) => ({ ...problem, entryPosition })));
     }
@@ -143,7 +154,13 @@ export function parseKeyringLazily(text: string, options: LazyKeyringOptions): L
   if (!reading.ok) throw new MalformedSecretError(`secret ${reading.problem}`);
   const names = Object.keys(reading.members);
   const atLoad: KeyringProblem[] = [];
-  const keyring = new LazyKeyring(text, reading.members, names, (problems) => atLoad.push(...problems));
+  const keyring = new LazyKeyring(
+    text,
+    reading.members,
+    names,
+    (problems) => atLoad.push(...problems),
+    options.builtEntries ?? new BuiltEntries(),
+  );
   const byPosition = (a: KeyringProblem, b: KeyringProblem): number => a.entryPosition - b.entryPosition;
   if (names.length > 0 && !names.some((name) => keyring.has(name))) {
     throw noValidEntry(names.length, atLoad.sort(byPosition));

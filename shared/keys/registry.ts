@@ -10,7 +10,7 @@ import { shardOf } from './shard';
  * yet moved is still found. Writers (the key CLI's reshard) write only the new home.
  */
 
-export const KEY_SHARDS_LIMITS = { min: 1, max: 256 } as const;
+export const KEY_SHARDS_LIMITS = { min: 1, max: 1_024 } as const;
 
 export const KEY_SHARDS_RULE = `a whole number from ${KEY_SHARDS_LIMITS.min} to ${KEY_SHARDS_LIMITS.max}`;
 
@@ -130,7 +130,7 @@ type Environment = Readonly<Record<string, string | undefined>>;
 function readShardCount(env: Environment, name: string): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
-  const value = /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
+  const value = /^\d{1,4}$/.test(raw) ? Number(raw) : NaN;
   const problem = shardCountProblem(value);
   if (problem !== undefined) throw new Error(`${name} ${problem}, got "${raw}"`);
   return value;

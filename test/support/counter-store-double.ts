@@ -39,7 +39,10 @@ export class CounterStoreDouble implements CounterStore {
     this.writesPerSecondPerItem = options.writesPerSecondPerItem ?? Infinity;
   }
 
-  /** The next calls get these answers, in order (`hang`: never settles), whatever the items hold. */
+  /**
+   * The next calls get these answers, in order (`hang`: no answer, settling only when the caller's signal aborts, as
+   * the DynamoDB store does), whatever the items hold.
+   */
   answer(...outcomes: Array<IncrementOutcome | 'hang'>): this {
     this.scripted.push(...outcomes);
     return this;
@@ -49,8 +52,22 @@ export class CounterStoreDouble implements CounterStore {
     const at = this.now();
     const scripted = this.scripted.shift();
     if (scripted === 'hang') {
-      this.calls.push({ request, at, outcome: { kind: 'failed', landed: 'maybe', error: 'hung' } });
-      return new Promise(() => undefined);
+      const outcome: IncrementOutcome = {
+        kind: 'failed',
+        landed: 'maybe',
+        error: 'TimeoutError: time budget ran out after sending',
+      };
+      this.calls.push({ request, at, outcome });
+      return new Promise((resolve) => {
+        if (request.signal.aborted) resolve(outcome);
+        request.signal.addEventListener(
+          'abort',
+          () => {
+            resolve(outcome);
+          },
+          { once: true },
+        );
+      });
     }
     const outcome = scripted ?? this.write(request, at);
     this.calls.push({ request, at, outcome });

@@ -4,10 +4,10 @@
  * error, or a function of the input), and every call's input is recorded. The client above it is the real one:
  * signing, the X-Amz-Target, the error parsing.
  */
-import { AwsJsonClient } from '../../shared/aws/aws-json-client';
+import { AwsJsonClient, type AttemptBounds } from '../../shared/aws/aws-json-client';
 import type { AwsJsonService } from '../../shared/aws/aws-environment';
-import type { CallBounds } from '../../shared/aws/call-bounds';
-import type { HttpAnswer, HttpAttempt, HttpTransport } from '../../shared/aws/http-transport';
+import { abortedAttempt } from '../../shared/aws/attempt-errors';
+import type { TransportAnswer, HttpAttempt, HttpTransport } from '../../shared/aws/http-transport';
 
 /** An error answer as the service writes it: a status, an AWS error type (`__type`) and a message. */
 export interface AwsErrorAnswer {
@@ -21,9 +21,9 @@ export function awsError(type: string, message: string, status = 400): AwsErrorA
 }
 
 /** What one call gets: a JSON output, an error answer, or a thrown network error. */
-export type Outcome = Record<string, unknown> | AwsErrorAnswer | Error;
+export type ScriptedOutcome = Record<string, unknown> | AwsErrorAnswer | Error;
 
-type Behaviour = (input: Record<string, unknown>, attempt: HttpAttempt) => Promise<Outcome>;
+type Behaviour = (input: Record<string, unknown>, attempt: HttpAttempt) => Promise<ScriptedOutcome>;
 
 export interface OperationStub {
   resolves(output: Record<string, unknown>): OperationStub;
@@ -41,13 +41,13 @@ export interface FakeAwsService {
   reset(): void;
 }
 
-function isErrorAnswer(outcome: Outcome): outcome is AwsErrorAnswer {
+function isErrorAnswer(outcome: ScriptedOutcome): outcome is AwsErrorAnswer {
   return (
     !(outcome instanceof Error) && typeof outcome.status === 'number' && typeof outcome.type === 'string'
   );
 }
 
-function answerOf(outcome: AwsErrorAnswer | Record<string, unknown>, contentType: string): HttpAnswer {
+function answerOf(outcome: AwsErrorAnswer | Record<string, unknown>, contentType: string): TransportAnswer {
   if (isErrorAnswer(outcome)) {
     return {
       status: outcome.status,
@@ -70,9 +70,23 @@ export function fakeAwsService(): FakeAwsService {
     const input = JSON.parse(attempt.body) as Record<string, unknown>;
     calls.push({ operation, input });
     const behaviour = behaviours.get(operation);
-    const outcome = behaviour
-      ? await behaviour(input, attempt)
-      : awsError('UnknownOperationException', `${operation} is not scripted`);
+    // As the real transport does: the caller's signal ends the attempt, which was sent.
+    const outcome = await new Promise<ScriptedOutcome>((resolve, reject) => {
+      const onAbort = (): void => {
+        reject(abortedAttempt(attempt.signal.reason, true));
+      };
+      if (attempt.signal.aborted) {
+        onAbort();
+        return;
+      }
+      attempt.signal.addEventListener('abort', onAbort, { once: true });
+      const answered = behaviour
+        ? behaviour(input, attempt)
+        : Promise.resolve(awsError('UnknownOperationException', `${operation} is not scripted`));
+      answered.then(resolve, reject).finally(() => {
+        attempt.signal.removeEventListener('abort', onAbort);
+      });
+    });
     if (outcome instanceof Error) throw outcome;
     return answerOf(outcome, attempt.headers['Content-Type'] ?? 'application/x-amz-json-1.1');
   };
@@ -100,12 +114,10 @@ export function fakeAwsService(): FakeAwsService {
   };
 }
 
-/** No bound of the client's own: a unit test of the caller's rules decides every time through the fake. */
-export const UNBOUNDED_ONE_ATTEMPT: CallBounds = {
+/** No timer of the client's own: a unit test of the caller's rules decides every time through the fake. */
+export const UNBOUNDED_ONE_ATTEMPT: AttemptBounds = {
   maxAttempts: 1,
   connectionTimeoutMs: 3_600_000,
-  attemptTimeoutMs: 3_600_000,
-  callDeadlineMs: 3_600_000,
 };
 
 /** The test credentials the fakes are signed with. */
@@ -118,7 +130,7 @@ export const FAKE_CREDENTIALS = {
 export function clientOver(
   fake: FakeAwsService,
   service: AwsJsonService,
-  bounds: CallBounds = UNBOUNDED_ONE_ATTEMPT,
+  bounds: AttemptBounds = UNBOUNDED_ONE_ATTEMPT,
 ): AwsJsonClient {
   return new AwsJsonClient({
     service,

@@ -7,9 +7,11 @@
  */
 import type { LimitDecision } from '../../lambda/payment/rate-limit/limiter';
 import {
+  counterStripes,
   REQUESTS_PER_SECOND_PER_ITEM,
   SharedRateLimiter,
 } from '../../lambda/payment/rate-limit/shared-limiter';
+import { appWindowAt } from '../../lambda/payment/rate-limit/window';
 import type { RateLimit } from '../../shared/keys/rate-limit';
 import { CounterStoreDouble } from './counter-store-double';
 
@@ -111,6 +113,33 @@ export const HOT_COUNTER_RUNS: readonly {
   },
 ];
 
+/** Offered per environment: a modest flood, and one as fast as a process goes (10,000 checks a second). */
+export const FILL_RATES = [100, 10_000] as const;
+/** From one environment to a fleet. */
+export const FILL_ENVIRONMENTS = [1, 4, 16, 1_000] as const;
+
+/**
+ * Every window filled: one app at 10 a second (windows of 1 s, 10 requests each) offered far more than that from
+ * 1 to 1,000 environments, each at 100 or 10,000 requests a second; the flood reaches the environments at once,
+ * or, for 1,000, over 3 s (a flood reaching 1,000 in one instant throttles its first window: see HOT_COUNTER_RUNS).
+ */
+export const WINDOW_FILL_RUNS: readonly {
+  readonly label: string;
+  readonly scenario: HotCounterScenario;
+}[] = FILL_ENVIRONMENTS.flatMap((environments) =>
+  FILL_RATES.map((perEnvironmentPerSecond) => ({
+    label: `${environments.toLocaleString('en')} environment${environments === 1 ? '' : 's'}, ${perEnvironmentPerSecond.toLocaleString('en')}/s each`,
+    scenario: {
+      ...THOUSAND_ENVIRONMENTS,
+      environments,
+      limit: { perSecond: 10, burst: 10 },
+      perEnvironmentPerSecond,
+      spreadMs: environments === 1_000 ? 3_000 : 0,
+      durationMs: 12_000,
+    },
+  })),
+);
+
 /** mulberry32: a small seeded generator, so a run is the same every time. */
 function seeded(seed: number): () => number {
   let state = seed >>> 0;
@@ -134,21 +163,56 @@ interface Arrival {
   readonly app: typeof FLOOD_APP | typeof CALM_APP;
 }
 
-function arrivals(scenario: HotCounterScenario, random: () => number): Arrival[] {
-  const gap = (perSecond: number): number => (-Math.log(1 - random()) * 1000) / perSecond;
-  const all: Arrival[] = [];
-  for (let environment = 0; environment < scenario.environments; environment++) {
-    let at = random() * scenario.spreadMs + gap(scenario.perEnvironmentPerSecond);
-    for (; at < scenario.durationMs; at += gap(scenario.perEnvironmentPerSecond)) {
-      all.push({ at, environment, app: FLOOD_APP });
+/** The arrivals still to come, earliest first: one per environment's flood, and the calm app's next. */
+class ArrivalQueue {
+  private readonly heap: Arrival[] = [];
+
+  get size(): number {
+    return this.heap.length;
+  }
+
+  push(arrival: Arrival): void {
+    const heap = this.heap;
+    heap.push(arrival);
+    for (let index = heap.length - 1; index > 0;) {
+      const parent = (index - 1) >> 1;
+      if ((heap[parent] as Arrival).at <= arrival.at) break;
+      heap[index] = heap[parent] as Arrival;
+      heap[parent] = arrival;
+      index = parent;
     }
   }
-  for (let at = gap(scenario.calm.perSecond); at < scenario.durationMs; at += gap(scenario.calm.perSecond)) {
-    all.push({ at, environment: Math.floor(random() * scenario.environments), app: CALM_APP });
+
+  pop(): Arrival {
+    const heap = this.heap;
+    const first = heap[0] as Arrival;
+    const last = heap.pop() as Arrival;
+    if (heap.length > 0) {
+      heap[0] = last;
+      for (let index = 0; ;) {
+        const left = 2 * index + 1;
+        const right = left + 1;
+        let smallest = index;
+        if (left < heap.length && (heap[left] as Arrival).at < (heap[smallest] as Arrival).at)
+          smallest = left;
+        if (right < heap.length && (heap[right] as Arrival).at < (heap[smallest] as Arrival).at)
+          smallest = right;
+        if (smallest === index) break;
+        [heap[index], heap[smallest]] = [heap[smallest] as Arrival, heap[index] as Arrival];
+        index = smallest;
+      }
+    }
+    return first;
   }
-  return all.sort((first, second) => first.at - second.at);
 }
 
+/**
+ * Runs the scenario: each environment's flood is a Poisson stream of its own, drawn as it goes. Where an environment
+ * answered a flood request without a store call (its window known full, or sat out), every later request of it in
+ * that window gets the same answer without a call (nothing it knows can change until the window ends): those are
+ * counted, not checked one by one, so 1,000 environments at 10,000 requests a second each run in moments. (Only for
+ * an app on one item: with several, the next request may land on another stripe.)
+ */
 export async function simulateHotCounter(scenario: HotCounterScenario): Promise<HotCounterReport> {
   const random = seeded(scenario.seed);
   let clock = START_MS;
@@ -163,12 +227,27 @@ export async function simulateHotCounter(scenario: HotCounterScenario): Promise<
   const perSecond = (): number[] => Array.from({ length: seconds }, () => 0);
   const acceptedPerSecond = perSecond();
   const unavailablePerSecond = perSecond();
+  const gap = (rate: number): number => (-Math.log(1 - random()) * 1000) / rate;
+  const floodRate = scenario.perEnvironmentPerSecond;
+  const oneItem = counterStripes(scenario.limit).count === 1;
+  const queue = new ArrivalQueue();
+  for (let environment = 0; environment < scenario.environments; environment++) {
+    queue.push({ at: random() * scenario.spreadMs + gap(floodRate), environment, app: FLOOD_APP });
+  }
+  queue.push({
+    at: gap(scenario.calm.perSecond),
+    environment: Math.floor(random() * scenario.environments),
+    app: CALM_APP,
+  });
   let floodRequests = 0;
   let calmRequests = 0;
   let calmRefused = 0;
-  for (const arrival of arrivals(scenario, random)) {
+  while (queue.size > 0) {
+    const arrival = queue.pop();
+    if (arrival.at >= scenario.durationMs) continue;
     clock = START_MS + arrival.at;
     const limit = arrival.app === FLOOD_APP ? scenario.limit : scenario.calm.limit;
+    const callsBefore = store.calls.length;
     const decision: LimitDecision = await (limiters[arrival.environment] as SharedRateLimiter).check(
       arrival.app,
       limit,
@@ -179,10 +258,26 @@ export async function simulateHotCounter(scenario: HotCounterScenario): Promise<
     if (arrival.app === CALM_APP) {
       calmRequests++;
       if (decision.kind === 'limited') calmRefused++;
+      queue.push({
+        at: arrival.at + gap(scenario.calm.perSecond),
+        environment: Math.floor(random() * scenario.environments),
+        app: CALM_APP,
+      });
       continue;
     }
     floodRequests++;
     if (decision.kind === 'accepted') acceptedPerSecond[second] = (acceptedPerSecond[second] ?? 0) + 1;
+    let next = arrival.at + gap(floodRate);
+    if (oneItem && decision.kind === 'limited' && store.calls.length === callsBefore) {
+      const windowEnd = appWindowAt(FLOOD_APP, limit, clock).endMs - START_MS;
+      if (next < windowEnd) {
+        floodRequests += Math.round(
+          ((Math.min(windowEnd, scenario.durationMs) - arrival.at) * floodRate) / 1000,
+        );
+        next = windowEnd + gap(floodRate);
+      }
+    }
+    queue.push({ at: next, environment: arrival.environment, app: FLOOD_APP });
   }
   const bySecond = (times: Iterable<number>): number[] => {
     const counts = perSecond();

@@ -12,7 +12,7 @@ import { runInProcess, spawnTool, startTool, TSX, type RunningTool, type ToolRun
 export const PROJECT_ROOT = join(__dirname, '..', '..');
 
 /** A generated key as the CLI prints it. */
-export const GENERATED_KEY_PATTERN = /^payk_[A-Za-z0-9_-]{43}$/;
+export const GENERATED_KEY_PATTERN = /^pay_[0-9A-Za-z]{38}$/;
 
 export type CliResult = ToolRun;
 

@@ -5,8 +5,12 @@ import { existsSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { join } from 'node:path';
 import { COUNTER_TABLE } from '../../lambda/payment/rate-limit/counter-table';
-import { createPaymentSecretsManagerClient } from '../../lambda/payment/secrets-manager-source';
-import type { AwsJsonClient } from '../../shared/aws/aws-json-client';
+import type { SecretSource } from '../../lambda/payment/key-cache';
+import {
+  createPaymentSecretsManagerClient,
+  secretsManagerSource,
+} from '../../lambda/payment/secrets-manager-source';
+import type { AttemptBounds, AwsJsonClient } from '../../shared/aws/aws-json-client';
 import type { CallBounds } from '../../shared/aws/call-bounds';
 
 /** Any credentials and a region: moto accepts them, and the SDK needs them to sign. */
@@ -30,7 +34,22 @@ export const EMULATOR_CALL_BOUNDS: CallBounds = {
 };
 
 /**
- * The rate-limited payment Lambda's whole-check deadline against moto (its RATE_LIMIT_DEADLINE_MS; production's is
+ * The payment Lambda's small client against moto: one attempt, and no socket timer; its callers' budgets are
+ * EMULATOR_KEY_FETCH_BUDGET_MS and EMULATOR_LIMITER_DEADLINE_MS, set explicitly.
+ */
+export const EMULATOR_ATTEMPT_BOUNDS: AttemptBounds = {
+  maxAttempts: 1,
+  connectionTimeoutMs: 30_000,
+};
+
+/**
+ * A fetch of the keys against moto (the Lambda's budget is 1.5 s): moto's first call to a service loads it, several
+ * seconds on two busy cores. As long as jest gives the test.
+ */
+export const EMULATOR_KEY_FETCH_BUDGET_MS = 50_000;
+
+/**
+ * The rate-limited payment Lambda's whole-check budget against moto (its RATE_LIMIT_DEADLINE_MS; production's is
  * 150 ms): moto on two busy cores may take longer than that to answer an UpdateItem, and that must never turn into
  * a fail-open in a test that counts what the limiter accepted. Tests of the production bound leave it unset.
  */
@@ -168,13 +187,21 @@ export function motoAccess(endpoint: string) {
 
 /**
  * The payment Lambda's own Secrets Manager client (the small client), pointed at moto (or a proxy in front of it),
- * with EMULATOR_CALL_BOUNDS unless a test asks for others: reads secrets exactly as the Lambda does.
+ * with EMULATOR_ATTEMPT_BOUNDS unless a test asks for others: reads secrets exactly as the Lambda does.
  */
 export function motoPaymentClient(
   server: MotoServer | { readonly endpoint: string },
-  bounds: CallBounds = EMULATOR_CALL_BOUNDS,
+  bounds: AttemptBounds = EMULATOR_ATTEMPT_BOUNDS,
 ): AwsJsonClient {
   return createPaymentSecretsManagerClient(motoAccess(server.endpoint), bounds);
+}
+
+/** The payment Lambda's key source for one secret in moto, with the emulator's explicit budget. */
+export function motoSecretSource(
+  server: MotoServer | { readonly endpoint: string },
+  secretId: string,
+): SecretSource {
+  return secretsManagerSource(secretId, motoPaymentClient(server), EMULATOR_KEY_FETCH_BUDGET_MS);
 }
 
 /** A DynamoDB client for the test process itself, pointed at the given moto server. */

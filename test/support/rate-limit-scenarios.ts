@@ -41,8 +41,8 @@ export interface LimitedAssetSettings {
   readonly dynamoDbEndpoint?: string;
   /** RATE_LIMIT_FAILURE. Default open. */
   readonly failure?: LimiterFailure;
-  /** RATE_LIMIT_DEADLINE_MS; undefined: the production bound. */
-  readonly deadlineMs?: number;
+  /** RATE_LIMIT_DEADLINE_MS, the check's budget; undefined: production's (150 ms). */
+  readonly budgetMs?: number;
   readonly logLevel?: 'info' | 'warn';
 }
 
@@ -61,9 +61,7 @@ export function limitedAssetEnv(settings: LimitedAssetSettings): Record<string, 
     [RATE_LIMIT_ENV.perSecond]: String(settings.defaultLimit.perSecond),
     [RATE_LIMIT_ENV.burst]: String(settings.defaultLimit.burst),
     [RATE_LIMIT_ENV.failure]: settings.failure ?? 'open',
-    ...(settings.deadlineMs === undefined
-      ? {}
-      : { [RATE_LIMIT_ENV.deadlineMs]: String(settings.deadlineMs) }),
+    ...(settings.budgetMs === undefined ? {} : { [RATE_LIMIT_ENV.budgetMs]: String(settings.budgetMs) }),
   };
 }
 
@@ -77,6 +75,11 @@ export interface FloodOptions {
   readonly floodLimit: RateLimit;
   /** What the flooding app offers per second, all environments together (0: no flood). */
   readonly floodOffered: number;
+  /**
+   * Each environment floods as fast as it can, one request after the other, instead of at `floodOffered`: the
+   * flood's next request goes as soon as the last is answered (the calm app's still go on time).
+   */
+  readonly floodAsFastAsPossible?: boolean;
   /** The steady app's own limit, in the secret. */
   readonly steadyLimit: RateLimit;
   /** What the steady app offers per second, all environments together. */
@@ -203,7 +206,7 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
         tableName,
         defaultLimit: options.floodLimit,
         ...(options.failure === undefined ? {} : { failure: options.failure }),
-        ...(options.bounds === 'production' ? {} : { deadlineMs: EMULATOR_LIMITER_DEADLINE_MS }),
+        ...(options.bounds === 'production' ? {} : { budgetMs: EMULATOR_LIMITER_DEADLINE_MS }),
         // Only what goes wrong: 100+ request lines a second would only load the two cores.
         logLevel: 'warn',
       }),
@@ -227,8 +230,10 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
           {
             name: 'flood',
             event: requestOf(FLOOD_APP, DEMO_KEY),
-            perSecond: perProcess(options.floodOffered),
-            whenLate: 'send' as const,
+            // As fast as it can: a rate no process reaches, and a late request skipped rather than owed, so the
+            // calm app's requests still come in their turn.
+            perSecond: options.floodAsFastAsPossible === true ? 1_000_000 : perProcess(options.floodOffered),
+            whenLate: options.floodAsFastAsPossible === true ? ('skip' as const) : ('send' as const),
           },
           {
             name: 'steady',

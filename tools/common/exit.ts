@@ -1,4 +1,5 @@
 import { errorMessage, errorName } from '../../shared/errors';
+import { KEY_IN_TEXT_SOURCE } from '../../shared/keys/key-format';
 import { GENERATED_KEY_PREFIX } from '../../shared/keys/key-material';
 
 /** What every tool exits with: scripts tell success, a failure and a mistyped command apart by these alone. */
@@ -18,12 +19,12 @@ export function exitCodeOf(error: unknown): ExitCode {
 
 type ErrorClass = abstract new (...args: never[]) => Error;
 
-const GENERATED_KEY_SHAPE = new RegExp(`${GENERATED_KEY_PREFIX}[A-Za-z0-9_-]+`, 'gi');
+const KEY_SHAPE = new RegExp(KEY_IN_TEXT_SOURCE, 'gi');
 
 /**
  * The one line a tool writes on standard error when it stops. Errors of the `known` classes are the tool's own,
  * written never to hold a key; anything else is unexpected and cut to its first line (no stack), and as a last
- * guard anything shaped like a generated key is masked.
+ * guard anything shaped like a key (legacy or of the key format) is masked.
  */
 export function errorLine(error: unknown, known: readonly ErrorClass[]): string {
   const text = errorMessage(error);
@@ -33,6 +34,9 @@ export function errorLine(error: unknown, known: readonly ErrorClass[]): string 
       : known.some((type) => error instanceof type)
         ? text
         : `unexpected ${errorName(error) ?? 'Error'}: ${text.split('\n', 1)[0] ?? ''}`;
-  const masked = message.replace(GENERATED_KEY_SHAPE, `${GENERATED_KEY_PREFIX}…`);
+  // A key of the format keeps its prefix (it names the stack), a legacy one `payk_`: never a character more.
+  const masked = message.replace(KEY_SHAPE, (_key, prefix: string | undefined) =>
+    prefix === undefined ? `${GENERATED_KEY_PREFIX}…` : `${prefix}…`,
+  );
   return `error: ${masked.replace(/\s+/g, ' ').trim()}\n`;
 }

@@ -15,6 +15,8 @@ export const STACK_OUTPUTS = {
   keyRegistry: 'KeyRegistry',
   keyShards: 'KeyShards',
   keyShardNamePrefix: 'KeyShardNamePrefix',
+  /** The stack's key prefix (`keyPrefix`); absent on a stack deployed before the key format: the default. */
+  keyPrefix: 'KeyPrefix',
 } as const;
 
 /** CloudFormation's rule for stack names, or a stack ARN (DescribeStacks takes both). */

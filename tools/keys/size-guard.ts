@@ -1,4 +1,5 @@
-import { DIGEST_PREFIX, GENERATED_KEY_PREFIX } from '../../shared/keys/key-material';
+import { BODY_LENGTH, DEFAULT_KEY_PREFIX } from '../../shared/keys/key-format';
+import { DIGEST_PREFIX } from '../../shared/keys/key-material';
 import { SECRET_MAX_BYTES, secretSize } from '../../shared/keys/secret-size';
 
 /**
@@ -7,8 +8,8 @@ import { SECRET_MAX_BYTES, secretSize } from '../../shared/keys/secret-size';
  * made, with a warning while there is still room to act.
  */
 
-/** A generated key (`payk_` + 43) and a `sha256:` digest (7 + 64), as stored: what one more key costs. */
-const GENERATED_KEY_LENGTH = GENERATED_KEY_PREFIX.length + 43;
+/** A generated key (`pay_` + 38) and a `sha256:` digest (7 + 64), as stored: what one more key costs. */
+const GENERATED_KEY_LENGTH = DEFAULT_KEY_PREFIX.length + 1 + BODY_LENGTH;
 const DIGEST_LENGTH = DIGEST_PREFIX.length + 64;
 
 /** What makes room, for both messages. */

@@ -129,10 +129,14 @@ function rateLimitLine(input: BannerInput): string {
   if (rateLimiting.kind === 'memory') return `${limit}, counted in this process`;
   const region = input.limiterRegion ?? 'from the AWS config';
   const endpoint = input.limiterEndpoint ?? 'the default AWS endpoint';
-  const failure = rateLimiting.failure === 'open' ? 'requests go on' : 'requests get 503';
+  const failure = {
+    local: "this server counts each app's limit itself",
+    open: 'requests go on',
+    closed: 'requests get 503',
+  }[rateLimiting.failure];
   return (
     `${limit}, counted in DynamoDB table ${rateLimiting.tableName} (region ${region}, endpoint ${endpoint}); ` +
-    `when it cannot answer within ${rateLimiting.deadlineMs} ms, ${failure} (${rateLimiting.failure})`
+    `when it cannot answer within ${rateLimiting.budgetMs} ms, ${failure} (${rateLimiting.failure})`
   );
 }
 

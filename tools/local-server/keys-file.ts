@@ -21,7 +21,7 @@ export type KeysFileSetup =
  * one creates the file and the other keeps it (and does not print a key it never wrote), and neither ever
  * sees a half-written file.
  */
-export async function ensureKeysFile(path: string): Promise<KeysFileSetup> {
+export async function ensureKeysFile(path: string, keyPrefix?: string): Promise<KeysFileSetup> {
   try {
     await stat(path);
     return { created: false };
@@ -32,7 +32,7 @@ export async function ensureKeysFile(path: string): Promise<KeysFileSetup> {
   const directory = dirname(path);
   await mkdir(directory, { recursive: true, mode: KEYS_DIRECTORY_MODE });
 
-  const key = generateKey();
+  const key = generateKey(keyPrefix);
   const content = `${JSON.stringify({ [DEMO_APP_ID]: [key] }, null, 2)}\n`;
   const temporary = join(
     directory,

@@ -1,8 +1,13 @@
-import { readFile } from 'node:fs/promises';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DEMO_APP_ID } from '../../shared/keys/app-id';
 import { shardOf } from '../../shared/keys/shard';
-import { shardsToSearch, type RegistryLayout, type RegistryManifest } from '../../shared/keys/registry';
+import {
+  parseRegistryManifest,
+  shardsToSearch,
+  type RegistryLayout,
+  type RegistryManifest,
+} from '../../shared/keys/registry';
+import { errorCode } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import { KeyCache, type KeyringProvider, type SecretSource } from '../../lambda/payment/key-cache';
 import {
@@ -17,16 +22,12 @@ import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
 } from '../common/aws-settings';
-import {
-  readManifestSecret,
-  readRegistryFile,
-  shardFilePath,
-  stackRegistry,
-} from '../common/registry-locator';
+import { readManifestSecret, shardFilePath, stackRegistry } from '../common/registry-locator';
 import { readStackOutputs } from '../common/stack-outputs';
 import type { Env } from '../common/tool-io';
 import { shellQuoted, type BannerKeys, type RegistryFacts } from './banner';
 import { fileSource } from './file-source';
+import { KeyFileRefusedError, readKeyFile } from './read-key-file';
 import { ensureKeysFile, keysFilePermissionWarning } from './keys-file';
 import type { KeysLocation } from './local-settings';
 import { RegistryKeys } from './registry-keys';
@@ -58,6 +59,8 @@ export interface KeysSetupOptions {
   readonly cache: KeyCacheSettings;
   readonly env: Env;
   readonly logger: Logger;
+  /** The prefix of a demo key generated into a new key file. Default: the default prefix. */
+  readonly keyPrefix?: string;
 }
 
 /** Nothing to stop: keys in Secrets Manager are not watched. */
@@ -70,8 +73,13 @@ async function permissionWarnings(paths: readonly string[]): Promise<string[]> {
   return warnings.filter((warning): warning is string => warning !== undefined);
 }
 
-async function keyFile(path: string, { cache, logger }: KeysSetupOptions): Promise<KeysSetup> {
-  const setup = await ensureKeysFile(path);
+async function keyFile(path: string, { cache, logger, keyPrefix }: KeysSetupOptions): Promise<KeysSetup> {
+  const setup = await ensureKeysFile(path, keyPrefix);
+  // A FIFO, a device, a directory or an oversized file in its place stops the start in one line; later, while the
+  // server runs, the same is refused at each read and the keys already read are served (the key cache's rules).
+  await readKeyFile(path).catch((error: unknown) => {
+    if (error instanceof KeyFileRefusedError) throw error;
+  });
   const warnings = setup.created ? [] : await permissionWarnings([path]);
   const keys = new KeyCache({ source: fileSource(path), logger, ...cache });
   keys.warm();
@@ -147,7 +155,7 @@ function factsOf(layout: RegistryLayout, demo: { readonly shard: number; readonl
 
 async function fileHoldsDemo(path: string): Promise<boolean> {
   try {
-    const document: unknown = JSON.parse(await readFile(path, 'utf8'));
+    const document: unknown = JSON.parse(await readKeyFile(path));
     return typeof document === 'object' && document !== null && Object.hasOwn(document, DEMO_APP_ID);
   } catch {
     return false;
@@ -157,14 +165,15 @@ async function fileHoldsDemo(path: string): Promise<boolean> {
 async function registryFile(path: string, options: KeysSetupOptions): Promise<KeysSetup> {
   const { cache, logger } = options;
   const read = async (): Promise<RegistryLayout> => {
-    const reading = await readRegistryFile(path);
-    if (!reading.ok) {
+    // Read as a key file is (a regular file, bounded, with a deadline): a FIFO here would hang the start.
+    const text = await readKeyFile(path, { what: 'registry file' }).catch((error: unknown) => {
+      if (errorCode(error) !== 'ENOENT') throw error;
       throw new Error(
-        reading.missing
-          ? `registry file ${path} does not exist: npm run keys -- init --shards <n> --registry-file ${shellQuoted(path)} creates one`
-          : reading.problem,
+        `registry file ${path} does not exist: npm run keys -- init --shards <n> --registry-file ${shellQuoted(path)} creates one`,
       );
-    }
+    });
+    const reading = parseRegistryManifest(text);
+    if (!reading.ok) throw new Error(`${reading.problem} (registry file ${path})`);
     return layoutOf(reading.manifest, (id) => shardFilePath(path, id));
   };
   const readAt = Date.now();

@@ -1,9 +1,15 @@
 import { resolve } from 'node:path';
 import { parseLogLevel, type LogLevel } from '../../shared/logger';
-import { ENV, readKeyCacheSettings, type KeyCacheSettings } from '../../lambda/payment/settings';
+import {
+  ENV,
+  readKeyCacheSettings,
+  readKeyFormatPolicy,
+  type KeyCacheSettings,
+} from '../../lambda/payment/settings';
+import type { KeyFormatPolicy } from '../../shared/keys/credential-screen';
 import {
   readLimiterFailure,
-  RATE_LIMIT_DEADLINE_LIMITS,
+  RATE_LIMIT_BUDGET_LIMITS,
   RATE_LIMIT_ENV,
   readDefaultLimit,
   type LimiterFailure,
@@ -31,7 +37,7 @@ export const LOCAL_ENV = {
   /** With it, the limit is counted in this DynamoDB table (shared by every server using it) instead of in memory. */
   rateLimitTable: RATE_LIMIT_ENV.table,
   /** The Lambda's test-only variable: more time for the shared limiter against an emulator. */
-  rateLimitDeadlineMs: RATE_LIMIT_ENV.deadlineMs,
+  rateLimitBudgetMs: RATE_LIMIT_ENV.budgetMs,
 } as const;
 
 /** DynamoDB's table names (3 to 255 of these characters), or a table's ARN. */
@@ -50,7 +56,7 @@ export type LocalRateLimiting =
       readonly tableName: string;
       readonly failure: LimiterFailure;
       /** The most the limiter may add to a request, every DynamoDB call included. */
-      readonly deadlineMs: number;
+      readonly budgetMs: number;
     };
 
 export type KeysLocation =
@@ -70,6 +76,8 @@ export interface LocalSettings extends KeyCacheSettings {
   readonly keys: KeysLocation;
   readonly logLevel: LogLevel;
   readonly rateLimiting: LocalRateLimiting;
+  /** KEY_PREFIX and LEGACY_KEYS, as the Lambda reads them: the demo key's prefix, and what is refused unread. */
+  readonly keyFormat: KeyFormatPolicy;
 }
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -84,16 +92,16 @@ function readPort(env: Environment): number {
   return port;
 }
 
-function readDeadlineMs(env: Environment): number {
-  const raw = nonEmpty(env[LOCAL_ENV.rateLimitDeadlineMs]);
+function readBudgetMs(env: Environment): number {
+  const raw = nonEmpty(env[LOCAL_ENV.rateLimitBudgetMs]);
   if (raw === undefined) return LIMITER_WORST_ADDED_MS;
-  const deadlineMs = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
-  if (!(deadlineMs >= RATE_LIMIT_DEADLINE_LIMITS.min && deadlineMs <= RATE_LIMIT_DEADLINE_LIMITS.max)) {
+  const budgetMs = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
+  if (!(budgetMs >= RATE_LIMIT_BUDGET_LIMITS.min && budgetMs <= RATE_LIMIT_BUDGET_LIMITS.max)) {
     throw new Error(
-      `${LOCAL_ENV.rateLimitDeadlineMs} must be a whole number of milliseconds from ${RATE_LIMIT_DEADLINE_LIMITS.min} to ${RATE_LIMIT_DEADLINE_LIMITS.max}, got "${raw}"`,
+      `${LOCAL_ENV.rateLimitBudgetMs} must be a whole number of milliseconds from ${RATE_LIMIT_BUDGET_LIMITS.min} to ${RATE_LIMIT_BUDGET_LIMITS.max}, got "${raw}"`,
     );
   }
-  return deadlineMs;
+  return budgetMs;
 }
 
 /**
@@ -108,14 +116,14 @@ export function readRateLimiting(env: Environment): LocalRateLimiting {
     const orphan = [
       LOCAL_ENV.rateLimitTable,
       LOCAL_ENV.appRateLimitFailure,
-      LOCAL_ENV.rateLimitDeadlineMs,
+      LOCAL_ENV.rateLimitBudgetMs,
     ].find((name) => nonEmpty(env[name]) !== undefined);
     if (orphan !== undefined) throw new Error(`${orphan} needs ${LOCAL_ENV.appRateLimit}`);
     return { kind: 'off' };
   }
   if (tableName === undefined) {
     // The in-memory limiter always answers: there is no failure to choose a behaviour for.
-    const orphan = [LOCAL_ENV.appRateLimitFailure, LOCAL_ENV.rateLimitDeadlineMs].find(
+    const orphan = [LOCAL_ENV.appRateLimitFailure, LOCAL_ENV.rateLimitBudgetMs].find(
       (name) => nonEmpty(env[name]) !== undefined,
     );
     if (orphan !== undefined) throw new Error(`${orphan} needs ${LOCAL_ENV.rateLimitTable}`);
@@ -131,7 +139,7 @@ export function readRateLimiting(env: Environment): LocalRateLimiting {
     defaultLimit,
     tableName,
     failure: readLimiterFailure(env, LOCAL_ENV.appRateLimitFailure),
-    deadlineMs: readDeadlineMs(env),
+    budgetMs: readBudgetMs(env),
   };
 }
 
@@ -201,5 +209,6 @@ export function readLocalSettings(env: Environment, cwd: string): LocalSettings 
     logLevel: parseLogLevel(env[ENV.logLevel], ENV.logLevel),
     ...readKeyCacheSettings(env),
     rateLimiting: readRateLimiting(env),
+    keyFormat: readKeyFormatPolicy(env),
   };
 }

@@ -2,7 +2,6 @@ import type { RequestLimits } from '../../lambda/payment/create-handler';
 import {
   createLimiterDynamoDbClient,
   DynamoDbCounterStore,
-  limiterCallBounds,
 } from '../../lambda/payment/rate-limit/dynamodb-counter-store';
 import { createMemoryRateLimiter } from '../../lambda/payment/rate-limit/memory-limiter';
 import { SharedRateLimiter } from '../../lambda/payment/rate-limit/shared-limiter';
@@ -25,18 +24,13 @@ export function limiterClientSettings(env: Env): AwsClientSettings {
 
 /**
  * The Lambda's DynamoDB client for the shared limiter, configured from `env` (region and credentials from the SDK's
- * full chain), with the Lambda's bounds stretched to `deadlineMs` (limiterCallBounds), so the calls keep the share of
- * the whole check's deadline they have in the Lambda.
+ * full chain). Its time is the limiter's budget (RATE_LIMIT_DEADLINE_MS), which each check passes down.
  */
-export function createLocalLimiterClient(
-  env: Env,
-  deadlineMs: number,
-  transport?: HttpTransport,
-): AwsJsonClient {
-  return createLimiterDynamoDbClient(
-    { ...localAwsAccess(env, AWS_JSON_SERVICES.dynamoDb), ...(transport === undefined ? {} : { transport }) },
-    limiterCallBounds(deadlineMs),
-  );
+export function createLocalLimiterClient(env: Env, transport?: HttpTransport): AwsJsonClient {
+  return createLimiterDynamoDbClient({
+    ...localAwsAccess(env, AWS_JSON_SERVICES.dynamoDb),
+    ...(transport === undefined ? {} : { transport }),
+  });
 }
 
 /**
@@ -59,10 +53,10 @@ export function createLocalRateLimits(
       return {
         limiter: new SharedRateLimiter({
           store: new DynamoDbCounterStore({
-            client: createLocalLimiterClient(env, rateLimiting.deadlineMs, transport),
+            client: createLocalLimiterClient(env, transport),
             tableName: rateLimiting.tableName,
           }),
-          deadlineMs: rateLimiting.deadlineMs,
+          budgetMs: rateLimiting.budgetMs,
         }),
         defaultLimit: rateLimiting.defaultLimit,
         failure: rateLimiting.failure,

@@ -75,10 +75,23 @@ export async function startLocalServer({ env, cwd, print }: StartOptions): Promi
   const limits = createLocalRateLimits(settings.rateLimiting, env);
 
   try {
-    const setup = await setUpKeys({ location: settings.keys, cache: settings, env, logger });
+    const setup = await setUpKeys({
+      location: settings.keys,
+      cache: settings,
+      env,
+      logger,
+      keyPrefix: settings.keyFormat.prefix,
+    });
     for (const warning of setup.warnings) print(warning);
     const { keys, watched, generated } = setup;
-    provideHandler(createHandler({ keys, logger, ...(limits === undefined ? {} : { limits }) }));
+    provideHandler(
+      createHandler({
+        keys,
+        logger,
+        keyFormat: settings.keyFormat,
+        ...(limits === undefined ? {} : { limits }),
+      }),
+    );
 
     const baseUrl = `http://${settings.host}:${port}`;
     const { region: awsRegion, endpoint: awsEndpoint } = readAwsClientSettings(

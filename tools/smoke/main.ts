@@ -31,6 +31,8 @@ interface Target {
   readonly url: URL;
   readonly appKey: string;
   readonly stack?: string;
+  /** The stack's key prefix; with --url unknown, so the default prefix's. */
+  readonly keyPrefix?: string;
 }
 
 async function resolveTarget(
@@ -41,8 +43,8 @@ async function resolveTarget(
   if (target.kind === 'url') return { url: target.url, appKey: target.appKey };
   const clients = io.createAwsClients?.(io.env) ?? createSmokeAwsClients(io.env, io.awsCallBounds);
   try {
-    const { url, appKey } = await readStackTarget(target.stackName, appId, clients);
-    return { url, appKey, stack: target.stackName };
+    const { url, appKey, keyPrefix } = await readStackTarget(target.stackName, appId, clients);
+    return { url, appKey, stack: target.stackName, ...(keyPrefix === undefined ? {} : { keyPrefix }) };
   } finally {
     clients.secretsManager.destroy();
     clients.cloudFormation.destroy();
@@ -66,7 +68,8 @@ async function smoke(
 ): Promise<number> {
   const target = await resolveTarget(invocation, io);
   secrets.push(target.appKey);
-  const wrongKey = generateKey();
+  // Well formed, with the stack's prefix when known: it is looked up and refused as a wrong key, not as malformed.
+  const wrongKey = generateKey(target.keyPrefix);
   secrets.push(wrongKey);
   const mask: SecretMask = createSecretMask(secrets);
   const checks = buildChecks({

@@ -1,4 +1,4 @@
-import { GENERATED_KEY_PREFIX } from '../../shared/keys/key-material';
+import { KEY_IN_TEXT_SOURCE } from '../../shared/keys/key-format';
 
 /** Text in, the same text with every trace of the known secrets replaced by REDACTED. */
 export type SecretMask = (text: string) => string;
@@ -12,7 +12,8 @@ export const REDACTED = '<redacted>';
  */
 export const MIN_MASKED_RUN = 16;
 
-const GENERATED_KEY_SHAPE = new RegExp(`${GENERATED_KEY_PREFIX}[A-Za-z0-9_-]+`, 'gi');
+/** Legacy keys (`payk_…`) and keys of the format, whatever their prefix. */
+const GENERATED_KEY_SHAPE = new RegExp(KEY_IN_TEXT_SOURCE, 'gi');
 
 type Range = readonly [start: number, end: number];
 

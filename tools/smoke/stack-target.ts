@@ -2,6 +2,7 @@ import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { KeyDocumentError, parseKeyDocument, type KeyDocument } from '../../shared/keys/key-document';
 import { errorMessage } from '../../shared/errors';
+import { keyPrefixProblem } from '../../shared/keys/key-format';
 import { shardsToSearch } from '../../shared/keys/registry';
 import { describeSecretFailure } from '../common/aws-failure';
 import { resolvedRegion } from '../common/aws-settings';
@@ -87,6 +88,14 @@ export interface StackTarget {
   readonly appKey: string;
   /** The secret the key came from: the app's shard. */
   readonly secretArn: string;
+  /** The stack's key prefix (its KeyPrefix output), when it has one. */
+  readonly keyPrefix?: string;
+}
+
+/** The KeyPrefix output when it is a usable prefix; a stack deployed before the key format has none. */
+function keyPrefixOf(outputs: StackOutputs): { readonly keyPrefix?: string } {
+  const keyPrefix = outputs.values.get(STACK_OUTPUTS.keyPrefix);
+  return keyPrefix !== undefined && keyPrefixProblem(keyPrefix) === undefined ? { keyPrefix } : {};
 }
 
 /**
@@ -147,7 +156,7 @@ export async function readStackTarget(
   const where = search.length > 1 ? `secrets ${search.join(' and ')}` : `secret ${secretArn}`;
   switch (choice.kind) {
     case 'key':
-      return { url: reading.url, appKey: choice.key, secretArn };
+      return { url: reading.url, appKey: choice.key, secretArn, ...keyPrefixOf(outputs) };
     case 'unknown-app':
       throw new SmokeError(`app ${appId} is not in ${where}`);
     case 'digests-only':

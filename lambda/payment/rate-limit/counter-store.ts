@@ -7,19 +7,19 @@
  * The contract every implementation keeps:
  * - the conditional write is sent at most once per `increment`: a write that may have landed is never resent (a
  *   timed-out write can still land, and a resent one would count the request twice);
- * - `increment` settles within `withinMs`, whatever the store does (a write still in flight then is abandoned, and
- *   reported as `failed` with `landed: 'maybe'`);
+ * - `increment` settles as soon as its `signal` aborts, whatever the store does (a write still in flight then is
+ *   abandoned, and reported as `failed` with `landed: 'maybe'`, or `unsent` if it never left);
  * - it never throws.
  */
 export interface CounterIncrement {
-  /** The item: `<appId>#<window index>`, or `<appId>#<share>#<window index>` (counter-table.ts). */
+  /** The item: `<appId>#<window index>`, or `<appId>#<stripe>#<window index>` (counter-table.ts). */
   readonly key: string;
   /** Counted only if the item holds fewer than this. */
   readonly capacity: number;
   /** When the store may drop the item, epoch seconds. */
   readonly expiresAtSeconds: number;
-  /** The most the call may take, in milliseconds. */
-  readonly withinMs: number;
+  /** The caller's budget: the call ends when it aborts (the limiter's AbortSignal.timeout, made once per check). */
+  readonly signal: AbortSignal;
 }
 
 export type IncrementOutcome =

@@ -1,5 +1,5 @@
 /**
- * What one execution environment knows of one counter item (an app's, or one share of a busy app's) under one limit.
+ * What one execution environment knows of one counter item (an app's, or one stripe of a busy app's) under one limit.
  * Pure, its clock and dice handed in, so its rules are tested without a store.
  *
  * Two things keep a flooded app's items below DynamoDB's write rate, however many environments the flood reaches:
@@ -12,11 +12,18 @@
  *    1,000 a second from 1,000 environments at 1-second windows, DynamoDB's per-item ceiling. So once an environment
  *    has seen the app past its limit, it takes part in each window only with probability `participation`: halved
  *    each time its first call of a window finds the window already spent (other environments fill it without this
- *    one), doubled each time its first call is counted. In a window it sits out, it refuses the app without a call.
- *    The environments that take part settle at about those that win a request early in the window: one to two
- *    times the window's capacity, whatever the number of environments. An item then takes at most its capacity in
- *    counted writes plus about twice that in refused ones, plus one write from each environment the flood newly
- *    reaches (docs/configuration.md states the bound).
+ *    one), doubled each time its first call is counted, and grown a little (SIT_OUT_GROWTH) for each window it sits
+ *    out. In a window it sits out, it refuses the app without a call.
+ *
+ *    The growth while sitting out is what keeps every window filled. Without it an environment's chance stood still
+ *    while it sat out, so after a run of unlucky windows a few environments could all sit out together, their
+ *    chances frozen low, and a window went under-filled (one second in six accepted 4 of 10, with 4 environments
+ *    flooding as fast as they could). With it, taking part settles where halving and growth balance: with E
+ *    environments and a window of c requests, about 2c + E/64 of them take part (c first calls counted, the rest
+ *    refused), and never fewer than all of them while they number less than 2c. So a window is left to nobody only
+ *    with a chance of about e^-(2c): never, in practice. An item then takes its c counted writes plus about 2c + E/64
+ *    refused ones, plus one write from each environment the flood newly reaches (docs/configuration.md states the
+ *    bound).
  *
  *    It ends as soon as the flood stops reaching this environment: after a quiet spell (no request of the app here
  *    for a whole window, and at least 2 s), the environment takes part again in every window. A calm app (never past
@@ -27,6 +34,12 @@
 
 /** The least chance of taking part in a window, so an environment still asks now and then during a long flood. */
 export const MIN_PARTICIPATION = 1 / 256;
+/**
+ * What the chance of taking part grows by for each window sat out: 2^(1/64), so 64 windows sat out double it. Small,
+ * so the environments taking part number about 2c + E/64 (E environments, c the window's capacity); large enough that
+ * a chance knocked down by a run of windows found spent comes back within a minute of one-second windows.
+ */
+export const SIT_OUT_GROWTH = 2 ** (1 / 64);
 /** A quiet spell: no request of the app here for this long (and a whole window) ends its flood. */
 export const QUIET_MS = 2_000;
 
@@ -70,6 +83,7 @@ export class CounterView {
       this.window = window;
       this.calledInWindow = false;
       this.takingPart = !this.flooded || roll() < this.participation;
+      if (!this.takingPart) this.participation = Math.min(1, this.participation * SIT_OUT_GROWTH);
     }
   }
 

@@ -1,7 +1,11 @@
 import type { RateLimit } from './window';
 
-/** What a request gets when the limiter cannot answer: it goes on (open), or 503 (closed). */
-export type LimiterFailure = 'open' | 'closed';
+/**
+ * What a request gets when the shared count cannot answer in time: this environment's own count decides (local:
+ * the app's limit per environment, so at most environments × limit in all), it goes on uncounted (open), or 503
+ * (closed).
+ */
+export type LimiterFailure = 'local' | 'open' | 'closed';
 
 /** What the limiter says of one authenticated request. */
 export type LimitDecision =
@@ -19,9 +23,13 @@ export type LimitDecision =
     }
   /**
    * The shared store could not count the request in time (slow, failing, refusing, throttling for no reason this
-   * environment knows, or not asked: its breaker open): the caller fails open or closed.
+   * environment knows, or not asked: its breaker open): the caller fails as configured. `local` is what this
+   * environment's own count of the app's window says (the shared limiter's; local-counts.ts), for `local`.
    */
-  | { readonly kind: 'unavailable'; readonly error: string };
+  | { readonly kind: 'unavailable'; readonly error: string; readonly local?: LocalDecision };
+
+/** A decision this environment makes from its own count (local-counts.ts). */
+export type LocalDecision = Extract<LimitDecision, { readonly kind: 'accepted' | 'limited' }>;
 
 /**
  * Counts an app's authenticated requests against its limit. The payment Lambda's is shared by every execution
@@ -32,9 +40,9 @@ export interface RateLimiter {
 }
 
 /**
- * The most the shared limiter adds to a request: its one store call (one attempt of at most 140 ms, in
- * dynamodb-counter-store.ts), and the whole check is cut here whatever the store does. Past it the request goes on
- * as if the store were down: the handler fails open or closed.
+ * The most the shared limiter adds to a request: the check's time budget, one AbortSignal passed down to its store
+ * call, which ends there whatever the store does. Past it the request goes on as if the store were down: the
+ * handler fails open or closed.
  */
 export const LIMITER_WORST_ADDED_MS = 150;
 

@@ -4,11 +4,19 @@ import {
   perSecondProblem,
   type RateLimit,
 } from '../../../shared/keys/rate-limit';
+import type { EnvironmentVariables } from '../../../shared/aws/aws-environment';
 import { LIMITER_WORST_ADDED_MS, type LimiterFailure } from './limiter';
 
 export type { LimiterFailure } from './limiter';
 
-export const LIMITER_FAILURES: readonly LimiterFailure[] = ['open', 'closed'];
+export const LIMITER_FAILURES: readonly LimiterFailure[] = ['local', 'open', 'closed'];
+
+/**
+ * The failure mode unless configured: `local`. It never refuses a request `open` would let through for an app
+ * within its limit (an app under its limit in all is under it in each environment), and it never turns "limited"
+ * into "unlimited" when a flood meets a slow store: an app then gets at most environments × its limit.
+ */
+export const DEFAULT_LIMITER_FAILURE: LimiterFailure = 'local';
 
 /** Environment variables of the rate-limited payment Lambda, shared with the stack that sets them. */
 export const RATE_LIMIT_ENV = {
@@ -16,22 +24,24 @@ export const RATE_LIMIT_ENV = {
   perSecond: 'RATE_LIMIT_PER_SECOND',
   burst: 'RATE_LIMIT_BURST',
   failure: 'RATE_LIMIT_FAILURE',
-  /** Never set by the stack: tests against an emulator give the limiter more time than production allows. */
-  deadlineMs: 'RATE_LIMIT_DEADLINE_MS',
+  /**
+   * The check's time budget. Never set by the stack: tests against an emulator give the limiter more time than
+   * production allows, explicitly.
+   */
+  budgetMs: 'RATE_LIMIT_DEADLINE_MS',
 } as const;
 
-/** The whole-check deadlines RATE_LIMIT_DEADLINE_MS may set (the local server reads the same variable). */
-export const RATE_LIMIT_DEADLINE_LIMITS = { min: 10, max: 60_000 } as const;
+/** The check budgets RATE_LIMIT_DEADLINE_MS may set (the local server reads the same variable). */
+export const RATE_LIMIT_BUDGET_LIMITS = { min: 10, max: 60_000 } as const;
 
 export interface RateLimitSettings {
   readonly tableName: string;
   /** Every app's limit, unless the secret gives it one of its own. */
   readonly defaultLimit: RateLimit;
   readonly failure: LimiterFailure;
-  readonly deadlineMs: number;
+  /** The check's time budget (LIMITER_WORST_ADDED_MS unless set explicitly). */
+  readonly budgetMs: number;
 }
-
-type Environment = Readonly<Record<string, string | undefined>>;
 
 /** A number as an environment variable holds it: digits, optionally a fraction (as String(1 / 3) writes it); NaN otherwise. */
 function numberIn(raw: string): number {
@@ -43,7 +53,7 @@ function numberIn(raw: string): number {
  * rate is absent or empty. A bad value is a configuration error, one line naming the variable.
  */
 export function readDefaultLimit(
-  env: Environment,
+  env: EnvironmentVariables,
   perSecondName: string,
   burstName: string,
 ): RateLimit | undefined {
@@ -66,11 +76,12 @@ export function readDefaultLimit(
 
 /**
  * The failure mode from one variable (the Lambda's RATE_LIMIT_FAILURE, the local server's APP_RATE_LIMIT_FAILURE):
- * `open` when absent or empty. Anything else is a configuration error, one line naming the variable.
+ * DEFAULT_LIMITER_FAILURE when absent or empty. Anything else is a configuration error, one line naming the
+ * variable.
  */
-export function readLimiterFailure(env: Environment, name: string): LimiterFailure {
+export function readLimiterFailure(env: EnvironmentVariables, name: string): LimiterFailure {
   const raw = env[name];
-  const failure = LIMITER_FAILURES.find((candidate) => candidate === (raw || 'open'));
+  const failure = LIMITER_FAILURES.find((candidate) => candidate === (raw || DEFAULT_LIMITER_FAILURE));
   if (failure === undefined) {
     throw new Error(`${name} must be one of ${LIMITER_FAILURES.join(', ')}, got "${raw ?? ''}"`);
   }
@@ -78,7 +89,7 @@ export function readLimiterFailure(env: Environment, name: string): LimiterFailu
 }
 
 /** What the rate-limited entry needs; throws (failing the Lambda's init) when something is missing or invalid. */
-export function readRateLimitSettings(env: Environment): RateLimitSettings {
+export function readRateLimitSettings(env: EnvironmentVariables): RateLimitSettings {
   const tableName = env[RATE_LIMIT_ENV.table];
   if (tableName === undefined || tableName === '') {
     throw new Error(`${RATE_LIMIT_ENV.table} must name the rate limit table`);
@@ -86,14 +97,13 @@ export function readRateLimitSettings(env: Environment): RateLimitSettings {
   const defaultLimit = readDefaultLimit(env, RATE_LIMIT_ENV.perSecond, RATE_LIMIT_ENV.burst);
   if (defaultLimit === undefined) throw new Error(`${RATE_LIMIT_ENV.perSecond} must be set`);
   const failure = readLimiterFailure(env, RATE_LIMIT_ENV.failure);
-  const rawDeadline = env[RATE_LIMIT_ENV.deadlineMs];
-  const deadlineMs =
-    rawDeadline === undefined || rawDeadline === '' ? LIMITER_WORST_ADDED_MS : numberIn(rawDeadline);
-  const { min, max } = RATE_LIMIT_DEADLINE_LIMITS;
-  if (!(Number.isInteger(deadlineMs) && deadlineMs >= min && deadlineMs <= max)) {
+  const rawBudget = env[RATE_LIMIT_ENV.budgetMs];
+  const budgetMs = rawBudget === undefined || rawBudget === '' ? LIMITER_WORST_ADDED_MS : numberIn(rawBudget);
+  const { min, max } = RATE_LIMIT_BUDGET_LIMITS;
+  if (!(Number.isInteger(budgetMs) && budgetMs >= min && budgetMs <= max)) {
     throw new Error(
-      `${RATE_LIMIT_ENV.deadlineMs} must be a whole number of milliseconds from ${min} to ${max}`,
+      `${RATE_LIMIT_ENV.budgetMs} must be a whole number of milliseconds from ${min} to ${max}`,
     );
   }
-  return { tableName, defaultLimit, failure, deadlineMs };
+  return { tableName, defaultLimit, failure, budgetMs };
 }

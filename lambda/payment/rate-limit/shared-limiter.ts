@@ -1,30 +1,34 @@
 import { describeError } from '../../../shared/logger';
-import { raceWithTimeout } from '../../../shared/timeout';
 import { counterItemKey, ITEM_LINGER_SECONDS } from './counter-table';
 import type { CounterStore, IncrementOutcome } from './counter-store';
 import { CounterView } from './counter-view';
+import { LocalWindowCounts } from './local-counts';
 import { LIMITER_WORST_ADDED_MS, wholeSeconds, type LimitDecision, type RateLimiter } from './limiter';
 import { StoreBreaker } from './store-breaker';
 import { appWindowAt, windowLengthMs, type RateLimit } from './window';
 
 /**
  * One item takes about 1,000 writes a second (DynamoDB's per-partition limit), and a window's count is one item. An
- * app whose limit is above this many requests a second is counted on several items per window, each admitting an
- * equal share. Each item then takes at most this many counted writes a second, and, from the environments that take
+ * app whose limit is above this many requests a second is counted on several items per window (its stripes), each
+ * admitting an equal part. Each item then takes at most this many counted writes a second, and, from the environments that take
  * part in a flooded window (counter-view.ts), about twice as many refused ones: 600 a second at most, well below the
  * item's 1,000, with room for the environments a flood newly reaches.
  */
 export const REQUESTS_PER_SECOND_PER_ITEM = 200;
 
-/** How many items an app's window is spread over, and what each admits (shares differ by at most one). */
-export function counterShards(limit: RateLimit): {
+/**
+ * How many items (stripes) an app's window is spread over, and what each admits (stripes differ by at most one).
+ * A stripe, as in a striped counter: one count split over several cells so that no one cell is hot. ("Shard" means a
+ * key registry secret only.)
+ */
+export function counterStripes(limit: RateLimit): {
   readonly count: number;
   readonly capacities: readonly number[];
 } {
   const count = Math.min(limit.burst, Math.max(1, Math.ceil(limit.perSecond / REQUESTS_PER_SECOND_PER_ITEM)));
   const base = Math.floor(limit.burst / count);
   const extra = limit.burst % count;
-  return { count, capacities: Array.from({ length: count }, (_, shard) => base + (shard < extra ? 1 : 0)) };
+  return { count, capacities: Array.from({ length: count }, (_, stripe) => base + (stripe < extra ? 1 : 0)) };
 }
 
 /**
@@ -32,8 +36,6 @@ export function counterShards(limit: RateLimit): {
  * budget left for a whole attempt.
  */
 const MIN_RESEND_MS = 30;
-/** The store's call must end this much before the check's deadline, so its own bound fires first. */
-const CALL_MARGIN_MS = 5;
 /** Views of counters not asked about for this long are dropped (their flood, if any, is over: QUIET_MS). */
 const VIEW_IDLE_MS = 60_000;
 
@@ -43,8 +45,12 @@ export interface SharedRateLimiterOptions {
   readonly now?: () => number;
   /** Picks one of an app's items and rolls for taking part in a window; injectable for tests. Default Math.random. */
   readonly random?: () => number;
-  /** The most the limiter may add to a request, every call included. Default LIMITER_WORST_ADDED_MS. */
-  readonly deadlineMs?: number;
+  /**
+   * The check's time budget: the most the limiter may add to a request, every store call included. Default
+   * LIMITER_WORST_ADDED_MS (150 ms); longer only where set explicitly (RATE_LIMIT_DEADLINE_MS: the local server, tests
+   * against an emulator).
+   */
+  readonly budgetMs?: number;
 }
 
 /**
@@ -63,40 +69,61 @@ export interface SharedRateLimiterOptions {
  *   (the item is busy with its own app's flood), and the store failing otherwise, for that counter until its window
  *   ends: a calm app is never refused because another app's item is hot.
  * - A failing store opens a breaker (store-breaker.ts): then no call, one probe a second.
- * - The whole check ends within `deadlineMs` (LIMITER_WORST_ADDED_MS, 150 ms), whatever the store does.
+ * - Whenever the shared count cannot answer (past the budget, failing, the breaker open), the decision carries what
+ *   this environment's own count says (`local`): it counts every request it accepted, so failing `local` admits at
+ *   most the app's burst per window here, and the app at most environments × its limit in all.
+ * - The whole check ends within its budget (LIMITER_WORST_ADDED_MS, 150 ms), whatever the store does: one
+ *   AbortSignal.timeout per check, passed to the store and from it to the client and the transport.
  */
 export class SharedRateLimiter implements RateLimiter {
   private readonly store: CounterStore;
   private readonly now: () => number;
   private readonly random: () => number;
-  private readonly deadlineMs: number;
+  private readonly budgetMs: number;
   readonly breaker: StoreBreaker;
   /**
    * What this environment knows of each counter item, keyed with the limit (its window length and the item's
    * capacity): the memory of a full window never outlives a changed limit, which asks the store at once.
    */
   private readonly views = new Map<string, CounterView>();
+  /**
+   * This environment's own count of each app's window: every request it accepted, through the shared count or
+   * without it, and at least what the shared count last said the window holds. When the shared count cannot
+   * answer, it decides (`local`, for appRateLimitFailure=local).
+   */
+  private readonly localCounts = new LocalWindowCounts();
   private lastSweepAt: number;
 
   constructor(options: SharedRateLimiterOptions) {
     this.store = options.store;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
-    this.deadlineMs = options.deadlineMs ?? LIMITER_WORST_ADDED_MS;
+    this.budgetMs = options.budgetMs ?? LIMITER_WORST_ADDED_MS;
     this.breaker = new StoreBreaker(this.now);
     this.lastSweepAt = this.now();
   }
 
   async check(appId: string, limit: RateLimit): Promise<LimitDecision> {
     const startedAt = this.now();
-    this.sweepViews(startedAt);
+    this.sweep(startedAt);
+    const shared = await this.sharedDecision(appId, limit, startedAt);
+    switch (shared.kind) {
+      case 'accepted':
+        this.localCounts.note(appId, limit, startedAt, shared.remaining);
+        return shared;
+      case 'limited':
+        return shared;
+      case 'unavailable':
+        return { ...shared, local: this.localCounts.admit(appId, limit, startedAt) };
+    }
+  }
+
+  /** What the shared count says, within the budget. */
+  private async sharedDecision(appId: string, limit: RateLimit, startedAt: number): Promise<LimitDecision> {
     try {
-      const step = this.decide(appId, limit, startedAt);
+      const step = this.planCheck(appId, limit, startedAt);
       if (!('ask' in step)) return step;
-      return await raceWithTimeout(step.ask(), this.deadlineMs, (): LimitDecision => ({
-        kind: 'unavailable',
-        error: `TimeoutError: no decision within ${this.deadlineMs} ms`,
-      }));
+      return await step.ask(AbortSignal.timeout(this.budgetMs));
     } catch (error) {
       return { kind: 'unavailable', error: describeError(error) };
     }
@@ -104,20 +131,20 @@ export class SharedRateLimiter implements RateLimiter {
 
   /**
    * The decision, when this environment can make it alone (a window known full or sat out, an item throttled
-   * earlier in it, the breaker open), or the store call that makes it: only that part runs against the deadline.
+   * earlier in it, the breaker open), or the store call that makes it: only that part runs within the budget.
    */
-  private decide(
+  private planCheck(
     appId: string,
     limit: RateLimit,
     now: number,
-  ): LimitDecision | { readonly ask: () => Promise<LimitDecision> } {
+  ): LimitDecision | { readonly ask: (budget: AbortSignal) => Promise<LimitDecision> } {
     const lengthMs = windowLengthMs(limit);
     const window = appWindowAt(appId, limit, now);
-    const { count, capacities } = counterShards(limit);
-    const share = count === 1 ? 0 : Math.floor(this.random() * count);
-    const capacity = capacities[share] ?? window.capacity;
-    // One view per item: each share of a busy app fills, and is thinned, on its own.
-    const view = this.viewOf(`${appId}|${share}|${lengthMs}|${capacity}`, lengthMs);
+    const { count, capacities } = counterStripes(limit);
+    const stripe = count === 1 ? 0 : Math.floor(this.random() * count);
+    const capacity = capacities[stripe] ?? window.capacity;
+    // One view per item: each stripe of a busy app fills, and is thinned, on its own.
+    const view = this.viewOf(`${appId}|${stripe}|${lengthMs}|${capacity}`, lengthMs);
     const limited: LimitDecision = { kind: 'limited', retryAfterSeconds: wholeSeconds(window.endMs - now) };
 
     view.noteRequest(window.index, now, this.random);
@@ -134,19 +161,19 @@ export class SharedRateLimiter implements RateLimiter {
 
     const firstCall = view.beginCall();
     const item = {
-      key: counterItemKey(appId, count === 1 ? undefined : share, window.index),
+      key: counterItemKey(appId, count === 1 ? undefined : stripe, window.index),
       capacity,
       expiresAtSeconds: Math.ceil(window.endMs / 1000) + ITEM_LINGER_SECONDS,
     };
     return {
-      ask: async () => {
-        const outcome = await this.incrementOnce(item, now, admission.probe);
-        return this.decided(outcome, {
+      ask: async (budget) => {
+        const outcome = await this.incrementOnce(item, { startedAt: now, budget, probe: admission.probe });
+        return this.decisionOf(outcome, {
           view,
           window: window.index,
           windowEndMs: window.endMs,
           capacity,
-          shares: count,
+          stripes: count,
           firstCall,
           limited,
         });
@@ -155,27 +182,27 @@ export class SharedRateLimiter implements RateLimiter {
   }
 
   /** What the store's answer means for the request, and for what this environment knows. */
-  private decided(
+  private decisionOf(
     outcome: IncrementOutcome,
     call: {
       readonly view: CounterView;
       readonly window: number;
       readonly windowEndMs: number;
       readonly capacity: number;
-      readonly shares: number;
+      readonly stripes: number;
       readonly firstCall: boolean;
       readonly limited: LimitDecision;
     },
   ): LimitDecision {
-    const { view, window, windowEndMs, capacity, shares, firstCall, limited } = call;
+    const { view, window, windowEndMs, capacity, stripes, firstCall, limited } = call;
     switch (outcome.kind) {
       case 'counted': {
         this.breaker.record({ failed: false });
         view.counted(window, outcome.used, capacity, firstCall);
-        // What the app may still make at once in this window: this item's share, times the shares.
+        // What the app may still make at once in this window: this stripe's capacity left, times the stripes.
         return {
           kind: 'accepted',
-          remaining: Math.max(0, capacity - outcome.used) * shares,
+          remaining: Math.max(0, capacity - outcome.used) * stripes,
           resetSeconds: wholeSeconds(windowEndMs - this.now()),
         };
       }
@@ -199,26 +226,29 @@ export class SharedRateLimiter implements RateLimiter {
 
   /**
    * The one increment, sent again only if it never reached the store and the budget allows: never while probing
-   * the breaker, which allows one call.
+   * the breaker, which allows one call. Both calls share the check's one budget.
    */
   private async incrementOnce(
     item: { readonly key: string; readonly capacity: number; readonly expiresAtSeconds: number },
-    startedAt: number,
-    probe: boolean,
+    call: { readonly startedAt: number; readonly budget: AbortSignal; readonly probe: boolean },
   ): Promise<IncrementOutcome> {
-    const left = (): number => startedAt + this.deadlineMs - CALL_MARGIN_MS - this.now();
-    const first = await this.store.increment({ ...item, withinMs: Math.max(1, left()) });
-    if (first.kind !== 'unsent' || probe || left() < MIN_RESEND_MS) return first;
-    return this.store.increment({ ...item, withinMs: left() });
+    const first = await this.store.increment({ ...item, signal: call.budget });
+    const leftMs = call.startedAt + this.budgetMs - this.now();
+    if (first.kind !== 'unsent' || call.probe || call.budget.aborted || leftMs < MIN_RESEND_MS) return first;
+    return this.store.increment({ ...item, signal: call.budget });
   }
 
-  /** Drops, once a minute, the views of counters idle for a minute: the map holds the apps in use, not every one. */
-  private sweepViews(now: number): void {
+  /**
+   * Drops, once a minute, the views of counters idle for a minute and the local counts of windows that ended: the
+   * maps hold the apps in use, not every one.
+   */
+  private sweep(now: number): void {
     if (now - this.lastSweepAt <= VIEW_IDLE_MS) return;
     this.lastSweepAt = now;
     for (const [key, view] of this.views) {
       if (now - view.lastSeenAt > VIEW_IDLE_MS) this.views.delete(key);
     }
+    this.localCounts.sweep(now);
   }
 
   private viewOf(key: string, lengthMs: number): CounterView {

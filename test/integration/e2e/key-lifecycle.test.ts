@@ -11,7 +11,6 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { randomUUID } from 'node:crypto';
 import { keyIdOf, parseKeyDocument } from '../../../shared/keys/key-document';
-import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
 import { createRotationHandler } from '../../../lambda/rotation/create-rotation-handler';
 import { ROTATION_STEPS } from '../../../lambda/rotation/rotation-rules';
 import { spawnCli } from '../../support/keys-cli';
@@ -27,7 +26,7 @@ import {
 } from '../../support/local-server-process';
 import {
   freeLoopbackPort,
-  motoPaymentClient,
+  motoSecretSource,
   motoSecretsManager,
   startMoto,
   type MotoServer,
@@ -152,9 +151,7 @@ describe('key lifecycle: CLI and scheduled rotation, seen by the running service
     });
     for (const step of ROTATION_STEPS)
       await rotation({ Step: step, SecretId: secretArn, ClientRequestToken: token });
-    const rotated = parseKeyDocument(
-      await secretsManagerSource(secretArn, motoPaymentClient(moto)).fetchSecretString(),
-    );
+    const rotated = parseKeyDocument(await motoSecretSource(moto, secretArn).fetchSecretString());
     const demoKeys = rotated.get('demo')?.keys.map((key) => key.stored) ?? [];
     const partnerKeys = rotated.get('partner')?.keys.map((key) => key.stored) ?? [];
     const scheduledKey = demoKeys[demoKeys.length - 1] ?? '';

@@ -87,7 +87,7 @@ describe('npm start on a first run (no keys file yet)', () => {
     const run = await spawnTool('bash', ['-c', command], {});
 
     // Assert
-    expect(demoKey).toMatch(/^payk_/);
+    expect(demoKey).toMatch(/^pay_[0-9A-Za-z]{38}$/);
     expect(command).toMatch(/^node -p '.*' \| curl -i -X POST \S+\/payment .* -H @- -d '\{\}'$/);
     expect(command).not.toContain(demoKey);
     expect(run.stdout).toMatch(/^HTTP\/1\.1 200 OK/);
@@ -244,7 +244,7 @@ describe('npm start on a first run (no keys file yet)', () => {
     // Assert
     expect(occurrences(output, demoKey)).toBe(0);
     expect(occurrences(output, addedKey)).toBe(0);
-    expect(output).not.toMatch(/payk_[A-Za-z0-9_-]{43}/);
+    expect(output).not.toMatch(/payk_[A-Za-z0-9_-]{43}|pay_[0-9A-Za-z]{38}/);
   });
 
   it('stops on SIGTERM with exit code 0', async () => {
@@ -544,7 +544,7 @@ describe('npm start with KEYS_SECRET_ID (keys from Secrets Manager, here moto)',
     // Assert
     expect(await exists(keysFile)).toBe(false);
     for (const key of [partnerKey, expiredKey, fencedKey]) expect(occurrences(server.output(), key)).toBe(0);
-    expect(server.output()).not.toMatch(/payk_[A-Za-z0-9_-]{43}/);
+    expect(server.output()).not.toMatch(/payk_[A-Za-z0-9_-]{43}|pay_[0-9A-Za-z]{38}/);
   });
 
   it('stops on SIGTERM with exit code 0', async () => {

@@ -4,7 +4,7 @@
  * a time, as one execution environment serves them. Over one secret (every call fails), and over a registry of
  * four shards where only one shard's secret fails while an app on another shard is asked for alongside.
  */
-import { PAYMENT_CALL_BOUNDS } from '../../../lambda/payment/secrets-manager-source';
+import { KEY_FETCH_ATTEMPTS, KEY_FETCH_BUDGET_MS } from '../../../lambda/payment/secrets-manager-source';
 import type { RegistryLayout } from '../../../shared/keys/registry';
 import { paymentEvent } from '../../support/events';
 import { FAULTS, startFaultProxy, type FaultProxy } from '../../support/fault-proxy';
@@ -139,7 +139,7 @@ describe.each([
       expect(report.slowestMs).toBeLessThan(STALL_BOUND_MS);
       // The refresh was tried under the fault (the proxy saw it; a refused proxy sees nothing), not on every request.
       expect(fault === 'refused' && placement.secretId === undefined ? true : report.calls >= 1).toBe(true);
-      expect(report.calls).toBeLessThanOrEqual(2 * PAYMENT_CALL_BOUNDS.maxAttempts);
+      expect(report.calls).toBeLessThanOrEqual(2 * KEY_FETCH_ATTEMPTS.maxAttempts);
       expectServedNormally(report.alongside, placement, true);
     },
     30_000,
@@ -158,11 +158,11 @@ describe.each([
       });
       // One fetch in flight, the next no sooner than 500 ms after a failed one started, 2 attempts each.
       const mostCalls =
-        PAYMENT_CALL_BOUNDS.maxAttempts * (Math.floor(report.outageMs / UNAVAILABLE_RETRY_MS) + 1);
+        KEY_FETCH_ATTEMPTS.maxAttempts * (Math.floor(report.outageMs / UNAVAILABLE_RETRY_MS) + 1);
 
       expect(report.outage.filter((request) => request.status !== 503)).toEqual([]);
       expect(Math.max(...report.outage.map((request) => request.tookMs))).toBeLessThan(
-        PAYMENT_CALL_BOUNDS.callDeadlineMs + 300,
+        KEY_FETCH_BUDGET_MS + 300,
       );
       expect(report.calls).toBeLessThanOrEqual(mostCalls);
       expect(report.refetchMs ?? Infinity).toBeLessThan(REFETCH_BOUND_MS);

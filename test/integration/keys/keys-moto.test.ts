@@ -18,13 +18,12 @@ import { CLI_STAGING_LABEL } from '../../../tools/keys/secrets-manager-store';
 import { createHandler, type RequestLimits } from '../../../lambda/payment/create-handler';
 import { createMemoryRateLimiter } from '../../../lambda/payment/rate-limit/memory-limiter';
 import { KeyCache } from '../../../lambda/payment/key-cache';
-import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
 import { keyIdOf } from '../../../shared/keys/key-document';
 import { parseKeyring } from '../../../shared/keys/keyring';
 import { captureLogs } from '../../support/capture-logger';
 import { baseEvent, paymentEvent } from '../../support/events';
 import { DEMO_KEY } from '../../support/keys';
-import { EMULATOR_CALL_BOUNDS, motoPaymentClient, startMoto, type MotoServer } from '../../support/moto';
+import { EMULATOR_CALL_BOUNDS, motoSecretSource, startMoto, type MotoServer } from '../../support/moto';
 import {
   cliStderrLines,
   decide,
@@ -399,6 +398,8 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     const result = await runCli(['rotate', 'demo', '--secret-id', secretId], doomed.awsEnv, {
       createSecretsManagerClient: stopBeforeMove,
     });
+    // The unreachable endpoint is named (host and port), as every AWS error line of the CLI names it.
+    const reHost = new URL(doomed.endpoint).host.replace(/\./g, '\\.');
 
     expect(result).toEqual({
       code: 1,
@@ -406,9 +407,9 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       stderr: expect.stringMatching(
         new RegExp(
           `^error: could not move AWSCURRENT of secret ${secretId} to the new version: could not reach Secrets ` +
-            'Manager \\(ECONNREFUSED\\); AWSCURRENT was most likely not moved \\(run "list" to check\\); could not ' +
-            `remove the ${CLI_STAGING_LABEL} label from version ([0-9a-f-]{36}) of secret ${secretId} \\(could not ` +
-            'reach Secrets Manager \\(ECONNREFUSED\\)\\); it keeps that version from being removed until the next ' +
+            `Manager at ${reHost} \\(ECONNREFUSED\\); AWSCURRENT was most likely not moved \\(run "list" to check\\); ` +
+            `could not remove the ${CLI_STAGING_LABEL} label from version ([0-9a-f-]{36}) of secret ${secretId} ` +
+            `\\(could not reach Secrets Manager at ${reHost} \\(ECONNREFUSED\\)\\); it keeps that version from being removed until the next ` +
             `edit moves it, or: aws secretsmanager update-secret-version-stage --secret-id '${secretId}' ` +
             `--version-stage '${CLI_STAGING_LABEL}' --remove-from-version-id '\\1' --region us-east-1\\n$`,
         ),
@@ -426,7 +427,8 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       code: 1,
       stdout: '',
       stderr:
-        'error: could not read secret payment-api-keys: could not reach Secrets Manager (ECONNREFUSED)\n',
+        `error: could not read secret payment-api-keys: could not reach Secrets Manager at ${new URL(stopped.endpoint).host} ` +
+        'in region us-east-1 (ECONNREFUSED)\n',
     });
   });
 
@@ -540,7 +542,7 @@ describe('expiry, grace, prune, allowlists and rate limits through the key CLI, 
     const client = cliClient(moto.awsEnv);
     try {
       const keys = new KeyCache({
-        source: secretsManagerSource(secretId, motoPaymentClient(moto)),
+        source: motoSecretSource(moto, secretId),
         logger: logs.logger,
         ttlMs: 60_000,
         maxStaleMs: 0,
@@ -793,7 +795,7 @@ describe('expiry, grace, prune, allowlists and rate limits through the key CLI, 
       code: 1,
       stdout: '',
       stderr: expect.stringMatching(
-        /^error: the keys would take 65,551 bytes, 15 over the 65,536 a secret can hold; nothing was written\. /,
+        /^error: the keys would take 65,545 bytes, 9 over the 65,536 a secret can hold; nothing was written\. /,
       ) as unknown,
     });
     expect(await current(secretId)).toEqual(before);

@@ -133,7 +133,7 @@ describe("README's Run it locally", () => {
       }
       // The key never reached a command line or the server's output: it went through variables and pipes.
       const key = (JSON.parse(await readFile(keysFile, 'utf8')) as { demo: string[] }).demo[0] ?? '';
-      expect(key).toMatch(/^payk_/);
+      expect(key).toMatch(/^pay_[0-9A-Za-z]{38}$/);
       expect(current?.output()).not.toContain(key);
     },
     SETUP_TIMEOUT_MS,

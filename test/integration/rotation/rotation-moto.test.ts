@@ -10,10 +10,9 @@ import {
 import { randomUUID } from 'node:crypto';
 import { authenticate, type AuthDecision } from '../../../shared/keys/authenticate';
 import { keyIdOf } from '../../../shared/keys/key-document';
-import { GENERATED_KEY_PREFIX, toDigestForm } from '../../../shared/keys/key-material';
+import { toDigestForm } from '../../../shared/keys/key-material';
 import { parseKeyring, type Keyring } from '../../../shared/keys/keyring';
 import { SECRET_MAX_BYTES } from '../../../shared/keys/secret-size';
-import { secretsManagerSource } from '../../../lambda/payment/secrets-manager-source';
 import {
   createRotationHandler,
   type RotationHandler,
@@ -21,7 +20,7 @@ import {
 } from '../../../lambda/rotation/create-rotation-handler';
 import { ROTATION_STEPS, type RotationEvent } from '../../../lambda/rotation/rotation-rules';
 import { captureLogs, type CapturedLogs } from '../../support/capture-logger';
-import { motoPaymentClient, motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
+import { motoSecretSource, motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
 
 const KEY_A = 'test-moto-rotation-demo-key-a-0123456789';
 const KEY_P = 'test-moto-rotation-partner-key-0123456789';
@@ -30,7 +29,7 @@ const INITIAL = JSON.stringify({ demo: [KEY_A], partner: KEY_P, hashed: [HASHED]
 
 const DAY_MS = 86_400_000;
 const PERIOD_MS = 30 * DAY_MS;
-const GENERATED_KEY = new RegExp(`^${GENERATED_KEY_PREFIX}[A-Za-z0-9_-]{43}$`);
+const GENERATED_KEY = /^pay_[0-9A-Za-z]{38}$/;
 
 /**
  * moto cannot invoke a rotation Lambda it does not host, but RotateSecret still does what Secrets Manager does
@@ -174,9 +173,7 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
 
   /** The keyring exactly as the payment Lambda reads it, which must find no problem. */
   async function serviceKeyring(secretArn: string): Promise<Keyring> {
-    const parsed = parseKeyring(
-      await secretsManagerSource(secretArn, motoPaymentClient(moto)).fetchSecretString(),
-    );
+    const parsed = parseKeyring(await motoSecretSource(moto, secretArn).fetchSecretString());
     expect(parsed.problems).toEqual([]);
     return parsed.keyring;
   }
@@ -308,7 +305,7 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
       );
       const written = rotationLogs.lines.join('\n');
       for (const key of [...Object.values(FORMS), HASHED]) expect(written).not.toContain(key);
-      expect(written).not.toMatch(/payk_[A-Za-z0-9_-]{43}/);
+      expect(written).not.toMatch(/payk_[A-Za-z0-9_-]{43}|pay_[0-9A-Za-z]{38}/);
     });
 
     it.each([
@@ -516,6 +513,6 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     const written = logs.lines.join('\n');
     expect(written).not.toContain(KEY_A);
     expect(written).not.toContain(KEY_P);
-    expect(written).not.toMatch(/payk_[A-Za-z0-9_-]{43}/);
+    expect(written).not.toMatch(/payk_[A-Za-z0-9_-]{43}|pay_[0-9A-Za-z]{38}/);
   });
 });

@@ -2,6 +2,7 @@
  * The HTTP contract of POST /payment, stated again as plainly as possible and independently of the code under
  * test (nothing here imports from lambda/ or shared/): property tests compare the handler and its parsers with it.
  */
+import { crc32 } from 'node:zlib';
 import { addressModel, inBlockModel } from './network-model';
 
 export interface KeyModel {
@@ -192,8 +193,38 @@ export function keyAcceptedModel(
 }
 
 /**
- * The status the contract gives: credentials first (exactly one non-empty App-id and App-key; the key must be
- * one of that app's, unexpired at `now`, sent from a network the app allows), 503 if the keys cannot be read,
+ * An App-id no app can have (docs/keys.md): outside 1 to 64 of letters, digits, `.`, `_`, `-` starting with a
+ * letter or digit; starting with `payk_` in any case; a prefix, `_` and 38 letters and digits; or 32 or more
+ * letters and digits alone.
+ */
+export function impossibleAppIdModel(appId: string): boolean {
+  return (
+    !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(appId) ||
+    appId.slice(0, 5).toLowerCase() === 'payk_' ||
+    /^[a-z0-9_]{2,16}_[0-9a-z]{38}$/i.test(appId) ||
+    /^[A-Za-z0-9]{32,}$/.test(appId)
+  );
+}
+
+const BASE62_MODEL = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** A key that starts with the default prefix `pay_` but is not `pay_` + 32 base62 + their CRC32 in 6 base62. */
+export function malformedKeyModel(appKey: string): boolean {
+  if (!appKey.startsWith('pay_')) return false;
+  const match = /^pay_([0-9A-Za-z]{32})([0-9A-Za-z]{6})$/.exec(appKey);
+  if (match === null) return true;
+  let value = crc32(Buffer.from(match[1] ?? '', 'ascii'));
+  let digits = '';
+  for (let digit = 0; digit < 6; digit++) {
+    digits = BASE62_MODEL.charAt(value % 62) + digits;
+    value = Math.floor(value / 62);
+  }
+  return digits !== match[2];
+}
+
+/**
+ * The status the contract gives: credentials first (exactly one non-empty App-id and App-key, an App-id some app
+ * could have, a key that is not malformed for the prefix; the key must be one of that app's, unexpired at `now`, sent from a network the app allows), 503 if the keys cannot be read,
  * then the media type, then the body.
  */
 export function expectedStatus(
@@ -206,6 +237,8 @@ export function expectedStatus(
   const appKeys = headerValuesModel(event, 'App-Key');
   const [appId = '', appKey = ''] = [appIds[0], appKeys[0]];
   if (appIds.length !== 1 || appKeys.length !== 1 || appId === '' || appKey === '') return 401;
+  // Refused before any lookup, so whether the keys can be read does not matter.
+  if (impossibleAppIdModel(appId) || malformedKeyModel(appKey)) return 401;
   if (!keysReadable) return 503;
   if (!keyAcceptedModel(keyring.get(appId), appKey, now, sourceIpModel(event))) return 401;
   if (!isJsonContentTypeModel(headerValuesModel(event, 'Content-Type'))) return 415;

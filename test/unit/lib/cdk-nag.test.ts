@@ -50,6 +50,8 @@ const MONITORING_TO_TOPIC = {
 };
 /** Per-app rate limits with every key of theirs: a DynamoDB table, its grant, its alarm, widget and query. */
 const RATE_LIMITS = { appRateLimit: '50', appRateBurst: '100', appRateLimitFailure: 'closed' };
+/** The GitHub secret scanning endpoint: a function of its own, its route and model, its grants on every shard. */
+const SECRET_SCANNING = { secretScanning: 'true' };
 const EVERYTHING_AT_THE_EDGE = {
   env: 'staging',
   ...WAF,
@@ -114,6 +116,10 @@ describe.each([
   ['a reshard from 4 shards to 8 under way', { keyShards: '8', keyShardsPrevious: '4' }],
   ['256 shards rotated on a schedule, in nested stacks', { keyShards: '256', ...ROTATION }],
   [
+    '1,024 shards rotated on a schedule: shards 256 and up and the schedules in nested stacks, grants by name prefix',
+    { keyShards: '1024', ...ROTATION },
+  ],
+  [
     'an existing secret by ARN as shard 0 of 16, with a customer KMS key and rotation',
     {
       keyShards: '16',
@@ -122,6 +128,19 @@ describe.each([
       ...ROTATION,
     },
   ],
+  ['the secret scanning endpoint', SECRET_SCANNING],
+  [
+    'the secret scanning endpoint, reporting only, to an email topic, over 64 shards with a customer KMS key',
+    {
+      ...SECRET_SCANNING,
+      secretScanningAction: 'report',
+      ...MONITORING_BY_EMAIL,
+      keyShards: '64',
+      existingSecret: 'payment-api/keys',
+      secretKmsKeyArn: KMS_KEY_ARN,
+    },
+  ],
+  ['the secret scanning endpoint to an existing alarm topic', { ...SECRET_SCANNING, ...MONITORING_TO_TOPIC }],
 ])('cdk-nag AwsSolutions checks on the app with %s', (_case, context) => {
   let stack: Stack;
 
@@ -221,6 +240,17 @@ describe.each<[string, Record<string, unknown>, string[]]>([
     'with 8 shards rotated on a schedule, where only the manifest, which holds no key, is not rotated',
     { keyShards: '8', ...ROTATION },
     [...ACKNOWLEDGED_API_FINDINGS, MONITOR_BATCH_READ_FINDING, SECRET_ROTATION_FINDING].sort(),
+  ],
+  [
+    'with the secret scanning endpoint, whose route needs no App-key (GitHub\'s signature is checked) and whose BatchGetSecretValue is granted on "*"',
+    SECRET_SCANNING,
+    [
+      ...ACKNOWLEDGED_API_FINDINGS,
+      'AWS::ApiGateway::Method POST: AwsSolutions-APIG4, AwsSolutions-COG4',
+      MONITOR_BATCH_READ_FINDING,
+      MONITOR_BATCH_READ_FINDING,
+      SECRET_ROTATION_FINDING,
+    ].sort(),
   ],
 ])('cdk-nag acknowledgements %s', (_case, context, expected) => {
   let template: Template;

@@ -2,6 +2,8 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import {
   MONITOR_EVERY,
   MONITOR_READ_WORST_CASE_MS,
+  monitorReadWorstCaseMs,
+  monitorTimeout,
   MONITOR_TIMEOUT,
 } from '../../../lib/key-registry-monitor';
 import {
@@ -47,6 +49,15 @@ describe('the key registry monitor of a one-shard stack', () => {
     });
     expect(MONITOR_READ_WORST_CASE_MS).toBe(60_000);
     expect(MONITOR_READ_WORST_CASE_MS * 3).toBeLessThanOrEqual(MONITOR_TIMEOUT.toMilliseconds());
+  });
+
+  it('gives itself time for the reads of 1,024 shards at their bounds past 256: 195 s of reads, 6 minutes in all', () => {
+    expect([1, 64, 256].map((slots) => monitorTimeout(slots).toSeconds())).toEqual([180, 180, 180]);
+    expect(monitorReadWorstCaseMs(1_024)).toBe(195_000);
+    expect(monitorTimeout(1_024).toMinutes()).toBe(6);
+    expect(monitorReadWorstCaseMs(1_024) + 120_000).toBeLessThanOrEqual(
+      monitorTimeout(1_024).toMilliseconds(),
+    );
   });
 
   it('is told the registry, the expiry window, the log level and the metrics’ namespace and service, and nothing else', () => {

@@ -1,4 +1,4 @@
-import { Duration, NestedStack } from 'aws-cdk-lib';
+import { Duration, NestedStack, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type { PaymentApiProps } from '../../../lib/payment-api';
@@ -237,6 +237,7 @@ describe('PaymentApiStack outputs with a key registry', () => {
     const found = outputs({ keyShards: 8 });
 
     expect(Object.keys(found).sort()).toEqual([
+      'KeyPrefix',
       'KeyRegistry',
       'KeyShardNamePrefix',
       'KeyShards',
@@ -257,7 +258,7 @@ describe('PaymentApiStack outputs with a key registry', () => {
   });
 
   it('adds none of them to a one-shard stack', () => {
-    expect(Object.keys(outputs({})).sort()).toEqual(['KeysSecretArn', 'PaymentUrl']);
+    expect(Object.keys(outputs({})).sort()).toEqual(['KeyPrefix', 'KeysSecretArn', 'PaymentUrl']);
   });
 });
 
@@ -409,6 +410,121 @@ describe('PaymentApi with scheduled rotation of 256 shards', () => {
   });
 });
 
+describe('PaymentApi with scheduled rotation of 1,024 shards, the most keyShards allows', () => {
+  let stack: Stack;
+  let template: Template;
+  let nested: NestedStack[];
+  /** Every resource of the parent and nested stacks, by nested stack path ('' for the parent). */
+  let everywhere: Map<string, Record<string, Resource>>;
+
+  beforeAll(() => {
+    ({ stack, template } = synthesize({ keyShards: 1_024, rotation: { every: Duration.days(30) } }));
+    nested = stack.node.findAll().filter((construct) => NestedStack.isNestedStack(construct));
+    everywhere = new Map([
+      ['', resources(template)],
+      ...nested.map((child): [string, Record<string, Resource>] => [
+        child.node.path,
+        resources(Template.fromStack(child)),
+      ]),
+    ]);
+  }, 120_000);
+
+  const secretsNamed = (resourcesOf: Record<string, Resource>): number[] =>
+    Object.values(resourcesOf)
+      .filter((resource) => resource.Type === 'AWS::SecretsManager::Secret')
+      .map((resource) => /shard-(\d+)$/.exec(String(resource.Properties.Name))?.[1])
+      .filter((index): index is string => index !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
+
+  it('keeps shards 1 to 255 in the stack, and 256 and up in nested stacks of 256 fixed by index, each within 500 resources', () => {
+    const blocks = [...everywhere].filter(([path]) => path.includes('ShardBlock'));
+
+    expect(secretsNamed(resources(template))).toEqual(Array.from({ length: 255 }, (_, index) => index + 1));
+    expect(
+      blocks.map(([path, block]) => [
+        path.split('/').pop(),
+        secretsNamed(block)[0],
+        secretsNamed(block).length,
+      ]),
+    ).toEqual([
+      ['ShardBlock1', 256, 256],
+      ['ShardBlock2', 512, 256],
+      ['ShardBlock3', 768, 256],
+    ]);
+    for (const resourcesOfStack of everywhere.values()) {
+      expect(Object.keys(resourcesOfStack).length).toBeLessThan(500);
+    }
+  });
+
+  it("grants every reader GetSecretValue on the stack's own shard name prefix, and the rotation function its four calls there", () => {
+    const prefix = {
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':secretsmanager:',
+          { Ref: 'AWS::Region' },
+          ':',
+          { Ref: 'AWS::AccountId' },
+          ':secret:payment-api/Test/keys/shard-*',
+        ],
+      ],
+    };
+    const byPrefix = (roleId: string, action: string) =>
+      Object.values(resources(template, 'AWS::IAM::ManagedPolicy'))
+        .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(JSON.stringify({ Ref: roleId })))
+        .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+        .filter((statement) => actionsOf(statement).includes(action))
+        .map((statement) => statement.Resource);
+
+    for (const fn of ['handler', 'monitor'] as const) {
+      expect(byPrefix(roleOf(template, fn), 'secretsmanager:GetSecretValue')).toEqual([prefix]);
+      expect(byPrefix(roleOf(template, fn), 'secretsmanager:PutSecretValue')).toEqual([]);
+    }
+    for (const action of ['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue']) {
+      expect(byPrefix(roleOf(template, 'rotation'), action)).toEqual([prefix]);
+    }
+  });
+
+  it('schedules every shard, those from 256 on by name, each block created after the nested stack of its shards', () => {
+    const schedules = [...everywhere]
+      .filter(([path]) => path.includes('ShardSchedules'))
+      .flatMap(([, block]) => Object.values(block))
+      .filter((resource) => resource.Type === 'AWS::SecretsManager::RotationSchedule');
+    const named = schedules
+      .map((schedule) => schedule.Properties.SecretId)
+      .filter((id): id is string => typeof id === 'string')
+      .map((name) => Number(/shard-(\d+)$/.exec(name)?.[1]))
+      .sort((a, b) => a - b);
+    const scheduleStacks = Object.entries(resources(template, 'AWS::CloudFormation::Stack')).filter(([id]) =>
+      id.includes('ShardSchedules'),
+    );
+    const blockIds = Object.keys(resources(template, 'AWS::CloudFormation::Stack')).filter((id) =>
+      id.includes('ShardBlock'),
+    );
+
+    expect(schedules).toHaveLength(1_023);
+    expect(named).toEqual(Array.from({ length: 768 }, (_, index) => index + 256));
+    const dependingOnBlocks = scheduleStacks.filter(([, resource]) =>
+      (resource.DependsOn ?? []).some((id) => blockIds.includes(id)),
+    );
+    expect(dependingOnBlocks).toHaveLength(12);
+  });
+
+  it('tells the payment Lambda the layout by count and prefix, as at 256', () => {
+    expect(readRegistryLayout(environmentOf(template, 'handler'))).toEqual(
+      secretRegistryLayout({
+        shardZeroId: SHARD_ZERO_ARN,
+        namePrefix: 'payment-api/Test/keys/',
+        shards: 1_024,
+      }),
+    );
+    expect(Buffer.byteLength(manifestText(template))).toBeLessThanOrEqual(65_536);
+  });
+});
+
 describe('IAM sizes at 256 shards, the worst case: rotation on and the longest stack name the CDK app makes', () => {
   let template: Template;
 
@@ -453,13 +569,13 @@ describe('IAM sizes at 256 shards, the worst case: rotation on and the longest s
 
 describe('PaymentApi key registry props validation', () => {
   it.each<[string, PaymentApiProps, string]>([
-    ['no shard', { keyShards: 0 }, 'keyShards must be a whole number from 1 to 256, got 0'],
-    ['257 shards', { keyShards: 257 }, 'keyShards must be a whole number from 1 to 256, got 257'],
-    ['a fractional count', { keyShards: 2.5 }, 'keyShards must be a whole number from 1 to 256, got 2.5'],
+    ['no shard', { keyShards: 0 }, 'keyShards must be a whole number from 1 to 1024, got 0'],
+    ['1,025 shards', { keyShards: 1025 }, 'keyShards must be a whole number from 1 to 1024, got 1025'],
+    ['a fractional count', { keyShards: 2.5 }, 'keyShards must be a whole number from 1 to 1024, got 2.5'],
     [
       'a previous count out of range',
       { keyShards: 8, keyShardsPrevious: 0 },
-      'keyShardsPrevious must be a whole number from 1 to 256, got 0',
+      'keyShardsPrevious must be a whole number from 1 to 1024, got 0',
     ],
     [
       'a previous count equal to the count',

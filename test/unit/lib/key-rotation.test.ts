@@ -125,7 +125,12 @@ describe('PaymentApi scheduled rotation', () => {
 
     it('tells the rotation function to keep 2 keys, the period in hours (superseded keys expire by it) and to log at info, and nothing else', () => {
       expect(resource(template, rotationId).Properties?.Environment).toEqual({
-        Variables: { ROTATION_KEEP_KEYS: '2', ROTATION_PERIOD_HOURS: '720', LOG_LEVEL: 'info' },
+        Variables: {
+          ROTATION_KEEP_KEYS: '2',
+          ROTATION_PERIOD_HOURS: '720',
+          LOG_LEVEL: 'info',
+          KEY_PREFIX: 'pay',
+        },
       });
     });
 
@@ -236,15 +241,21 @@ describe('PaymentApi scheduled rotation', () => {
           rotation: { every: Duration.hours(12), keep: 3 },
           logLevel: 'debug',
           logRetention: logs.RetentionDays.ONE_WEEK,
+          keyPrefix: 'acme',
         },
         { extra: (stack) => ({ secretEncryptionKey: new kms.Key(stack, 'Key') }) },
       ));
       customRotationId = onlyLogicalId(custom, 'AWS::Lambda::Function', {}, ROTATION_ID);
     });
 
-    it('tells the rotation function to keep 3 keys, a 12-hour period, and to log at debug', () => {
+    it("tells the rotation function to keep 3 keys, a 12-hour period, to log at debug and the stack's key prefix", () => {
       expect(resource(custom, customRotationId).Properties?.Environment).toEqual({
-        Variables: { ROTATION_KEEP_KEYS: '3', ROTATION_PERIOD_HOURS: '12', LOG_LEVEL: 'debug' },
+        Variables: {
+          ROTATION_KEEP_KEYS: '3',
+          ROTATION_PERIOD_HOURS: '12',
+          LOG_LEVEL: 'debug',
+          KEY_PREFIX: 'acme',
+        },
       });
     });
 

@@ -2,6 +2,7 @@ import { Duration, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import {
   DEMO_APP_DEFAULT_WARNING,
+  DEMO_KEY_IS_LEGACY_WARNING,
   PaymentApiStack,
   type PaymentApiStackProps,
 } from '../../../lib/payment-api-stack';
@@ -104,8 +105,20 @@ describe('PaymentApiStack with a new secret', () => {
     });
   });
 
-  it('has exactly two outputs: the /payment URL and the secret ARN', () => {
-    expect(Object.keys(template.findOutputs('*')).sort()).toEqual(['KeysSecretArn', 'PaymentUrl']);
+  it('has exactly three outputs: the /payment URL, the secret ARN and the key prefix', () => {
+    expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
+      'KeyPrefix',
+      'KeysSecretArn',
+      'PaymentUrl',
+    ]);
+  });
+
+  it('outputs the default key prefix, with a literal description', () => {
+    template.hasOutput('KeyPrefix', {
+      Value: 'pay',
+      Description:
+        "This stack's keys are <prefix>_<32 base62><6 base62 CRC32>: the key CLI and the smoke tool make keys with it",
+    });
   });
 
   it('outputs the ARN of the secret it created', () => {
@@ -263,6 +276,7 @@ describe('PaymentApiStack with a custom domain', () => {
     expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
       'CustomDomainTarget',
       'CustomDomainUrl',
+      'KeyPrefix',
       'KeysSecretArn',
       'PaymentUrl',
     ]);
@@ -284,6 +298,7 @@ describe('PaymentApiStack with a custom domain', () => {
     });
     expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
       'CustomDomainUrl',
+      'KeyPrefix',
       'KeysSecretArn',
       'PaymentUrl',
     ]);
@@ -607,6 +622,19 @@ describe('PaymentApiStack demo app', () => {
       SecretString: Match.absent(),
     });
     expect(demoAppWarnings(stack)).toEqual([]);
+  });
+
+  it('warns that the generated demo key is a legacy key when legacy keys are refused', () => {
+    const stack = new PaymentApiStack(unbundledApp(), 'PaymentApi', { legacyKeys: false });
+    const quiet = new PaymentApiStack(unbundledApp(), 'PaymentApi', {
+      legacyKeys: false,
+      createDemoApp: false,
+    });
+
+    const warned = (of: Stack) =>
+      Annotations.fromStack(of).findWarning('*', Match.stringLikeRegexp(DEMO_KEY_IS_LEGACY_WARNING));
+    expect(warned(stack)).toHaveLength(1);
+    expect(warned(quiet)).toEqual([]);
   });
 
   it("starts an environment's secret as an empty keyring, and warns that an earlier stack must keep the demo app", () => {

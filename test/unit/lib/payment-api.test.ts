@@ -22,19 +22,20 @@ import {
 
 const PROJECT_ROOT = path.join(__dirname, '..', '..', '..');
 
+// A pass-through spy: the module's exports are not reconfigurable once compiled, so the spy is made in its place.
+jest.mock('../../../lib/bundled-function', () => {
+  const actual = jest.requireActual<typeof bundledFunction>('../../../lib/bundled-function');
+  return { ...actual, createBundledFunction: jest.fn(actual.createBundledFunction) };
+});
+
 /** The file the payment Lambda is bundled from, relative to the project: unit tests never bundle, so it is caught. */
 function handlerEntry(props: PaymentApiProps): string {
-  const build = jest.spyOn(bundledFunction, 'createBundledFunction');
-  try {
-    synthesize(props);
-    const entries = build.mock.calls
-      .filter(([, id]) => id === 'Handler')
-      .map(([, , options]) => options.entry);
-    expect(entries).toHaveLength(1);
-    return path.relative(PROJECT_ROOT, entries[0] ?? '');
-  } finally {
-    build.mockRestore();
-  }
+  const build = jest.mocked(bundledFunction.createBundledFunction);
+  build.mockClear();
+  synthesize(props);
+  const entries = build.mock.calls.filter(([, id]) => id === 'Handler').map(([, , options]) => options.entry);
+  expect(entries).toHaveLength(1);
+  return path.relative(PROJECT_ROOT, entries[0] ?? '');
 }
 
 /** The payment Lambda's environment variables. */
@@ -86,6 +87,8 @@ describe('PaymentApi with default props', () => {
         LOG_LEVEL: 'info',
         METRICS_NAMESPACE: 'PaymentApi',
         SERVICE_NAME: 'Test',
+        KEY_PREFIX: 'pay',
+        LEGACY_KEYS: 'true',
       });
     });
 
@@ -406,13 +409,15 @@ describe('PaymentApi with every prop set', () => {
         logRetention: logs.RetentionDays.ONE_WEEK,
         memorySize: 512,
         logLevel: 'debug',
+        keyPrefix: 'acme_live',
+        legacyKeys: false,
       },
       { extra: (stack) => ({ secretEncryptionKey: new kms.Key(stack, 'Key') }) },
     ));
     keyId = onlyLogicalId(template, 'AWS::KMS::Key');
   });
 
-  it('passes the cache settings and the log level to the handler, and the expiry warning only to the monitor', () => {
+  it('passes the cache settings, the log level and the key format to the handler, and the expiry warning only to the monitor', () => {
     expect(
       template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
     ).toMatchObject({
@@ -423,6 +428,8 @@ describe('PaymentApi with every prop set', () => {
             KEY_CACHE_TTL_SECONDS: '30',
             KEY_MAX_STALE_SECONDS: '300',
             LOG_LEVEL: 'debug',
+            KEY_PREFIX: 'acme_live',
+            LEGACY_KEYS: 'false',
           },
         },
       },
@@ -489,7 +496,7 @@ describe('PaymentApi with per-app rate limits', () => {
     expect(handlerEntry({})).toBe(path.join('lambda', 'payment', 'index.ts'));
   });
 
-  it('tells the Lambda the table, the default limit (burst: one second’s worth) and to fail open', () => {
+  it('tells the Lambda the table, the default limit (burst: one second’s worth) and to fail local', () => {
     expect(functionEnvironment(template)).toEqual({
       KEYS_SECRET_ID: { Ref: secretId },
       KEY_CACHE_TTL_SECONDS: '60',
@@ -497,10 +504,12 @@ describe('PaymentApi with per-app rate limits', () => {
       LOG_LEVEL: 'info',
       METRICS_NAMESPACE: 'PaymentApi',
       SERVICE_NAME: 'Test',
+      KEY_PREFIX: 'pay',
+      LEGACY_KEYS: 'true',
       RATE_LIMIT_TABLE: { Ref: tableId },
       RATE_LIMIT_PER_SECOND: '20',
       RATE_LIMIT_BURST: '20',
-      RATE_LIMIT_FAILURE: 'open',
+      RATE_LIMIT_FAILURE: 'local',
     });
   });
 
@@ -525,7 +534,7 @@ describe('PaymentApi with per-app rate limits', () => {
         perSecond: appRateLimit.perSecond,
         burst: appRateLimit.burst ?? Math.ceil(appRateLimit.perSecond),
       },
-      failure: appRateLimit.failure ?? 'open',
+      failure: appRateLimit.failure ?? 'local',
     });
     expect(environment).not.toHaveProperty('RATE_LIMIT_DEADLINE_MS');
   });
@@ -609,96 +618,44 @@ describe('PaymentApi without the demo app', () => {
 });
 
 describe('PaymentApi props validation', () => {
+  const TTL = 'keyCacheTtl must be a whole number of seconds from 1 to 3600';
+  const STALE = 'keyMaxStale must be a whole number of seconds from 0 to 86400';
+  const WARNING = 'keyExpiryWarning must be a whole number of days from 1 to 365';
+  const MEMORY = 'memorySize must be a whole number of MiB from 128 to 10240';
+  const RATE = 'throttlingRateLimit must be a positive number of requests per second';
+  const BURST = 'throttlingBurstLimit must be a whole number of requests of at least 1';
+  const STAGE = 'stageName must be 1 to 128 letters, digits, "-" or "_"';
+
+  // A Duration in fractions of its unit is requireWholeDuration's (test/unit/lib/validation.test.ts).
   it.each<[string, PaymentApiProps, string]>([
-    [
-      'a zero TTL',
-      { keyCacheTtl: Duration.seconds(0) },
-      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 0',
-    ],
-    [
-      'a TTL in fractions of a second',
-      { keyCacheTtl: Duration.millis(1500) },
-      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 1.5',
-    ],
-    [
-      'a TTL over an hour',
-      { keyCacheTtl: Duration.hours(2) },
-      'keyCacheTtl must be a whole number of seconds from 1 to 3600, got 7200',
-    ],
-    [
-      'a staleness bound in fractions of a second',
-      { keyMaxStale: Duration.millis(500) },
-      'keyMaxStale must be a whole number of seconds from 0 to 86400, got 0.5',
-    ],
-    [
-      'a staleness bound over a day',
-      { keyMaxStale: Duration.days(2) },
-      'keyMaxStale must be a whole number of seconds from 0 to 86400, got 172800',
-    ],
-    [
-      'a zero-day expiry warning',
-      { keyExpiryWarning: Duration.days(0) },
-      'keyExpiryWarning must be a whole number of days from 1 to 365, got 0',
-    ],
-    [
-      'an expiry warning in part days',
-      { keyExpiryWarning: Duration.hours(36) },
-      'keyExpiryWarning must be a whole number of days from 1 to 365, got 1.5',
-    ],
-    [
-      'an expiry warning over a year',
-      { keyExpiryWarning: Duration.days(366) },
-      'keyExpiryWarning must be a whole number of days from 1 to 365, got 366',
-    ],
-    [
-      'too little memory',
-      { memorySize: 64 },
-      'memorySize must be a whole number of MiB from 128 to 10240, got 64',
-    ],
-    [
-      'too much memory',
-      { memorySize: 10241 },
-      'memorySize must be a whole number of MiB from 128 to 10240, got 10241',
-    ],
-    [
-      'fractional memory',
-      { memorySize: 200.5 },
-      'memorySize must be a whole number of MiB from 128 to 10240, got 200.5',
-    ],
-    [
-      'a zero rate limit',
-      { throttlingRateLimit: 0 },
-      'throttlingRateLimit must be a positive number of requests per second, got 0',
-    ],
-    [
-      'an infinite rate limit',
-      { throttlingRateLimit: Infinity },
-      'throttlingRateLimit must be a positive number of requests per second, got Infinity',
-    ],
-    [
-      'a zero burst limit',
-      { throttlingBurstLimit: 0 },
-      'throttlingBurstLimit must be a whole number of requests of at least 1, got 0',
-    ],
-    [
-      'a fractional burst limit',
-      { throttlingBurstLimit: 1.5 },
-      'throttlingBurstLimit must be a whole number of requests of at least 1, got 1.5',
-    ],
-    [
-      'an empty stage name',
-      { stageName: '' },
-      'stageName must be 1 to 128 letters, digits, "-" or "_", got ""',
-    ],
-    [
-      'a stage name with a space',
-      { stageName: 'my stage' },
-      'stageName must be 1 to 128 letters, digits, "-" or "_", got "my stage"',
-    ],
+    ['a zero TTL', { keyCacheTtl: Duration.seconds(0) }, `${TTL}, got 0`],
+    ['a TTL over an hour', { keyCacheTtl: Duration.hours(2) }, `${TTL}, got 7200`],
+    ['a staleness bound over a day', { keyMaxStale: Duration.days(2) }, `${STALE}, got 172800`],
+    ['a zero-day expiry warning', { keyExpiryWarning: Duration.days(0) }, `${WARNING}, got 0`],
+    ['an expiry warning over a year', { keyExpiryWarning: Duration.days(366) }, `${WARNING}, got 366`],
+    ['too little memory', { memorySize: 64 }, `${MEMORY}, got 64`],
+    ['too much memory', { memorySize: 10241 }, `${MEMORY}, got 10241`],
+    ['fractional memory', { memorySize: 200.5 }, `${MEMORY}, got 200.5`],
+    ['a zero rate limit', { throttlingRateLimit: 0 }, `${RATE}, got 0`],
+    ['an infinite rate limit', { throttlingRateLimit: Infinity }, `${RATE}, got Infinity`],
+    ['a zero burst limit', { throttlingBurstLimit: 0 }, `${BURST}, got 0`],
+    ['a fractional burst limit', { throttlingBurstLimit: 1.5 }, `${BURST}, got 1.5`],
+    ['an empty stage name', { stageName: '' }, `${STAGE}, got ""`],
+    ['a stage name with a space', { stageName: 'my stage' }, `${STAGE}, got "my stage"`],
     [
       'a zero per-app rate',
       { appRateLimit: { perSecond: 0 } },
       'appRateLimit.perSecond must be a number of requests per second from 0.001 to 10000, got 0',
+    ],
+    [
+      'a key prefix with a hyphen',
+      { keyPrefix: 'pay-k' },
+      'keyPrefix must be 2 to 16 characters of a-z, 0-9 and _, got "pay-k"',
+    ],
+    [
+      'the start of legacy keys as the key prefix',
+      { keyPrefix: 'payk_live' },
+      'keyPrefix must not be "payk" or start with "payk_": legacy keys (payk_...) would all be refused as malformed, got "payk_live"',
     ],
     [
       'a per-app burst of zero',

@@ -86,10 +86,10 @@ describe('RateLimitTable', () => {
 });
 
 describe('the appRateLimit options', () => {
-  it('default the burst to one second’s worth, rounded up and at least 1, and the failure mode to open', () => {
+  it('default the burst to one second’s worth, rounded up and at least 1, and the failure mode to local', () => {
     expect(resolveAppRateLimit({ perSecond: 20 })).toEqual({
       defaultLimit: { perSecond: 20, burst: 20 },
-      failure: 'open',
+      failure: 'local',
     });
     expect(resolveAppRateLimit({ perSecond: 12.5 }).defaultLimit.burst).toBe(13);
     expect(resolveAppRateLimit({ perSecond: 0.5 }).defaultLimit.burst).toBe(1);
@@ -131,7 +131,7 @@ describe('the appRateLimit options', () => {
     [
       'an unknown failure mode',
       { perSecond: 1, failure: 'ajar' as AppRateLimitOptions['failure'] },
-      'appRateLimit.failure must be one of open, closed, got "ajar"',
+      'appRateLimit.failure must be one of local, open, closed, got "ajar"',
     ],
   ])(
     'refuse %s, naming the option in the words the secret’s rateLimit and the Lambda use',

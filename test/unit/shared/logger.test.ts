@@ -1,4 +1,4 @@
-import { createJsonLogger } from '../../../shared/logger';
+import { createJsonLogger, describeError, ERROR_TEXT_MAX_CHARS } from '../../../shared/logger';
 
 describe('the JSON logger', () => {
   function capture(level: 'debug' | 'info' = 'info') {
@@ -50,5 +50,32 @@ describe('the JSON logger', () => {
     logger.warn('kept');
 
     expect(entries().map((entry) => entry.message)).toEqual(['kept']);
+  });
+});
+
+describe('describeError', () => {
+  it('cuts an endpoint error text to 256 characters, the cut marked (a 900 KB answer made a 900 KB log line)', () => {
+    const huge = Object.assign(new Error('<html>' + 'x'.repeat(900_000)), { name: 'InternalServiceError' });
+
+    const described = describeError(huge);
+
+    expect(ERROR_TEXT_MAX_CHARS).toBe(256);
+    expect(described).toHaveLength(256);
+    expect(described.startsWith('InternalServiceError: <html>xxx')).toBe(true);
+    expect(described.endsWith('x...')).toBe(true);
+  });
+
+  it('never cuts a surrogate pair in half', () => {
+    const error = new Error('a'.repeat(ERROR_TEXT_MAX_CHARS - 11) + '😀'.repeat(100));
+
+    const described = describeError(error);
+
+    expect(described.length).toBeLessThanOrEqual(ERROR_TEXT_MAX_CHARS);
+    expect(described).not.toMatch(/[\uD800-\uDBFF]\.\.\.$/);
+    expect(Buffer.from(described, 'utf8').toString('utf8')).toBe(described);
+  });
+
+  it('leaves a short error text whole', () => {
+    expect(describeError(new Error('Rate exceeded'))).toBe('Error: Rate exceeded');
   });
 });

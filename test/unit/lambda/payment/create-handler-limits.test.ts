@@ -190,6 +190,49 @@ describe('POST /payment with per-app rate limits', () => {
     );
   });
 
+  it("failing local, refuses past this environment's own count with 429, Retry-After and reason rate_limited_locally, counting it as unavailable", async () => {
+    const { handle, logs, counted } = handlerWith({
+      limiter: scriptedLimiter({
+        kind: 'unavailable',
+        error: 'TimeoutError: time budget ran out after sending',
+        local: { kind: 'limited', retryAfterSeconds: 1 },
+      }),
+      failure: 'local',
+    });
+
+    const result = await handle(paymentEvent(demo()));
+
+    expect(result.statusCode).toBe(429);
+    expect(result.body).toBe(errorBody('tooManyRequests'));
+    expect(result.headers).toMatchObject({ 'Retry-After': '1' });
+    expect(counted).toEqual([METRIC.rateLimiterUnavailable, METRIC.throttled]);
+    expect(logs.entries()).toContainEqual(
+      expect.objectContaining({
+        status: 429,
+        reason: 'rate_limited_locally',
+        appId: 'demo',
+        retryAfterSeconds: 1,
+      }),
+    );
+  });
+
+  it('failing local, lets through what its own count accepts, without RateLimit fields, counting it as unavailable', async () => {
+    const { handle, counted } = handlerWith({
+      limiter: scriptedLimiter({
+        kind: 'unavailable',
+        error: 'TimeoutError: time budget ran out after sending',
+        local: { kind: 'accepted', remaining: 3, resetSeconds: 1 },
+      }),
+      failure: 'local',
+    });
+
+    const result = await handle(paymentEvent(demo()));
+
+    expect(result.statusCode).toBe(200);
+    expect(result.headers).not.toHaveProperty('RateLimit');
+    expect(counted).toEqual([METRIC.rateLimiterUnavailable, METRIC.accepted]);
+  });
+
   it('answers 503 unavailable when the limiter cannot answer and failure is closed', async () => {
     const { handle, counted } = handlerWith({
       limiter: scriptedLimiter({ kind: 'unavailable', error: 'ThrottlingException: slow down' }),

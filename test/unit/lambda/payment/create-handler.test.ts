@@ -1,7 +1,8 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { KeysUnavailableError, type KeyringProvider } from '../../../../lambda/payment/key-cache';
 import { parseKeyring } from '../../../../shared/keys/keyring';
-import { toDigestForm } from '../../../../shared/keys/key-material';
+import { generateKey, toCompactDigestForm, toDigestForm } from '../../../../shared/keys/key-material';
+import type { KeyFormatPolicy } from '../../../../shared/keys/credential-screen';
 import { createHandler } from '../../../../lambda/payment/create-handler';
 import { captureLogs } from '../../../support/capture-logger';
 import { paymentEvent } from '../../../support/events';
@@ -488,6 +489,132 @@ describe('POST /payment handler', () => {
 
     expect(results.map((result) => result.statusCode)).toEqual([200, 401]);
     expect(getKeys.mock.calls).toEqual([['demo'], ['nobody']]);
+  });
+
+  describe('credentials refused before any lookup (the key format and App-ids no app can have)', () => {
+    const CURRENT_KEY = generateKey();
+    const OTHER_PREFIX_KEY = generateKey('acme');
+    const KEYED_SECRET = JSON.stringify({
+      demo: DEMO_KEY,
+      current: toCompactDigestForm(CURRENT_KEY),
+      other: toCompactDigestForm(OTHER_PREFIX_KEY),
+    });
+    const keyed = parseKeyring(KEYED_SECRET).keyring;
+
+    function screenedHandler(keyFormat?: KeyFormatPolicy) {
+      const logs = captureLogs();
+      const getKeys = jest.fn(() => Promise.resolve({ keyring: keyed, stale: false }));
+      const counted: string[] = [];
+      const handle = createHandler({
+        keys: { getKeys },
+        logger: logs.logger,
+        metrics: { count: (name: string) => counted.push(name) },
+        ...(keyFormat === undefined ? {} : { keyFormat }),
+      });
+      return { handle, logs, getKeys, counted };
+    }
+
+    const wrongChecksum = CURRENT_KEY.slice(0, -1) + (CURRENT_KEY.endsWith('0') ? '1' : '0');
+
+    it.each<[string, string, string, string]>([
+      ['a prefixed key with a wrong checksum', 'current', wrongChecksum, 'malformed_key'],
+      ['a prefixed key one character short', 'current', CURRENT_KEY.slice(0, -1), 'malformed_key'],
+      ['a prefixed key one character long', 'current', CURRENT_KEY + 'A', 'malformed_key'],
+      [
+        'a prefixed key outside base62',
+        'current',
+        CURRENT_KEY.slice(0, 10) + '-' + CURRENT_KEY.slice(11),
+        'malformed_key',
+      ],
+      ['the bare prefix', 'current', 'pay_', 'malformed_key'],
+      ['an App-id of 8 KB', 'a'.repeat(8192), CURRENT_KEY, 'invalid_app_id'],
+      ['a unicode App-id', 'dém☃', CURRENT_KEY, 'invalid_app_id'],
+      ['a key in the App-id header', CURRENT_KEY, CURRENT_KEY, 'invalid_app_id'],
+    ])(
+      'answer 401 to %s without reading any keys, logging neither App-id nor key',
+      async (_label, appId, appKey, reason) => {
+        const { handle, logs, getKeys, counted } = screenedHandler();
+
+        const result = await handle(paymentEvent([JSON_TYPE, ['App-id', appId], ['App-key', appKey]]));
+
+        expect(result.statusCode).toBe(401);
+        expect(result.body).toBe('{"code":"unauthorized","message":"Missing or invalid App-id or App-key."}');
+        expect(getKeys).not.toHaveBeenCalled();
+        expect(logs.entries()).toEqual([
+          expect.objectContaining({
+            message: 'request refused',
+            status: 401,
+            reason,
+            appId: null,
+            keyId: null,
+          }),
+        ]);
+        expect(logs.lines.join('\n')).not.toContain(appKey);
+        expect(counted).toEqual(['Unauthorized']);
+      },
+    );
+
+    it('look up a well-formed key of the prefix, and a legacy key without it, as before', async () => {
+      const { handle, getKeys } = screenedHandler();
+
+      const results = await Promise.all([
+        handle(paymentEvent([JSON_TYPE, ['App-id', 'current'], ['App-key', CURRENT_KEY]])),
+        handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', DEMO_KEY]])),
+        handle(paymentEvent([JSON_TYPE, ['App-id', 'current'], ['App-key', generateKey()]])),
+      ]);
+
+      expect(results.map((result) => result.statusCode)).toEqual([200, 200, 401]);
+      expect(getKeys).toHaveBeenCalledTimes(3);
+    });
+
+    it('look up keys of another prefix as legacy keys: for this stack they have no prefix', async () => {
+      const { handle, getKeys } = screenedHandler();
+
+      const result = await handle(
+        paymentEvent([JSON_TYPE, ['App-id', 'other'], ['App-key', OTHER_PREFIX_KEY]]),
+      );
+
+      expect(result.statusCode).toBe(200);
+      expect(getKeys).toHaveBeenCalledTimes(1);
+    });
+
+    it("judge keys by the stack's own prefix", async () => {
+      const { handle, logs, getKeys } = screenedHandler({ prefix: 'acme', legacyKeys: true });
+
+      const results = await Promise.all([
+        handle(paymentEvent([JSON_TYPE, ['App-id', 'other'], ['App-key', OTHER_PREFIX_KEY]])),
+        handle(paymentEvent([JSON_TYPE, ['App-id', 'other'], ['App-key', OTHER_PREFIX_KEY.slice(0, -2)]])),
+      ]);
+
+      expect(results.map((result) => result.statusCode)).toEqual([200, 401]);
+      expect(getKeys).toHaveBeenCalledTimes(1);
+      expect(logs.entries()).toContainEqual(expect.objectContaining({ reason: 'malformed_key' }));
+    });
+
+    it('refuse keys without the prefix before any lookup when legacy keys are off', async () => {
+      const { handle, logs, getKeys } = screenedHandler({ prefix: 'pay', legacyKeys: false });
+
+      const results = await Promise.all([
+        handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', DEMO_KEY]])),
+        handle(paymentEvent([JSON_TYPE, ['App-id', 'current'], ['App-key', CURRENT_KEY]])),
+      ]);
+
+      expect(results.map((result) => result.statusCode)).toEqual([401, 200]);
+      expect(getKeys.mock.calls).toEqual([['current']]);
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ reason: 'legacy_key', status: 401, appId: null, keyId: null }),
+      );
+    });
+
+    it('answer 401, not 503, to a malformed key while the keys cannot be read: nothing was to be read', async () => {
+      const { handle } = handlerWith({
+        getKeys: () => Promise.reject(new KeysUnavailableError('keys have never loaded')),
+      });
+
+      const result = await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', wrongChecksum]]));
+
+      expect(result.statusCode).toBe(401);
+    });
   });
 
   it('does not ask for keys when no credentials were sent', async () => {

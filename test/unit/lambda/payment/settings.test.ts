@@ -15,6 +15,7 @@ describe('readLambdaSettings', () => {
       logLevel: 'info',
       serviceName: 'PaymentApi',
       metricsNamespace: 'PaymentApi',
+      keyFormat: { prefix: 'pay', legacyKeys: true },
     });
   });
 
@@ -29,6 +30,8 @@ describe('readLambdaSettings', () => {
       LOG_LEVEL: 'DEBUG',
       SERVICE_NAME: 'PaymentApi-staging',
       METRICS_NAMESPACE: 'Payments/Staging',
+      KEY_PREFIX: 'acme_stg',
+      LEGACY_KEYS: 'false',
     });
 
     expect(settings).toEqual({
@@ -46,6 +49,7 @@ describe('readLambdaSettings', () => {
       logLevel: 'debug',
       serviceName: 'PaymentApi-staging',
       metricsNamespace: 'Payments/Staging',
+      keyFormat: { prefix: 'acme_stg', legacyKeys: false },
     });
   });
 
@@ -70,12 +74,33 @@ describe('readLambdaSettings', () => {
     );
   });
 
+  it.each([
+    ['P', 'KEY_PREFIX must be 2 to 16 characters of a-z, 0-9 and _, got "P"'],
+    ['pay-k', 'KEY_PREFIX must be 2 to 16 characters of a-z, 0-9 and _, got "pay-k"'],
+    [
+      'payk',
+      'KEY_PREFIX must not be "payk" or start with "payk_": legacy keys (payk_...) would all be refused as malformed, got "payk"',
+    ],
+    [
+      'payk_x',
+      'KEY_PREFIX must not be "payk" or start with "payk_": legacy keys (payk_...) would all be refused as malformed, got "payk_x"',
+    ],
+  ])('refuses the key prefix %s with one line', (value, message) => {
+    expect(() => readLambdaSettings({ KEYS_SECRET_ID: secretId, KEY_PREFIX: value })).toThrow(message);
+  });
+
+  it('refuses a LEGACY_KEYS that is not true or false', () => {
+    expect(() => readLambdaSettings({ KEYS_SECRET_ID: secretId, LEGACY_KEYS: 'no' })).toThrow(
+      'LEGACY_KEYS must be true or false, got "no"',
+    );
+  });
+
   it('refuses to start without a secret id', () => {
     expect(() => readLambdaSettings({})).toThrow('KEYS_SECRET_ID must name the keys secret');
   });
 
   it.each([
-    [{ KEY_SHARDS: '257' }, 'KEY_SHARDS must be a whole number from 1 to 256, got "257"'],
+    [{ KEY_SHARDS: '1025' }, 'KEY_SHARDS must be a whole number from 1 to 1024, got "1025"'],
     [{ KEY_SHARDS: '4' }, 'KEY_SHARD_NAME_PREFIX must be set when KEY_SHARDS is above 1'],
   ])('refuses to start with a registry it cannot read (%j), in one line', (registryEnv, message) => {
     expect(() => readLambdaSettings({ KEYS_SECRET_ID: secretId, ...registryEnv })).toThrow(message);

@@ -5,7 +5,7 @@ import {
   type SecretSource,
 } from '../../../../lambda/payment/key-cache';
 import { ShardedKeys, type ShardedKeysOptions } from '../../../../lambda/payment/sharded-keys';
-import { sha256 } from '../../../../shared/keys/key-material';
+import { matchDigestOf } from '../../../../shared/keys/key-material';
 import { shardOf } from '../../../../shared/keys/shard';
 import { singleShardLayout, type RegistryLayout } from '../../../../shared/keys/registry';
 import { isLogField } from '../../../../shared/log-fields';
@@ -17,14 +17,20 @@ import { appMovingBetween, appOnShard, movingApp } from '../../../support/shards
 const TTL_MS = 60_000;
 const MAX_STALE_MS = 15 * 60_000;
 const REFRESH_WAIT_MS = 250;
-/** PAYMENT_CALL_BOUNDS' deadline, as the Lambda's sources state it. */
+/** KEY_FETCH_BUDGET_MS, as the Lambda's sources state it. */
 const DEADLINE_MS = 1_500;
 
 /** How a fake shard answers its fetches from now on; `silent`: nothing, until the client's deadline ends the call. */
 type Answer =
   | { readonly kind: 'text'; readonly afterMs: number }
   | { readonly kind: 'fail'; readonly afterMs: number }
-  | { readonly kind: 'silent' };
+  | { readonly kind: 'silent' }
+  /** Secrets Manager's answer for a secret that does not exist (a deleted shard). */
+  | { readonly kind: 'missing' };
+
+class ResourceNotFoundException extends Error {
+  override readonly name = 'ResourceNotFoundException';
+}
 
 /** A shard secret in memory: its text (a function of the time Secrets Manager reads it), how it answers, its fetches. */
 class FakeShard {
@@ -45,6 +51,11 @@ class FakeShard {
         const startedAt = Date.now();
         this.fetchedAt.push(startedAt);
         const answer = this.answer;
+        if (answer.kind === 'missing') {
+          return Promise.reject(
+            new ResourceNotFoundException("Secrets Manager can't find the specified secret."),
+          );
+        }
         const after = answer.kind === 'silent' ? { kind: 'fail', afterMs: DEADLINE_MS } : answer;
         // An instant answer needs no timer: tests that do not move the fake clock still get it.
         if (after.afterMs === 0) {
@@ -301,6 +312,144 @@ describe('ShardedKeys over several shards', () => {
   });
 });
 
+describe('ShardedKeys while Secrets Manager fails: one budget for the whole environment', () => {
+  const SHARDS = 64;
+  const layout = layoutOf(SHARDS);
+  const apps = Array.from({ length: SHARDS }, (_, index) => appOnShard(index, SHARDS, `app-on-${index}`));
+  const texts = apps.map((appId) => JSON.stringify({ [appId]: DEMO_KEY }));
+  const unknownIds = fc.sample(fc.stringMatching(/^[a-z0-9-]{1,24}$/), { numRuns: 4_000, seed: 24 });
+
+  /** Every fetch start of every shard, in time order. */
+  const startsOf = (shards: readonly FakeShard[]): number[] =>
+    shards.flatMap((shard) => shard.fetchedAt).sort((a, b) => a - b);
+
+  /** The most fetch starts in any one second (a window opening at each start). */
+  function mostInOneSecond(starts: readonly number[]): number {
+    let most = 0;
+    for (const [index, start] of starts.entries()) {
+      let count = 0;
+      for (let next = index; next < starts.length && (starts[next] ?? Infinity) < start + 1_000; next++)
+        count++;
+      most = Math.max(most, count);
+    }
+    return most;
+  }
+
+  /** A flood of unknown ids, one request at a time as a Lambda environment serves them, `gapMs` apart. */
+  async function flood(keys: ShardedKeys, count: number, gapMs: number): Promise<Set<string>> {
+    const outcomes = new Set<string>();
+    for (const appId of unknownIds.slice(0, count)) {
+      const request = keys.getKeys(appId);
+      await settleTiming(request, 5);
+      outcomes.add(
+        await request.then(
+          () => 'answered',
+          (error: unknown) => (error as Error).name,
+        ),
+      );
+      await jest.advanceTimersByTimeAsync(gapMs);
+    }
+    return outcomes;
+  }
+
+  it.each([
+    ['refusing at once', { kind: 'fail', afterMs: 0 }],
+    ['failing after 400 ms', { kind: 'fail', afterMs: 400 }],
+    ['never answering', { kind: 'silent' }],
+  ] as const)(
+    'starts at most 2 fetches a second across all %s shards, for a cold environment flooded with unknown ids',
+    async (_, answer) => {
+      const { keys, shards } = registryOf(layout, texts);
+      for (const shard of shards) shard.answer = answer;
+
+      const outcomes = await flood(keys, 600, 10);
+
+      // Assert: the fetch that showed the fault, then at most 2 a second.
+      const starts = startsOf(shards);
+      expect(outcomes).toEqual(new Set(['KeysUnavailableError']));
+      expect(starts.length).toBeGreaterThan(3);
+      expect(mostInOneSecond(starts.slice(1))).toBeLessThanOrEqual(2);
+      expect(mostInOneSecond(starts)).toBeLessThanOrEqual(3);
+    },
+  );
+
+  it.each([
+    ['refusing at once', { kind: 'fail', afterMs: 0 }],
+    ['never answering', { kind: 'silent' }],
+  ] as const)(
+    'starts at most 2 fetches a second across all shards %s once every shard was loaded (stale keys served)',
+    async (_, answer) => {
+      // Arrange: every shard loaded, then past its TTL while Secrets Manager fails.
+      const { keys, shards } = registryOf(layout, texts);
+      for (const appId of apps) await keys.getKeys(appId);
+      await jest.advanceTimersByTimeAsync(TTL_MS);
+      const loadedAt = startsOf(shards).length;
+      for (const shard of shards) shard.answer = answer;
+
+      // Act
+      const outcomes = await flood(keys, 2_000, 10);
+
+      // Assert: answered from stale keys; the fetch that showed the fault, then at most 2 a second.
+      const starts = startsOf(shards).slice(loadedAt);
+      expect(outcomes).toEqual(new Set(['answered']));
+      expect(starts.length).toBeGreaterThan(3);
+      expect(mostInOneSecond(starts.slice(1))).toBeLessThanOrEqual(2);
+      expect(mostInOneSecond(starts)).toBeLessThanOrEqual(3);
+    },
+  );
+
+  it('recovers on the first fetch that succeeds: every shard is then read at once, as it is needed', async () => {
+    const { keys, shards } = registryOf(layout, texts);
+    for (const shard of shards) shard.answer = { kind: 'fail', afterMs: 0 };
+    await flood(keys, 50, 10);
+    for (const shard of shards) shard.answer = { kind: 'text', afterMs: 0 };
+    const startsBefore = startsOf(shards).length;
+
+    const served: boolean[] = [];
+    const tookMs: number[] = [];
+    for (const appId of apps) {
+      const request = keys.getKeys(appId);
+      tookMs.push(await settleTiming(request, 5));
+      served.push((await request).keyring.has(appId));
+    }
+
+    // The first request waits its turn (at most 500 ms after the last failed start); none after it waits at all.
+    expect(served.every(Boolean)).toBe(true);
+    expect(at(tookMs, 0)).toBeLessThanOrEqual(500);
+    expect(tookMs.slice(1).every((ms) => ms === 0)).toBe(true);
+    expect(startsOf(shards).length - startsBefore).toBeLessThanOrEqual(SHARDS);
+  });
+
+  it('asks for a deleted shard once per TTL, not twice a second, and serves the other shards meanwhile', async () => {
+    // Arrange
+    const { keys, shards } = registryOf(layout, texts);
+    const deleted = 19;
+    at(shards, deleted).answer = { kind: 'missing' };
+
+    // Act: two TTLs of requests, alternating between the deleted shard's app and another's.
+    const outcomes: string[] = [];
+    for (let step = 0; step < 1_200; step++) {
+      const appId = at(apps, step % 2 === 0 ? deleted : 3);
+      const request = keys.getKeys(appId);
+      await settleTiming(request, 5);
+      outcomes.push(
+        await request.then(
+          ({ keyring }) => String(keyring.has(appId)),
+          () => 'unavailable',
+        ),
+      );
+      await jest.advanceTimersByTimeAsync((2 * TTL_MS) / 1_200);
+    }
+
+    // Assert: asked at the first request, then no sooner than a TTL after each time.
+    const asked = at(shards, deleted).fetchedAt;
+    expect(asked.length).toBeGreaterThanOrEqual(2);
+    expect(asked.slice(1).every((time, index) => time - at(asked, index) >= TTL_MS)).toBe(true);
+    expect(new Set(outcomes.filter((_, step) => step % 2 === 0))).toEqual(new Set(['unavailable']));
+    expect(new Set(outcomes.filter((_, step) => step % 2 === 1))).toEqual(new Set(['true']));
+  });
+});
+
 describe('ShardedKeys during a reshard from 2 to 4 shards: the fallback rule', () => {
   const layout = layoutOf(4, 2);
   const { appId: moving, home, previousHome } = movingApp(4, 2);
@@ -339,7 +488,7 @@ describe('ShardedKeys during a reshard from 2 to 4 shards: the fallback rule', (
 
     const { keyring } = await keys.getKeys(moving);
 
-    expect(keyring.get(moving)?.keys.map((key) => key.digest)).toEqual([sha256(MOVED_KEY)]);
+    expect(keyring.get(moving)?.keys.map((key) => key.digest)).toEqual([matchDigestOf(MOVED_KEY)]);
   });
 
   it('judges an app found nowhere against its new home, at once, when that copy is fresh', async () => {

@@ -41,8 +41,8 @@ describe('readMonitorSettings', () => {
   it.each([
     [{}, 'KEYS_SECRET_ID must name the keys secret'],
     [
-      { KEYS_SECRET_ID: SHARD_ZERO, KEY_SHARDS: '257' },
-      'KEY_SHARDS must be a whole number from 1 to 256, got "257"',
+      { KEYS_SECRET_ID: SHARD_ZERO, KEY_SHARDS: '1025' },
+      'KEY_SHARDS must be a whole number from 1 to 1024, got "1025"',
     ],
     [
       { KEYS_SECRET_ID: SHARD_ZERO, KEY_SHARDS: '4' },

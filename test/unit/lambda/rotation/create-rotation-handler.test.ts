@@ -23,6 +23,7 @@ import {
   type RotationStep,
 } from '../../../../lambda/rotation/rotation-rules';
 import { captureLogs, type CapturedLogs } from '../../../support/capture-logger';
+import { keyShape } from '../../../../shared/keys/key-format';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api-keys-AbCdEf';
 const TOKEN = '6a0f8b4e-3c1d-4f2a-9b7e-1d2c3b4a5f60';
@@ -230,6 +231,26 @@ describe('the rotation handler', () => {
       expect(written).toBe(PENDING);
     });
 
+    it("makes fresh keys of the key format with the stack's prefix when no key source is given", async () => {
+      const prefixed = createRotationHandler({
+        client: new SecretsManagerClient({ region: 'eu-west-1' }),
+        keep: 2,
+        periodMs: PERIOD_MS,
+        logger: logs.logger,
+        keyPrefix: 'acme_live',
+        now: () => NOW,
+      });
+      describes(ROTATION_UNDER_WAY);
+      currentIs(JSON.stringify({ demo: [KEY_A] }));
+      pendingIsEmpty();
+
+      await prefixed(event('createSecret'));
+
+      const written = secretsManager.commandCalls(PutSecretValueCommand)[0]?.args[0].input.SecretString ?? '';
+      const fresh = (JSON.parse(written) as { demo: unknown[] }).demo[1];
+      expect(typeof fresh === 'string' && keyShape(fresh, 'acme_live')).toBe('prefixed');
+    });
+
     it('removes expired keys and logs them by app and key id, never the key', async () => {
       describes(ROTATION_UNDER_WAY);
       currentIs(JSON.stringify({ demo: [{ key: KEY_P, expires: '2026-02-01T00:00:00Z' }, KEY_A] }));
@@ -248,7 +269,7 @@ describe('the rotation handler', () => {
       );
     });
 
-    it('fails, writing nothing, when the rotated secret would not fit in Secrets Manager, saying by how much and what to do', async () => {
+    it('fails, writing nothing, when the rotated shard would not fit in Secrets Manager, naming it in one line with by how much and what to do', async () => {
       describes(ROTATION_UNDER_WAY);
       currentIs(secretOfSize(SECRET_MAX_BYTES - 20));
       pendingIsEmpty();
@@ -256,9 +277,16 @@ describe('the rotation handler', () => {
       const failure = handler(event('createSecret'));
 
       await expect(failure).rejects.toThrow(RotationError);
-      await expect(failure).rejects.toThrow(
-        /^the rotated secret would be \d+ bytes, \d+ over Secrets Manager's limit of 65536: remove apps and keys no longer used \(the key CLI's prune removes expired ones\), keep fewer keys per app \(rotationKeep\), or store plain keys rather than sha256: digests, which take more room$/,
+      const message = await failure.then(
+        () => '',
+        (error: unknown) => (error as Error).message,
       );
+      const shard = `shard ${event('createSecret').SecretId} is too full to rotate`;
+      expect(message).toMatch(
+        /^the rotated secret would be \d+ bytes, \d+ over Secrets Manager's limit of 65536: shard .+ is too full to rotate \(10\d\.\d%\), and nothing was written; remove apps and keys no longer used \(the key CLI's prune removes expired ones\), keep fewer keys per app \(rotationKeep\), store digests \(d:, 24 characters\) rather than plain keys, or grow keyShards \(docs\/keys\.md\)$/,
+      );
+      expect(message).toContain(shard);
+      expect(message).not.toContain('\n');
       expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
     });
 

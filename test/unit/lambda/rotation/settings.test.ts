@@ -60,4 +60,12 @@ describe('readRotationSettings', () => {
       'LOG_LEVEL must be one of debug, info, warn, error, got "nonsense"',
     );
   });
+
+  it('reads the key prefix (default pay) and refuses payk, under which every legacy key would be malformed', () => {
+    expect(readRotationSettings({ ...PERIOD }).keyPrefix).toBe('pay');
+    expect(readRotationSettings({ ...PERIOD, KEY_PREFIX: 'acme' }).keyPrefix).toBe('acme');
+    expect(() => readRotationSettings({ ...PERIOD, KEY_PREFIX: 'payk' })).toThrow(
+      'KEY_PREFIX must not be "payk" or start with "payk_": legacy keys (payk_...) would all be refused as malformed, got "payk"',
+    );
+  });
 });

@@ -1,15 +1,19 @@
 /**
- * The small client over Node's HTTP stack against an AWS JSON service played by a loopback server in this process:
- * keep-alive, the retry of a read on a fresh connection, one attempt for a write, the attempt and connection
- * time-outs seen firing, the call deadline, and AWS's error answers read into the SDK's names.
+ * The small client over Node's HTTP stack against an AWS JSON service played by a loopback server: keep-alive, the
+ * retry of a read on a fresh connection, one attempt for a write, each timer seen firing (connect, against a
+ * listener that never accepts; socket, against one that accepts and stays silent, and one that answers half; the
+ * caller's budget, against one that never stops trickling, and the caller aborting mid-flight), whether each says
+ * the request was sent, and AWS's error answers read into the SDK's names.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { AWS_JSON_SERVICES } from '../../../../shared/aws/aws-environment';
 import { AwsJsonClient, AwsServiceError, errorOfAnswer } from '../../../../shared/aws/aws-json-client';
-import type { CallBounds } from '../../../../shared/aws/call-bounds';
-import { AttemptTimeoutError } from '../../../../shared/aws/http-transport';
+import type { AttemptBounds } from '../../../../shared/aws/aws-json-client';
+import { AttemptError } from '../../../../shared/aws/attempt-errors';
 import { FAKE_CREDENTIALS } from '../../../support/fake-aws';
+import { startStallingServer } from '../../../support/stalling-server';
+import { startUnacceptingServer } from '../../../support/unaccepting-server';
 
 type Answer = (request: IncomingMessage, response: ServerResponse, body: string) => void;
 
@@ -77,16 +81,16 @@ function json(status: number, body: object, headers: Record<string, string> = {}
   };
 }
 
-/** Short bounds, so the time-outs fire quickly; the deadline far enough that it never hides them. */
-const BOUNDS: CallBounds = {
+/** Short timers, so they fire quickly; the callers' budget (BUDGET_MS) far enough that it never hides them. */
+const BOUNDS: AttemptBounds = {
   maxAttempts: 2,
   connectionTimeoutMs: 200,
-  attemptTimeoutMs: 150,
+  socketTimeoutMs: 150,
   retryDelayMs: 10,
-  callDeadlineMs: 2_000,
 };
+const BUDGET_MS = 2_000;
 
-function clientFor(url: URL, bounds: CallBounds = BOUNDS): AwsJsonClient {
+function clientFor(url: URL, bounds: AttemptBounds = BOUNDS): AwsJsonClient {
   return new AwsJsonClient({
     service: AWS_JSON_SERVICES.secretsManager,
     bounds,
@@ -95,8 +99,9 @@ function clientFor(url: URL, bounds: CallBounds = BOUNDS): AwsJsonClient {
   });
 }
 
-const READ = { idempotent: true } as const;
-const WRITE = { idempotent: false } as const;
+/** A read, or a write, with the caller's budget: one signal made for the whole call. */
+const read = (budgetMs = BUDGET_MS) => ({ idempotent: true, signal: AbortSignal.timeout(budgetMs) });
+const write = (budgetMs = BUDGET_MS) => ({ idempotent: false, signal: AbortSignal.timeout(budgetMs) });
 
 /** What the call rejected with, read as fields: Node's own errors come from another realm under jest. */
 async function rejection(work: Promise<unknown>): Promise<Readonly<Record<string, unknown>>> {
@@ -124,8 +129,8 @@ describe('AwsJsonClient over node:http', () => {
     server.answer(json(200, { SecretString: '{"demo":"k"}' }));
     const client = clientFor(server.url);
 
-    const first = await client.call('GetSecretValue', { SecretId: 's' }, READ);
-    const second = await client.call('GetSecretValue', { SecretId: 's' }, READ);
+    const first = await client.call('GetSecretValue', { SecretId: 's' }, read());
+    const second = await client.call('GetSecretValue', { SecretId: 's' }, read());
 
     expect([first, second]).toEqual([{ SecretString: '{"demo":"k"}' }, { SecretString: '{"demo":"k"}' }]);
     expect(server.connections()).toBe(1);
@@ -153,7 +158,7 @@ describe('AwsJsonClient over node:http', () => {
     });
     const client = clientFor(server.url);
 
-    expect(await client.call('GetSecretValue', {}, READ)).toEqual({ SecretString: 'x' });
+    expect(await client.call('GetSecretValue', {}, read())).toEqual({ SecretString: 'x' });
 
     expect(server.requests).toHaveLength(2);
     expect(server.connections()).toBe(2);
@@ -162,7 +167,7 @@ describe('AwsJsonClient over node:http', () => {
   it('gives up after its attempts, with the last answer named as the SDK names it', async () => {
     server.answer(json(400, { __type: 'ThrottlingException', message: 'Rate exceeded' }));
 
-    const error = await rejection(clientFor(server.url).call('GetSecretValue', {}, READ));
+    const error = await rejection(clientFor(server.url).call('GetSecretValue', {}, read()));
 
     expect(error).toBeInstanceOf(AwsServiceError);
     expect([error.name, error.message, error.$fault]).toEqual([
@@ -180,7 +185,7 @@ describe('AwsJsonClient over node:http', () => {
   ])('never sends a read again after %s: the answer would be the same', async (_label, type) => {
     server.answer(json(400, { __type: type, message: 'no' }));
 
-    const error = await rejection(clientFor(server.url).call('GetSecretValue', {}, READ));
+    const error = await rejection(clientFor(server.url).call('GetSecretValue', {}, read()));
 
     expect(error.name).toBe(type);
     expect(server.requests).toHaveLength(1);
@@ -189,38 +194,42 @@ describe('AwsJsonClient over node:http', () => {
   it('never sends a write again, whatever its bounds say', async () => {
     server.answer(json(500, { __type: 'InternalServerError', message: 'oops' }));
 
-    const error = await rejection(clientFor(server.url).call('UpdateItem', {}, WRITE));
+    const error = await rejection(clientFor(server.url).call('UpdateItem', {}, write()));
 
     expect([error.name, error.$fault]).toEqual(['InternalServerError', 'server']);
     expect(server.requests).toHaveLength(1);
   });
 
-  it('ends an attempt that hears nothing at its time-out (seen firing), and sends the read again on a new connection', async () => {
+  it('ends an attempt whose connection stays silent at the socket time-out (seen firing), sent, and sends the read again on a new connection', async () => {
     server.answer(() => undefined);
 
-    const error = await rejection(clientFor(server.url).call('GetSecretValue', {}, READ));
+    const error = await rejection(clientFor(server.url).call('GetSecretValue', {}, read()));
 
-    expect(error).toBeInstanceOf(AttemptTimeoutError);
+    expect(error).toBeInstanceOf(AttemptError);
     expect([error.name, error.message, error.sent]).toEqual([
       'TimeoutError',
-      'no answer within the 150 ms attempt time-out',
+      'silent for the 150 ms socket time-out',
       true,
     ]);
     expect(server.connections()).toBe(2);
   });
 
-  it('ends an answer whose body stalls, at the attempt time-out', async () => {
+  it('ends an answer that stops halfway at the socket time-out', async () => {
     server.answer((_request, response) => {
       response.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1', 'Content-Length': '100' });
       response.write('{"Secret');
     });
 
-    const error = await rejection(clientFor(server.url, { ...BOUNDS, maxAttempts: 1 }).call('X', {}, READ));
+    const error = await rejection(clientFor(server.url, { ...BOUNDS, maxAttempts: 1 }).call('X', {}, read()));
 
-    expect([error.name, error.message]).toEqual(['TimeoutError', 'the answer stalled for 150 ms']);
+    expect([error.name, error.message, error.sent]).toEqual([
+      'TimeoutError',
+      'silent for the 150 ms socket time-out',
+      true,
+    ]);
   });
 
-  it('ends the whole call at its deadline, however the attempts go', async () => {
+  it("ends the whole call at the caller's budget, however the attempts go: an answer that never stops trickling", async () => {
     server.answer((_request, response) => {
       response.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1', 'Content-Length': '100000' });
       const timer = setInterval(() => response.write(' '), 20);
@@ -228,15 +237,30 @@ describe('AwsJsonClient over node:http', () => {
         clearInterval(timer);
       });
     });
+    const started = performance.now();
+
+    const error = await rejection(clientFor(server.url).call('X', {}, read(300)));
+
+    expect(error).toBeInstanceOf(AttemptError);
+    expect([error.name, error.message, error.sent]).toEqual([
+      'TimeoutError',
+      'time budget ran out after sending',
+      true,
+    ]);
+    // Not before the budget: neither timer of the attempt fired.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("ends the call at the caller's budget during the pause before a retry", async () => {
+    server.answer(json(500, { __type: 'InternalServiceError', message: 'oops' }));
 
     const error = await rejection(
-      clientFor(server.url, { ...BOUNDS, callDeadlineMs: 300 }).call('X', {}, READ),
+      clientFor(server.url, { ...BOUNDS, retryDelayMs: 5_000 }).call('X', {}, read(200)),
     );
 
-    expect([error.name, error.message]).toEqual([
-      'TimeoutError',
-      'the AWS call did not complete within 300 ms',
-    ]);
+    expect([error.name, error.sent]).toEqual(['TimeoutError', true]);
+    expect(server.requests).toHaveLength(1);
   });
 
   it('fails as Node and the SDK name an answer cut off (Error: aborted, ECONNRESET), and sends a read again', async () => {
@@ -245,7 +269,7 @@ describe('AwsJsonClient over node:http', () => {
       response.write('{"a', () => request.socket.destroy());
     });
 
-    const error = await rejection(clientFor(server.url).call('X', {}, READ));
+    const error = await rejection(clientFor(server.url).call('X', {}, read()));
 
     expect([error.message, error.code]).toEqual(['aborted', 'ECONNRESET']);
     expect(server.requests).toHaveLength(2);
@@ -255,24 +279,36 @@ describe('AwsJsonClient over node:http', () => {
     const closed = server.url;
     await server.close();
 
-    const error = await rejection(clientFor(closed, { ...BOUNDS, maxAttempts: 1 }).call('X', {}, WRITE));
+    const error = await rejection(clientFor(closed, { ...BOUNDS, maxAttempts: 1 }).call('X', {}, write()));
 
     expect(error.code).toBe('ECONNREFUSED');
   });
 
-  it('closes the attempt in flight when the caller abandons the call', async () => {
+  it('closes the attempt in flight when the caller aborts mid-flight, and says it was sent', async () => {
     server.answer(() => undefined);
     const abandon = new AbortController();
-    const call = clientFor(server.url, { ...BOUNDS, attemptTimeoutMs: 5_000 }).call(
+    const call = clientFor(server.url, { maxAttempts: 1, connectionTimeoutMs: 200 }).call(
       'X',
       {},
-      { ...WRITE, signal: abandon.signal },
+      { idempotent: false, signal: abandon.signal },
     );
     while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
 
     abandon.abort();
 
-    expect((await rejection(call)).name).toBe('AbortError');
+    const error = await rejection(call);
+    expect([error.name, error.message, error.sent]).toEqual(['AbortError', 'abandoned after sending', true]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(server.connections()).toBe(1);
+  });
+
+  it('sends nothing for a signal already aborted', async () => {
+    const error = await rejection(
+      clientFor(server.url).call('X', {}, { idempotent: false, signal: AbortSignal.abort() }),
+    );
+
+    expect([error.name, error.sent]).toEqual(['AbortError', false]);
+    expect(server.requests).toHaveLength(0);
   });
 
   it('refuses a 2xx answer that is not a JSON object', async () => {
@@ -280,12 +316,71 @@ describe('AwsJsonClient over node:http', () => {
       response.end('<html>');
     });
 
-    const error = await rejection(clientFor(server.url).call('X', {}, READ));
+    const error = await rejection(clientFor(server.url).call('X', {}, read()));
 
     expect([error.name, error.message]).toEqual([
       'MalformedAnswerError',
       'Secrets Manager answered X with text that is not JSON',
     ]);
+  });
+});
+
+describe('AwsJsonClient against a host that does not answer', () => {
+  it('ends an attempt whose connection is not made at the connection time-out (seen firing), never sent, and makes a read a fresh connection again', async () => {
+    const host = await startUnacceptingServer();
+    try {
+      const started = performance.now();
+
+      const error = await rejection(clientFor(new URL(host.endpoint)).call('X', {}, read()));
+
+      expect(error).toBeInstanceOf(AttemptError);
+      expect([error.name, error.message, error.sent]).toEqual([
+        'TimeoutError',
+        'no connection within the 200 ms connection time-out',
+        false,
+      ]);
+      // Two attempts of 200 ms and the pause between: not the budget's 2 s.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(2 * 200);
+      expect(performance.now() - started).toBeLessThan(BUDGET_MS);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('says a call whose budget ran out before the connection was made was never sent', async () => {
+    const host = await startUnacceptingServer();
+    try {
+      const error = await rejection(
+        clientFor(new URL(host.endpoint), { maxAttempts: 1, connectionTimeoutMs: 5_000 }).call(
+          'X',
+          {},
+          write(100),
+        ),
+      );
+
+      expect(error).toBeInstanceOf(AttemptError);
+      expect([error.name, error.message, error.sent]).toEqual([
+        'TimeoutError',
+        'time budget ran out before connecting',
+        false,
+      ]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('ends an attempt on a server that accepts and never answers at the socket time-out, sent', async () => {
+    const host = await startStallingServer('silent');
+    try {
+      const error = await rejection(
+        clientFor(new URL(host.endpoint), { ...BOUNDS, maxAttempts: 1 }).call('X', {}, write()),
+      );
+
+      expect([error.name, error.sent]).toEqual(['TimeoutError', true]);
+      expect(host.connections()).toBe(1);
+    } finally {
+      await host.close();
+    }
   });
 });
 

@@ -19,15 +19,20 @@ import {
   type AwsCredentials,
 } from '../../../../shared/aws/aws-environment';
 import { AwsJsonClient } from '../../../../shared/aws/aws-json-client';
-import { PAYMENT_CALL_BOUNDS } from '../../../../lambda/payment/secrets-manager-source';
-import { LIMITER_CALL_BOUNDS } from '../../../../lambda/payment/rate-limit/dynamodb-counter-store';
+import { KEY_FETCH_ATTEMPTS } from '../../../../lambda/payment/secrets-manager-source';
+import { LIMITER_ATTEMPTS } from '../../../../lambda/payment/rate-limit/dynamodb-counter-store';
 import { fakeAwsService } from '../../../support/fake-aws';
 
 /** A fixed clock for both: 2026-11-21T12:34:56Z. */
 const NOW = Date.UTC(2026, 10, 21, 12, 34, 56);
 const SECRET_ID = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
 const TABLE = 'PaymentApi-RateLimits';
-const INCREMENT = { key: 'shop#3600000000', capacity: 5, expiresAtSeconds: 1_800_000_600, withinMs: 60_000 };
+const INCREMENT = {
+  key: 'shop#3600000000',
+  capacity: 5,
+  expiresAtSeconds: 1_800_000_600,
+  signal: AbortSignal.timeout(60_000),
+};
 
 const CREDENTIALS: readonly (readonly [string, AwsCredentials])[] = [
   [
@@ -171,7 +176,7 @@ async function ourRequest(
   if (!target.ok) throw new Error(target.problem);
   const client = new AwsJsonClient({
     service,
-    bounds: call === 'GetSecretValue' ? PAYMENT_CALL_BOUNDS : LIMITER_CALL_BOUNDS,
+    bounds: call === 'GetSecretValue' ? KEY_FETCH_ATTEMPTS : LIMITER_ATTEMPTS,
     target: target.value,
     credentials: () => Promise.resolve(credentials),
     transport: fake.transport,

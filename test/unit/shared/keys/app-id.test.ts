@@ -4,6 +4,7 @@ import {
   APP_ID_RULE,
   DEMO_APP_ID,
   GENERATED_KEY_LOOKALIKE_RULE,
+  KEY_FORMAT_SHAPE_RULE,
   KEY_SHAPE_RULE,
 } from '../../../../shared/keys/app-id';
 import { generateKey } from '../../../../shared/keys/key-material';
@@ -29,11 +30,20 @@ describe('appIdProblem', () => {
   });
 
   it.each([
-    ['a generated key', generateKey()],
+    ['a legacy generated key', `payk_${'Q'.repeat(43)}`],
     ['the bare prefix', 'payk_'],
     ['the prefix in capitals', 'PAYK_abc'],
   ])('refuses %s: it starts like a generated key', (_label, appId) => {
     expect(appIdProblem(appId)).toBe(GENERATED_KEY_LOOKALIKE_RULE);
+  });
+
+  it.each([
+    ['a generated key', generateKey()],
+    ['a key of another prefix', generateKey('acme_stg')],
+    ['a key in capitals', generateKey().toUpperCase()],
+    ['a key with a wrong checksum', generateKey().slice(0, -1) + '0'],
+  ])('refuses %s: it has the shape of a key of the key format', (_label, appId) => {
+    expect(appIdProblem(appId)).toBe(KEY_FORMAT_SHAPE_RULE);
   });
 
   it.each([

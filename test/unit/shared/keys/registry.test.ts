@@ -51,13 +51,13 @@ describe('readRegistryLayout', () => {
     [{ KEY_SHARDS: '4' }, 'KEYS_SECRET_ID must name the keys secret'],
     [
       { KEYS_SECRET_ID: SHARD_ZERO, KEY_SHARDS: '0' },
-      'KEY_SHARDS must be a whole number from 1 to 256, got "0"',
+      'KEY_SHARDS must be a whole number from 1 to 1024, got "0"',
     ],
     [
-      { KEYS_SECRET_ID: SHARD_ZERO, KEY_SHARDS: '257' },
-      'KEY_SHARDS must be a whole number from 1 to 256, got "257"',
+      { KEYS_SECRET_ID: SHARD_ZERO, KEY_SHARDS: '1025' },
+      'KEY_SHARDS must be a whole number from 1 to 1024, got "1025"',
     ],
-    [{ KEYS_SECRET_ID: SHARD_ZERO, KEY_SHARDS: '2.5' }, 'KEY_SHARDS must be a whole number from 1 to 256'],
+    [{ KEYS_SECRET_ID: SHARD_ZERO, KEY_SHARDS: '2.5' }, 'KEY_SHARDS must be a whole number from 1 to 1024'],
     [
       { KEYS_SECRET_ID: SHARD_ZERO, KEY_SHARDS: '4' },
       'KEY_SHARD_NAME_PREFIX must be set when KEY_SHARDS is above 1',
@@ -121,8 +121,8 @@ describe('the registry manifest', () => {
       'shardIds must all differ',
     ],
     [
-      JSON.stringify({ format: REGISTRY_MANIFEST_FORMAT, shards: 300, shardIds: ['a'] }),
-      'shards must be a whole number from 1 to 256',
+      JSON.stringify({ format: REGISTRY_MANIFEST_FORMAT, shards: 1025, shardIds: ['a'] }),
+      'shards must be a whole number from 1 to 1024',
     ],
   ])('refuses %s', (text, problem) => {
     const reading = parseRegistryManifest(text);

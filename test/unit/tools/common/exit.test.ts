@@ -1,4 +1,5 @@
 import { errorLine, EXIT_CODES, exitCodeOf, UsageError } from '../../../../tools/common/exit';
+import { generateKey } from '../../../../shared/keys/key-material';
 
 class ToolFailure extends Error {}
 
@@ -22,6 +23,14 @@ describe('errorLine', () => {
   it('masks a generated key in any case', () => {
     expect(errorLine(new ToolFailure(`got PAYK_${'a'.repeat(43)}`), [ToolFailure])).toBe(
       'error: got payk_…\n',
+    );
+  });
+
+  it('masks a key of the key format whatever its prefix, and one cut short, keeping only the prefix', () => {
+    const key = generateKey('acme_live');
+
+    expect(errorLine(new TypeError(`bad ${key} and ${generateKey().slice(0, -4)}`), [])).toBe(
+      'error: unexpected TypeError: bad acme_live_… and pay_…\n',
     );
   });
 

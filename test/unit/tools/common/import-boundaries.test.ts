@@ -68,8 +68,8 @@ const imports = tools.flatMap((tool) =>
 );
 
 describe('the operator tools', () => {
-  it('are the key CLI, the smoke test and the local server, on a common base', () => {
-    expect(tools).toEqual(['common', 'keys', 'local-server', 'smoke']);
+  it("are the key CLI, the smoke test, the local server and the pipeline's diff comment, on a common base", () => {
+    expect(tools).toEqual(['common', 'keys', 'local-server', 'pipeline', 'smoke']);
   });
 
   it.each(tools.filter((tool) => tool !== COMMON))('%s builds on tools/common', (tool) => {

@@ -521,9 +521,9 @@ describe("the key CLI's arguments", () => {
     ],
     [
       'a shard count out of range',
-      ['init', '--shards', '257', '--registry-file', 'r.json'],
+      ['init', '--shards', '1025', '--registry-file', 'r.json'],
       {},
-      '--shards must be a whole number from 1 to 256',
+      '--shards must be a whole number from 1 to 1024',
     ],
     [
       'reshard --shards on a stack',

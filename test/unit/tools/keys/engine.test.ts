@@ -288,7 +288,7 @@ describe('writeShard: writes that change nothing', () => {
 
 describe('writeShard: the size guard', () => {
   /** What one more generated key costs in the demo app's list: the key, its quotes and a comma. */
-  const ONE_KEY = 48 + 3;
+  const ONE_KEY = 42 + 3;
 
   it('refuses a write past 65,536 bytes with the bytes over and what to do, and writes nothing', async () => {
     const seed = keysTextOfSize(SECRET_MAX_BYTES - ONE_KEY + 41);
@@ -300,7 +300,7 @@ describe('writeShard: the size guard', () => {
     await expect(edit).rejects.toThrow(
       'the keys would take 65,577 bytes, 41 over the 65,536 a secret can hold; nothing was written. Make room ' +
         'first: "prune" removes expired keys, "revoke" the keys clients no longer use (fewer keys per app), and a ' +
-        'sha256: digest (71 characters) costs more than a plain generated key (48)',
+        'sha256: digest (71 characters) costs more than a plain generated key (42)',
     );
     expect(store.replaceCalls).toBe(0);
     expect(store.text).toBe(seed);
@@ -322,10 +322,10 @@ describe('writeShard: the size guard', () => {
 
     expect(store.replaceCalls).toBe(1);
     expect(outcome.warnings).toEqual([
-      'the keys now take 55,051 bytes, 84.0% of the 65,536 a secret can hold (10,485 left; past the limit every ' +
+      'the keys now take 55,045 bytes, 84.0% of the 65,536 a secret can hold (10,491 left; past the limit every ' +
         'write and every scheduled rotation fails): "prune" removes expired keys, "revoke" the keys clients no ' +
         'longer use (fewer keys per app), and a sha256: digest (71 characters) costs more than a plain generated ' +
-        'key (48)',
+        'key (42)',
     ]);
   });
 
@@ -334,7 +334,7 @@ describe('writeShard: the size guard', () => {
 
     const outcome = await editKeys(store, rotateWith(generateKey()));
 
-    expect(store.text).toHaveLength(52_051);
+    expect(store.text).toHaveLength(52_045);
     expect(outcome.warnings).toEqual([]);
   });
 

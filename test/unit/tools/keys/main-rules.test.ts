@@ -405,9 +405,9 @@ describe('the size guard', () => {
       code: 1,
       stdout: '',
       stderr:
-        'error: the keys would take 65,551 bytes, 15 over the 65,536 a secret can hold; nothing was written. ' +
+        'error: the keys would take 65,545 bytes, 9 over the 65,536 a secret can hold; nothing was written. ' +
         'Make room first: "prune" removes expired keys, "revoke" the keys clients no longer use (fewer keys per ' +
-        'app), and a sha256: digest (71 characters) costs more than a plain generated key (48)\n',
+        'app), and a sha256: digest (71 characters) costs more than a plain generated key (42)\n',
     });
     expect(stored()).toBe(seed);
   });

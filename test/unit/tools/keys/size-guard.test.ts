@@ -2,7 +2,7 @@ import { checkSecretSize, groupDigits, SecretTooLargeError } from '../../../../t
 
 const MAKE_ROOM =
   '"prune" removes expired keys, "revoke" the keys clients no longer use (fewer keys per app), and a sha256: ' +
-  'digest (71 characters) costs more than a plain generated key (48)';
+  'digest (71 characters) costs more than a plain generated key (42)';
 
 describe('checkSecretSize', () => {
   it('lets a secret under 80% full through without a word', () => {

@@ -202,7 +202,7 @@ describe('the rate limit line of the banner', () => {
         defaultLimit: { perSecond: 0.5, burst: 1 },
         tableName: 'PaymentApi-RateLimits',
         failure: 'closed',
-        deadlineMs: 150,
+        budgetMs: 150,
       },
       limiterRegion: 'eu-west-1',
       limiterEndpoint: 'http://127.0.0.1:5000',
@@ -223,7 +223,7 @@ describe('the rate limit line of the banner', () => {
         defaultLimit: { perSecond: 20, burst: 40 },
         tableName: 'limits',
         failure: 'open',
-        deadlineMs: 150,
+        budgetMs: 150,
       },
     });
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureKeysFile, keysFilePermissionWarning } from '../../../../tools/local-server/keys-file';
 import { parseKeyring } from '../../../../shared/keys/keyring';
+import { keyShape } from '../../../../shared/keys/key-format';
 
 describe('ensureKeysFile', () => {
   let directory: string;
@@ -26,10 +27,17 @@ describe('ensureKeysFile', () => {
     expect(setup.created).toBe(true);
     if (!setup.created) return;
     expect(setup.appId).toBe('demo');
-    expect(setup.key).toMatch(/^payk_[A-Za-z0-9_-]{43}$/);
+    expect(setup.key).toMatch(/^pay_[0-9A-Za-z]{38}$/);
+    expect(keyShape(setup.key, 'pay')).toBe('prefixed');
     const content = await readFile(path, 'utf8');
     expect(JSON.parse(content)).toEqual({ demo: [setup.key] });
     expect(parseKeyring(content).problems).toEqual([]);
+  });
+
+  it("generates the demo key with the stack's prefix", async () => {
+    const setup = await ensureKeysFile(join(directory, 'keys.json'), 'acme_dev');
+
+    expect(setup.created && keyShape(setup.key, 'acme_dev')).toBe('prefixed');
   });
 
   it('creates missing directories with mode 0700 and the file with mode 0600', async () => {

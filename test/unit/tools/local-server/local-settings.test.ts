@@ -14,7 +14,18 @@ describe('readLocalSettings', () => {
       ttlMs: 60_000,
       maxStaleMs: 900_000,
       rateLimiting: { kind: 'off' },
+      keyFormat: { prefix: 'pay', legacyKeys: true },
     });
+  });
+
+  it('reads the key prefix and legacy keys as the Lambda does, and refuses a bad prefix in one line', () => {
+    expect(readLocalSettings({ KEY_PREFIX: 'acme', LEGACY_KEYS: 'false' }, '/w').keyFormat).toEqual({
+      prefix: 'acme',
+      legacyKeys: false,
+    });
+    expect(() => readLocalSettings({ KEY_PREFIX: 'Acme' }, '/w')).toThrow(
+      'KEY_PREFIX must be 2 to 16 characters of a-z, 0-9 and _, got "Acme"',
+    );
   });
 
   it.each([
@@ -148,13 +159,13 @@ describe('readRateLimiting', () => {
     });
   });
 
-  it("counts in DynamoDB with RATE_LIMIT_TABLE, failing open within the Lambda's 150 ms by default", () => {
+  it("counts in DynamoDB with RATE_LIMIT_TABLE, failing local within the Lambda's 150 ms by default", () => {
     expect(readRateLimiting({ APP_RATE_LIMIT: '20', RATE_LIMIT_TABLE: 'PaymentApi-RateLimits' })).toEqual({
       kind: 'dynamodb',
       defaultLimit: { perSecond: 20, burst: 20 },
       tableName: 'PaymentApi-RateLimits',
-      failure: 'open',
-      deadlineMs: 150,
+      failure: 'local',
+      budgetMs: 150,
     });
   });
 
@@ -174,7 +185,7 @@ describe('readRateLimiting', () => {
       defaultLimit: { perSecond: 20, burst: 40 },
       tableName: tableArn,
       failure: 'closed',
-      deadlineMs: 10_000,
+      budgetMs: 10_000,
     });
   });
 
@@ -208,7 +219,7 @@ describe('readRateLimiting', () => {
     ],
     [
       { APP_RATE_LIMIT: '2', RATE_LIMIT_TABLE: 'limits', APP_RATE_LIMIT_FAILURE: 'shut' },
-      'APP_RATE_LIMIT_FAILURE must be one of open, closed, got "shut"',
+      'APP_RATE_LIMIT_FAILURE must be one of local, open, closed, got "shut"',
     ],
     [
       { APP_RATE_LIMIT: '2', RATE_LIMIT_TABLE: 'limits', RATE_LIMIT_DEADLINE_MS: '5' },

@@ -1,4 +1,4 @@
-import { LIMITER_CALL_BOUNDS } from '../../../../lambda/payment/rate-limit/dynamodb-counter-store';
+import { LIMITER_ATTEMPTS } from '../../../../lambda/payment/rate-limit/dynamodb-counter-store';
 import { fakeAwsService } from '../../../support/fake-aws';
 import {
   createLocalLimiterClient,
@@ -47,28 +47,31 @@ describe('limiterClientSettings', () => {
 });
 
 describe('createLocalLimiterClient', () => {
-  it("is configured from the environment it is given, with the Lambda's bounds at its deadline, and sends once", async () => {
+  it("is configured from the environment it is given, with the Lambda's connect timer, and sends once", async () => {
     const dynamoDb = fakeAwsService();
     dynamoDb.on('UpdateItem').rejects(Object.assign(new Error('connect ECONNRESET'), { code: 'ECONNRESET' }));
     const client = createLocalLimiterClient(
       { ...STATIC_KEYS, AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000' },
-      150,
       dynamoDb.transport,
     );
 
-    await expect(client.call('UpdateItem', { TableName: 't' }, { idempotent: false })).rejects.toThrow(
-      'ECONNRESET',
-    );
+    await expect(
+      client.call(
+        'UpdateItem',
+        { TableName: 't' },
+        { idempotent: false, signal: AbortSignal.timeout(1_000) },
+      ),
+    ).rejects.toThrow('ECONNRESET');
 
     const [attempt] = dynamoDb.attempts;
-    expect(dynamoDb.attempts).toHaveLength(LIMITER_CALL_BOUNDS.maxAttempts);
+    expect(dynamoDb.attempts).toHaveLength(LIMITER_ATTEMPTS.maxAttempts);
     expect(attempt?.url.href).toBe('http://127.0.0.1:8000/');
     expect(attempt?.headers.Authorization).toMatch(
       /Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/dynamodb\/aws4_request/,
     );
-    expect([attempt?.connectionTimeoutMs, attempt?.attemptTimeoutMs]).toEqual([
-      LIMITER_CALL_BOUNDS.connectionTimeoutMs,
-      LIMITER_CALL_BOUNDS.attemptTimeoutMs,
+    expect([attempt?.connectionTimeoutMs, attempt?.socketTimeoutMs]).toEqual([
+      LIMITER_ATTEMPTS.connectionTimeoutMs,
+      undefined,
     ]);
   });
 });
@@ -97,6 +100,21 @@ describe('createLocalRateLimits', () => {
     expect(dynamoDb.calls('UpdateItem')).toHaveLength(0);
   });
 
+  it("gives each check the budget it is given (RATE_LIMIT_DEADLINE_MS), not production's", async () => {
+    dynamoDb.on('UpdateItem').callsFake(() => new Promise(() => undefined));
+    const limits = createLocalRateLimits(
+      { kind: 'dynamodb', defaultLimit: LIMIT, tableName: 'limits', failure: 'open', budgetMs: 400 },
+      { ...STATIC_KEYS, AWS_REGION: 'eu-west-1' },
+      dynamoDb.transport,
+    );
+    const started = performance.now();
+
+    const decision = await limits?.limiter.check('shop', LIMIT);
+
+    expect(decision?.kind).toBe('unavailable');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(390);
+  });
+
   it('counts in the DynamoDB table it is given, with the failure mode it is given', async () => {
     dynamoDb.on('UpdateItem').resolves({ Attributes: { used: { N: '1' } } });
     const limits = createLocalRateLimits(
@@ -105,7 +123,7 @@ describe('createLocalRateLimits', () => {
         defaultLimit: LIMIT,
         tableName: 'PaymentApi-RateLimits',
         failure: 'closed',
-        deadlineMs: 150,
+        budgetMs: 150,
       },
       { ...STATIC_KEYS, AWS_REGION: 'eu-west-1' },
       dynamoDb.transport,

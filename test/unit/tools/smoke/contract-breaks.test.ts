@@ -158,7 +158,7 @@ describe('the smoke test against a server that breaks one rule', () => {
       'a wrong key accepted',
       when(
         (request) =>
-          requestHeader(request, 'App-key')?.startsWith('payk_') === true &&
+          requestHeader(request, 'App-key')?.startsWith('pay_') === true &&
           requestHeader(request, 'App-key') !== APP_KEY,
         (response) =>
           withBody(withoutHeader(response, 'WWW-Authenticate'), 200, JSON.stringify(SUCCESS_BODY)),

@@ -1,4 +1,5 @@
 import { createSecretMask, MIN_MASKED_RUN, REDACTED } from '../../../../tools/smoke/secret-mask';
+import { generateKey } from '../../../../shared/keys/key-material';
 
 const KEY = 'Q7tZk2WmX9aB4cD8eF1gH3jK5lM6nP0rS2uV4wY7zA9bC1dE';
 const mask = createSecretMask([KEY]);
@@ -36,6 +37,16 @@ describe('createSecretMask', () => {
 
     expect(createSecretMask([KEY, other])(`${KEY} ${other} ${generated} ${generated.toUpperCase()}`)).toBe(
       [REDACTED, REDACTED, REDACTED, REDACTED].join(' '),
+    );
+  });
+
+  it('masks a key of the key format it was not told of, whatever its prefix, and the legacy shape beside it', () => {
+    const fresh = generateKey();
+    const other = generateKey('acme');
+    const legacy = `payk_${'b'.repeat(43)}`;
+
+    expect(createSecretMask([])(`a ${fresh}, b ${other}, c ${legacy}.`)).toBe(
+      `a ${REDACTED}, b ${REDACTED}, c ${REDACTED}.`,
     );
   });
 

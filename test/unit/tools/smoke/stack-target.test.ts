@@ -56,6 +56,27 @@ describe('readStackTarget', () => {
     });
   });
 
+  it("reads the stack's key prefix from its KeyPrefix output, and ignores one that is no prefix", async () => {
+    secretsManager.on(GetSecretValueCommand).resolves({
+      SecretString: JSON.stringify({ demo: ['new-key-0123456789abcdef'] }),
+    });
+    const withPrefix = (value: string) => ({
+      Stacks: [{ ...STACK, Outputs: [...STACK.Outputs, { OutputKey: 'KeyPrefix', OutputValue: value }] }],
+    });
+
+    cloudFormation
+      .on(DescribeStacksCommand)
+      .resolvesOnce(withPrefix('acme_live'))
+      .resolvesOnce(withPrefix('No!'));
+    const [named, garbled] = [
+      await readStackTarget('PaymentApi', 'demo', clients),
+      await readStackTarget('PaymentApi', 'demo', clients),
+    ];
+
+    expect(named.keyPrefix).toBe('acme_live');
+    expect(garbled).not.toHaveProperty('keyPrefix');
+  });
+
   it.each<[string, Error, string]>([
     [
       'a secret not found, naming the region it looked in',

@@ -2,6 +2,7 @@ import {
   CounterView,
   MIN_PARTICIPATION,
   QUIET_MS,
+  SIT_OUT_GROWTH,
 } from '../../../../../lambda/payment/rate-limit/counter-view';
 
 /** 1-second windows; a request every `gapMs` from window `first` on. */
@@ -67,6 +68,25 @@ describe('CounterView: what an environment knows of one counter', () => {
       1 / 256,
     ]);
     expect(view.chance).toBe(MIN_PARTICIPATION * 4);
+  });
+
+  it('grows its chance a little for each window it sits out, so a chance knocked low comes back without help', () => {
+    const view = new CounterView(LENGTH_MS);
+    for (let window = 0; window < 8; window++) {
+      view.noteRequest(window, window * LENGTH_MS + 10, () => 0);
+      view.full(window, view.beginCall());
+    }
+    const knockedDown = view.chance;
+
+    // 64 windows sat out (every roll above the chance): doubled, and no call made to learn it.
+    for (let window = 8; window < 72; window++) {
+      view.noteRequest(window, window * LENGTH_MS + 10, () => 0.999);
+      expect(view.sitsOut()).toBe(true);
+    }
+
+    expect(knockedDown).toBe(1 / 256);
+    expect(view.chance).toBeCloseTo(2 * knockedDown, 12);
+    expect(SIT_OUT_GROWTH ** 64).toBeCloseTo(2, 12);
   });
 
   it('changes its chance only by the first call of a window', () => {

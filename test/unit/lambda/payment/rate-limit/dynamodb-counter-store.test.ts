@@ -1,25 +1,26 @@
 import {
   createLimiterDynamoDbClient,
   DynamoDbCounterStore,
-  LIMITER_CALL_BOUNDS,
-  limiterCallBounds,
+  LIMITER_ATTEMPTS,
   outcomeOfError,
 } from '../../../../../lambda/payment/rate-limit/dynamodb-counter-store';
-import { LIMITER_WORST_ADDED_MS } from '../../../../../lambda/payment/rate-limit/limiter';
 import { AWS_JSON_SERVICES } from '../../../../../shared/aws/aws-environment';
 import { AwsServiceError } from '../../../../../shared/aws/aws-json-client';
-import { CallDeadlineError } from '../../../../../shared/aws/call-bounds';
-import { AttemptTimeoutError } from '../../../../../shared/aws/http-transport';
+import { abortedAttempt, AttemptError } from '../../../../../shared/aws/attempt-errors';
 import { awsError, clientOver, fakeAwsService, FAKE_CREDENTIALS } from '../../../../support/fake-aws';
+import { startStallingServer } from '../../../../support/stalling-server';
+import { startUnacceptingServer } from '../../../../support/unaccepting-server';
 
 /** DynamoDB in memory, behind the limiter's own client (shared/aws/aws-json-client.ts): what goes over the wire. */
 const dynamodb = fakeAwsService();
 const TABLE = 'PaymentApi-RateLimits';
-const REQUEST = { key: 'shop#3600000000', capacity: 5, expiresAtSeconds: 1_800_000_600, withinMs: 100 };
+const ITEM = { key: 'shop#3600000000', capacity: 5, expiresAtSeconds: 1_800_000_600 };
+/** An increment with the caller's budget: one signal per increment, as the limiter makes one per check. */
+const increment = (budgetMs = 100) => ({ ...ITEM, signal: AbortSignal.timeout(budgetMs) });
 
 function store(): DynamoDbCounterStore {
   return new DynamoDbCounterStore({
-    client: clientOver(dynamodb, AWS_JSON_SERVICES.dynamoDb, LIMITER_CALL_BOUNDS),
+    client: clientOver(dynamodb, AWS_JSON_SERVICES.dynamoDb, LIMITER_ATTEMPTS),
     tableName: TABLE,
   });
 }
@@ -38,7 +39,7 @@ describe('DynamoDbCounterStore', () => {
   it('counts with one conditional ADD on the item, under its capacity, with its TTL, and returns the new count', async () => {
     dynamodb.on('UpdateItem').resolves({ Attributes: { used: { N: '2' }, expiresAt: { N: '1' } } });
 
-    const outcome = await store().increment(REQUEST);
+    const outcome = await store().increment(increment());
 
     expect(outcome).toEqual({ kind: 'counted', used: 2 });
     expect(dynamodb.calls('UpdateItem')).toHaveLength(1);
@@ -71,7 +72,7 @@ describe('DynamoDbCounterStore', () => {
         ),
       );
 
-    expect(await store().increment(REQUEST)).toEqual({ kind: 'full' });
+    expect(await store().increment(increment())).toEqual({ kind: 'full' });
   });
 
   it('says throttled, not failed, when DynamoDB refuses the write for its rate', async () => {
@@ -84,7 +85,7 @@ describe('DynamoDbCounterStore', () => {
         ),
       );
 
-    expect(await store().increment(REQUEST)).toEqual({
+    expect(await store().increment(increment())).toEqual({
       kind: 'throttled',
       error:
         'ProvisionedThroughputExceededException: Throughput exceeds the current capacity of your table or index.',
@@ -94,23 +95,23 @@ describe('DynamoDbCounterStore', () => {
   it('may have landed when DynamoDB answers without the count', async () => {
     dynamodb.on('UpdateItem').resolves({});
 
-    expect(await store().increment(REQUEST)).toEqual({
+    expect(await store().increment(increment())).toEqual({
       kind: 'failed',
       landed: 'maybe',
       error: 'Error: UpdateItem returned no count',
     });
   });
 
-  it('settles within its time, whatever the call does, and says the write may have landed', async () => {
+  it("settles when the caller's budget runs out, whatever the call does, and says the write may have landed", async () => {
     dynamodb.on('UpdateItem').callsFake(() => new Promise(() => undefined));
     const startedAt = performance.now();
 
-    const outcome = await store().increment({ ...REQUEST, withinMs: 30 });
+    const outcome = await store().increment(increment(30));
 
     expect(outcome).toEqual({
       kind: 'failed',
       landed: 'maybe',
-      error: 'TimeoutError: no answer within 30 ms',
+      error: 'TimeoutError: time budget ran out after sending',
     });
     expect(performance.now() - startedAt).toBeLessThan(1_000);
   });
@@ -132,17 +133,28 @@ describe('outcomeOfError: what a failed UpdateItem means for the count', () => {
     ],
     [
       'a connection not made in time: never sent',
-      new AttemptTimeoutError('did not establish a connection within the 50 ms connection time-out', false),
+      new AttemptError('no connection within the 50 ms connection time-out', false),
       'unsent',
       undefined,
     ],
     [
-      'no answer in time: sent, may have landed',
-      new AttemptTimeoutError('no answer within the 140 ms attempt time-out', true),
+      'a silent connection: sent, may have landed',
+      new AttemptError('silent for the 140 ms socket time-out', true),
       'failed',
       'maybe',
     ],
-    ['the call deadline: may have landed', new CallDeadlineError(145), 'failed', 'maybe'],
+    [
+      'the budget run out before the connection was made: never sent',
+      abortedAttempt(new DOMException('timed out', 'TimeoutError'), false),
+      'unsent',
+      undefined,
+    ],
+    [
+      'the budget run out after sending: may have landed',
+      abortedAttempt(new DOMException('timed out', 'TimeoutError'), true),
+      'failed',
+      'maybe',
+    ],
     [
       'a reset mid-answer: may have landed',
       Object.assign(new Error('aborted'), { code: 'ECONNRESET' }),
@@ -206,32 +218,56 @@ describe('the limiter client', () => {
     });
 
     await expect(
-      client.call('UpdateItem', { TableName: TABLE }, { idempotent: false }),
+      client.call(
+        'UpdateItem',
+        { TableName: TABLE },
+        { idempotent: false, signal: AbortSignal.timeout(1_000) },
+      ),
     ).rejects.toBeDefined();
 
     expect(dynamodb.calls('UpdateItem')).toHaveLength(1);
   });
-
-  it('keeps its attempt within the whole check', () => {
-    const { attemptTimeoutMs, connectionTimeoutMs, callDeadlineMs, maxAttempts } = LIMITER_CALL_BOUNDS;
-    expect(maxAttempts).toBe(1);
-    expect(connectionTimeoutMs).toBeLessThan(attemptTimeoutMs);
-    expect(attemptTimeoutMs).toBeLessThanOrEqual(callDeadlineMs);
-    expect(callDeadlineMs).toBeLessThanOrEqual(LIMITER_WORST_ADDED_MS);
-  });
 });
 
-describe('limiterCallBounds', () => {
-  it("is production's bounds at production's deadline", () => {
-    expect(limiterCallBounds(LIMITER_WORST_ADDED_MS)).toBe(LIMITER_CALL_BOUNDS);
+describe("the limiter client over Node's HTTP stack: sent or never sent", () => {
+  const over = (endpoint: string): DynamoDbCounterStore =>
+    new DynamoDbCounterStore({
+      client: createLimiterDynamoDbClient({
+        target: { url: new URL(endpoint), region: 'eu-west-1' },
+        credentials: () => Promise.resolve(FAKE_CREDENTIALS),
+      }),
+      tableName: TABLE,
+    });
+
+  it(`never sent: a connection not made within ${LIMITER_ATTEMPTS.connectionTimeoutMs} ms (its timer seen firing), whatever the budget left`, async () => {
+    const host = await startUnacceptingServer();
+    try {
+      const outcome = await over(host.endpoint).increment(increment(5_000));
+
+      expect(outcome).toEqual({
+        kind: 'unsent',
+        error: `TimeoutError: no connection within the ${LIMITER_ATTEMPTS.connectionTimeoutMs} ms connection time-out`,
+      });
+    } finally {
+      await host.close();
+    }
   });
 
-  it('stretches every time in proportion for a longer deadline, keeping the one attempt', () => {
-    expect(limiterCallBounds(LIMITER_WORST_ADDED_MS * 10)).toEqual({
-      maxAttempts: 1,
-      connectionTimeoutMs: LIMITER_CALL_BOUNDS.connectionTimeoutMs * 10,
-      attemptTimeoutMs: LIMITER_CALL_BOUNDS.attemptTimeoutMs * 10,
-      callDeadlineMs: LIMITER_CALL_BOUNDS.callDeadlineMs * 10,
-    });
+  it('may have landed: a store that accepts and never answers, at the budget (no socket timer of its own)', async () => {
+    const host = await startStallingServer('silent');
+    try {
+      const started = performance.now();
+
+      const outcome = await over(host.endpoint).increment(increment(300));
+
+      expect(outcome).toEqual({
+        kind: 'failed',
+        landed: 'maybe',
+        error: 'TimeoutError: time budget ran out after sending',
+      });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    } finally {
+      await host.close();
+    }
   });
 });

@@ -7,6 +7,7 @@ import {
   DYNAMODB_WRITES_PER_SECOND_PER_ITEM,
   HOT_COUNTER_RUNS,
   simulateHotCounter,
+  WINDOW_FILL_RUNS,
   type HotCounterReport,
 } from '../../../../support/hot-counter-simulation';
 
@@ -59,6 +60,27 @@ describe('an app flooded from 1,000 environments, against an item ceiling of 1,0
       expect(report.throttledPerSecond.slice(1)).toEqual(zeros(report.throttledPerSecond.slice(1)));
       expect(report.unavailablePerSecond.slice(1)).toEqual(zeros(report.unavailablePerSecond.slice(1)));
       expect(outOfBand(report, scenario.limit.perSecond)).toEqual([]);
+      expect(report.calmRefused).toBe(0);
+    },
+    60_000,
+  );
+});
+
+describe('every window filled: an app offered far more than its limit, from 1 to 1,000 environments, 100 to 10,000 requests a second each', () => {
+  it.each(WINDOW_FILL_RUNS.map((run) => [run.label, run.scenario]))(
+    '%s: every second after the first accepts 0.8-1.2 of the limit, none throttled or failing open, the calm app never refused',
+    async (_label, scenario) => {
+      const report = await simulateHotCounter(scenario);
+
+      expect(report.floodRequests).toBeGreaterThan(
+        5 * scenario.limit.perSecond * (scenario.durationMs / 1000),
+      );
+      expect({
+        accepted: report.acceptedPerSecond,
+        outOfBand: outOfBand(report, scenario.limit.perSecond),
+      }).toEqual({ accepted: report.acceptedPerSecond, outOfBand: [] });
+      expect(sum(report.throttledPerSecond)).toBe(0);
+      expect(sum(report.unavailablePerSecond)).toBe(0);
       expect(report.calmRefused).toBe(0);
     },
     60_000,

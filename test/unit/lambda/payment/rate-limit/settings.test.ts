@@ -13,11 +13,11 @@ describe('readRateLimitSettings', () => {
       tableName: 'PaymentApi-RateLimits',
       defaultLimit: { perSecond: 20, burst: 40 },
       failure: 'closed',
-      deadlineMs: 150,
+      budgetMs: 150,
     });
   });
 
-  it('fails open and gives one second of the rate as burst by default; takes a longer deadline for tests', () => {
+  it('fails local and gives one second of the rate as burst by default; takes a longer deadline for tests', () => {
     const settings = {
       RATE_LIMIT_TABLE: COMPLETE.RATE_LIMIT_TABLE,
       RATE_LIMIT_PER_SECOND: '0.5',
@@ -27,8 +27,8 @@ describe('readRateLimitSettings', () => {
     expect(readRateLimitSettings(settings)).toEqual({
       tableName: 'PaymentApi-RateLimits',
       defaultLimit: { perSecond: 0.5, burst: 1 },
-      failure: 'open',
-      deadlineMs: 10_000,
+      failure: 'local',
+      budgetMs: 10_000,
     });
   });
 
@@ -66,7 +66,7 @@ describe('readRateLimitSettings', () => {
     [
       'an unknown failure mode',
       { RATE_LIMIT_FAILURE: 'ajar' },
-      'RATE_LIMIT_FAILURE must be one of open, closed, got "ajar"',
+      'RATE_LIMIT_FAILURE must be one of local, open, closed, got "ajar"',
     ],
     [
       'a deadline too short to mean anything',

@@ -6,7 +6,7 @@
 import type { IncrementOutcome } from '../../../../../lambda/payment/rate-limit/counter-store';
 import { LIMITER_WORST_ADDED_MS } from '../../../../../lambda/payment/rate-limit/limiter';
 import {
-  counterShards,
+  counterStripes,
   REQUESTS_PER_SECOND_PER_ITEM,
   SharedRateLimiter,
 } from '../../../../../lambda/payment/rate-limit/shared-limiter';
@@ -39,6 +39,9 @@ const THROTTLED: IncrementOutcome = {
   error: 'ProvisionedThroughputExceededException: Throughput exceeds the current capacity',
 };
 
+/** What this environment's own count says of the first request of the app in its window (5 a window). */
+const FIRST_LOCAL = { kind: 'accepted', remaining: 4, resetSeconds: 1 } as const;
+
 function environment(store: CounterStoreDouble, clock: { now: number }, random = (): number => 0) {
   return new SharedRateLimiter({ store, now: () => clock.now, random });
 }
@@ -65,9 +68,8 @@ describe('SharedRateLimiter', () => {
       capacity: 5,
       // The window's end, in seconds, plus 10 minutes.
       expiresAtSeconds: Math.ceil(appWindowAt('shop', LIMIT, clock.now).endMs / 1000) + 600,
-      withinMs: expect.any(Number) as unknown,
+      signal: expect.any(AbortSignal) as unknown,
     });
-    expect(request?.withinMs).toBeLessThanOrEqual(LIMITER_WORST_ADDED_MS);
   });
 
   it('refuses once the window is full, then the rest of that window without a call', async () => {
@@ -132,7 +134,7 @@ describe('SharedRateLimiter', () => {
 
       const decision = await limiter.check('shop', LIMIT);
 
-      expect(decision).toEqual({ kind: 'unavailable', error: TIMEOUT.error });
+      expect(decision).toEqual({ kind: 'unavailable', error: TIMEOUT.error, local: FIRST_LOCAL });
       expect(store.calls).toHaveLength(1);
     });
 
@@ -157,19 +159,33 @@ describe('SharedRateLimiter', () => {
 
       const decision = await late.check('shop', LIMIT);
 
-      expect(decision).toEqual({ kind: 'unavailable', error: REFUSED.error });
+      expect(decision).toEqual({ kind: 'unavailable', error: REFUSED.error, local: FIRST_LOCAL });
       expect(store.calls).toHaveLength(1);
     });
   });
 
-  it('answers within its deadline, whatever the store does', async () => {
+  it('answers within its budget, whatever the store does: the one signal it passes down ends the call', async () => {
     store.answer('hang');
-    const bounded = new SharedRateLimiter({ store, deadlineMs: 20 });
+    const bounded = new SharedRateLimiter({ store, budgetMs: 20 });
+    const started = performance.now();
 
     await expect(bounded.check('shop', LIMIT)).resolves.toEqual({
       kind: 'unavailable',
-      error: 'TimeoutError: no decision within 20 ms',
+      error: 'TimeoutError: time budget ran out after sending',
+      local: { kind: 'accepted', remaining: 4, resetSeconds: expect.any(Number) as unknown },
     });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(15);
+    expect(store.calls).toHaveLength(1);
+  });
+
+  it(`gives the check ${LIMITER_WORST_ADDED_MS} ms unless told otherwise`, async () => {
+    store.answer('hang');
+    const production = new SharedRateLimiter({ store });
+    const started = performance.now();
+
+    await production.check('shop', LIMIT);
+
+    expect(performance.now() - started).toBeGreaterThanOrEqual(LIMITER_WORST_ADDED_MS - 5);
   });
 
   describe('a throttled counter', () => {
@@ -192,10 +208,11 @@ describe('SharedRateLimiter', () => {
       const decisions = [await limiter.check('shop', LIMIT), await limiter.check('shop', LIMIT)];
 
       expect(decisions).toEqual([
-        { kind: 'unavailable', error: THROTTLED.error },
+        { kind: 'unavailable', error: THROTTLED.error, local: FIRST_LOCAL },
         {
           kind: 'unavailable',
           error: `${THROTTLED.error} (earlier in this window; not asked again until it ends)`,
+          local: { ...FIRST_LOCAL, remaining: 3 },
         },
       ]);
       expect(store.calls).toHaveLength(1);
@@ -228,6 +245,75 @@ describe('SharedRateLimiter', () => {
     });
   });
 
+  describe("this environment's own count, for appRateLimitFailure=local", () => {
+    it('admits the burst in a window when the store cannot answer, then refuses until the window ends', async () => {
+      store.answer(...Array.from({ length: 7 }, () => TIMEOUT));
+
+      const decisions = [];
+      for (let i = 0; i < 7; i++) decisions.push(await limiter.check('shop', LIMIT));
+
+      expect(decisions.map((decision) => decision.kind === 'unavailable' && decision.local?.kind)).toEqual([
+        'accepted',
+        'accepted',
+        'accepted',
+        'accepted',
+        'accepted',
+        'limited',
+        'limited',
+      ]);
+      expect(decisions.at(-1)).toMatchObject({ local: { kind: 'limited', retryAfterSeconds: 1 } });
+      clock.now = into('shop', LIMIT, WINDOW + 1, 10);
+      store.answer(TIMEOUT);
+      expect(await limiter.check('shop', LIMIT)).toMatchObject({ local: { kind: 'accepted', remaining: 4 } });
+    });
+
+    it('counts the requests the store accepted in the window, so the two together stay within the burst', async () => {
+      for (let i = 0; i < 3; i++) await limiter.check('shop', LIMIT);
+      store.answer(TIMEOUT, TIMEOUT, TIMEOUT);
+
+      const local = [];
+      for (let i = 0; i < 3; i++) {
+        const decision = await limiter.check('shop', LIMIT);
+        local.push(decision.kind === 'unavailable' ? decision.local?.kind : decision.kind);
+      }
+
+      expect(local).toEqual(['accepted', 'accepted', 'limited']);
+    });
+
+    it('counts at least what the shared count last said the window holds: a time-out late in a window admits only what was left', async () => {
+      const other = environment(store, clock);
+      for (let i = 0; i < 3; i++) await other.check('shop', LIMIT);
+      await limiter.check('shop', LIMIT);
+      store.answer(TIMEOUT, TIMEOUT);
+
+      const late = [await limiter.check('shop', LIMIT), await limiter.check('shop', LIMIT)];
+
+      // The window held 4 of 5 when this environment last asked: one more, not four.
+      expect(late.map((decision) => decision.kind === 'unavailable' && decision.local?.kind)).toEqual([
+        'accepted',
+        'limited',
+      ]);
+    });
+
+    it('never refuses a calm app while the breaker is open: its own count is below its limit', async () => {
+      store.answer(TIMEOUT, TIMEOUT, TIMEOUT, TIMEOUT);
+      for (let i = 0; i < 3; i++) await limiter.check(`app-${i}`, LIMIT);
+      expect(limiter.breaker.isOpen()).toBe(true);
+
+      const calm = [];
+      for (let window = 1; window <= 3; window++) {
+        clock.now = into('calm', LIMIT, WINDOW + window, 100);
+        calm.push(await limiter.check('calm', LIMIT), await limiter.check('calm', LIMIT));
+      }
+
+      // Within a second the breaker lets a probe through (the store answers it, and closes the breaker).
+      expect(
+        calm.map((decision) => (decision.kind === 'unavailable' ? decision.local?.kind : decision.kind)),
+      ).toEqual(Array.from({ length: 6 }, () => 'accepted'));
+      expect(calm.some((decision) => decision.kind === 'unavailable')).toBe(true);
+    });
+  });
+
   describe('the breaker', () => {
     it(`opens after ${BREAKER_FAILURES_TO_OPEN} failed calls in a row; then no call, and every request is unavailable`, async () => {
       store.answer(TIMEOUT, { kind: 'counted', used: 1 }, TIMEOUT, TIMEOUT, TIMEOUT);
@@ -248,6 +334,7 @@ describe('SharedRateLimiter', () => {
       expect(decisions[5]).toEqual({
         kind: 'unavailable',
         error: `rate limit store not called: the breaker is open (${TIMEOUT.error}); next probe in ${BREAKER_PROBE_INTERVAL_MS} ms`,
+        local: FIRST_LOCAL,
       });
     });
 
@@ -320,7 +407,7 @@ describe('SharedRateLimiter', () => {
 
       const decision = await spread.check('busy', busy);
 
-      expect(counterShards(busy)).toEqual({ count: 3, capacities: [167, 167, 167] });
+      expect(counterStripes(busy)).toEqual({ count: 3, capacities: [167, 167, 167] });
       expect(store.calls[0]?.request.key).toMatch(/^busy#1#\d+$/);
       expect(store.calls[0]?.request.capacity).toBe(167);
       expect(decision).toMatchObject({ kind: 'accepted', remaining: 166 * 3 });
@@ -328,11 +415,11 @@ describe('SharedRateLimiter', () => {
   });
 });
 
-describe('counterShards', () => {
+describe('counterStripes', () => {
   it(`keeps an app on one item up to ${REQUESTS_PER_SECOND_PER_ITEM} a second, and never makes a share of nothing`, () => {
-    expect(counterShards({ perSecond: 200, burst: 200 })).toEqual({ count: 1, capacities: [200] });
-    expect(counterShards({ perSecond: 201, burst: 201 }).count).toBe(2);
-    expect(counterShards({ perSecond: 10_000, burst: 10_000 }).count).toBe(50);
-    expect(counterShards({ perSecond: 10_000, burst: 3 })).toEqual({ count: 3, capacities: [1, 1, 1] });
+    expect(counterStripes({ perSecond: 200, burst: 200 })).toEqual({ count: 1, capacities: [200] });
+    expect(counterStripes({ perSecond: 201, burst: 201 }).count).toBe(2);
+    expect(counterStripes({ perSecond: 10_000, burst: 10_000 }).count).toBe(50);
+    expect(counterStripes({ perSecond: 10_000, burst: 3 })).toEqual({ count: 3, capacities: [1, 1, 1] });
   });
 });

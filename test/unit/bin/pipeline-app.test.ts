@@ -1,0 +1,164 @@
+import { Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { ContextError } from '../../../bin/context';
+import { createApp } from '../../../bin/payment-api';
+import { unbundledApp } from '../../support/construct-template';
+
+/** The stacks the app holds for this context, by id. */
+function stacksOf(context: Record<string, unknown>): string[] {
+  return createApp(unbundledApp(context))
+    .node.children.filter((child) => child instanceof Stack)
+    .map((stack) => stack.node.id);
+}
+
+function problemsWith(context: Record<string, unknown>): readonly string[] {
+  try {
+    createApp(unbundledApp(context));
+    return [];
+  } catch (error) {
+    if (error instanceof ContextError) return error.problems;
+    throw error;
+  }
+}
+
+function stackOf(context: Record<string, unknown>, stackName: string): Stack {
+  return Stack.of(createApp(unbundledApp(context)).node.findChild(stackName));
+}
+
+/**
+ * The template, with each asset's S3 key left out: unbundled, an asset's key is a hash of where the app was made,
+ * not of its content (cdk synth bundles, and keys each bundle by its content).
+ */
+function templateOf(context: Record<string, unknown>, stackName: string): string {
+  const json = JSON.stringify(Template.fromStack(stackOf(context, stackName)).toJSON());
+  return json.replace(/"S3Key":"[0-9a-f]{64}\.zip"/g, '"S3Key":"<asset>"');
+}
+
+describe('the app and the pipeline', () => {
+  it("holds one stack without pipeline keys, so a newcomer's npx cdk deploy (no stack named) deploys it as before", () => {
+    expect(stacksOf({})).toEqual(['PaymentApi']);
+    expect(stacksOf({ env: 'staging' })).toEqual(['PaymentApi-staging']);
+  });
+
+  it('holds the access stack alone with githubRepository, for npx cdk deploy PaymentApiPipelineAccess', () => {
+    expect(stacksOf({ githubRepository: 'octo-org/payment-api' })).toEqual(['PaymentApiPipelineAccess']);
+  });
+
+  it('makes one stack per environment with envs, each exactly as -c env=<name> makes it, cdk.json entries included', () => {
+    // Arrange: production has settings of its own in cdk.json's environments.
+    const environments = { production: { wafRateLimit: 5000, createDemoApp: false }, staging: {} };
+
+    // Act
+    const stacks = stacksOf({ envs: 'staging,production', environments });
+
+    // Assert
+    expect(stacks).toEqual(['PaymentApi-staging', 'PaymentApi-production']);
+    for (const env of ['staging', 'production']) {
+      expect(templateOf({ envs: 'staging,production', environments }, `PaymentApi-${env}`)).toEqual(
+        templateOf({ env, environments }, `PaymentApi-${env}`),
+      );
+    }
+  });
+
+  it.each<[string, Record<string, unknown>, string[]]>([
+    [
+      'a misspelt pipeline key',
+      { githubRepo: 'octo-org/payment-api' },
+      ['context "githubRepo" is not a setting of this app; did you mean "githubRepository"?'],
+    ],
+    [
+      'a repository that is not owner/name',
+      { githubRepository: 'payment-api' },
+      [
+        'context "githubRepository" must be <owner>/<repository>, as in https://github.com/<owner>/<repository> (letters, digits, ".", "_" or "-"), got "payment-api"',
+      ],
+    ],
+    [
+      'repository ids without the repository',
+      { githubRepositoryIds: '123456/456789' },
+      ['context "githubRepositoryIds" needs "githubRepository": the ids are of that repository'],
+    ],
+    [
+      'envs beside env',
+      { env: 'staging', envs: 'staging,production' },
+      ['context "envs" cannot be used with "env": "envs" names every environment to synthesize'],
+    ],
+    [
+      'an environment named twice',
+      { envs: 'staging,staging' },
+      [
+        'context "envs" must be a comma-separated list of 1 to 24 letters, digits or hyphens, starting with a letter and not ending with a hyphen, each once, got "staging,staging"',
+      ],
+    ],
+    [
+      'an environment without its cdk.json entry',
+      { envs: 'staging,prod', environments: { staging: {}, production: {} } },
+      [
+        'context "env" is "prod", which names no entry of "environments" in cdk.json (known: staging, production); did you mean "production"?',
+      ],
+    ],
+  ])('stops the synth with one line per problem for %s', (_case, context, problems) => {
+    expect(problemsWith(context)).toEqual(problems);
+  });
+
+  it('passes the immutable subject, the stages, the Regions and the bootstrap qualifier to the access stack', () => {
+    const template = Template.fromStack(
+      stackOf(
+        {
+          githubRepository: 'octo-org/payment-api',
+          githubRepositoryIds: '123456/456789',
+          pipelineStages: 'beta,gamma,prod',
+          pipelineRegions: 'eu-west-1',
+          '@aws-cdk/core:bootstrapQualifier': 'pay1',
+        },
+        'PaymentApiPipelineAccess',
+      ),
+    );
+
+    template.hasResourceProperties('AWS::IAM::Role', {
+      RoleName: 'PaymentApiPipeline-gamma-deploy',
+      AssumeRolePolicyDocument: {
+        Statement: [
+          {
+            Condition: {
+              StringEquals: {
+                'token.actions.githubusercontent.com:sub':
+                  'repo:octo-org@123456/payment-api@456789:environment:gamma',
+              },
+            },
+          },
+        ],
+      },
+    });
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: [
+          {
+            Action: 'cloudformation:DescribeStacks',
+            Resource: {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':cloudformation:eu-west-1:',
+                  { Ref: 'AWS::AccountId' },
+                  ':stack/PaymentApi-prod/*',
+                ],
+              ],
+            },
+          },
+          {},
+        ],
+      },
+    });
+    const deployPolicies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
+    expect(deployPolicies).toContain(':role/cdk-pay1-deploy-role-');
+    expect(deployPolicies).not.toContain('hnb659fds');
+    template.resourcePropertiesCountIs(
+      'AWS::IAM::Role',
+      { RoleName: 'PaymentApiPipeline-staging-deploy' },
+      0,
+    );
+  });
+});

@@ -1,0 +1,84 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fetchText } from '../../../../lambda/secret-scanning/fetch-text';
+
+/** A loopback keys server whose every answer the test writes. */
+async function serve(respond: (response: ServerResponse) => void): Promise<{ url: string; server: Server }> {
+  const server = createServer((_request, response) => {
+    respond(response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/keys`, server };
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(
+    servers.splice(0).map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => {
+            resolve();
+          });
+        }),
+    ),
+  );
+});
+
+async function fetchFrom(
+  respond: (response: ServerResponse) => void,
+  limits = { deadlineMs: 2_000, maxBytes: 1_024 },
+) {
+  const { url, server } = await serve(respond);
+  servers.push(server);
+  return fetchText(url, limits);
+}
+
+describe('fetchText', () => {
+  it('gives the body of a 200 answer', async () => {
+    await expect(fetchFrom((response) => response.end('{"public_keys":[]}'))).resolves.toBe(
+      '{"public_keys":[]}',
+    );
+  });
+
+  it('refuses an answer other than 200, redirects included', async () => {
+    await expect(
+      fetchFrom((response) => {
+        response.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' }).end();
+      }),
+    ).rejects.toThrow('the keys URL answered HTTP 302');
+  });
+
+  it('abandons a body over the cap while reading it', async () => {
+    await expect(fetchFrom((response) => response.end('x'.repeat(4_096)))).rejects.toThrow(
+      'the keys document is over 1024 bytes',
+    );
+  });
+
+  it('abandons an answer that stalls, at its deadline', async () => {
+    // Headers, then nothing: the deadline covers the body too. A short deadline on a loopback server that never
+    // answers is met whatever the machine's load: nothing can arrive in time.
+    await expect(
+      fetchFrom(
+        (response) => {
+          response.writeHead(200);
+          response.write('{"public_');
+        },
+        { deadlineMs: 200, maxBytes: 1_024 },
+      ),
+    ).rejects.toThrow('the keys URL did not answer within 200 ms');
+  });
+
+  it('fails when nothing listens', async () => {
+    const { url, server } = await serve((response) => response.end());
+    await new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve();
+      }),
+    );
+
+    await expect(fetchText(url, { deadlineMs: 2_000, maxBytes: 1_024 })).rejects.toThrow(/ECONNREFUSED/);
+  });
+});

@@ -1,0 +1,83 @@
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { PaymentApiProps } from '../../../lib/payment-api';
+import { shardOf } from '../../../shared/keys/shard';
+import { synthesize } from '../../support/construct-template';
+
+interface Resource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+}
+
+function resourcesOf(template: Template, type: string): [string, Resource][] {
+  const all = (template.toJSON() as { Resources: Record<string, Resource> }).Resources;
+  return Object.entries(all).filter(([, resource]) => resource.Type === type);
+}
+
+/** The logical ID of the shard secret named `payment-api/Test/keys/shard-<index>`. */
+function shardId(template: Template, index: number): string | undefined {
+  return resourcesOf(template, 'AWS::SecretsManager::Secret').find(
+    ([, resource]) => resource.Properties.Name === `payment-api/Test/keys/shard-${index}`,
+  )?.[0];
+}
+
+describe("the generated demo key in demo's home shard", () => {
+  it.each([20, 64, 158, 256])(
+    'with %i shards, copies it from shard 0 into shardOf("demo") when the stack is created',
+    (shards) => {
+      const { template } = synthesize({ keyShards: shards });
+      const home = shardOf('demo', shards);
+
+      const placements = resourcesOf(template, 'Custom::PaymentApiDemoKeyHome');
+
+      expect(home).not.toBe(0);
+      expect(placements).toHaveLength(1);
+      expect(placements[0]?.[1].Properties).toMatchObject({
+        ShardZero: { Ref: 'PaymentApiKeysSecret965420B1' },
+        Home: { Ref: shardId(template, home) },
+      });
+    },
+  );
+
+  it('lets the function read shard 0 and read and write the home shard, nothing else', () => {
+    const { template } = synthesize({ keyShards: 64 });
+    const home = shardId(template, 19);
+    const [roleId] = resourcesOf(template, 'AWS::IAM::Role').find(([id]) => id.includes('DemoKeyHome')) ?? [];
+    const statements = resourcesOf(template, 'AWS::IAM::Policy')
+      .filter(([, policy]) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))
+      .flatMap(
+        ([, policy]) =>
+          (policy.Properties.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] })
+            .Statement,
+      )
+      .filter((statement) => JSON.stringify(statement.Action).includes('secretsmanager:'));
+
+    const resourcesFor = (action: string): unknown[] =>
+      statements
+        .filter((statement) => [statement.Action].flat().includes(action))
+        .flatMap((statement) => [statement.Resource].flat());
+
+    expect(resourcesFor('secretsmanager:GetSecretValue')).toEqual([
+      { Ref: 'PaymentApiKeysSecret965420B1' },
+      { Ref: home },
+    ]);
+    expect(resourcesFor('secretsmanager:PutSecretValue')).toEqual([{ Ref: home }]);
+    expect(statements.flatMap((statement) => [statement.Resource].flat())).toHaveLength(3);
+  });
+
+  it.each<[string, PaymentApiProps, boolean]>([
+    ['one secret', {}, false],
+    ['19 shards (demo lives in shard 0)', { keyShards: 19 }, false],
+    ['64 shards without the demo app', { keyShards: 64, createDemoApp: false }, false],
+    ['64 shards over an existing secret', { keyShards: 64 }, true],
+  ])('adds nothing with %s', (_, props, existing) => {
+    const { template } = synthesize(props, {
+      extra: (stack) =>
+        existing
+          ? { keysSecret: secretsmanager.Secret.fromSecretNameV2(stack, 'Keys', 'payment-api/keys') }
+          : {},
+    });
+
+    expect(resourcesOf(template, 'Custom::PaymentApiDemoKeyHome')).toEqual([]);
+  });
+});

@@ -1,0 +1,239 @@
+import { Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { readContext } from '../../../bin/context';
+import { createApp } from '../../../bin/payment-api';
+import { SECRET_SCANNING_THROTTLING, SECRET_SCANNING_TIMEOUT } from '../../../lib/secret-scanning';
+import { REPORT_LIMITS } from '../../../lambda/secret-scanning/settings';
+import {
+  actionsOf,
+  constructUnbundled,
+  functionRoleStatements,
+  onlyLogicalId,
+  synthesize,
+  unbundledApp,
+  type Statement,
+} from '../../support/construct-template';
+
+const FUNCTION_ID = /^PaymentApiSecretScanningFunction[0-9A-F]{8}$/;
+
+/** The app's stack as `cdk synth` builds it from this context, as a template. */
+function appTemplate(context: Record<string, unknown>): Record<string, unknown> {
+  const app = createApp(unbundledApp(context));
+  return Template.fromStack(Stack.of(app.node.findChild(readContext(context).stackName))).toJSON();
+}
+
+interface Resource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+}
+
+function resources(template: Template): Record<string, Resource> {
+  return (template.toJSON() as { Resources: Record<string, Resource> }).Resources;
+}
+
+function functionId(template: Template): string {
+  return onlyLogicalId(template, 'AWS::Lambda::Function', {}, FUNCTION_ID);
+}
+
+/** The statements of the managed policies attached to the function's role (the grants on shards 1 and up). */
+function managedPolicyStatements(template: Template, fnId: string): Statement[] {
+  const role = (resources(template)[fnId]?.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+  return Object.values(template.findResources('AWS::IAM::ManagedPolicy'))
+    .map((policy) => (policy as Resource).Properties)
+    .filter((policy) => JSON.stringify(policy.Roles).includes(`"${role}"`))
+    .flatMap((policy) => (policy.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
+describe('without secretScanning', () => {
+  it('leaves the template exactly as with secretScanning=false', () => {
+    expect(appTemplate({})).toEqual(appTemplate({ secretScanning: 'false' }));
+  });
+
+  it('has nothing of the endpoint: no function, route, model, validator, route throttle or output', () => {
+    const template = JSON.stringify(appTemplate({}));
+
+    expect(template).not.toMatch(/SecretScanning|secret-scanning|SECRET_SCANNING/);
+    expect(template).not.toContain('RequestValidator');
+    expect(template).not.toContain('AWS::ApiGateway::Model');
+  });
+
+  it("keeps the stage's one method setting, the stage throttle", () => {
+    const { template } = synthesize();
+
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: [Match.objectLike({ HttpMethod: '*', ResourcePath: '/*' })],
+    });
+  });
+});
+
+describe('with secretScanning', () => {
+  let template: Template;
+  let fnId: string;
+
+  beforeAll(() => {
+    ({ template } = synthesize({ secretScanning: {}, monitoring: { alarmEmail: 'oncall@example.com' } }));
+    fnId = functionId(template);
+  });
+
+  it('builds a function of its own, under a construct id that names it', () => {
+    expect(fnId).toMatch(FUNCTION_ID);
+    expect(resources(template)[fnId]?.Properties).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Handler: 'index.handler',
+      Timeout: SECRET_SCANNING_TIMEOUT.toSeconds(),
+    });
+    expect(SECRET_SCANNING_TIMEOUT.toSeconds()).toBeLessThan(29);
+  });
+
+  it("tells it the registry, GitHub's keys URL, the action, the stack's key prefix and the alarm topic", () => {
+    const variables = (
+      resources(template)[fnId]?.Properties.Environment as { Variables: Record<string, unknown> }
+    ).Variables;
+
+    expect(variables).toEqual({
+      KEYS_SECRET_ID: { Ref: expect.stringMatching(/^PaymentApiKeysSecret/) as unknown },
+      SECRET_SCANNING_KEYS_URL: 'https://api.github.com/meta/public_keys/secret_scanning',
+      SECRET_SCANNING_ACTION: 'revoke',
+      KEY_PREFIX: 'pay',
+      LOG_LEVEL: 'info',
+      ALARM_TOPIC_ARN: { Ref: expect.stringMatching(/^PaymentApiMonitoringAlarmTopic/) as unknown },
+    });
+  });
+
+  it('routes POST /secret-scanning to it without any authorizer or API key', () => {
+    const resourceId = onlyLogicalId(template, 'AWS::ApiGateway::Resource', {
+      Properties: { PathPart: 'secret-scanning' },
+    });
+
+    template.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: 'POST',
+      ResourceId: { Ref: resourceId },
+      AuthorizationType: 'NONE',
+      ApiKeyRequired: Match.absent(),
+      Integration: Match.objectLike({
+        Type: 'AWS_PROXY',
+        Uri: Match.objectLike({
+          'Fn::Join': Match.arrayWith([Match.arrayWith([{ 'Fn::GetAtt': [fnId, 'Arn'] }])]),
+        }),
+      }),
+      RequestValidatorId: { Ref: Match.stringLikeRegexp('SecretScanningReportValidator') },
+      RequestModels: { 'application/json': { Ref: Match.stringLikeRegexp('SecretScanningReport') } },
+    });
+  });
+
+  it('has API Gateway check the body against the report shape, with the same bounds as the function', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RequestValidator', {
+      ValidateRequestBody: true,
+      ValidateRequestParameters: false,
+    });
+    template.hasResourceProperties('AWS::ApiGateway::Model', {
+      ContentType: 'application/json',
+      Schema: Match.objectLike({
+        type: 'array',
+        maxItems: REPORT_LIMITS.maxTokens,
+        items: Match.objectLike({
+          required: ['token', 'type'],
+          properties: Match.objectLike({
+            token: { type: 'string', maxLength: REPORT_LIMITS.maxTokenLength, minLength: 1 },
+          }),
+        }),
+      }),
+    });
+  });
+
+  it('throttles the route on its own, beside the stage throttle', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({
+          HttpMethod: 'POST',
+          ResourcePath: '/~1secret-scanning',
+          ThrottlingRateLimit: SECRET_SCANNING_THROTTLING.rateLimit,
+          ThrottlingBurstLimit: SECRET_SCANNING_THROTTLING.burstLimit,
+        }),
+      ]),
+    });
+  });
+
+  it('lets the role read and write the key shards, publish to the alarm topic and write its logs, nothing else', () => {
+    const actions = functionRoleStatements(template, fnId).flatMap(actionsOf).sort();
+
+    expect(actions).toEqual(
+      [
+        'kms:Decrypt',
+        'kms:GenerateDataKey',
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        'secretsmanager:BatchGetSecretValue',
+        'secretsmanager:GetSecretValue',
+        'secretsmanager:PutSecretValue',
+        'secretsmanager:UpdateSecretVersionStage',
+        'sns:Publish',
+      ].sort(),
+    );
+    const statements = functionRoleStatements(template, fnId);
+    const writes = statements.find((statement) =>
+      actionsOf(statement).includes('secretsmanager:PutSecretValue'),
+    );
+    expect(JSON.stringify(writes?.Resource)).toMatch(/PaymentApiKeysSecret/);
+    const publish = statements.find((statement) => actionsOf(statement).includes('sns:Publish'));
+    expect(publish?.Resource).toEqual({
+      Ref: expect.stringMatching(/^PaymentApiMonitoringAlarmTopic/) as unknown,
+    });
+    const keyUse = statements.find((statement) => actionsOf(statement).includes('kms:GenerateDataKey'));
+    expect(keyUse?.Condition).toEqual({
+      StringEquals: {
+        'kms:ViaService': { 'Fn::Join': ['', ['sns.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+      },
+    });
+    expect(JSON.stringify(statements)).not.toMatch(
+      /secretsmanager:\*|DeleteSecret|RotateSecret|PutResourcePolicy/,
+    );
+  });
+
+  it('gives the stack an output: the URL to register with GitHub', () => {
+    const stack = appTemplate({ secretScanning: 'true' }) as {
+      Outputs: Record<string, { Description: string }>;
+    };
+
+    expect(stack.Outputs.SecretScanningUrl?.Description).toBe(
+      "Register this URL with GitHub's secret scanning partner program (docs/operations.md)",
+    );
+  });
+});
+
+describe('with secretScanning over 64 shards', () => {
+  it('grants read and write on every other shard by ARN in managed policies, and nothing else there', () => {
+    const { template } = synthesize({ secretScanning: { action: 'report' }, keyShards: 64 });
+    const fnId = functionId(template);
+    const statements = managedPolicyStatements(template, fnId);
+
+    expect(new Set(statements.flatMap(actionsOf))).toEqual(
+      new Set([
+        'secretsmanager:GetSecretValue',
+        'secretsmanager:PutSecretValue',
+        'secretsmanager:UpdateSecretVersionStage',
+      ]),
+    );
+    expect(statements.flatMap((statement) => statement.Resource as unknown[])).toHaveLength(63);
+    expect(resources(template)[fnId]?.Properties.Environment).toMatchObject({
+      Variables: { KEY_SHARDS: '64', SECRET_SCANNING_ACTION: 'report' },
+    });
+  });
+});
+
+describe('invalid secret scanning options', () => {
+  it.each([
+    [
+      { keysUrl: 'http://keys.example.com/k' },
+      'secretScanning.keysUrl must use https (plain http only to a loopback address, for tests)',
+    ],
+    [{ keysUrl: 'https://user:secret@example.com/k' }, 'secretScanning.keysUrl must not carry credentials'],
+  ])('throw one line that does not repeat the URL: %j', (secretScanning, message) => {
+    expect(() => {
+      constructUnbundled({ secretScanning });
+    }).toThrow(message);
+    expect(() => {
+      constructUnbundled({ secretScanning });
+    }).not.toThrow(/example\.com/);
+  });
+});
