@@ -2,10 +2,8 @@ import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
-import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { METRICS_ENV } from '../lambda/payment/metric-names';
 import { ENV } from '../lambda/payment/settings';
@@ -15,6 +13,7 @@ import {
   SHARDS_PER_CALL,
 } from '../lambda/registry-monitor/settings';
 import type { LogLevel } from '../shared/logger';
+import { allowBatchSecretReads } from './batch-secret-reads';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
 import type { KeyRegistry } from './key-registry';
 
@@ -102,7 +101,7 @@ export class KeyRegistryMonitor extends Construct {
       },
     });
     props.registry.grantRead(this.handler);
-    this.allowBatchReads();
+    allowBatchSecretReads(this.handler, 'monitor');
     // A failed run is not retried: the next hour's run measures afresh, and KeyMonitorFailing counts each failure.
     this.handler.configureAsyncInvoke({ retryAttempts: 0 });
 
@@ -125,27 +124,5 @@ export class KeyRegistryMonitor extends Construct {
       statistic: cloudwatch.Stats.SUM,
       ...options,
     });
-  }
-
-  /**
-   * BatchGetSecretValue supports no resource-level permission: it is granted on "*", and Secrets Manager still
-   * checks GetSecretValue on each secret it returns, which the role has on the shards only.
-   */
-  private allowBatchReads(): void {
-    this.handler.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['secretsmanager:BatchGetSecretValue'], resources: ['*'] }),
-    );
-    const policy = this.handler.role?.node.tryFindChild('DefaultPolicy');
-    if (policy === undefined) throw new Error('The monitor role has no default policy to acknowledge');
-    NagSuppressions.addResourceSuppressions(policy, [
-      {
-        id: 'AwsSolutions-IAM5',
-        reason:
-          'secretsmanager:BatchGetSecretValue supports no resource-level permissions, so it can only be granted ' +
-          'on "*"; Secrets Manager still requires GetSecretValue on each secret returned, which this role has on ' +
-          'the key shards only.',
-        appliesTo: ['Resource::*'],
-      },
-    ]);
   }
 }

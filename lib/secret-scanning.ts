@@ -18,6 +18,7 @@ import {
 } from '../lambda/secret-scanning/settings';
 import { DEFAULT_KEY_PREFIX, isKeyPrefix, KEY_PREFIX_RULE } from '../shared/keys/key-format';
 import type { LogLevel } from '../shared/logger';
+import { allowBatchSecretReads } from './batch-secret-reads';
 import { createBundledFunction, lambdaEntry } from './bundled-function';
 import type { KeyRegistry } from './key-registry';
 import { requireOneOf } from './validation';
@@ -130,7 +131,7 @@ export class SecretScanning extends Construct {
       },
     });
     props.registry.grantReadWrite(this.handler);
-    this.allowBatchReads();
+    allowBatchSecretReads(this.handler, 'secret scanning');
     if (props.alarmTopic) this.allowNotices(props.alarmTopic);
 
     this.resource = props.api.root.addResource(SECRET_SCANNING_ROUTE.path.slice(1));
@@ -214,28 +215,5 @@ export class SecretScanning extends Construct {
         conditions: { StringEquals: { 'kms:ViaService': `sns.${Stack.of(this).region}.amazonaws.com` } },
       }),
     );
-  }
-
-  /**
-   * BatchGetSecretValue supports no resource-level permission: it is granted on "*", and Secrets Manager still
-   * checks GetSecretValue on each secret it returns, which the role has on the shards only.
-   */
-  private allowBatchReads(): void {
-    this.handler.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['secretsmanager:BatchGetSecretValue'], resources: ['*'] }),
-    );
-    const policy = this.handler.role?.node.tryFindChild('DefaultPolicy');
-    if (policy === undefined)
-      throw new Error('The secret scanning role has no default policy to acknowledge');
-    NagSuppressions.addResourceSuppressions(policy, [
-      {
-        id: 'AwsSolutions-IAM5',
-        reason:
-          'secretsmanager:BatchGetSecretValue supports no resource-level permissions, so it can only be granted ' +
-          'on "*"; Secrets Manager still requires GetSecretValue on each secret returned, which this role has on ' +
-          'the key shards only.',
-        appliesTo: ['Resource::*'],
-      },
-    ]);
   }
 }
