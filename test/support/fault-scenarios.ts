@@ -14,6 +14,7 @@ import { ShardedKeys } from '../../lambda/payment/sharded-keys';
 import { createJsonLogger } from '../../shared/logger';
 import type { Fault, FaultProxy } from './fault-proxy';
 import { motoAccess } from './moto';
+import { startStallMeter } from './stall-meter';
 
 /** Sends one request to the service under test and returns its HTTP status. */
 export type Probe = () => Promise<number>;
@@ -61,6 +62,8 @@ export interface RecoveryReport {
    * service itself waited before asking again, whatever the time the answer then took. Undefined if none came.
    */
   readonly refetchMs: number | undefined;
+  /** Of refetchMs, the time this process was stalled (not running at all): see stall-meter.ts. */
+  readonly refetchStalledMs: number;
 }
 
 function pause(ms: number): Promise<void> {
@@ -150,6 +153,7 @@ export async function runRecovery(
   let recoveredAt: number | undefined;
   let recoveredAtEpoch = 0;
   let callsDuringOutage = 0;
+  const stalls = startStallMeter();
   const restore = (async () => {
     await pause(options.outageMs);
     // The worst moment: just as an attempt reached the failing service (a black-holed one stays stuck).
@@ -181,6 +185,7 @@ export async function runRecovery(
     await pause(POLL_MS);
   }
   const outageMs = (await restore) - outageStart;
+  stalls.stop();
   const firstCallAfter = proxy.calls.find(
     (call) =>
       call.operation === 'GetSecretValue' &&
@@ -196,6 +201,8 @@ export async function runRecovery(
     outageCallsPerSecond: callsDuringOutage / (outageMs / 1000),
     recoveryMs,
     refetchMs: firstCallAfter === undefined ? undefined : firstCallAfter.at - recoveredAtEpoch,
+    refetchStalledMs:
+      firstCallAfter === undefined ? 0 : stalls.stalledBetween(recoveredAtEpoch, firstCallAfter.at),
   };
 }
 

@@ -93,7 +93,8 @@ describe('npm start while Secrets Manager is black-holed', () => {
 
       expect(report.outage.length).toBeGreaterThan(0);
       expect(report.outage.filter((request) => request.status !== 503)).toEqual([]);
-      expect(report.refetchMs ?? Infinity).toBeLessThan(1_000);
+      // Time this test process stood still (a loaded machine) is set aside: see stall-meter.ts.
+      expect((report.refetchMs ?? Infinity) - report.refetchStalledMs).toBeLessThan(1_000);
       expect(report.recoveryMs).toEqual(expect.any(Number));
     },
     SETUP_TIMEOUT_MS,

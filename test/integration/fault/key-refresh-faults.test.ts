@@ -165,7 +165,8 @@ describe.each([
         KEY_FETCH_BUDGET_MS + 300,
       );
       expect(report.calls).toBeLessThanOrEqual(mostCalls);
-      expect(report.refetchMs ?? Infinity).toBeLessThan(REFETCH_BOUND_MS);
+      // Time the whole process stood still (a loaded machine) is not the handler waiting: see stall-meter.ts.
+      expect((report.refetchMs ?? Infinity) - report.refetchStalledMs).toBeLessThan(REFETCH_BOUND_MS);
       expect(report.recoveryMs).toEqual(expect.any(Number));
       expectServedNormally(report.alongside, placement, false);
     },
