@@ -7,8 +7,14 @@
 const shared = {
   testEnvironment: 'node',
   testMatch: ['**/*.test.ts'],
-  // Type-checking is tsc's job in the test command; with isolatedModules ts-jest only transpiles.
-  transform: { '^.+\\.ts$': 'ts-jest' },
+  // Type-checking is tsc's job in the test command: jest only needs TypeScript stripped, which swc does in a
+  // fraction of ts-jest's time.
+  transform: {
+    '^.+\\.ts$': [
+      '@swc/jest',
+      { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+    ],
+  },
 };
 
 module.exports = {

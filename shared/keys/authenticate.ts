@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Keyring, StoredKey } from './keyring';
-import { sha256 } from './key-material';
+import { matchDigestOf } from './key-material';
 
 export interface Credentials {
   readonly appId: string;
@@ -56,7 +56,7 @@ export function readCredentials(
 }
 
 /** Stands in for a missing key: an unknown app, or an app with fewer keys than the most any app has. */
-const DUMMY_KEY: StoredKey = { id: 'dummy', digest: sha256('payment-api dummy key') };
+const DUMMY_KEY: StoredKey = { id: 'dummy', digest: matchDigestOf('payment-api dummy key') };
 
 /** The most keys any app holds, per keyring (computed once: keyrings are immutable and replaced on refresh). */
 const comparisonsPerKeyring = new WeakMap<Keyring, number>();
@@ -76,7 +76,8 @@ function comparisonsFor(keyring: Keyring): number {
  * Decides whether the presented key is one of the app's keys, still valid at `facts.now`, presented from a network
  * the app allows. Pure: no I/O; the clock and the source come in as facts.
  *
- * The presented key is hashed, then compared with `timingSafeEqual` over equal-length (32-byte) digests the
+ * The presented key is hashed, then compared with `timingSafeEqual` over equal-length digests (the first 16 bytes of
+ * SHA-256, which every stored form holds: plain, `sha256:` or the compact `d:`), the
  * same number of times for every request against a keyring: as many times as its largest app has keys (or, for a
  * keyring built as apps are asked for, its longest key list), padding with a dummy digest, without stopping at a
  * match. So neither the key, nor whether the app exists, nor how many keys it has shows in the timing. With
@@ -85,7 +86,7 @@ function comparisonsFor(keyring: Keyring): number {
  * neither depends on the presented key's content.
  */
 export function authenticate(credentials: Credentials, keyring: Keyring, facts: RequestFacts): AuthDecision {
-  const presented = sha256(credentials.appKey);
+  const presented = matchDigestOf(credentials.appKey);
   const app = keyring.get(credentials.appId);
   const candidates = app?.keys ?? [];
 

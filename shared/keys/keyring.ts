@@ -1,5 +1,5 @@
 import { readAppEntry, type AppEntryReading, type KeyringProblem } from './app-entry';
-import { keyIdFromDigest } from './key-material';
+import { keyIdFromDigest, matchDigest } from './key-material';
 import { SourceAllowlist } from './network';
 import type { RateLimit } from './rate-limit';
 import { readSecretObject } from './secret-json';
@@ -9,7 +9,7 @@ export type { KeyringProblem } from './app-entry';
 export interface StoredKey {
   /** Non-secret fingerprint, safe for logs. */
   readonly id: string;
-  /** SHA-256 of the key; presented keys are hashed and compared with this. */
+  /** The first 16 bytes of the key's SHA-256 (matchDigest): presented keys are hashed and compared with this. */
   readonly digest: Buffer;
   /** Epoch milliseconds from which the key is refused; absent: it does not expire. */
   readonly expiresAt?: number;
@@ -104,7 +104,7 @@ export function keyringAppOf(app: AppEntryReading): KeyringApp | undefined {
   return {
     keys: app.keys.map((key) => ({
       id: keyIdFromDigest(key.digest),
-      digest: key.digest,
+      digest: matchDigest(key.digest),
       ...(key.expires === undefined ? {} : { expiresAt: key.expires.at }),
     })),
     ...(app.allowlist === undefined ? {} : { allowlist: new SourceAllowlist(app.allowlist.cidrs) }),

@@ -22,19 +22,20 @@ import {
 
 const PROJECT_ROOT = path.join(__dirname, '..', '..', '..');
 
+// A pass-through spy: the module's exports are not reconfigurable once compiled, so the spy is made in its place.
+jest.mock('../../../lib/bundled-function', () => {
+  const actual = jest.requireActual<typeof bundledFunction>('../../../lib/bundled-function');
+  return { ...actual, createBundledFunction: jest.fn(actual.createBundledFunction) };
+});
+
 /** The file the payment Lambda is bundled from, relative to the project: unit tests never bundle, so it is caught. */
 function handlerEntry(props: PaymentApiProps): string {
-  const build = jest.spyOn(bundledFunction, 'createBundledFunction');
-  try {
-    synthesize(props);
-    const entries = build.mock.calls
-      .filter(([, id]) => id === 'Handler')
-      .map(([, , options]) => options.entry);
-    expect(entries).toHaveLength(1);
-    return path.relative(PROJECT_ROOT, entries[0] ?? '');
-  } finally {
-    build.mockRestore();
-  }
+  const build = jest.mocked(bundledFunction.createBundledFunction);
+  build.mockClear();
+  synthesize(props);
+  const entries = build.mock.calls.filter(([, id]) => id === 'Handler').map(([, , options]) => options.entry);
+  expect(entries).toHaveLength(1);
+  return path.relative(PROJECT_ROOT, entries[0] ?? '');
 }
 
 /** The payment Lambda's environment variables. */

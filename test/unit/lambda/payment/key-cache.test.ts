@@ -4,7 +4,7 @@ import {
   type CurrentKeys,
   type RefreshedKeys,
 } from '../../../../lambda/payment/key-cache';
-import { sha256 } from '../../../../shared/keys/key-material';
+import { matchDigestOf } from '../../../../shared/keys/key-material';
 import { secretsManagerSource } from '../../../../lambda/payment/secrets-manager-source';
 import { AWS_JSON_SERVICES } from '../../../../shared/aws/aws-environment';
 import { captureLogs, type CapturedLogs } from '../../../support/capture-logger';
@@ -515,7 +515,7 @@ describe('KeyCache over Secrets Manager', () => {
 
     const { keyring } = await cache.getKeys();
 
-    expect(keyring.get('demo')?.keys.map((key) => key.digest)).toEqual([sha256(DEMO_KEY)]);
+    expect(keyring.get('demo')?.keys.map((key) => key.digest)).toEqual([matchDigestOf(DEMO_KEY)]);
     expect(logs.entries()).toContainEqual(
       expect.objectContaining({
         level: 'error',

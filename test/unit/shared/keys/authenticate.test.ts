@@ -1,6 +1,6 @@
 import { authenticate, readCredentials } from '../../../../shared/keys/authenticate';
 import { parseKeyring } from '../../../../shared/keys/keyring';
-import { toDigestForm } from '../../../../shared/keys/key-material';
+import { toCompactDigestForm, toDigestForm } from '../../../../shared/keys/key-material';
 import { SourceAllowlist } from '../../../../shared/keys/network';
 import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
 
@@ -44,6 +44,24 @@ describe('authenticate', () => {
     expect(decision).toEqual({ ok: true, appId, keyId: expect.stringMatching(/^[0-9a-f]{12}$/) as unknown });
   });
 
+  it('accepts a key stored in the compact d: form, and refuses a key differing from it', () => {
+    const { keyring: compactKeyring } = parseKeyring(
+      JSON.stringify({ shop: [toCompactDigestForm(PARTNER_KEY)] }),
+    );
+
+    expect(authenticate({ appId: 'shop', appKey: PARTNER_KEY }, compactKeyring, FACTS)).toEqual({
+      ok: true,
+      appId: 'shop',
+      keyId: expect.stringMatching(/^[0-9a-f]{12}$/) as unknown,
+    });
+    expect(
+      authenticate({ appId: 'shop', appKey: PARTNER_KEY.slice(0, -1) + 'X' }, compactKeyring, FACTS),
+    ).toEqual({
+      ok: false,
+      reason: 'wrong_key',
+    });
+  });
+
   it('names the key that matched by its id', () => {
     const first = authenticate({ appId: 'demo', appKey: DEMO_KEY }, keyring, FACTS);
     const second = authenticate({ appId: 'demo', appKey: DEMO_NEXT_KEY }, keyring, FACTS);
@@ -74,6 +92,9 @@ describe('authenticate', () => {
 describe('authenticate timing shape', () => {
   // Timing itself is measured by scripts/bench.ts; here we pin the structure that makes it uniform.
   const crypto = jest.requireActual<typeof import('node:crypto')>('node:crypto');
+  const { keyring: withCompactApp } = parseKeyring(
+    JSON.stringify({ ...(JSON.parse(SECRET_STRING) as object), compact: [toCompactDigestForm(PARTNER_KEY)] }),
+  );
 
   afterEach(() => {
     jest.restoreAllMocks();
@@ -84,14 +105,15 @@ describe('authenticate timing shape', () => {
     ['a wrong key for a one-key app', 'partner'],
     ['a wrong key for a two-key app', 'demo'],
     ['the right key of a one-key app', 'partner'],
-  ])('compares 32-byte digests as often as the largest app has keys, for %s', (_label, appId) => {
+    ['an app whose key is stored in the compact d: form', 'compact'],
+  ])('compares 16-byte digests as often as the largest app has keys, for %s', (_label, appId) => {
     const compare = jest.spyOn(crypto, 'timingSafeEqual');
 
-    authenticate({ appId, appKey: 'wrong-key-0123456789abcdef' }, keyring, FACTS);
+    authenticate({ appId, appKey: 'wrong-key-0123456789abcdef' }, withCompactApp, FACTS);
 
     expect(compare).toHaveBeenCalledTimes(2);
     for (const [stored, presented] of compare.mock.calls) {
-      expect([(stored as Buffer).length, (presented as Buffer).length]).toEqual([32, 32]);
+      expect([(stored as Buffer).length, (presented as Buffer).length]).toEqual([16, 16]);
     }
   });
 
