@@ -15,6 +15,7 @@ export const STACK_OUTPUTS = {
   keyRegistry: 'KeyRegistry',
   keyShards: 'KeyShards',
   keyShardNamePrefix: 'KeyShardNamePrefix',
+  keyPrefix: 'KeyPrefix',
 } as const;
 
 /** CloudFormation's rule for stack names, or a stack ARN (DescribeStacks takes both). */
