@@ -21,6 +21,9 @@
  *   against lazily (scripts/bench/registry.ts);
  * - registry-calls: GetSecretValue calls per TTL per environment under mixed loads of known and unknown app ids,
  *   against the distinct shards the requests named;
+ * - leaked: keys leaked with 100 keys against 64 shards holding 10,000 apps (BatchGetSecretValue calls and writes per
+ *   shard counted at the proxy, the time over 3 runs), and 10,000 apps of the heaviest shape in 64 shards with
+ *   digests the default (bench/leaked.ts);
  * - monitor: one run of the key registry monitor over 1, 16, 64 and 256 shards at 80%: calls, time, logs written;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
  * - registry: the key registry over several secrets: apply of 10,000 new apps into 64 shards (PutSecretValue
@@ -48,6 +51,7 @@ import { clientLines } from './bench/client';
 import { faultTable, localServerFigures } from './bench/faults';
 import { bodyLimitLines } from './bench/body-limit';
 import { hotCounterLines } from './bench/hot-counter';
+import { leakedLines } from './bench/leaked';
 import { limiterStressLines } from './bench/limiter-stress';
 import { limitLines } from './bench/limits';
 import { registryLines } from './bench/registry';
@@ -65,6 +69,7 @@ const SECTIONS = [
   'limiter-stress',
   'hot-counter',
   'registry',
+  'leaked',
   'registry-cold',
   'registry-calls',
   'monitor',
@@ -99,6 +104,7 @@ async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
   try {
     if (sections.has('registry')) lines.push(...(await registryLines(moto)), '');
     if (sections.has('monitor')) lines.push(...(await monitorLines(moto)), '');
+    if (sections.has('leaked')) lines.push(...(await leakedLines(moto)), '');
     if (sections.has('limiter-stress')) {
       lines.push('The limiter under stress:', ...(await limiterStressLines(moto, work)), '');
     }
@@ -180,7 +186,7 @@ async function main(): Promise<void> {
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
   if (
-    [...SYNTH_SECTIONS, 'client', 'registry', 'monitor', 'limiter-stress'].some((name) =>
+    [...SYNTH_SECTIONS, 'client', 'registry', 'leaked', 'monitor', 'limiter-stress'].some((name) =>
       sections.has(name as Section),
     )
   ) {
