@@ -695,7 +695,10 @@ describe('expiry, grace, prune, allowlists and rate limits through the key CLI, 
       stderr: '',
       stdout: `app demo: removed expired key ${keyIdOf(OLD_KEY)}\n`,
     });
-    expect(JSON.parse((await current(secretId)).text)).toEqual({ demo: [toCompactDigestForm(fresh)], other: [OTHER_KEY] });
+    expect(JSON.parse((await current(secretId)).text)).toEqual({
+      demo: [toCompactDigestForm(fresh)],
+      other: [OTHER_KEY],
+    });
     expect(await lambdaAnswer(secretId, 'demo', OLD_KEY)).toMatchObject({ status: 401, reason: 'wrong_key' });
     expect(await keys('prune')).toEqual({ code: 0, stderr: '', stdout: 'no expired keys\n' });
     expect(await stagesOf(secretId)).toEqual(['AWSCURRENT', 'AWSPREVIOUS']);
