@@ -210,6 +210,17 @@ function validateProps(scope: Construct, props: PaymentApiProps): void {
   }
 }
 
+/** The settings every part shares, with their defaults applied. */
+function resolvedBasics(props: PaymentApiProps) {
+  return {
+    logRetention: props.logRetention ?? PAYMENT_API_DEFAULTS.logRetention,
+    logLevel: props.logLevel ?? PAYMENT_API_DEFAULTS.logLevel,
+    hasFirewall: props.waf !== undefined || props.webAclArn !== undefined,
+    metricsNamespace: props.monitoring?.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace,
+    keyPrefix: props.keyPrefix ?? PAYMENT_API_DEFAULTS.keyPrefix,
+  };
+}
+
 /**
  * POST /payment on API Gateway (REST), answered by one Lambda that checks the `App-id`/`App-key` headers against
  * keys kept in Secrets Manager. API Gateway itself answers every other method, path and its own errors with the
@@ -254,11 +265,8 @@ export class PaymentApi extends Construct {
     super(scope, id);
     validateProps(this, props);
     const serviceName = Stack.of(this).stackName;
-    const logRetention = props.logRetention ?? PAYMENT_API_DEFAULTS.logRetention;
-    const logLevel = props.logLevel ?? PAYMENT_API_DEFAULTS.logLevel;
-    const hasFirewall = props.waf !== undefined || props.webAclArn !== undefined;
-    const metricsNamespace = props.monitoring?.metricsNamespace ?? MONITORING_DEFAULTS.metricsNamespace;
-    this.keyPrefix = props.keyPrefix ?? PAYMENT_API_DEFAULTS.keyPrefix;
+    const { logRetention, logLevel, hasFirewall, metricsNamespace, keyPrefix } = resolvedBasics(props);
+    this.keyPrefix = keyPrefix;
 
     // `KeysSecret`, where the single secret always was: shard 0 keeps its logical ID.
     this.keyRegistry = new KeyRegistry(this, 'KeysSecret', {

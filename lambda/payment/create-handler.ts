@@ -146,6 +146,52 @@ export function createHandler({
         return response;
       };
 
+      /** The app's limit: a refusal (429, or 503 failing closed), or the headers of an accepted request. */
+      const checkLimit = async (
+        active: NonNullable<typeof limits>,
+        limit: RateLimit,
+        appId: string,
+        caller: LogFields,
+      ): Promise<
+        { readonly refusal: APIGatewayProxyResult } | { readonly headers: Readonly<Record<string, string>> }
+      > => {
+        let outcome = await active.limiter.check(appId, limit);
+        let reason = 'rate_limited';
+        if (outcome.kind === 'unavailable') {
+          metrics.count(METRIC.rateLimiterUnavailable);
+          logger.warn('rate limiter unavailable', {
+            ...context,
+            appId,
+            failure: active.failure,
+            error: outcome.error,
+          });
+          if (active.failure === 'closed') {
+            return { refusal: refuse('unavailable', { ...caller, reason: 'rate_limiter_unavailable' }) };
+          }
+          // Failing local, this environment's own count refuses past the app's limit. What it accepts goes on
+          // without RateLimit fields, which would promise what only the shared count knows.
+          if (active.failure === 'local' && outcome.local?.kind === 'limited') {
+            outcome = outcome.local;
+            reason = 'rate_limited_locally';
+          }
+        }
+        if (outcome.kind === 'limited') {
+          return {
+            refusal: refuse(
+              'tooManyRequests',
+              { ...caller, reason, retryAfterSeconds: outcome.retryAfterSeconds },
+              limitedHeaders(limit, outcome.retryAfterSeconds),
+            ),
+          };
+        }
+        return {
+          headers:
+            outcome.kind === 'accepted'
+              ? rateLimitHeaders(limit, outcome.remaining, outcome.resetSeconds)
+              : {},
+        };
+      };
+
       const credentials = readCredentials(request.headers.all('app-id'), request.headers.all('app-key'));
       if (!credentials.ok)
         return refuse('unauthorized', { reason: credentials.reason }, UNAUTHORIZED_HEADERS);
@@ -177,42 +223,13 @@ export function createHandler({
 
       const caller: LogFields = { ...keysUsed, appId: decision.appId, keyId: decision.keyId };
       const appLimit = keyring.get(decision.appId)?.rateLimit;
-      let limitHeaders: Readonly<Record<string, string>> = {};
-      if (limits === undefined) {
-        if (appLimit !== undefined) warnOfUnenforcedLimits(keyring, logger);
-      } else {
-        const limit = appLimit ?? limits.defaultLimit;
-        let outcome = await limits.limiter.check(decision.appId, limit);
-        let reason = 'rate_limited';
-        if (outcome.kind === 'unavailable') {
-          metrics.count(METRIC.rateLimiterUnavailable);
-          logger.warn('rate limiter unavailable', {
-            ...context,
-            appId: decision.appId,
-            failure: limits.failure,
-            error: outcome.error,
-          });
-          if (limits.failure === 'closed') {
-            return refuse('unavailable', { ...caller, reason: 'rate_limiter_unavailable' });
-          }
-          // Failing local, this environment's own count refuses past the app's limit. What it accepts goes on
-          // without RateLimit fields, which would promise what only the shared count knows.
-          if (limits.failure === 'local' && outcome.local?.kind === 'limited') {
-            outcome = outcome.local;
-            reason = 'rate_limited_locally';
-          }
-        }
-        if (outcome.kind === 'limited') {
-          return refuse(
-            'tooManyRequests',
-            { ...caller, reason, retryAfterSeconds: outcome.retryAfterSeconds },
-            limitedHeaders(limit, outcome.retryAfterSeconds),
-          );
-        }
-        if (outcome.kind === 'accepted') {
-          limitHeaders = rateLimitHeaders(limit, outcome.remaining, outcome.resetSeconds);
-        }
-      }
+      if (limits === undefined && appLimit !== undefined) warnOfUnenforcedLimits(keyring, logger);
+      const limited =
+        limits === undefined
+          ? { headers: {} }
+          : await checkLimit(limits, appLimit ?? limits.defaultLimit, decision.appId, caller);
+      if ('refusal' in limited) return limited.refusal;
+      const limitHeaders = limited.headers;
 
       const mediaTypeProblem = contentTypeProblem(request.headers.all('content-type'));
       if (mediaTypeProblem !== undefined) {

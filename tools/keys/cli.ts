@@ -222,7 +222,7 @@ function checkedNumber(
 
 /** A shard count as typed; never echoed. */
 function checkedShards(text: string): number {
-  const shards = /^\d{1,3}$/.test(text) ? Number(text) : NaN;
+  const shards = /^\d{1,4}$/.test(text) ? Number(text) : NaN;
   const problem = shardCountProblem(shards);
   if (problem !== undefined) throw new UsageError(`--shards ${problem}`);
   return shards;
@@ -423,7 +423,7 @@ const OPTIONS: Readonly<Record<string, { readonly flags: string; readonly help: 
     flags: '--settle <duration>',
     help: 'wait this long between copying and removing the old copies (default: the key cache TTL, plus 30s)',
   },
-  shards: { flags: '--shards <n>', help: 'the shard count of a local registry (1 to 256)' },
+  shards: { flags: '--shards <n>', help: 'the shard count of a local registry (1 to 1024)' },
 };
 
 const COMMANDS: readonly CommandSpec[] = [

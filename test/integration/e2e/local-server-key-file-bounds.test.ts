@@ -41,12 +41,14 @@ async function keyFileOf(name: string, content: string): Promise<string> {
   return path;
 }
 
-/** A document of the secret's format over 65,536 bytes: 700 apps of one key each. */
+/** A document of the secret's format over 65,536 bytes: 800 apps of one key each (about 74,000 bytes). */
 function oversized(): string {
   const apps: Record<string, string> = {};
-  for (let index = 0; index < 700; index++)
+  for (let index = 0; index < 800; index++)
     apps[`merchant-${String(index).padStart(36, '0')}`] = generateKey();
-  return JSON.stringify(apps);
+  const text = JSON.stringify(apps);
+  if (Buffer.byteLength(text) <= 65_536) throw new Error('the oversized fixture must be over 65,536 bytes');
+  return text;
 }
 
 /** `promise`, or a rejection naming the deadline: a request the server never answers fails the test clearly. */

@@ -508,7 +508,7 @@ describe('the key CLI, golden outputs', () => {
         { label: 'reshard to 4 again', argv: ['reshard', '--shards', '4', '--settle', '0s'] },
         { label: 'reshard to 12, json', argv: ['reshard', '--shards', '12', '--settle', '0s', '--json'] },
         { label: 'where after reshard', argv: ['where', 'partner-e'] },
-        { label: 'reshard to too many', argv: ['reshard', '--shards', '1000'] },
+        { label: 'reshard to too many', argv: ['reshard', '--shards', '2000'] },
       ],
     );
     checkGolden(

@@ -402,6 +402,8 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     const result = await runCli(['rotate', 'demo', '--secret-id', secretId], doomed.awsEnv, {
       createSecretsManagerClient: stopBeforeMove,
     });
+    // The unreachable endpoint is named (host and port), as every AWS error line of the CLI names it.
+    const reHost = new URL(doomed.endpoint).host.replace(/\./g, '\\.');
 
     expect(result).toEqual({
       code: 1,
@@ -409,9 +411,9 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       stderr: expect.stringMatching(
         new RegExp(
           `^error: could not move AWSCURRENT of secret ${secretId} to the new version: could not reach Secrets ` +
-            'Manager \\(ECONNREFUSED\\); AWSCURRENT was most likely not moved \\(run "list" to check\\); could not ' +
-            `remove the ${CLI_STAGING_LABEL} label from version ([0-9a-f-]{36}) of secret ${secretId} \\(could not ` +
-            'reach Secrets Manager \\(ECONNREFUSED\\)\\); it keeps that version from being removed until the next ' +
+            `Manager at ${reHost} \\(ECONNREFUSED\\); AWSCURRENT was most likely not moved \\(run "list" to check\\); ` +
+            `could not remove the ${CLI_STAGING_LABEL} label from version ([0-9a-f-]{36}) of secret ${secretId} ` +
+            `\\(could not reach Secrets Manager at ${reHost} \\(ECONNREFUSED\\)\\); it keeps that version from being removed until the next ` +
             `edit moves it, or: aws secretsmanager update-secret-version-stage --secret-id '${secretId}' ` +
             `--version-stage '${CLI_STAGING_LABEL}' --remove-from-version-id '\\1' --region us-east-1\\n$`,
         ),
@@ -429,7 +431,8 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       code: 1,
       stdout: '',
       stderr:
-        'error: could not read secret payment-api-keys: could not reach Secrets Manager (ECONNREFUSED)\n',
+        `error: could not read secret payment-api-keys: could not reach Secrets Manager at ${new URL(stopped.endpoint).host} ` +
+        'in region us-east-1 (ECONNREFUSED)\n',
     });
   });
 

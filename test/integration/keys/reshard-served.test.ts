@@ -287,7 +287,7 @@ describe('a reshard from 4 to 8 shards while every app is asked for in a loop, o
 
       // Assert: the reshard ran its three phases and moved the apps home...
       expect(result.code).toBe(0);
-      expect(result.stdout).toMatch(/^moved \d+ apps home .*; removed \d+ old copies;/);
+      expect(result.stdout).toMatch(/^moved [1-9]\d* apps home; removed [1-9]\d* old copies; \d+ writes$/m);
       expect(result.stdout).toContain('nothing is left to move');
       expect(firstRemovalAt).toBeLessThan(endedAt);
       expect(await copiesOf(registry)).toEqual(homes(8));
@@ -347,7 +347,7 @@ describe('a reshard from 4 to 8 shards while every app is asked for in a loop, o
         moved.map((app) => [shardOf(app, 8), shardOf(app, 4)].sort((a, b) => a - b)),
       );
       expect(rerun.code).toBe(0);
-      expect(rerun.stdout).toMatch(/^moved 0 apps home \(copies already there\); removed \d+ old copies;/);
+      expect(rerun.stdout).toMatch(/^moved 0 apps home; removed [1-9]\d* old copies; \d+ writes$/m);
       expect(await copiesOf(registry)).toEqual(homes(8));
       // Every environment asked for every app while the reshard stood stopped, and in each phase of the second run.
       expect(missedBetween(run.invocations, LOOPING, stoppedAt, rerunAt)).toEqual(noneMissed(LOOPING));

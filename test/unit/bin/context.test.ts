@@ -312,7 +312,7 @@ describe('readContext', () => {
       { legacyKeys: 'no' },
       'context "legacyKeys" must be true or false, got "no"',
     ],
-    ['no shard', { keyShards: '0' }, 'context "keyShards" must be a whole number from 1 to 256, got "0"'],
+    ['no shard', { keyShards: '0' }, 'context "keyShards" must be a whole number from 1 to 1024, got "0"'],
     [
       'more shards than the registry allows',
       { keyShards: 1025 },

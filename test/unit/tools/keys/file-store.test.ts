@@ -60,18 +60,6 @@ describe('FileStore', () => {
     expect(readdirSync(directory)).toEqual(['keys.json']);
   });
 
-  it('reports a conflict and writes nothing when the file changed since the read', async () => {
-    writeFileSync(file, '{}\n');
-    const store = new FileStore(file);
-    const snapshot = await store.read();
-    writeFileSync(file, '{"other":1}\n');
-
-    const outcome = await store.replace(snapshot.version, '{"mine":1}\n');
-
-    expect(outcome).toEqual({ status: 'conflict', warnings: [] });
-    expect(readFileSync(file, 'utf8')).toBe('{"other":1}\n');
-  });
-
   it('reports a conflict when a file expected to be absent was created meanwhile', async () => {
     writeFileSync(file, '{"other":1}\n');
 
