@@ -88,17 +88,7 @@ export function parseLeakedInput(bytes: Buffer, prefix: string): LeakedInputRead
   const firstLineOf = new Map<string, number>();
   let firstProblem: string | undefined;
   let problems = 0;
-  let start = 0;
-  for (let line = 1; start <= bytes.length; line++) {
-    const newline = bytes.indexOf(0x0a, start);
-    const end = newline === -1 ? bytes.length : newline;
-    let from = start;
-    let to = end;
-    while (from < to && [0x20, 0x09].includes(bytes[from] ?? 0)) from++;
-    while (to > from && [0x20, 0x09, 0x0d].includes(bytes[to - 1] ?? 0)) to--;
-    start = end + 1;
-    if (from === to) continue;
-    const content = bytes.subarray(from, to);
+  for (const { line, content } of trimmedLines(bytes)) {
     const problem = lineProblem(content, prefix);
     if (problem !== undefined) {
       problems++;
@@ -108,18 +98,37 @@ export function parseLeakedInput(bytes: Buffer, prefix: string): LeakedInputRead
     const digest = matchDigestOf(content.toString('latin1'));
     const seen = digest.toString('hex');
     const sameAs = firstLineOf.get(seen);
-    if (sameAs !== undefined) {
+    if (sameAs === undefined) {
+      firstLineOf.set(seen, line);
+      keys.push({ line, digest });
+    } else {
       repeats.push({ line, sameAs });
-      continue;
     }
-    firstLineOf.set(seen, line);
-    keys.push({ line, digest });
   }
+  return verdict({ keys, repeats }, firstProblem, problems);
+}
+
+/** The lines of `bytes` that hold anything, each without the spaces, tabs and CR around it. */
+function* trimmedLines(bytes: Buffer): Generator<{ line: number; content: Buffer }> {
+  let start = 0;
+  for (let line = 1; start <= bytes.length; line++) {
+    const newline = bytes.indexOf(0x0a, start);
+    const end = newline === -1 ? bytes.length : newline;
+    let from = start;
+    let to = end;
+    while (from < to && [0x20, 0x09].includes(bytes[from] ?? 0)) from++;
+    while (to > from && [0x20, 0x09, 0x0d].includes(bytes[to - 1] ?? 0)) to--;
+    start = end + 1;
+    if (from < to) yield { line, content: bytes.subarray(from, to) };
+  }
+}
+
+function verdict(input: LeakedInput, firstProblem: string | undefined, problems: number): LeakedInputReading {
   if (firstProblem !== undefined) {
     const more = problems > 1 ? ` (and ${problems - 1} more line${problems === 2 ? '' : 's'} refused)` : '';
     return { ok: false, problem: `${firstProblem}${more}; nothing was looked up or written` };
   }
-  if (keys.length === 0) {
+  if (input.keys.length === 0) {
     return {
       ok: false,
       problem:
@@ -127,5 +136,5 @@ export function parseLeakedInput(bytes: Buffer, prefix: string): LeakedInputRead
         'pbpaste | npm run -s keys -- leaked --stack <name>',
     };
   }
-  return { ok: true, input: { keys, repeats } };
+  return { ok: true, input };
 }

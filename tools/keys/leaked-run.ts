@@ -6,6 +6,7 @@ import {
   readAllDocuments,
   resultsAsRead,
   writePlan,
+  type Plan,
   type RetryOptions,
   type ShardWrite,
 } from './engine';
@@ -82,65 +83,11 @@ export async function runLeaked(run: LeakedRun): Promise<number> {
     return 1;
   }
 
-  const outcomes = new Map<string, AppOutcome>();
   const rotating = command.action.kind === 'rotate' && !command.dryRun && edits.length > 0;
   const report: Output = rotating && command.keysOut === undefined ? run.stderr : run.stdout;
-  let shardsWritten = 0;
-  if (command.dryRun) {
-    for (const shard of plan.shards) {
-      const results = resultsAsRead(plan, shard);
-      shard.edits.forEach((position, at) => {
-        const edit = edits[position];
-        const result = results[at];
-        if (edit !== undefined && result !== undefined) {
-          outcomes.set(outcomeKey(shard.index, edit.appId), { status: 'done', result });
-        }
-      });
-    }
-  } else {
-    let sink: KeySink | undefined;
-    if (rotating) {
-      sink = command.keysOut === undefined ? streamKeySink(run.stdout) : await fileKeySink(command.keysOut);
-    }
-    const handedOut = new Set<string>();
-    let keys = 0;
-    const writes = await writePlan(registry, plan, {
-      createIfMissing: false,
-      concurrency: run.concurrency,
-      ...(run.retry === undefined ? {} : { retry: run.retry }),
-      onShard: async (write) => {
-        const lines = newKeyLines(write, handedOut);
-        keys += lines.length;
-        await sink?.write(lines);
-        return undefined;
-      },
-    });
-    await sink?.close(keys);
-    for (const write of writes) {
-      const shard = plan.shards.find((candidate) => candidate.index === write.index);
-      if (shard === undefined) continue;
-      if (write.status === 'written') shardsWritten++;
-      if (write.status !== 'failed')
-        for (const warning of write.warnings) run.stderr.write(`warning: ${warning}\n`);
-      shard.edits.forEach((position, at) => {
-        const edit = edits[position];
-        if (edit === undefined) return;
-        const result = write.status === 'failed' ? undefined : write.results[at];
-        outcomes.set(
-          outcomeKey(shard.index, edit.appId),
-          result === undefined
-            ? {
-                status: 'failed',
-                reason: write.status === 'failed' ? reasonOf(run.errorLine(write.error)) : 'no result',
-              }
-            : { status: 'done', result },
-        );
-      });
-    }
-    if (sink !== undefined && keys > 0 && command.keysOut !== undefined) {
-      report.write(`${keys} new key${keys === 1 ? '' : 's'} written to ${sink.description} (mode 0600)\n`);
-    }
-  }
+  const { outcomes, shardsWritten } = command.dryRun
+    ? { outcomes: dryRunOutcomes(plan), shardsWritten: 0 }
+    : await writeLeaked(run, plan, rotating, report);
   const leaked: LeakedReport = {
     input,
     found,
@@ -152,4 +99,87 @@ export async function runLeaked(run: LeakedRun): Promise<number> {
   };
   report.write(run.json ? formatLeakedJson(leaked) : formatLeaked(leaked));
   return leakedExitCode(leaked);
+}
+
+type LeakedPlan = Plan<LeakedAppResult>;
+
+/** What each app's edit would do, made on the shards as read. */
+function dryRunOutcomes(plan: LeakedPlan): Map<string, AppOutcome> {
+  const outcomes = new Map<string, AppOutcome>();
+  for (const shard of plan.shards) {
+    const results = resultsAsRead(plan, shard);
+    shard.edits.forEach((position, at) => {
+      const edit = plan.edits[position];
+      const result = results[at];
+      if (edit !== undefined && result !== undefined) {
+        outcomes.set(outcomeKey(shard.index, edit.appId), { status: 'done', result });
+      }
+    });
+  }
+  return outcomes;
+}
+
+/** Writes the plan, handing out --rotate's new keys shard by shard as each write lands. */
+async function writeLeaked(
+  run: LeakedRun,
+  plan: LeakedPlan,
+  rotating: boolean,
+  report: Output,
+): Promise<{ outcomes: Map<string, AppOutcome>; shardsWritten: number }> {
+  const { keysOut } = run.command;
+  let sink: KeySink | undefined;
+  if (rotating) sink = keysOut === undefined ? streamKeySink(run.stdout) : await fileKeySink(keysOut);
+  const handedOut = new Set<string>();
+  let keys = 0;
+  const writes = await writePlan(run.registry, plan, {
+    createIfMissing: false,
+    concurrency: run.concurrency,
+    ...(run.retry === undefined ? {} : { retry: run.retry }),
+    onShard: async (write) => {
+      const lines = newKeyLines(write, handedOut);
+      keys += lines.length;
+      await sink?.write(lines);
+      return undefined;
+    },
+  });
+  await sink?.close(keys);
+  const outcomes = new Map<string, AppOutcome>();
+  let shardsWritten = 0;
+  for (const write of writes) {
+    if (write.status === 'written') shardsWritten++;
+    if (write.status !== 'failed')
+      for (const warning of write.warnings) run.stderr.write(`warning: ${warning}\n`);
+    recordWrite(run, plan, write, outcomes);
+  }
+  if (sink !== undefined && keys > 0 && keysOut !== undefined) {
+    report.write(`${keys} new key${keys === 1 ? '' : 's'} written to ${sink.description} (mode 0600)\n`);
+  }
+  return { outcomes, shardsWritten };
+}
+
+/** Each app's outcome in one shard's write: done with its result, or failed with the write's reason. */
+function recordWrite(
+  run: LeakedRun,
+  plan: LeakedPlan,
+  write: ShardWrite<LeakedAppResult>,
+  outcomes: Map<string, AppOutcome>,
+): void {
+  const shard = plan.shards.find((candidate) => candidate.index === write.index);
+  if (shard === undefined) return;
+  shard.edits.forEach((position, at) => {
+    const edit = plan.edits[position];
+    if (edit === undefined) return;
+    if (write.status === 'failed') {
+      outcomes.set(outcomeKey(shard.index, edit.appId), {
+        status: 'failed',
+        reason: reasonOf(run.errorLine(write.error)),
+      });
+      return;
+    }
+    const result = write.results[at];
+    outcomes.set(
+      outcomeKey(shard.index, edit.appId),
+      result === undefined ? { status: 'failed', reason: 'no result' } : { status: 'done', result },
+    );
+  });
 }

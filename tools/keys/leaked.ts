@@ -101,17 +101,9 @@ export function leakedChange(
   fresh: FreshKey | undefined,
 ): Change<LeakedAppResult> {
   return (document, context) => {
-    let current: KeyDocument = document;
-    let changed = false;
-    const outcomes: KeyOutcome[] = [];
-    for (const key of keys) {
-      const edit = expireKeysByDigest(current, key.digest, endsAt);
-      current = edit.document;
-      changed ||= edit.changed;
-      const keyIds = edit.found.map((location) => location.keyId);
-      const status = edit.found.length === 0 ? 'gone' : edit.changed ? 'ended' : 'already-ended';
-      outcomes.push({ line: key.line, keyIds, status });
-    }
+    const ended = endKeys(document, keys, endsAt);
+    let current = ended.document;
+    const { changed, outcomes } = ended;
     const holdsFresh =
       fresh !== undefined &&
       (current.get(appId)?.keys ?? []).some((key) => keyIdOf(key.stored) === fresh.keyId);
@@ -129,6 +121,26 @@ export function leakedChange(
       },
     };
   };
+}
+
+/** Each leaked key of `document` expires at `endsAt`, unless it already does by then. */
+function endKeys(
+  document: KeyDocument,
+  keys: readonly LeakedKey[],
+  endsAt: number,
+): { document: KeyDocument; changed: boolean; outcomes: KeyOutcome[] } {
+  let current = document;
+  let changed = false;
+  const outcomes: KeyOutcome[] = [];
+  for (const key of keys) {
+    const edit = expireKeysByDigest(current, key.digest, endsAt);
+    current = edit.document;
+    changed ||= edit.changed;
+    const keyIds = edit.found.map((location) => location.keyId);
+    const status = edit.found.length === 0 ? 'gone' : edit.changed ? 'ended' : 'already-ended';
+    outcomes.push({ line: key.line, keyIds, status });
+  }
+  return { document: current, changed, outcomes };
 }
 
 /** The instant the leaked keys end: now for a revoke, now plus the grace for --rotate, in whole seconds (rounded down). */
