@@ -102,7 +102,7 @@ describe('parseChangeFile', () => {
       'a misspelt field of a change',
       '{"changes": [{"op": "add", "app": "a", "rateLimt": {"perSecond": 1}}]}',
       [
-        '1:40 field #3 of change #1 (add) is not one of "op", "app", "hash", "expiresIn", "expires", "allowedCidrs", ' +
+        '1:40 field #3 of change #1 (add) is not one of "op", "app", "plain", "hash", "expiresIn", "expires", "allowedCidrs", ' +
           '"rateLimit": did you mean "rateLimit"?',
       ],
     ],
