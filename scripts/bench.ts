@@ -23,6 +23,9 @@
  *   against lazily (scripts/bench/registry.ts);
  * - registry-calls: GetSecretValue calls per TTL per environment under mixed loads of known and unknown app ids,
  *   against the distinct shards the requests named;
+ * - leaked: keys leaked with 100 keys against 64 shards holding 10,000 apps (BatchGetSecretValue calls and writes per
+ *   shard counted at the proxy, the time over 3 runs), and 10,000 apps of the heaviest shape in 64 shards with
+ *   digests the default (bench/leaked.ts);
  * - monitor: one run of the key registry monitor over 1, 16, 64 and 256 shards at 80%: calls, time, logs written;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
  * - capacity: bytes per app and apps per shard at 80% for three shapes of app id, one key and two mid-rotation (d:
@@ -59,6 +62,7 @@ import { faultTable, localServerFigures } from './bench/faults';
 import { bodyLimitLines } from './bench/body-limit';
 import { hotCounterLines } from './bench/hot-counter';
 import { keysCliLines } from './bench/keys-cli';
+import { leakedLines } from './bench/leaked';
 import { limiterFloodLines, limiterStressLines } from './bench/limiter-stress';
 import { limitLines } from './bench/limits';
 import { registryLines } from './bench/registry';
@@ -80,6 +84,7 @@ const SECTIONS = [
   'limiter-flood',
   'hot-counter',
   'registry',
+  'leaked',
   'registry-cold',
   'registry-calls',
   'monitor',
@@ -117,6 +122,7 @@ async function awsSections(sections: ReadonlySet<Section>): Promise<string[]> {
   try {
     if (sections.has('registry')) lines.push(...(await registryLines(moto)), '');
     if (sections.has('monitor')) lines.push(...(await monitorLines(moto)), '');
+    if (sections.has('leaked')) lines.push(...(await leakedLines(moto)), '');
     if (sections.has('limiter-stress')) {
       lines.push('The limiter under stress:', ...(await limiterStressLines(moto, work)), '');
     }
@@ -201,8 +207,8 @@ async function main(): Promise<void> {
   console.log(`payment-api benchmark (node ${process.version}, ${new Date().toISOString()})`);
   console.log('');
   if (
-    [...SYNTH_SECTIONS, 'client', 'registry', 'monitor', 'limiter-stress', 'limiter-flood'].some((name) =>
-      sections.has(name as Section),
+    [...SYNTH_SECTIONS, 'client', 'registry', 'leaked', 'monitor', 'limiter-stress', 'limiter-flood'].some(
+      (name) => sections.has(name as Section),
     )
   ) {
     for (const line of await awsSections(sections)) console.log(line);

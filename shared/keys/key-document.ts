@@ -2,8 +2,8 @@ import { appIdProblem, isValidAppId } from './app-id';
 import { readAppEntry } from './app-entry';
 import { describeKeyringProblem, describeKeyringProblemWithApp, type KeyringProblem } from './keyring';
 import {
-  DIGEST_PREFIX,
   INVALID_KEY_ID_MESSAGE,
+  isDigestForm,
   isKeyId,
   keyIdFromDigest,
   readStoredKey,
@@ -172,7 +172,7 @@ export interface KeyListing {
   /** As written in the secret. */
   readonly expires?: string;
   readonly expiresAt?: number;
-  /** Only the key's `sha256:` digest is kept. */
+  /** Only a digest of the key is kept (`sha256:`, or the compact `d:`), not the key itself. */
   readonly digest: boolean;
 }
 
@@ -197,7 +197,7 @@ export function listApps(document: KeyDocument): AppListing[] {
           ...(key.expires === undefined || expiresAt === undefined
             ? {}
             : { expires: key.expires, expiresAt }),
-          digest: key.stored.startsWith(DIGEST_PREFIX),
+          digest: isDigestForm(key.stored),
         };
       }),
       ...(app.allowedCidrs === undefined ? {} : { allowedCidrs: app.allowedCidrs }),

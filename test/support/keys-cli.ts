@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import { authenticate, type AuthDecision } from '../../shared/keys/authenticate';
-import { parseKeyDocument, serializeKeyDocument, type KeyDocument } from '../../shared/keys/key-document';
+import {
+  keyIdOf,
+  parseKeyDocument,
+  serializeKeyDocument,
+  type KeyDocument,
+} from '../../shared/keys/key-document';
+import { toCompactDigestForm } from '../../shared/keys/key-material';
 import { parseKeyring } from '../../shared/keys/keyring';
 import { singleShardLayout } from '../../shared/keys/registry';
 import type { KeyStore, ReplaceOutcome, Snapshot } from '../../tools/keys/key-store';
@@ -13,6 +19,11 @@ export const PROJECT_ROOT = join(__dirname, '..', '..');
 
 /** A generated key as the CLI prints it. */
 export const GENERATED_KEY_PATTERN = /^pay_[0-9A-Za-z]{38}$/;
+
+/** The id `list` shows for a new key the CLI made: stored as its compact digest (the default), not as itself. */
+export function digestKeyIdOf(key: string): string {
+  return keyIdOf(toCompactDigestForm(key));
+}
 
 export type CliResult = ToolRun;
 

@@ -56,6 +56,8 @@ export interface MotoRegistryOptions {
   readonly stackName?: string;
   /** What the manifest says the Lambda's key cache TTL is. Default 60 (the stack's default). */
   readonly keyCacheTtlSeconds?: number;
+  /** More outputs of the stack (`KeyPrefix`, say). */
+  readonly extraOutputs?: Readonly<Record<string, string>>;
 }
 
 /** The payment Lambda's environment for a layout, as the stack sets it (lib/payment-function.ts). */
@@ -167,7 +169,7 @@ export function createMotoRegistry(
           KeyShardNamePrefix: namePrefix,
         });
       }
-      await createStack(cloudFormation, stackName, outputs);
+      await createStack(cloudFormation, stackName, { ...outputs, ...options.extraOutputs });
     }
     return registry;
   });

@@ -51,7 +51,7 @@ export interface ApplyCommand {
 export async function readChangeFile(
   path: string,
   now: number,
-  io: ApplyIo,
+  io: Pick<ApplyIo, 'stderr'>,
 ): Promise<readonly ChangeRequest[]> {
   let text: string;
   try {

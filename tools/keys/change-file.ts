@@ -1,7 +1,7 @@
 import { getNodeValue, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
 import { appIdProblem } from '../../shared/keys/app-id';
 import type { DocumentRateLimit } from '../../shared/keys/key-document';
-import type { EditRequest, ExpirySpec } from './changes';
+import type { EditRequest, ExpirySpec, KeyStorage } from './changes';
 import { INVALID_KEY_ID_MESSAGE, isKeyId } from '../../shared/keys/key-material';
 import { parseCidr } from '../../shared/keys/network';
 import { readRateLimit } from '../../shared/keys/rate-limit';
@@ -55,8 +55,8 @@ export type ChangeFileReading =
 const TOP_FIELDS = ['format', 'changes'] as const;
 
 const OP_FIELDS: Readonly<Record<ChangeOp, readonly string[]>> = {
-  add: ['op', 'app', 'hash', 'expiresIn', 'expires', 'allowedCidrs', 'rateLimit'],
-  rotate: ['op', 'app', 'hash', 'expiresIn', 'expires', 'grace'],
+  add: ['op', 'app', 'plain', 'hash', 'expiresIn', 'expires', 'allowedCidrs', 'rateLimit'],
+  rotate: ['op', 'app', 'plain', 'hash', 'expiresIn', 'expires', 'grace'],
   revoke: ['op', 'app', 'keyId', 'force'],
   remove: ['op', 'app'],
 };
@@ -127,9 +127,11 @@ function unknownFields(
   allowed: readonly string[],
   problems: Problems,
   what: string,
+  /** Fields refused with a message of their own. */
+  refusedElsewhere: readonly string[] = [],
 ): void {
   [...fields].forEach(([name, node], index) => {
-    if (!allowed.includes(name)) {
+    if (!allowed.includes(name) && !refusedElsewhere.includes(name)) {
       // The name is not repeated: it may be anything, a pasted key included. Only a known name is suggested.
       const meant = closeMatch(name, allowed);
       problems.add(
@@ -244,6 +246,39 @@ function rateLimitOf(
   return reading.written;
 }
 
+/**
+ * How a new key of the change is stored: its digest unless `"plain": true`. `"hash": true` is the default (it once
+ * chose `sha256:`); `"hash": false` once meant plain text and is refused rather than quietly read either way.
+ */
+function storageOf(fields: ReadonlyMap<string, Node>, problems: Problems, what: string): KeyStorage {
+  const plain = booleanOf(fields.get('plain'), 'plain', problems, what);
+  const hashNode = fields.get('hash');
+  const hash = booleanOf(hashNode, 'hash', problems, what);
+  if (hashNode?.type === 'boolean' && !hash) {
+    problems.add(
+      hashNode.offset,
+      `"hash": false of ${what} no longer means plain text: new keys are stored as digests; give "plain": true to store the key itself, on purpose`,
+    );
+  }
+  if (plain && hash) problems.add(hashNode?.offset ?? 0, `${what} gives both "plain" and "hash": give one`);
+  return plain ? 'plain' : 'digest';
+}
+
+/**
+ * A `key` field: a key written into the file. Refused rather than stored as its digest: apply makes every new key
+ * itself (from the CSPRNG, shown once), and a key that has sat in a file, perhaps in version control, is one to end,
+ * not to install. The value is never repeated.
+ */
+function refuseGivenKey(fields: ReadonlyMap<string, Node>, problems: Problems, what: string): void {
+  const node = fields.get('key');
+  if (node === undefined) return;
+  problems.add(
+    node.offset,
+    `${what} gives a "key": apply makes each new key itself and stores only its digest; a key written in a file is ` +
+      'not taken (delete it from the file, and treat it as leaked if it was ever used)',
+  );
+}
+
 /** What a change's fields mean for its op, once `op` and `app` are read. */
 type FieldsReader = (
   fields: ReadonlyMap<string, Node>,
@@ -259,7 +294,7 @@ const OP_READERS: Readonly<Record<ChangeOp, FieldsReader>> = {
     return {
       ...located,
       op: 'add',
-      hash: booleanOf(fields.get('hash'), 'hash', problems, what),
+      storage: storageOf(fields, problems, what),
       ...(expiry === undefined ? {} : { expiry }),
       ...(allowedCidrs === undefined ? {} : { allowedCidrs }),
       ...(rateLimit === undefined ? {} : { rateLimit }),
@@ -271,7 +306,7 @@ const OP_READERS: Readonly<Record<ChangeOp, FieldsReader>> = {
     return {
       ...located,
       op: 'rotate',
-      hash: booleanOf(fields.get('hash'), 'hash', problems, what),
+      storage: storageOf(fields, problems, what),
       ...(expiry === undefined ? {} : { expiry }),
       ...(graceMs === undefined ? {} : { graceMs }),
     };
@@ -316,7 +351,8 @@ function readChange(node: Node, number: number, problems: Problems, now: number)
     problems.add(opNode?.offset ?? node.offset, `${what} needs "op": one of ${quotedList(OPS)}`);
     return undefined;
   }
-  unknownFields(fields, OP_FIELDS[op], problems, `${what} (${op})`);
+  refuseGivenKey(fields, problems, what);
+  unknownFields(fields, OP_FIELDS[op], problems, `${what} (${op})`, ['key']);
   const located = {
     line: problems.position(node.offset).line,
     number,

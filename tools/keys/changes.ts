@@ -11,7 +11,7 @@ import {
   type DocumentRateLimit,
   type KeyDocument,
 } from '../../shared/keys/key-document';
-import { toDigestForm } from '../../shared/keys/key-material';
+import { toCompactDigestForm } from '../../shared/keys/key-material';
 import {
   allowAnyNetwork,
   allowCidrs,
@@ -44,18 +44,24 @@ export type ExpiryChange = ExpirySpec | { readonly kind: 'never' };
 /** What `limit` gives an app: a limit of its own (a burst left out is not written), or the stack's default again. */
 export type LimitChange = DocumentRateLimit | 'default';
 
+/**
+ * How a new key is stored: only its compact digest (`d:`, the default), so that the secret holds nothing that
+ * authenticates; or the key itself (`--plain`), only on purpose.
+ */
+export type KeyStorage = 'digest' | 'plain';
+
 /** One edit of one app, as a command or a change file asks for it. */
 export type EditRequest = { readonly appId: string } & (
   | {
       readonly op: 'add';
-      readonly hash: boolean;
+      readonly storage: KeyStorage;
       readonly expiry?: ExpirySpec;
       readonly allowedCidrs?: readonly string[];
       readonly rateLimit?: DocumentRateLimit;
     }
   | {
       readonly op: 'rotate';
-      readonly hash: boolean;
+      readonly storage: KeyStorage;
       readonly expiry?: ExpirySpec;
       /** Every other key of the app then expires by now + this. */
       readonly graceMs?: number;
@@ -75,13 +81,12 @@ export interface FreshKey {
   readonly key: string;
   readonly storedKey: string;
   readonly keyId: string;
-  /** Only the key's sha256: digest is stored. */
-  readonly hashed: boolean;
+  readonly storage: KeyStorage;
 }
 
-export function freshKey(key: string, hash: boolean): FreshKey {
-  const storedKey = hash ? toDigestForm(key) : key;
-  return { key, storedKey, keyId: keyIdOf(storedKey), hashed: hash };
+export function freshKey(key: string, storage: KeyStorage = 'digest'): FreshKey {
+  const storedKey = storage === 'digest' ? toCompactDigestForm(key) : key;
+  return { key, storedKey, keyId: keyIdOf(storedKey), storage };
 }
 
 /** The key ids of an app, oldest first; none when the app is not there. */
@@ -394,7 +399,7 @@ export function editOf(request: EditRequest, newKey: () => string, now: number):
   switch (request.op) {
     case 'add':
     case 'rotate':
-      return edit(newKeyEdit(request, freshKey(newKey(), request.hash), now));
+      return edit(newKeyEdit(request, freshKey(newKey(), request.storage), now));
     case 'revoke':
       return edit(revokeChange(appId, request.keyId, request.force));
     case 'remove':

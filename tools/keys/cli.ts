@@ -1,5 +1,6 @@
 import { Command as Program, CommanderError } from 'commander';
 import { appIdProblem } from '../../shared/keys/app-id';
+import { DEFAULT_KEY_PREFIX, isKeyPrefix, KEY_PREFIX_RULE } from '../../shared/keys/key-format';
 import { INVALID_KEY_ID_MESSAGE, isKeyId } from '../../shared/keys/key-material';
 import { parseCidr } from '../../shared/keys/network';
 import {
@@ -16,7 +17,7 @@ import { UsageError } from '../common/exit';
 import { KEY_STORE_ENV } from '../common/key-store-env';
 import { stackNameProblem } from '../common/stack-outputs';
 import type { Env } from '../common/tool-io';
-import type { EditRequest, ExpiryChange, LimitChange } from './changes';
+import type { EditRequest, ExpiryChange, KeyStorage, LimitChange } from './changes';
 import { DURATION_RULE, parseDuration } from './duration';
 
 /**
@@ -42,7 +43,17 @@ export type Command =
       readonly settleMs?: number;
       readonly dryRun: boolean;
     }
-  | { readonly name: 'init'; readonly shards: number };
+  | { readonly name: 'init'; readonly shards: number }
+  /**
+   * Keys read from standard input, each ended: revoked (expired now) or, with `rotate`, replaced by a new key while
+   * the leaked one stays valid for `graceMs`. `keysOut` as apply's (rotate only); absent: standard output.
+   */
+  | {
+      readonly name: 'leaked';
+      readonly action: { readonly kind: 'revoke' } | { readonly kind: 'rotate'; readonly graceMs: number };
+      readonly keysOut?: string;
+      readonly dryRun: boolean;
+    };
 
 /**
  * Where the keys live: a registry of shards, named by the stack that made it, by its manifest secret or by a
@@ -59,7 +70,12 @@ export interface Invocation {
   readonly command: Command;
   readonly target: Target;
   readonly json: boolean;
+  /** The prefix of new keys as given (--key-prefix, or KEYS_KEY_PREFIX), for the commands that make keys. */
+  readonly keyPrefix?: string;
 }
+
+/** The variable --key-prefix may be given by. */
+export const KEY_PREFIX_ENV = 'KEYS_KEY_PREFIX';
 
 /** The flags that name a target, each with its variable, in the order help lists them. */
 const TARGETS = [
@@ -243,6 +259,44 @@ function expiryIn(options: Options): { readonly expiry?: { readonly kind: 'in'; 
   return ms === undefined ? {} : { expiry: { kind: 'in', ms } };
 }
 
+/** --plain stores the key itself; --hash (which once chose sha256:) is the default now, kept for scripts. */
+function storageOf(options: Options): KeyStorage {
+  if (flag(options, 'plain') && flag(options, 'hash'))
+    throw new UsageError('give --plain or --hash, not both');
+  return flag(options, 'plain') ? 'plain' : 'digest';
+}
+
+/** The prefix of new keys as given by --key-prefix or KEYS_KEY_PREFIX (a flag wins); never echoed. */
+function keyPrefixOf(options: Options, env: Env): string | undefined {
+  const given = nonEmpty(text(options, 'key-prefix'));
+  const source = given === undefined ? KEY_PREFIX_ENV : '--key-prefix';
+  const prefix = given ?? nonEmpty(env[KEY_PREFIX_ENV]);
+  if (prefix !== undefined && !isKeyPrefix(prefix)) {
+    throw new UsageError(`invalid ${source}: a key prefix is ${KEY_PREFIX_RULE}`);
+  }
+  return prefix;
+}
+
+function leakedCommand(options: Options): Command {
+  const graceMs = optionalDuration(options, 'grace');
+  const rotate = flag(options, 'rotate');
+  if (rotate && graceMs === undefined) {
+    throw new UsageError(
+      '--rotate needs --grace <duration>: how long the leaked key stays valid (0s: not at all)',
+    );
+  }
+  if (!rotate && graceMs !== undefined) throw new UsageError('--grace goes with --rotate');
+  const keysOut = nonEmpty(text(options, 'keys-out'));
+  if (!rotate && keysOut !== undefined)
+    throw new UsageError('--keys-out goes with --rotate: only it makes keys');
+  return {
+    name: 'leaked',
+    action: graceMs === undefined ? { kind: 'revoke' } : { kind: 'rotate', graceMs },
+    ...(keysOut === undefined ? {} : { keysOut }),
+    dryRun: flag(options, 'dry-run'),
+  };
+}
+
 function checkedExpiry(options: Options): ExpiryChange {
   const chosen = ['in', 'at', 'never'].filter(
     (name) => options[name] !== undefined && options[name] !== false,
@@ -320,7 +374,22 @@ const edit = (command: string, request: EditRequest): Command => ({ name: 'edit'
 
 /** Each command-specific option: its flags and what it does. */
 const OPTIONS: Readonly<Record<string, { readonly flags: string; readonly help: string }>> = {
-  hash: { flags: '--hash', help: 'store only sha256:<hex> of the new key' },
+  plain: {
+    flags: '--plain',
+    help:
+      'store the new key itself, not its digest: only on purpose, for a reader that needs the key back (a test ' +
+      'stack, a tool that sends it); anyone who may read the secret can then act as the app',
+  },
+  hash: { flags: '--hash', help: 'store only the digest of the new key (the default; kept for scripts)' },
+  'key-prefix': {
+    flags: '--key-prefix <prefix>',
+    help: `the prefix of new keys, ${KEY_PREFIX_RULE} (env ${KEY_PREFIX_ENV}; with --stack, its KeyPrefix output; default ${DEFAULT_KEY_PREFIX})`,
+  },
+  rotate: { flags: '--rotate', help: 'give each app a new key instead, the leaked one valid for --grace' },
+  'leaked-grace': {
+    flags: '--grace <duration>',
+    help: 'with --rotate: how long the leaked key stays valid (0s: it ends at once)',
+  },
   'expires-in': { flags: '--expires-in <duration>', help: 'the new key expires after this long' },
   grace: {
     flags: '--grace <duration>',
@@ -372,13 +441,13 @@ const COMMANDS: readonly CommandSpec[] = [
     operands: '<app-id>',
     usage: 'add-app <app-id>',
     summary: 'a new app with one fresh key, printed once on standard output',
-    options: ['hash', 'expires-in'],
+    options: ['expires-in', 'plain', 'hash', 'key-prefix'],
     example: 'add-app partner-0001 --expires-in 365d --stack PaymentApi',
     build: ([appId = ''], options) =>
       edit('add-app', {
         op: 'add',
         appId: checkedAppId(appId),
-        hash: flag(options, 'hash'),
+        storage: storageOf(options),
         ...expiryIn(options),
       }),
   },
@@ -387,14 +456,14 @@ const COMMANDS: readonly CommandSpec[] = [
     operands: '<app-id>',
     usage: 'rotate <app-id>',
     summary: 'add a fresh key; the existing keys stay valid (until --grace ends)',
-    options: ['hash', 'expires-in', 'grace'],
+    options: ['expires-in', 'grace', 'plain', 'hash', 'key-prefix'],
     example: 'rotate partner-0001 --grace 7d --stack PaymentApi',
     build: ([appId = ''], options) => {
       const graceMs = optionalDuration(options, 'grace');
       return edit('rotate', {
         op: 'rotate',
         appId: checkedAppId(appId),
-        hash: flag(options, 'hash'),
+        storage: storageOf(options),
         ...expiryIn(options),
         ...(graceMs === undefined ? {} : { graceMs }),
       });
@@ -506,7 +575,7 @@ const COMMANDS: readonly CommandSpec[] = [
     operands: '<file>',
     usage: 'apply <file> [--keys-out <path>|-] [--dry-run]',
     summary: 'many changes at once (docs/keys.md: the apply file), one write per shard',
-    options: ['keys-out', 'dry-run'],
+    options: ['keys-out', 'dry-run', 'key-prefix'],
     example: 'apply changes.json --keys-out .local/new.keys.jsonl --stack PaymentApi',
     build: ([file = ''], options) => {
       const keysOut = nonEmpty(text(options, 'keys-out'));
@@ -535,6 +604,25 @@ const COMMANDS: readonly CommandSpec[] = [
         dryRun: flag(options, 'dry-run'),
       };
     },
+  },
+  {
+    name: 'leaked',
+    operands: '',
+    usage: 'leaked [--rotate --grace <duration>] [--dry-run] < keys (one per line)',
+    summary:
+      "end leaked keys read from standard input: find each one's app in every shard, revoke it (or --rotate)",
+    options: ['rotate', 'leaked-grace', 'keys-out', 'dry-run', 'key-prefix'],
+    example:
+      'leaked --stack PaymentApi < leaked.txt\n  pbpaste | npm run -s keys -- leaked --stack PaymentApi',
+    notes:
+      'The keys come from standard input, one per line (at most 1 MiB), never from the command line. Each is found by\n' +
+      'its digest in every shard (BatchGetSecretValue, 20 shards a call) and revoked at once: it expires now, and list\n' +
+      'shows it as expired until prune. --rotate --grace <duration> gives its app a new key instead (on standard\n' +
+      'output, the report then on standard error, or --keys-out <file>) and the leaked key expires after the grace.\n' +
+      'One compare-and-swap write per shard touched. Each line of the report names the app, the key id, the shard and\n' +
+      'what was done, never the key.\n' +
+      'Exit 0: every key found and handled; 3: some not found (nothing written for those); 1: a write failed; 2: bad input.',
+    build: (_, options) => leakedCommand(options),
   },
   {
     name: 'init',
@@ -677,7 +765,13 @@ export async function runProgram(
         const target = resolveTarget(options, env);
         const built = spec.build(this.args, options);
         checkTargetFits(built, target);
-        await execute({ command: built, target, json: flag(options, 'json') });
+        const keyPrefix = spec.options.includes('key-prefix') ? keyPrefixOf(options, env) : undefined;
+        await execute({
+          command: built,
+          target,
+          json: flag(options, 'json'),
+          ...(keyPrefix === undefined ? {} : { keyPrefix }),
+        });
       });
   }
   try {

@@ -162,6 +162,18 @@ function applyEdit<Result>(
   return { result, removed: entry !== undefined && next !== undefined && after === undefined };
 }
 
+/**
+ * What each of a shard's edits returns against the shard as read, in the order of `shard.edits` (what a dry run
+ * reports). Made again here rather than kept in the plan, which holds no per-edit results.
+ */
+export function resultsAsRead<Result>(plan: Plan<Result>, shard: ShardPlan): (Result | undefined)[] {
+  const working = new Map(plan.documents.get(shard.index));
+  return shard.edits.map((position) => {
+    const edit = plan.edits[position];
+    return edit === undefined ? undefined : applyEdit(working, edit, { isRetry: false }).result;
+  });
+}
+
 /** A shard's document once its edits and then its leftovers are made; null when nothing changed. */
 function shardChange<Result>(
   edits: readonly AppEdit<Result>[],

@@ -1,7 +1,7 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { byCodeUnit, KeyDocumentError, MalformedEntryError } from '../../shared/keys/key-document';
-import { generateKey } from '../../shared/keys/key-material';
+import { DEFAULT_KEY_PREFIX, generatePrefixedKey } from '../../shared/keys/key-format';
 import { shardsToSearch, type RegistryManifest } from '../../shared/keys/registry';
 import {
   createOperatorCloudFormationClient,
@@ -10,7 +10,14 @@ import {
 import { errorLine as toolErrorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
 import { StackReadError } from '../common/stack-outputs';
 import type { Env, ToolIo } from '../common/tool-io';
-import { checkKeysOut, readChangeFile, ReportedFailure, ReportedUsageFailure, runApply } from './apply';
+import {
+  APPLY_CONCURRENCY,
+  checkKeysOut,
+  readChangeFile,
+  ReportedFailure,
+  ReportedUsageFailure,
+  runApply,
+} from './apply';
 import { editOf, pruneChange, type EditResult, type PruneAppResult } from './changes';
 import { runProgram, type Command, type Invocation, type Target } from './cli';
 import {
@@ -27,6 +34,8 @@ import {
   type ShardWrite,
 } from './engine';
 import { KeyStoreError } from './key-store';
+import { MAX_LEAKED_INPUT_TEXT, readCapped } from './leaked-input';
+import { runLeaked } from './leaked-run';
 import { finishFileReshard, initRegistryFile, reshardedManifest, startFileReshard } from './local-registry';
 import { formatResult, formatResultJson, type KeyStoreKind } from './output';
 import { streamList } from './list';
@@ -43,7 +52,10 @@ export interface CliIo extends ToolIo {
     env: Env,
     secretsManager: SecretsManagerClient,
   ) => CloudFormationClient;
-  readonly generateKey?: () => string;
+  /** Makes a new key with the registry's prefix; default generatePrefixedKey. */
+  readonly generateKey?: (prefix: string) => string;
+  /** Standard input, asked for only by `leaked`; absent: empty. */
+  readonly stdin?: () => AsyncIterable<Buffer | string> & { readonly isTTY?: boolean };
   /** The clock expiries are set and judged by, read once per command. */
   readonly now?: () => number;
   /** How a shard write retries after a conflict. */
@@ -73,6 +85,35 @@ function registryClients(io: CliIo): RegistryClients {
 /** Whose default limit applies: the local server's (a key file) or the stack's (a secret), for the CLI's words. */
 function storeKind(registry: Pick<Registry, 'kind'>): KeyStoreKind {
   return registry.kind === 'files' ? 'file' : 'secret';
+}
+
+/** A run whose lines are already written and whose exit code is its own (leaked's 3). */
+class ReportedExit extends Error {
+  override readonly name = 'ReportedExit';
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+/**
+ * The prefix new keys are made with: the stack's KeyPrefix output when it has one, else --key-prefix (or
+ * KEYS_KEY_PREFIX), else the default. A prefix given that differs from the stack's is refused: the stack's readers
+ * would take such keys for legacy ones.
+ */
+function keyPrefixFor(registry: Registry, given: string | undefined): string {
+  if (registry.keyPrefix !== undefined && given !== undefined && given !== registry.keyPrefix) {
+    throw new UsageError(
+      "--key-prefix (or KEYS_KEY_PREFIX) differs from the stack's KeyPrefix output: leave it out, the stack's own is used",
+    );
+  }
+  return registry.keyPrefix ?? given ?? DEFAULT_KEY_PREFIX;
+}
+
+/** A maker of new keys with the registry's prefix. */
+function keyMaker(io: CliIo, registry: Registry, given: string | undefined): () => string {
+  const prefix = keyPrefixFor(registry, given);
+  const make = io.generateKey ?? generatePrefixedKey;
+  return () => make(prefix);
 }
 
 const KNOWN_FAILURES = [
@@ -150,16 +191,14 @@ async function edit(
   json: boolean,
   now: number,
   io: CliIo,
+  keyPrefix: string | undefined,
 ) {
   const createIfMissing = registry.kind === 'files' && command.edit.op === 'add';
-  const { results } = await runEdits(
-    registry,
-    [editOf(command.edit, io.generateKey ?? generateKey, now)],
-    io,
-    {
-      createIfMissing,
-    },
-  );
+  const newKey =
+    command.edit.op === 'add' || command.edit.op === 'rotate' ? keyMaker(io, registry, keyPrefix) : () => '';
+  const { results } = await runEdits(registry, [editOf(command.edit, newKey, now)], io, {
+    createIfMissing,
+  });
   const [result] = results;
   if (result === undefined) return;
   io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, storeKind(registry)));
@@ -208,18 +247,19 @@ async function apply(
   json: boolean,
   now: number,
   io: CliIo,
+  keyPrefix: string | undefined,
 ): Promise<void> {
   const applyIo = {
     stdout: io.stdout,
     stderr: io.stderr,
-    generateKey: io.generateKey ?? generateKey,
     ...(io.retry === undefined ? {} : { retry: io.retry }),
   };
   // The file first: a bad one is refused before anything is read, let alone written.
   const requests = await readChangeFile(command.file, now, applyIo);
   const createsKeys = checkKeysOut(requests, command, json);
   const registry = await openRegistry(target, clients);
-  await runApply(registry, requests, command, { json, createsKeys, now }, applyIo);
+  const generateKey = keyMaker(io, registry, keyPrefix);
+  await runApply(registry, requests, command, { json, createsKeys, now }, { ...applyIo, generateKey });
 }
 
 /** A local registry's path, when the target is one. */
@@ -266,7 +306,51 @@ async function runReshard(
   if (!done && !dryRun) throw new ReportedFailure();
 }
 
-async function runCommand({ command, target, json }: Invocation, io: CliIo): Promise<void> {
+/** `leaked`: standard input first (capped), so that bad input is refused before anything is read from AWS. */
+async function leaked(
+  target: Target,
+  clients: RegistryClients,
+  command: Extract<Command, { name: 'leaked' }>,
+  invocation: Invocation,
+  now: number,
+  io: CliIo,
+): Promise<void> {
+  const keysOnStdout = command.action.kind === 'rotate' && command.keysOut === undefined && !command.dryRun;
+  if (keysOnStdout && invocation.json) {
+    throw new UsageError(
+      '--json and the new keys would both go to standard output: give --keys-out a file (created with mode 0600)',
+    );
+  }
+  const source = io.stdin?.();
+  if (source?.isTTY === true)
+    io.stderr.write('reading leaked keys from the terminal, one per line; end with Ctrl-D\n');
+  const reading =
+    source === undefined ? { ok: true as const, bytes: Buffer.alloc(0) } : await readCapped(source);
+  if (!reading.ok) {
+    throw new UsageError(
+      `standard input is over ${MAX_LEAKED_INPUT_TEXT}, the most leaked reads: give the keys in parts; nothing was looked up or written`,
+    );
+  }
+  const registry = await openRegistry(target, clients);
+  const code = await runLeaked({
+    registry,
+    command,
+    json: invocation.json,
+    now,
+    input: reading.bytes,
+    keyPrefix: keyPrefixFor(registry, invocation.keyPrefix),
+    newKey: keyMaker(io, registry, invocation.keyPrefix),
+    concurrency: APPLY_CONCURRENCY,
+    ...(io.retry === undefined ? {} : { retry: io.retry }),
+    stdout: io.stdout,
+    stderr: io.stderr,
+    errorLine,
+  });
+  if (code !== EXIT_CODES.ok) throw new ReportedExit(code);
+}
+
+async function runCommand(invocation: Invocation, io: CliIo): Promise<void> {
+  const { command, target, json, keyPrefix } = invocation;
   const now = (io.now ?? Date.now)();
   const clients = registryClients(io);
   switch (command.name) {
@@ -280,7 +364,9 @@ async function runCommand({ command, target, json }: Invocation, io: CliIo): Pro
     case 'reshard':
       return runReshard(target, command, json, clients, io);
     case 'apply':
-      return apply(target, clients, command, json, now, io);
+      return apply(target, clients, command, json, now, io, keyPrefix);
+    case 'leaked':
+      return leaked(target, clients, command, invocation, now, io);
     case 'list': {
       const registry = await openRegistry(target, clients);
       const { defaultLimit } = command;
@@ -297,7 +383,7 @@ async function runCommand({ command, target, json }: Invocation, io: CliIo): Pro
     case 'prune-all':
       return pruneAll(await openRegistry(target, clients), json, now, io);
     case 'edit':
-      return edit(await openRegistry(target, clients), command, json, now, io);
+      return edit(await openRegistry(target, clients), command, json, now, io, keyPrefix);
   }
 }
 
@@ -312,6 +398,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     );
     return EXIT_CODES.ok;
   } catch (error) {
+    if (error instanceof ReportedExit) return error.code;
     if (!(error instanceof ReportedFailure) && !(error instanceof ReportedUsageFailure))
       io.stderr.write(errorLine(error));
     return exitCodeOf(error);

@@ -91,7 +91,7 @@ function formatLimit(result: LimitResult, store: KeyStoreKind): string {
 }
 
 function formatNewKey(result: NewKeyResult): string {
-  const stored = result.fresh.hashed ? ' (stored as its sha256 digest)' : '';
+  const stored = result.fresh.storage === 'plain' ? ' (stored in plain text: --plain)' : '';
   const expiry = result.expires === undefined ? '' : `, expiring ${result.expires}`;
   const created = `${result.fresh.keyId}${stored}${expiry}`;
   const what =

@@ -1,5 +1,6 @@
 import { BatchGetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { isKeyPrefix, KEY_PREFIX_RULE } from '../../shared/keys/key-format';
 import { shardSlots, singleShardLayout, type RegistryManifest } from '../../shared/keys/registry';
 import {
   describeAwsEnvironmentProblem,
@@ -14,7 +15,7 @@ import {
   shardFilePath,
   stackRegistry,
 } from '../common/registry-locator';
-import { readStackOutputs } from '../common/stack-outputs';
+import { readStackOutputs, STACK_OUTPUTS, StackReadError, type StackOutputs } from '../common/stack-outputs';
 import type { Target } from './cli';
 import { CREDENTIALS_HINT } from './credentials-hint';
 import { FileStore } from './file-store';
@@ -60,6 +61,8 @@ export interface Registry {
   /** More than one shard slot: messages then name the shard. */
   readonly sharded: boolean;
   readonly manifestFile?: ManifestFile;
+  /** The prefix of the stack's keys, from its KeyPrefix output; absent: the stack does not say (or no stack). */
+  readonly keyPrefix?: string;
   shard(index: number): Shard;
   /** Reads the given shards: secrets in one call per BATCH_GET_LIMIT (one GetSecretValue for a lone shard). */
   readShards(indices: readonly number[]): Promise<ReadonlyMap<number, Snapshot>>;
@@ -93,6 +96,7 @@ class SecretsRegistry implements Registry {
     readonly manifest: RegistryManifest,
     private readonly client: SecretsManagerClient,
     now: () => number,
+    readonly keyPrefix?: string,
   ) {
     this.sharded = shardSlots(manifest) > 1;
     this.shards = manifest.shardIds.map((id, index) => ({
@@ -219,6 +223,17 @@ export async function readManifestFile(path: string): Promise<ManifestFile & { m
   return { path, store, version, manifest: reading.manifest };
 }
 
+/** The stack's KeyPrefix output, checked; undefined when it has none (a stack deployed before key prefixes). */
+function stackKeyPrefix(stackName: string, outputs: StackOutputs): string | undefined {
+  const prefix = outputs.values.get(STACK_OUTPUTS.keyPrefix);
+  if (prefix !== undefined && !isKeyPrefix(prefix)) {
+    throw new StackReadError(
+      `stack ${stackName} has a KeyPrefix output that is not a key prefix (${KEY_PREFIX_RULE})`,
+    );
+  }
+  return prefix;
+}
+
 /** The registry a target names. Reads the stack and the manifest where it has to; shards are read later. */
 export async function openRegistry(
   target: Target,
@@ -249,16 +264,18 @@ export async function openRegistry(
       const client = clients.secretsManager();
       const outputs = await readStackOutputs(clients.cloudFormation(), target.stackName);
       const found = stackRegistry(target.stackName, outputs);
+      const keyPrefix = stackKeyPrefix(target.stackName, outputs);
       if (found.kind === 'single') {
         return new SecretsRegistry(
           secretLabel(found.secretId),
           singleShardLayout(found.secretId),
           client,
           clients.now,
+          keyPrefix,
         );
       }
       const manifest = await readManifestSecret(client, found.manifestId, CREDENTIALS_HINT);
-      return new SecretsRegistry(`registry ${found.manifestId}`, manifest, client, clients.now);
+      return new SecretsRegistry(`registry ${found.manifestId}`, manifest, client, clients.now, keyPrefix);
     }
   }
 }

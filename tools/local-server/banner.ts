@@ -159,7 +159,8 @@ function tryLines(input: BannerInput): string[] {
       const from = `goes from shard ${demo.shard}'s file ${TO_CURL}`;
       if (demoPresent === true) return [`try (app ${appId}'s key ${from}):`, command];
       return [
-        `app ${appId} is not in the registry yet: npm run -s keys -- add-app ${appId} --registry-file ` +
+        // --plain: the command below reads the key back from the file, which a digest (the default) cannot give.
+        `app ${appId} is not in the registry yet: npm run -s keys -- add-app ${appId} --plain --registry-file ` +
           `${shellQuoted(keys.path)} adds it (its key is printed once); then try (its key ${from}):`,
         command,
       ];

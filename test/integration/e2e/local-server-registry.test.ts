@@ -47,8 +47,11 @@ afterAll(() => {
 const APPS = Array.from({ length: 24 }, (_, index) => `partner-${String(index).padStart(2, '0')}`);
 
 /** An apply file adding `apps`. */
+/** demo's key is stored as itself ("plain"): the banner's ready command reads it back from its shard file. */
 const addAll = (apps: readonly string[]): string =>
-  JSON.stringify({ changes: apps.map((app) => ({ op: 'add', app })) });
+  JSON.stringify({
+    changes: apps.map((app) => ({ op: 'add', app, ...(app === 'demo' ? { plain: true } : {}) })),
+  });
 
 /** The keys an apply wrote to its --keys-out file: app id → key. */
 async function keysOut(path: string): Promise<Map<string, string>> {

@@ -4,7 +4,8 @@
  * standard error and exit code are recorded in test/integration/keys/golden/<target>.txt, byte for byte.
  *
  * Deterministic by the CLI's own seams: the clock (`now`) is fixed, and each step makes its keys with a generator of
- * its own (`payk_` + base64url of SHA-256 over "<step label>#<n>"), so a step that makes one key more or less than
+ * its own (keys of the key format with the prefix the CLI asks for, their 32 random characters taken from SHA-256
+ * over "<step label>#<n>"), so a step that makes one key more or less than
  * before changes no other step's keys. Only what truly varies between runs is normalised (normalise() below): the
  * temporary directory (`<tmp>`), the random 6-character suffix moto gives a secret's ARN (`-XXXXXX`) and moto's port;
  * and the order of the key lines `apply` hands out (a keys file, or standard output with `--keys-out -`), which is
@@ -17,9 +18,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { ListSecretsCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { keyIdOf } from '../../../shared/keys/key-document';
+import { checksumText, DEFAULT_KEY_PREFIX } from '../../../shared/keys/key-format';
+import { toCompactDigestForm } from '../../../shared/keys/key-material';
 import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
@@ -34,14 +38,21 @@ const UPDATE = process.env.UPDATE_GOLDEN === '1';
 /** The instant every step runs at. */
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 
-/** The n-th key (from 1) a step labelled `label` makes: shaped as a generated key, the same on every run. */
-function stepKey(label: string, n: number): string {
-  return `payk_${createHash('sha256').update(`${label}#${n}`).digest('base64url')}`;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * The n-th key (from 1) a step labelled `label` makes: a key of the key format (`<prefix>_<32 base62><checksum>`),
+ * the same on every run.
+ */
+function stepKey(label: string, n: number, prefix = DEFAULT_KEY_PREFIX): string {
+  const digest = createHash('sha256').update(`${label}#${n}`).digest();
+  const randomPart = [...digest].map((byte) => BASE62.charAt(byte % 62)).join('');
+  return `${prefix}_${randomPart}${checksumText(randomPart)}`;
 }
 
-function stepKeys(label: string): () => string {
+function stepKeys(label: string): (prefix: string) => string {
   let n = 0;
-  return () => stepKey(label, ++n);
+  return (prefix) => stepKey(label, ++n, prefix);
 }
 
 /** What a step may use to build its arguments and files. */
@@ -49,6 +60,8 @@ interface StepContext {
   readonly tmp: string;
   /** The id of the n-th key the step labelled `label` made. */
   id(label: string, n?: number): string;
+  /** The n-th key itself, for standard input (never on the command line). */
+  key(label: string, n?: number): string;
 }
 
 interface Step {
@@ -65,6 +78,8 @@ interface Step {
   readonly before?: () => Promise<void>;
   /** Standard output holds only key lines (`--keys-out -`): shown sorted (see the header). */
   readonly keysOnStdout?: boolean;
+  /** Standard input (leaked's keys); not shown in the golden. */
+  readonly stdin?: (context: StepContext) => string;
 }
 
 const changeFile = (changes: readonly object[]): string =>
@@ -250,6 +265,35 @@ const COMMON_STEPS: readonly Step[] = [
   { label: 'apply missing file', argv: ['apply', 'missing.json', '--dry-run'] },
   { label: 'apply no file', argv: ['apply'] },
   { label: 'apply with --shards', argv: ['apply', 'more.json', '--shards', '2'] },
+  { label: 'add-app partner-l plain', argv: ['add-app', 'partner-l', '--plain'] },
+  { label: 'add-app partner-m', argv: ['add-app', 'partner-m'] },
+  {
+    label: 'leaked dry run',
+    argv: ['leaked', '--dry-run'],
+    stdin: (c) => `${c.key('add-app partner-l plain')}\n${c.key('add-app partner-m')}\n`,
+  },
+  {
+    label: 'leaked, one not found',
+    argv: ['leaked'],
+    stdin: (c) =>
+      `${c.key('add-app partner-l plain')}\n${c.key('add-app partner-m')}\n${c.key('a key never stored')}\n` +
+      `${c.key('add-app partner-m')}\n`,
+  },
+  {
+    label: 'leaked again, json',
+    argv: ['leaked', '--json'],
+    stdin: (c) => `${c.key('add-app partner-l plain')}\n${c.key('add-app partner-m')}\n`,
+  },
+  {
+    label: 'leaked rotate',
+    argv: (c) => ['leaked', '--rotate', '--grace', '1d', '--keys-out', join(c.tmp, 'leaked.keys.jsonl')],
+    // partner-f's key, from the apply that added it.
+    stdin: (c) => `${c.key('apply keys to stdout, json', 1)}\n`,
+    show: ['leaked.keys.jsonl'],
+  },
+  { label: 'leaked garbage', argv: ['leaked'], stdin: () => 'not a key\n' },
+  { label: 'leaked nothing', argv: ['leaked'], stdin: () => '' },
+  { label: 'leaked grace without rotate', argv: ['leaked', '--grace', '1d'], stdin: () => '' },
   { label: 'list after apply json', argv: ['list', '--json'] },
   { label: 'reshard dry run', argv: ['reshard', '--dry-run'] },
   { label: 'reshard', argv: ['reshard', '--settle', '0s'] },
@@ -280,6 +324,7 @@ const USAGE_STEPS: readonly Step[] = [
   { label: 'unknown command', argv: ['lsit'] },
   { label: 'help', argv: ['--help'], withTarget: false },
   { label: 'help of a command', argv: ['add-app', '--help'], withTarget: false },
+  { label: 'help of leaked', argv: ['leaked', '--help'], withTarget: false },
   { label: 'help command', argv: ['help'], withTarget: false },
   { label: 'misspelt option', argv: ['list', '--registy-file', 'registry.json'], withTarget: false },
   { label: 'unknown option', argv: ['list', '--colour'] },
@@ -366,7 +411,9 @@ async function runScenario(target: Target): Promise<string> {
   const labels = new Set<string>();
   const context: StepContext = {
     tmp,
-    id: (label, n = 1) => keyIdOf(stepKey(label, n)),
+    // New keys are stored as their compact digest: the id list shows is the digest's.
+    id: (label, n = 1) => keyIdOf(toCompactDigestForm(stepKey(label, n))),
+    key: (label, n = 1) => stepKey(label, n),
   };
   let transcript = '';
   try {
@@ -386,6 +433,7 @@ async function runScenario(target: Target): Promise<string> {
         {
           awsCallBounds: EMULATOR_CALL_BOUNDS,
           generateKey: stepKeys(step.label),
+          ...(step.stdin === undefined ? {} : { stdin: () => Readable.from([step.stdin?.(context) ?? '']) }),
           now: () => NOW,
           sleep: () => Promise.resolve(),
         },

@@ -19,6 +19,7 @@ import { createHandler, type RequestLimits } from '../../../lambda/payment/creat
 import { createMemoryRateLimiter } from '../../../lambda/payment/rate-limit/memory-limiter';
 import { KeyCache } from '../../../lambda/payment/key-cache';
 import { keyIdOf } from '../../../shared/keys/key-document';
+import { toCompactDigestForm } from '../../../shared/keys/key-material';
 import { parseKeyring } from '../../../shared/keys/keyring';
 import { captureLogs } from '../../support/capture-logger';
 import { baseEvent, paymentEvent } from '../../support/events';
@@ -26,6 +27,7 @@ import { DEMO_KEY } from '../../support/keys';
 import { EMULATOR_CALL_BOUNDS, motoSecretSource, startMoto, type MotoServer } from '../../support/moto';
 import {
   cliStderrLines,
+  digestKeyIdOf,
   decide,
   GENERATED_KEY_PATTERN,
   keysTextOfSize,
@@ -107,26 +109,28 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     expect(JSON.parse(listed.stdout)).toEqual([
       {
         appId: 'demo',
-        keyIds: [keyIdOf(first), keyIdOf(second)],
+        keyIds: [digestKeyIdOf(first), digestKeyIdOf(second)],
         keys: [first, second].map((key) => ({
-          keyId: keyIdOf(key),
+          keyId: digestKeyIdOf(key),
           expires: null,
           expired: false,
-          digest: false,
+          digest: true,
         })),
         allowedCidrs: null,
         rateLimit: { source: 'default' },
       },
     ]);
 
-    const revoked = await keys('revoke', 'demo', keyIdOf(first));
-    expect(revoked.stdout).toBe(`app demo: revoked key ${keyIdOf(first)}; valid keys: ${keyIdOf(second)}\n`);
+    const revoked = await keys('revoke', 'demo', digestKeyIdOf(first));
+    expect(revoked.stdout).toBe(
+      `app demo: revoked key ${digestKeyIdOf(first)}; valid keys: ${digestKeyIdOf(second)}\n`,
+    );
     expect([await accepts(secretId, 'demo', first), await accepts(secretId, 'demo', second)]).toEqual([
       false,
       true,
     ]);
 
-    const failures = [await keys('revoke', 'demo', keyIdOf(first)), await keys('rotate', 'ghost')];
+    const failures = [await keys('revoke', 'demo', digestKeyIdOf(first)), await keys('rotate', 'ghost')];
     expect(
       failures.map((result) => [result.code, result.stdout, cliStderrLines(result.stderr).length]),
     ).toEqual([
@@ -236,7 +240,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     const { keyring } = parseKeyring((await current(secretId)).text);
     expect(keyring.get('demo')?.keys.map((key) => key.id)).toEqual([
       keyIdOf(original),
-      keyIdOf(keyOf(winner)),
+      digestKeyIdOf(keyOf(winner)),
     ]);
     expect(await stagesOf(secretId)).not.toContain('AWSPENDING');
   });
@@ -623,7 +627,7 @@ describe('expiry, grace, prune, allowlists and rate limits through the key CLI, 
     expect(listed).toEqual([
       {
         appId: 'demo',
-        keyIds: [keyIdOf(OLD_KEY), keyIdOf(fresh)],
+        keyIds: [keyIdOf(OLD_KEY), digestKeyIdOf(fresh)],
         keys: [
           {
             keyId: keyIdOf(OLD_KEY),
@@ -631,7 +635,7 @@ describe('expiry, grace, prune, allowlists and rate limits through the key CLI, 
             expired: true,
             digest: false,
           },
-          { keyId: keyIdOf(fresh), expires: null, expired: false, digest: false },
+          { keyId: digestKeyIdOf(fresh), expires: null, expired: false, digest: true },
         ],
         allowedCidrs: null,
         rateLimit: { source: 'default' },
@@ -652,7 +656,10 @@ describe('expiry, grace, prune, allowlists and rate limits through the key CLI, 
       stderr: '',
       stdout: `app demo: removed expired key ${keyIdOf(OLD_KEY)}\n`,
     });
-    expect(JSON.parse((await current(secretId)).text)).toEqual({ demo: [fresh], other: [OTHER_KEY] });
+    expect(JSON.parse((await current(secretId)).text)).toEqual({
+      demo: [toCompactDigestForm(fresh)],
+      other: [OTHER_KEY],
+    });
     expect(await lambdaAnswer(secretId, 'demo', OLD_KEY)).toMatchObject({ status: 401, reason: 'wrong_key' });
     expect(await keys('prune')).toEqual({ code: 0, stderr: '', stdout: 'no expired keys\n' });
     expect(await stagesOf(secretId)).toEqual(['AWSCURRENT', 'AWSPREVIOUS']);
@@ -784,7 +791,8 @@ describe('expiry, grace, prune, allowlists and rate limits through the key CLI, 
   });
 
   it('refuses a write past 65,536 bytes without touching the secret, and warns from 80% full', async () => {
-    const nearlyFull = keysTextOfSize(65_500);
+    const nearlyFull = keysTextOfSize(65_520);
+    // The new key's entry, `,"d:<22>"`, is 27 bytes.
     const secretId = await createSecret(nearlyFull);
     const keys = (...argv: string[]) => runCli([...argv, '--secret-id', secretId], moto.awsEnv);
     const before = await current(secretId);
@@ -795,7 +803,7 @@ describe('expiry, grace, prune, allowlists and rate limits through the key CLI, 
       code: 1,
       stdout: '',
       stderr: expect.stringMatching(
-        /^error: the keys would take 65,545 bytes, 9 over the 65,536 a secret can hold; nothing was written\. /,
+        /^error: the keys would take 65,547 bytes, 11 over the 65,536 a secret can hold; nothing was written\. /,
       ) as unknown,
     });
     expect(await current(secretId)).toEqual(before);

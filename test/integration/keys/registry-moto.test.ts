@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { authenticate } from '../../../shared/keys/authenticate';
-import { keyIdOf, serializeKeyDocument, type KeyDocument } from '../../../shared/keys/key-document';
+import { serializeKeyDocument, type KeyDocument } from '../../../shared/keys/key-document';
 import { parseKeyring } from '../../../shared/keys/keyring';
 import { shardsToSearch } from '../../../shared/keys/registry';
 import { shardOf } from '../../../shared/keys/shard';
@@ -22,7 +22,7 @@ import {
   createOperatorSecretsManagerClient,
 } from '../../../tools/common/aws-settings';
 import { CLI_STAGING_LABEL } from '../../../tools/keys/secrets-manager-store';
-import { runCli as runCliWithBounds } from '../../support/keys-cli';
+import { digestKeyIdOf, runCli as runCliWithBounds } from '../../support/keys-cli';
 import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';
 import {
   createMotoRegistry,
@@ -220,7 +220,7 @@ describe('apply (moto)', () => {
       ...stack,
     ]);
     const seedKeys = keysFromFile(join(directory, 'seed.jsonl'));
-    const revoked = keyIdOf(seedKeys.get('partner-0002') ?? '');
+    const revoked = digestKeyIdOf(seedKeys.get('partner-0002') ?? '');
     const since = proxy.calls.length;
 
     const result = await keysCli([
@@ -299,7 +299,7 @@ describe('apply (moto)', () => {
         ),
       ),
       `error: ${file} line 4, column 3: change #3 names app shop, as change #1 (line 2) does: give each app one change`,
-      `error: ${file} line 5, column 29: field #3 of change #4 (add) is not one of "op", "app", "hash", "expiresIn", "expires", "allowedCidrs", "rateLimit"`,
+      `error: ${file} line 5, column 29: field #3 of change #4 (add) is not one of "op", "app", "plain", "hash", "expiresIn", "expires", "allowedCidrs", "rateLimit"`,
       `error: ${file} has 3 problems; nothing was applied, nothing was written`,
     ]);
     expect(result.stderr).not.toContain(pastedKey);

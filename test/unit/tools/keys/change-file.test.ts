@@ -29,7 +29,7 @@ describe('parseChangeFile', () => {
               allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'],
               rateLimit: { perSecond: 20, burst: 40 },
             },
-            { op: 'add', app: 'partner-b', expires: '2026-12-24T00:00:00Z' },
+            { op: 'add', app: 'partner-b', expires: '2026-12-24T00:00:00Z', plain: true },
             { op: 'rotate', app: 'partner-c', grace: '7d', expiresIn: '365d' },
             { op: 'revoke', app: 'partner-d', keyId: '0a1b2c3d4e5f', force: true },
             { op: 'remove', app: 'partner-e' },
@@ -43,13 +43,13 @@ describe('parseChangeFile', () => {
     expect(reading).toEqual({
       ok: true,
       changes: [
-        { op: 'add', appId: 'shop', line: 4, number: 1, hash: false },
+        { op: 'add', appId: 'shop', line: 4, number: 1, storage: 'digest' },
         {
           op: 'add',
           appId: 'partner-a',
           line: 8,
           number: 2,
-          hash: true,
+          storage: 'digest',
           expiry: { kind: 'in', ms: 90 * DAY_MS },
           allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'],
           rateLimit: { perSecond: 20, burst: 40 },
@@ -59,20 +59,20 @@ describe('parseChangeFile', () => {
           appId: 'partner-b',
           line: 22,
           number: 3,
-          hash: false,
+          storage: 'plain',
           expiry: { kind: 'at', at: Date.parse('2026-12-24T00:00:00Z') },
         },
         {
           op: 'rotate',
           appId: 'partner-c',
-          line: 27,
+          line: 28,
           number: 4,
-          hash: false,
+          storage: 'digest',
           graceMs: 7 * DAY_MS,
           expiry: { kind: 'in', ms: 365 * DAY_MS },
         },
-        { op: 'revoke', appId: 'partner-d', line: 33, number: 5, keyId: '0a1b2c3d4e5f', force: true },
-        { op: 'remove', appId: 'partner-e', line: 39, number: 6 },
+        { op: 'revoke', appId: 'partner-d', line: 34, number: 5, keyId: '0a1b2c3d4e5f', force: true },
+        { op: 'remove', appId: 'partner-e', line: 40, number: 6 },
       ],
     });
   });
@@ -102,7 +102,7 @@ describe('parseChangeFile', () => {
       'a misspelt field of a change',
       '{"changes": [{"op": "add", "app": "a", "rateLimt": {"perSecond": 1}}]}',
       [
-        '1:40 field #3 of change #1 (add) is not one of "op", "app", "hash", "expiresIn", "expires", "allowedCidrs", ' +
+        '1:40 field #3 of change #1 (add) is not one of "op", "app", "plain", "hash", "expiresIn", "expires", "allowedCidrs", ' +
           '"rateLimit": did you mean "rateLimit"?',
       ],
     ],
@@ -199,6 +199,25 @@ describe('parseChangeFile', () => {
       'hash that is not a boolean',
       file({ op: 'add', app: 'a', hash: 'yes' }),
       ['6:15 "hash" of change #1 must be true or false'],
+    ],
+    [
+      'hash: false, which once meant plain text',
+      file({ op: 'rotate', app: 'a', hash: false }),
+      [
+        '6:15 "hash": false of change #1 no longer means plain text: new keys are stored as digests; give "plain": true to store the key itself, on purpose',
+      ],
+    ],
+    [
+      'plain and hash together',
+      file({ op: 'add', app: 'a', plain: true, hash: true }),
+      ['7:15 change #1 gives both "plain" and "hash": give one'],
+    ],
+    [
+      'a key given in the file (refused, not stored as its digest)',
+      file({ op: 'add', app: 'a', key: PASTED_KEY }),
+      [
+        '6:14 change #1 gives a "key": apply makes each new key itself and stores only its digest; a key written in a file is not taken (delete it from the file, and treat it as leaked if it was ever used)',
+      ],
     ],
   ])('refuses %s, locating it', (_label, text, problems) => {
     expect(problemsOf(text)).toEqual(problems);

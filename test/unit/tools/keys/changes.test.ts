@@ -16,7 +16,7 @@ import {
   type DocumentApp,
   type KeyDocument,
 } from '../../../../shared/keys/key-document';
-import { toDigestForm } from '../../../../shared/keys/key-material';
+import { toCompactDigestForm, toDigestForm } from '../../../../shared/keys/key-material';
 import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY } from '../../../support/keys';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
@@ -35,6 +35,9 @@ function apply<Result extends EditResult>(
   return change(document, { isRetry });
 }
 
+/** The id of NEW_KEY stored as its compact digest, the default. */
+const NEW_ID = keyIdOf(toCompactDigestForm(NEW_KEY));
+
 const DEMO = documentOf({ demo: { keys: [{ stored: DEMO_KEY }, { stored: DEMO_NEXT_KEY }] } });
 
 describe('add-app and rotate with expiries', () => {
@@ -43,21 +46,23 @@ describe('add-app and rotate with expiries', () => {
       newKeyChange({
         command: 'add-app',
         appId: 'shop',
-        fresh: freshKey(NEW_KEY, false),
+        fresh: freshKey(NEW_KEY),
         now: NOW,
         expiresAt: NOW + 90 * DAY,
       }),
       new Map(),
     );
 
-    expect(next?.get('shop')).toEqual({ keys: [{ stored: NEW_KEY, expires: '2026-08-30T12:00:00Z' }] });
+    expect(next?.get('shop')).toEqual({
+      keys: [{ stored: toCompactDigestForm(NEW_KEY), expires: '2026-08-30T12:00:00Z' }],
+    });
     expect(formatResult(result, NOW)).toBe(
-      `${NEW_KEY}\napp shop: created with key ${keyIdOf(NEW_KEY)}, expiring 2026-08-30T12:00:00Z; ` +
+      `${NEW_KEY}\napp shop: created with key ${NEW_ID}, expiring 2026-08-30T12:00:00Z; ` +
         'the key above is shown only this once\n',
     );
     expect(JSON.parse(formatResultJson(result, NOW))).toEqual({
       appId: 'shop',
-      keyId: keyIdOf(NEW_KEY),
+      keyId: NEW_ID,
       key: NEW_KEY,
       expires: '2026-08-30T12:00:00Z',
     });
@@ -72,7 +77,7 @@ describe('add-app and rotate with expiries', () => {
       newKeyChange({
         command: 'rotate',
         appId: 'demo',
-        fresh: freshKey(NEW_KEY, false),
+        fresh: freshKey(NEW_KEY, 'plain'),
         now: NOW,
         othersExpireBy: NOW + 7 * DAY,
       }),
@@ -86,7 +91,8 @@ describe('add-app and rotate with expiries', () => {
     ]);
     const ids = [DEMO_KEY, DEMO_NEXT_KEY, NEW_KEY].map(keyIdOf).join(' ');
     expect(formatResult(result, NOW)).toBe(
-      `${NEW_KEY}\napp demo: added key ${keyIdOf(NEW_KEY)}; valid keys: ${ids}; every other key expires by ` +
+      `${NEW_KEY}\napp demo: added key ${keyIdOf(NEW_KEY)} (stored in plain text: --plain); valid keys: ${ids}; ` +
+        'every other key expires by ' +
         '2026-06-08T12:00:00Z; the key above is shown only this once\n',
     );
     expect(JSON.parse(formatResultJson(result, NOW))).toEqual({
@@ -102,7 +108,7 @@ describe('add-app and rotate with expiries', () => {
       newKeyChange({
         command: 'rotate',
         appId: 'demo',
-        fresh: freshKey(NEW_KEY, true),
+        fresh: freshKey(NEW_KEY, 'digest'),
         now: NOW,
         expiresAt: NOW + 30 * DAY,
         othersExpireBy: NOW,
@@ -113,11 +119,12 @@ describe('add-app and rotate with expiries', () => {
     expect(next?.get('demo')?.keys).toEqual([
       { stored: DEMO_KEY, expires: '2026-06-01T12:00:00Z' },
       { stored: DEMO_NEXT_KEY, expires: '2026-06-01T12:00:00Z' },
-      { stored: toDigestForm(NEW_KEY), expires: '2026-07-01T12:00:00Z' },
+      { stored: toCompactDigestForm(NEW_KEY), expires: '2026-07-01T12:00:00Z' },
     ]);
+    const newId = keyIdOf(toCompactDigestForm(NEW_KEY));
     expect(formatResult(result, NOW)).toBe(
-      `${NEW_KEY}\napp demo: added key ${keyIdOf(NEW_KEY)} (stored as its sha256 digest), expiring ` +
-        `2026-07-01T12:00:00Z; valid keys: ${keyIdOf(NEW_KEY)}; every other key has expired (list still shows ` +
+      `${NEW_KEY}\napp demo: added key ${newId}, expiring ` +
+        `2026-07-01T12:00:00Z; valid keys: ${newId}; every other key has expired (list still shows ` +
         'them; prune removes them); the key above is shown only this once\n',
     );
   });
@@ -126,7 +133,7 @@ describe('add-app and rotate with expiries', () => {
     const request = {
       command: 'rotate',
       appId: 'demo',
-      fresh: freshKey(NEW_KEY, false),
+      fresh: freshKey(NEW_KEY, 'plain'),
       now: NOW,
       othersExpireBy: NOW + DAY,
     } as const;

@@ -101,7 +101,7 @@ describe("the key CLI's arguments", () => {
       'an unknown command',
       ['delete', '--secret-id', 's'],
       {},
-      'unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow, limit, where, apply, reshard or init',
+      'unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow, limit, where, apply, reshard, leaked or init',
     ],
     ['a missing app id', ['rotate', '--secret-id', 's'], {}, 'usage: rotate <app-id>'],
     [
@@ -542,7 +542,7 @@ describe("the key CLI's arguments", () => {
       '--keys-out on list',
       ['list', '--keys-out', 'k', '--stack', 'PaymentApi'],
       {},
-      '--keys-out applies only to apply',
+      '--keys-out applies only to apply and leaked',
     ],
     ['where without an app', ['where', '--stack', 'PaymentApi'], {}, 'usage: where <app-id>'],
   ])('refuses %s with a one-line message', async (_label, argv, env, message) => {

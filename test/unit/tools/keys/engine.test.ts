@@ -64,7 +64,7 @@ function recordingSleep(): { sleep: (ms: number) => Promise<void>; delays: numbe
 }
 
 const rotateWith = (key: string): Change<unknown> =>
-  newKeyChange({ command: 'rotate', appId: 'demo', fresh: freshKey(key, false), now: NOW });
+  newKeyChange({ command: 'rotate', appId: 'demo', fresh: freshKey(key, 'plain'), now: NOW });
 
 describe('writeShard', () => {
   it('reads, applies and replaces once when nobody else writes', async () => {
@@ -140,7 +140,7 @@ describe('writeShard', () => {
 
     await editKeys(
       store,
-      newKeyChange({ command: 'add-app', appId: 'demo', fresh: freshKey(key, false), now: NOW }),
+      newKeyChange({ command: 'add-app', appId: 'demo', fresh: freshKey(key, 'plain'), now: NOW }),
       { createIfMissing: true },
     );
 
@@ -160,7 +160,7 @@ describe('writeShard', () => {
 
     const edit = editKeys(
       store,
-      newKeyChange({ command: 'rotate', appId: 'ghost', fresh: freshKey(generateKey(), false), now: NOW }),
+      newKeyChange({ command: 'rotate', appId: 'ghost', fresh: freshKey(generateKey(), 'plain'), now: NOW }),
     );
 
     await expect(edit).rejects.toThrow(new KeyDocumentError('unknown app: ghost'));

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { keyIdOf } from '../../../../shared/keys/key-document';
 import { parseKeyring } from '../../../../shared/keys/keyring';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY } from '../../../support/keys';
-import { decide, keysTextOfSize, plainKeysText, runCli } from '../../../support/keys-cli';
+import { decide, digestKeyIdOf, keysTextOfSize, plainKeysText, runCli } from '../../../support/keys-cli';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
 const DAY = 86_400_000;
@@ -66,7 +66,8 @@ describe('rotate --grace', () => {
     expect((await keys('list')).stdout).toContain(
       `demo: any network; rate limit: the local server's APP_RATE_LIMIT, if set\n` +
         `  ${keyIdOf(DEMO_KEY)}  2026-06-01T12:00:00Z  expired\n` +
-        `  ${keyIdOf(DEMO_NEXT_KEY)}  2026-06-01T12:00:00Z  expired\n  ${keyIdOf(key)}  never\n`,
+        `  ${keyIdOf(DEMO_NEXT_KEY)}  2026-06-01T12:00:00Z  expired\n` +
+        `  ${digestKeyIdOf(key)}  never  (stored as its sha256 digest)\n`,
     );
 
     const pruned = await keys('prune');
@@ -396,7 +397,8 @@ describe('bad input changes nothing', () => {
 
 describe('the size guard', () => {
   it('refuses a write over 65,536 bytes in one line, exit 1, printing no key and writing nothing', async () => {
-    const seed = keysTextOfSize(65_500);
+    // The new key's entry, `,"d:<22>"`, is 27 bytes.
+    const seed = keysTextOfSize(65_520);
     writeFileSync(file, seed);
 
     const result = await keys('rotate', 'demo');
@@ -405,7 +407,7 @@ describe('the size guard', () => {
       code: 1,
       stdout: '',
       stderr:
-        'error: the keys would take 65,545 bytes, 9 over the 65,536 a secret can hold; nothing was written. ' +
+        'error: the keys would take 65,547 bytes, 11 over the 65,536 a secret can hold; nothing was written. ' +
         'Make room first: "prune" removes expired keys, "revoke" the keys clients no longer use (fewer keys per ' +
         'app), and a sha256: digest (71 characters) costs more than a plain generated key (42)\n',
     });

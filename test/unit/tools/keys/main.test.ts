@@ -3,9 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorLine } from '../../../../tools/keys/main';
 import { keyIdOf } from '../../../../shared/keys/key-document';
-import { toDigestForm } from '../../../../shared/keys/key-material';
+import { toCompactDigestForm } from '../../../../shared/keys/key-material';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY } from '../../../support/keys';
-import { decide, GENERATED_KEY_PATTERN, plainKeysText, runCli } from '../../../support/keys-cli';
+import {
+  decide,
+  digestKeyIdOf,
+  GENERATED_KEY_PATTERN,
+  plainKeysText,
+  runCli,
+} from '../../../support/keys-cli';
 
 const SEED = plainKeysText({ demo: [DEMO_KEY, DEMO_NEXT_KEY], partner: [PARTNER_KEY] });
 const SEEDED_KEYS = [DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY];
@@ -35,16 +41,20 @@ function accepts(appId: string, appKey: string): boolean {
 }
 
 describe('add-app and rotate', () => {
-  it('add-app prints the fresh key once, then a line naming the app and key id, and stores the key', async () => {
+  it('add-app prints the fresh key once, then a line naming the app and key id, and stores only its digest', async () => {
     const result = await keys('add-app', 'shop');
 
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     const [key = '', info, ...rest] = result.stdout.split('\n');
     expect(key).toMatch(GENERATED_KEY_PATTERN);
-    expect(info).toBe(`app shop: created with key ${keyIdOf(key)}; the key above is shown only this once`);
+    expect(info).toBe(
+      `app shop: created with key ${digestKeyIdOf(key)}; the key above is shown only this once`,
+    );
     expect(rest).toEqual(['']);
     expect(result.stdout.split(key)).toHaveLength(2);
+    expect(stored()).not.toContain(key);
+    expect(stored()).toContain(`"shop":["${toCompactDigestForm(key)}"]`);
     expect(accepts('shop', key)).toBe(true);
   });
 
@@ -55,7 +65,7 @@ describe('add-app and rotate', () => {
     const output = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(Object.keys(output)).toEqual(['appId', 'keyId', 'key']);
     const key = String(output.key);
-    expect(output).toEqual({ appId: 'demo', keyId: keyIdOf(key), key });
+    expect(output).toEqual({ appId: 'demo', keyId: digestKeyIdOf(key), key });
     expect(key).toMatch(GENERATED_KEY_PATTERN);
     expect(result.stdout).toBe(JSON.stringify(output) + '\n');
     expect([DEMO_KEY, DEMO_NEXT_KEY, key].map((k) => accepts('demo', k))).toEqual([true, true, true]);
@@ -66,19 +76,37 @@ describe('add-app and rotate', () => {
 
     const [key = '', info] = result.stdout.split('\n');
     expect(info).toBe(
-      `app demo: added key ${keyIdOf(key)}; valid keys: ${keyIdOf(DEMO_KEY)} ${keyIdOf(DEMO_NEXT_KEY)} ` +
-        `${keyIdOf(key)}; the key above is shown only this once`,
+      `app demo: added key ${digestKeyIdOf(key)}; valid keys: ${keyIdOf(DEMO_KEY)} ${keyIdOf(DEMO_NEXT_KEY)} ` +
+        `${digestKeyIdOf(key)}; the key above is shown only this once`,
     );
   });
 
-  it('--hash stores only the sha256 form, which authenticates the printed key', async () => {
+  it('--hash, the default now, stores only the compact digest form, which authenticates the printed key', async () => {
     const result = await keys('rotate', 'partner', '--hash', '--json');
 
     const { key } = JSON.parse(result.stdout) as { key: string };
     expect(stored()).not.toContain(key);
-    expect(stored()).toContain(toDigestForm(key));
+    expect(stored()).toContain(`"${toCompactDigestForm(key)}"`);
     expect(accepts('partner', key)).toBe(true);
     expect(accepts('partner', PARTNER_KEY)).toBe(true);
+  });
+
+  it('--plain stores the key itself, only when asked, and says so', async () => {
+    const result = await keys('add-app', 'shop', '--plain');
+
+    const [key = '', info] = result.stdout.split('\n');
+    expect(info).toBe(
+      `app shop: created with key ${keyIdOf(key)} (stored in plain text: --plain); the key above is shown only this once`,
+    );
+    expect(stored()).toContain(`"shop":["${key}"]`);
+    expect(accepts('shop', key)).toBe(true);
+  });
+
+  it('refuses --plain with --hash in one line, writing nothing', async () => {
+    const result = await keys('add-app', 'shop', '--plain', '--hash');
+
+    expect(result).toEqual({ code: 2, stdout: '', stderr: 'error: give --plain or --hash, not both\n' });
+    expect(stored()).toBe(SEED);
   });
 
   it('add-app creates a missing key file (0600) and its directory (0700)', async () => {
@@ -224,7 +252,7 @@ describe('errors', () => {
       'an unknown command',
       ['destroy'],
       2,
-      'error: unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow, limit, where, apply, reshard or init',
+      'error: unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow, limit, where, apply, reshard, leaked or init',
     ],
   ])('%s: one line on stderr, exit %i, nothing printed or changed', async (_label, argv, code, line) => {
     const result = await keys(...argv);

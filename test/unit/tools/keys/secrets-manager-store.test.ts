@@ -12,6 +12,7 @@ import 'aws-sdk-client-mock-jest';
 import { keyIdOf } from '../../../../shared/keys/key-document';
 import { CLI_STAGING_LABEL } from '../../../../tools/keys/secrets-manager-store';
 import { DEMO_KEY, PARTNER_KEY } from '../../../support/keys';
+import { toCompactDigestForm } from '../../../../shared/keys/key-material';
 import { plainKeysText, runCli, storedKeysOf } from '../../../support/keys-cli';
 
 const secretsManager = mockClient(SecretsManagerClient);
@@ -71,7 +72,7 @@ describe('one rotate against Secrets Manager', () => {
       ClientRequestToken: expect.stringMatching(UUID) as unknown,
       VersionStages: [CLI_STAGING_LABEL],
     });
-    expect(storedKeysOf(putInput.SecretString, 'demo')).toEqual([DEMO_KEY, key]);
+    expect(storedKeysOf(putInput.SecretString, 'demo')).toEqual([DEMO_KEY, toCompactDigestForm(key)]);
     expect(move?.input).toEqual({
       SecretId: SECRET_ID,
       VersionStage: 'AWSCURRENT',
@@ -142,7 +143,11 @@ describe('a conflicting writer', () => {
       'UpdateSecretVersionStageCommand',
     ]);
     const puts = secretsManager.commandCalls(PutSecretValueCommand).map((call) => call.args[0].input);
-    expect(storedKeysOf(puts[1]?.SecretString, 'demo')).toEqual([DEMO_KEY, PARTNER_KEY, key]);
+    expect(storedKeysOf(puts[1]?.SecretString, 'demo')).toEqual([
+      DEMO_KEY,
+      PARTNER_KEY,
+      toCompactDigestForm(key),
+    ]);
     expect(puts[0]?.ClientRequestToken).not.toBe(puts[1]?.ClientRequestToken);
     expect(secretsManager).toHaveReceivedCommandWith(UpdateSecretVersionStageCommand, {
       VersionStage: CLI_STAGING_LABEL,

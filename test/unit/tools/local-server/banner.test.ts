@@ -116,7 +116,7 @@ describe('startupLines for a key registry of shards', () => {
       "keys: registry file /p/it's/registry.json, 8 shards, a reshard from 4 under way, each of its files re-read every 60 s",
     );
     expect(lines[2]).toBe(
-      `app demo is not in the registry yet: npm run -s keys -- add-app demo --registry-file '/p/it'\\''s/registry.json' ` +
+      `app demo is not in the registry yet: npm run -s keys -- add-app demo --plain --registry-file '/p/it'\\''s/registry.json' ` +
         "adds it (its key is printed once); then try (its key goes from shard 5's file to curl on standard input, never on a command line):",
     );
     // The path is shell-quoted inside the command's single quotes.

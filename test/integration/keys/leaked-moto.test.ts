@@ -1,0 +1,254 @@
+/**
+ * `keys leaked` against moto's Secrets Manager and CloudFormation, through the proxy that refuses what AWS would and
+ * counts the calls: keys found in several shards are ended with one compare-and-swap write per shard touched, a dry
+ * run writes nothing, a key not found exits 3 with nothing written for it, --rotate --grace hands out keys with the
+ * stack's prefix; and no leaked key appears in any line the CLI prints.
+ */
+import { Readable } from 'node:stream';
+import { ListSecretsCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { authenticate } from '../../../shared/keys/authenticate';
+import { generatePrefixedKey } from '../../../shared/keys/key-format';
+import { serializeKeyDocument, type DocumentApp, type KeyDocument } from '../../../shared/keys/key-document';
+import { toCompactDigestForm, toDigestForm } from '../../../shared/keys/key-material';
+import { parseKeyring } from '../../../shared/keys/keyring';
+import { shardOf } from '../../../shared/keys/shard';
+import {
+  createOperatorCloudFormationClient,
+  createOperatorSecretsManagerClient,
+} from '../../../tools/common/aws-settings';
+import { runCli, type CliResult } from '../../support/keys-cli';
+import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';
+import {
+  createMotoRegistry,
+  shardDocuments,
+  type MotoClients,
+  type MotoRegistry,
+} from '../../support/registry-moto';
+import { startSecretsManagerRules, type SecretsManagerRulesProxy } from '../../support/secrets-manager-rules';
+
+const SHARDS = 8;
+
+let moto: MotoServer;
+let proxy: SecretsManagerRulesProxy;
+let admin: SecretsManagerClient;
+let clients: Required<MotoClients>;
+let env: Record<string, string>;
+/** Every output line of every run, to check at the end that none holds a key. */
+const printed: string[] = [];
+
+beforeAll(async () => {
+  moto = await startMoto();
+  proxy = await startSecretsManagerRules(moto.port);
+  admin = createOperatorSecretsManagerClient(moto.awsEnv, EMULATOR_CALL_BOUNDS);
+  clients = {
+    secretsManager: admin,
+    cloudFormation: createOperatorCloudFormationClient(admin, moto.awsEnv, EMULATOR_CALL_BOUNDS),
+  };
+  await admin.send(new ListSecretsCommand({}));
+  await clients.cloudFormation.send(new DescribeStacksCommand({}));
+  env = { ...moto.awsEnv, AWS_ENDPOINT_URL_SECRETS_MANAGER: proxy.endpoint };
+});
+
+afterAll(async () => {
+  admin.destroy();
+  clients.cloudFormation.destroy();
+  await proxy.close();
+  await moto.stop();
+});
+
+/** 40 apps in 8 shards, each with one key: stored as d: (most), sha256: (every fifth) or plain (every seventh). */
+function seededApps(): { readonly keys: Map<string, string>; readonly texts: string[] } {
+  const keys = new Map<string, string>();
+  const documents = Array.from({ length: SHARDS }, (): Map<string, DocumentApp> => new Map());
+  for (let index = 0; index < 40; index++) {
+    const appId = `partner-${String(index).padStart(2, '0')}`;
+    const key = generatePrefixedKey('pay');
+    keys.set(appId, key);
+    const stored = index % 7 === 0 ? key : index % 5 === 0 ? toDigestForm(key) : toCompactDigestForm(key);
+    documents[shardOf(appId, SHARDS)]?.set(appId, { keys: [{ stored }] });
+  }
+  return { keys, texts: documents.map((document) => serializeKeyDocument(document)) };
+}
+
+async function seededRegistry(extraOutputs?: Record<string, string>) {
+  const { keys, texts } = seededApps();
+  const registry = await createMotoRegistry(clients, {
+    shards: SHARDS,
+    texts,
+    ...(extraOutputs === undefined ? {} : { extraOutputs }),
+  });
+  return { keys, registry };
+}
+
+/** Apps of the registry in distinct shards (`count` of them), and one more sharing the first one's shard. */
+function spreadApps(keys: ReadonlyMap<string, string>, count: number): string[] {
+  const byShard = new Map<number, string[]>();
+  for (const appId of keys.keys()) {
+    const shard = shardOf(appId, SHARDS);
+    byShard.set(shard, [...(byShard.get(shard) ?? []), appId]);
+  }
+  const groups = [...byShard.values()];
+  const first = groups[0] ?? [];
+  return [...groups.slice(0, count).map((group) => group[0] ?? ''), first[1] ?? ''];
+}
+
+async function leaked(argv: readonly string[], stdin: string): Promise<CliResult> {
+  const result = await runCli(argv, env, {
+    awsCallBounds: EMULATOR_CALL_BOUNDS,
+    stdin: () => Readable.from([stdin]),
+  });
+  printed.push(...`${result.stdout}${result.stderr}`.split('\n'));
+  return result;
+}
+
+function serves(documents: ReadonlyMap<number, KeyDocument>, appId: string, key: string, now = Date.now()) {
+  const document = documents.get(shardOf(appId, SHARDS)) ?? new Map();
+  return authenticate({ appId, appKey: key }, parseKeyring(serializeKeyDocument(document)).keyring, {
+    now,
+    sourceIp: '203.0.113.9',
+  }).ok;
+}
+
+const putsSince = (since: number): string[] =>
+  proxy.calls
+    .slice(since)
+    .filter((call) => call.operation === 'PutSecretValue')
+    .map((call) => call.secretId ?? '');
+
+const shardIdsOf = (registry: MotoRegistry, apps: readonly string[]): string[] =>
+  [...new Set(apps.map((appId) => shardOf(appId, SHARDS)))]
+    .sort((a, b) => a - b)
+    .map((index) => registry.manifest.shardIds[index] ?? '');
+
+describe('keys leaked', () => {
+  it('finds keys in several shards in one BatchGetSecretValue, and revokes them with one write per shard touched', async () => {
+    const { keys, registry } = await seededRegistry();
+    const apps = spreadApps(keys, 3);
+    const since = proxy.calls.length;
+
+    const result = await leaked(
+      ['leaked', '--stack', registry.stackName],
+      apps.map((appId) => keys.get(appId)).join('\n') + '\n',
+    );
+
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(proxy.count('BatchGetSecretValue', since)).toBe(1);
+    expect(putsSince(since).sort()).toEqual(shardIdsOf(registry, apps).sort());
+    apps.forEach((appId, position) => {
+      expect(result.stdout).toMatch(
+        new RegExp(
+          `^line ${position + 1}: app ${appId}, key [0-9a-f]{12}, shard ${shardOf(appId, SHARDS)}: revoked \\(expired at `,
+          'm',
+        ),
+      );
+    });
+    expect(result.stdout).toMatch(/\n4 keys: 4 found \(4 apps\), 0 not found; 3 shards written\n$/);
+    const after = await shardDocuments(admin, registry.manifest);
+    for (const [appId, key] of keys) expect(serves(after, appId, key)).toBe(!apps.includes(appId));
+  });
+
+  it('--dry-run reports the same and writes nothing', async () => {
+    const { keys, registry } = await seededRegistry();
+    const apps = spreadApps(keys, 2);
+    const before = await shardDocuments(admin, registry.manifest);
+    const since = proxy.calls.length;
+
+    const result = await leaked(
+      ['leaked', '--dry-run', '--registry', registry.manifestName],
+      apps.map((appId) => keys.get(appId)).join('\n'),
+    );
+
+    expect(result.code).toBe(0);
+    expect(result.stdout.match(/: would revoke \(expire at /g)).toHaveLength(3);
+    expect(result.stdout).toMatch(/; dry run: nothing written\n$/);
+    expect(putsSince(since)).toEqual([]);
+    expect(await shardDocuments(admin, registry.manifest)).toEqual(before);
+  });
+
+  it('exits 3 when some keys are not found: the others are revoked, nothing is written for those', async () => {
+    const { keys, registry } = await seededRegistry();
+    const [found = ''] = spreadApps(keys, 1);
+    const since = proxy.calls.length;
+
+    const result = await leaked(
+      ['leaked', '--stack', registry.stackName],
+      `${generatePrefixedKey('pay')}\n${keys.get(found) ?? ''}\n${generatePrefixedKey('other')}\n`,
+    );
+
+    expect(result.code).toBe(3);
+    expect(result.stdout).toContain(
+      `line 1: not found in any of the ${SHARDS} shards; nothing written for it\n`,
+    );
+    expect(result.stdout).toContain(
+      `line 3: not found in any of the ${SHARDS} shards; nothing written for it\n`,
+    );
+    expect(result.stdout).toMatch(/\n3 keys: 1 found \(1 app\), 2 not found; 1 shard written\n$/);
+    expect(putsSince(since)).toEqual(shardIdsOf(registry, [found]));
+  });
+
+  it('exits 3 and writes nothing at all when no key is found', async () => {
+    const { registry } = await seededRegistry();
+    const since = proxy.calls.length;
+
+    const result = await leaked(['leaked', '--stack', registry.stackName], `${generatePrefixedKey('pay')}\n`);
+
+    expect(result.code).toBe(3);
+    expect(putsSince(since)).toEqual([]);
+  });
+
+  it("--rotate --grace gives each app a new key with the stack's prefix, the leaked one valid for the grace", async () => {
+    const { keys, registry } = await seededRegistry({ KeyPrefix: 'acme_live' });
+    const apps = spreadApps(keys, 2);
+    const since = proxy.calls.length;
+
+    const result = await leaked(
+      ['leaked', '--rotate', '--grace', '1h', '--stack', registry.stackName],
+      apps.map((appId) => keys.get(appId)).join('\n'),
+    );
+
+    expect(result.code).toBe(0);
+    const handedOut = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { appId: string; keyId: string; key: string });
+    expect(handedOut.map((line) => line.appId).sort()).toEqual([...apps].sort());
+    for (const line of handedOut) expect(line.key).toMatch(/^acme_live_[0-9A-Za-z]{38}$/);
+    expect(result.stderr.match(/: rotated: new key [0-9a-f]{12}; the leaked key expires at /g)).toHaveLength(
+      3,
+    );
+    expect(putsSince(since)).toHaveLength(2);
+    const after = await shardDocuments(admin, registry.manifest);
+    const inAnHour = Date.now() + 3_600_000 + 1_000;
+    for (const { appId, key } of handedOut) {
+      expect(serves(after, appId, keys.get(appId) ?? '')).toBe(true);
+      expect(serves(after, appId, keys.get(appId) ?? '', inAnHour)).toBe(false);
+      expect(serves(after, appId, key, inAnHour)).toBe(true);
+      const stored = JSON.stringify(Object.fromEntries(after.get(shardOf(appId, SHARDS)) ?? new Map()));
+      expect(stored).not.toContain(key);
+    }
+  });
+
+  it('works with --secret-id: a registry of one secret', async () => {
+    const { keys } = seededApps();
+    const [appId = '', key = ''] = [...keys][0] ?? [];
+    const registry = await createMotoRegistry(clients, {
+      shards: 1,
+      texts: [serializeKeyDocument(new Map([[appId, { keys: [{ stored: toCompactDigestForm(key) }] }]]))],
+    });
+
+    const result = await leaked(['leaked', '--secret-id', registry.manifest.shardIds[0] ?? ''], `${key}\n`);
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^line 1: app ${appId}, key [0-9a-f]{12}, shard 0: revoked`));
+  });
+
+  it('printed no key in any line of any run', () => {
+    expect(printed.length).toBeGreaterThan(10);
+    for (const line of printed) {
+      expect(line).not.toMatch(/pay_[0-9A-Za-z]{38}/);
+      expect(line).not.toMatch(/other_[0-9A-Za-z]{38}/);
+    }
+  });
+});

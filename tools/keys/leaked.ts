@@ -1,0 +1,192 @@
+import { keyIdOf, type KeyDocument } from '../../shared/keys/key-document';
+import { matchDigest, readStoredKey } from '../../shared/keys/key-material';
+import { expireKeysByDigest, findKeysByDigest } from '../../shared/keys/leaked-key';
+import { formatTimestamp } from '../../shared/keys/timestamp';
+import { after, newKeyChange, type FreshKey } from './changes';
+import type { AppEdit, Change } from './engine';
+import type { LeakedKey } from './leaked-input';
+
+/**
+ * `keys leaked`, the pure part: where each leaked key is (every shard, every stored form, by its 16-byte match
+ * digest, through shared/keys/leaked-key.ts as the secret scanning function finds them), and the edits that end
+ * them, one per app and shard, for the engine to write in one compare-and-swap per shard.
+ *
+ * A key is ended by expiring it (at once, or after --rotate's grace) rather than by removing it: the app keeps its
+ * allowlist, its rate limit and its other keys, even when this was its only key (rotate can give it a new one);
+ * `list` shows the key as expired until prune; and a second run finds it ended and writes nothing.
+ */
+
+export type LeakedAction =
+  { readonly kind: 'revoke' } | { readonly kind: 'rotate'; readonly graceMs: number };
+
+/** Where one leaked key is stored. */
+export interface Sighting {
+  readonly shard: number;
+  readonly appId: string;
+  /** The id `list` shows for the entry. */
+  readonly keyId: string;
+}
+
+/**
+ * Every sighting of each key, by the key's line. Each entry of every shard is read once into an index (its match
+ * digest → where it is), so that 100 keys against 10,000 apps cost one pass, not 100; each candidate is then
+ * confirmed, in constant time, by findKeysByDigest over that one app.
+ */
+export function findLeakedKeys(
+  documents: ReadonlyMap<number, KeyDocument>,
+  keys: readonly LeakedKey[],
+): Map<number, Sighting[]> {
+  const wanted = new Set(keys.map((key) => key.digest.toString('hex')));
+  const candidates = new Map<string, { shard: number; appId: string }[]>();
+  for (const [shard, document] of [...documents].sort(([a], [b]) => a - b)) {
+    for (const [appId, app] of document) {
+      for (const key of app.keys) {
+        const reading = readStoredKey(key.stored);
+        if (!reading.ok) continue;
+        const hex = matchDigest(reading.digest).toString('hex');
+        if (!wanted.has(hex)) continue;
+        const list = candidates.get(hex) ?? [];
+        if (!list.some((seen) => seen.shard === shard && seen.appId === appId)) list.push({ shard, appId });
+        candidates.set(hex, list);
+      }
+    }
+  }
+  const found = new Map<number, Sighting[]>();
+  for (const key of keys) {
+    const sightings: Sighting[] = [];
+    for (const { shard, appId } of candidates.get(key.digest.toString('hex')) ?? []) {
+      const app = documents.get(shard)?.get(appId);
+      if (app === undefined) continue;
+      for (const location of findKeysByDigest(new Map([[appId, app]]), key.digest)) {
+        sightings.push({ shard, appId, keyId: location.keyId });
+      }
+    }
+    found.set(key.line, sightings);
+  }
+  return found;
+}
+
+/** What an app's edit did to one of its leaked keys. */
+export interface KeyOutcome {
+  /** The key's input line. */
+  readonly line: number;
+  readonly keyIds: readonly string[];
+  /**
+   * `ended`: it now expires at `endsAt` (by now, or after the grace); `already-ended`: it already expired by then,
+   * nothing written for it; `gone`: on a retry, another writer had removed it.
+   */
+  readonly status: 'ended' | 'already-ended' | 'gone';
+}
+
+export interface LeakedAppResult {
+  readonly appId: string;
+  readonly keys: readonly KeyOutcome[];
+  /** When the leaked keys end, as written. */
+  readonly endsAt: string;
+  /** --rotate: the app's new key, stored by this edit (or by our own earlier attempt). */
+  readonly fresh?: FreshKey;
+}
+
+/**
+ * One app's edit: each leaked key of the app expires at `endsAt` (now, or after the grace), unless it already does by
+ * then; with --rotate, the app also gets its new key, but only when a leaked key was ended by this edit, so that a
+ * second run hands out no second key. The new key is made once, outside the change, so every retry stores the same
+ * one, and a document that already holds it means our own earlier attempt landed. Idempotent.
+ */
+export function leakedChange(
+  appId: string,
+  keys: readonly LeakedKey[],
+  endsAt: number,
+  now: number,
+  fresh: FreshKey | undefined,
+): Change<LeakedAppResult> {
+  return (document, context) => {
+    const ended = endKeys(document, keys, endsAt);
+    let current = ended.document;
+    const { changed, outcomes } = ended;
+    const holdsFresh =
+      fresh !== undefined &&
+      (current.get(appId)?.keys ?? []).some((key) => keyIdOf(key.stored) === fresh.keyId);
+    if (fresh !== undefined && changed && !holdsFresh) {
+      current = newKeyChange({ command: 'rotate', appId, fresh, now })(current, context).next ?? current;
+    }
+    const handedOut = fresh !== undefined && (holdsFresh || changed);
+    return {
+      next: changed ? current : undefined,
+      result: {
+        appId,
+        keys: outcomes,
+        endsAt: formatTimestamp(endsAt),
+        ...(handedOut ? { fresh } : {}),
+      },
+    };
+  };
+}
+
+/** Each leaked key of `document` expires at `endsAt`, unless it already does by then. */
+function endKeys(
+  document: KeyDocument,
+  keys: readonly LeakedKey[],
+  endsAt: number,
+): { document: KeyDocument; changed: boolean; outcomes: KeyOutcome[] } {
+  let current = document;
+  let changed = false;
+  const outcomes: KeyOutcome[] = [];
+  for (const key of keys) {
+    const edit = expireKeysByDigest(current, key.digest, endsAt);
+    current = edit.document;
+    changed ||= edit.changed;
+    const keyIds = edit.found.map((location) => location.keyId);
+    const status = edit.found.length === 0 ? 'gone' : edit.changed ? 'ended' : 'already-ended';
+    outcomes.push({ line: key.line, keyIds, status });
+  }
+  return { document: current, changed, outcomes };
+}
+
+/** The instant the leaked keys end: now for a revoke, now plus the grace for --rotate, in whole seconds (rounded down). */
+export function endOf(action: LeakedAction, now: number): number {
+  return after(now, action.kind === 'revoke' ? 0 : action.graceMs);
+}
+
+/**
+ * The edits that end every key found: one per app and shard (an app's copies in several shards, as a reshard
+ * leaves them, are each edited where they are), in shard and app order. `newKey`: --rotate's fresh key for an app,
+ * made once per app, so that every copy of it gets the same key.
+ */
+export function leakedEdits(
+  keys: readonly LeakedKey[],
+  found: ReadonlyMap<number, readonly Sighting[]>,
+  action: LeakedAction,
+  now: number,
+  newKey: (appId: string) => FreshKey,
+): AppEdit<LeakedAppResult>[] {
+  const byApp = new Map<string, { shard: number; appId: string; keys: LeakedKey[] }>();
+  for (const key of keys) {
+    for (const { shard, appId } of found.get(key.line) ?? []) {
+      const name = `${shard}\0${appId}`;
+      const group = byApp.get(name) ?? { shard, appId, keys: [] };
+      if (!group.keys.includes(key)) group.keys.push(key);
+      byApp.set(name, group);
+    }
+  }
+  const fresh = new Map<string, FreshKey>();
+  const freshFor = (appId: string): FreshKey => {
+    const made = fresh.get(appId) ?? newKey(appId);
+    fresh.set(appId, made);
+    return made;
+  };
+  const endsAt = endOf(action, now);
+  return [...byApp.values()]
+    .sort((a, b) => a.shard - b.shard || (a.appId < b.appId ? -1 : a.appId > b.appId ? 1 : 0))
+    .map(({ shard, appId, keys: appKeys }) => ({
+      appId,
+      shard,
+      change: leakedChange(
+        appId,
+        appKeys,
+        endsAt,
+        now,
+        action.kind === 'rotate' ? freshFor(appId) : undefined,
+      ),
+    }));
+}
