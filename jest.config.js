@@ -29,7 +29,14 @@ module.exports = {
   projects: [
     { ...shared, ...noProcess, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
     { ...shared, ...noProcess, displayName: 'infrastructure', roots: ['<rootDir>/test/infrastructure'] },
-    { ...shared, displayName: 'integration', roots: ['<rootDir>/test/integration'] },
+    {
+      ...shared,
+      displayName: 'integration',
+      roots: ['<rootDir>/test/integration'],
+      // One moto server per worker, reset for each suite that asks for it (test/support/moto.ts sharedMoto).
+      globalSetup: '<rootDir>/test/support/shared-moto-setup.ts',
+      globalTeardown: '<rootDir>/test/support/shared-moto-teardown.ts',
+    },
   ],
   // Suites that synthesize or start servers need more than jest's 5 s default.
   testTimeout: 60_000,

@@ -33,7 +33,7 @@ import {
   type LocalServerProcess,
   type LoopedRequest,
 } from '../../support/local-server-process';
-import { EMULATOR_CALL_BOUNDS, freeLoopbackPort, startMoto, type MotoServer } from '../../support/moto';
+import { EMULATOR_CALL_BOUNDS, freeLoopbackPort, sharedMoto, type MotoServer } from '../../support/moto';
 import { createMotoRegistry, type MotoRegistry } from '../../support/registry-moto';
 import { spawnTool } from '../../support/tool-process';
 
@@ -260,7 +260,7 @@ describe('npm start on a key registry in Secrets Manager (moto: KEYS_REGISTRY, K
   const TTL_SECONDS = 1;
 
   beforeAll(async () => {
-    moto = await startMoto();
+    moto = await sharedMoto();
     admin = createOperatorSecretsManagerClient(moto.awsEnv, EMULATOR_CALL_BOUNDS);
     cloudFormation = createOperatorCloudFormationClient(admin, moto.awsEnv, EMULATOR_CALL_BOUNDS);
     // moto loads each service on its first call, for seconds: done here, once.
