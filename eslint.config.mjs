@@ -20,7 +20,7 @@ export default tseslint.config(
   },
   {
     // CDK constructs are instantiated for their side effects.
-    files: ['bin/**/*.ts', 'lib/**/*.ts', 'test/unit/lib/**/*.ts', 'test/unit/bin/**/*.ts'],
+    files: ['bin/**/*.ts', 'lib/**/*.ts', 'test/infrastructure/**/*.ts'],
     rules: { '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^_' }] },
   },
   {

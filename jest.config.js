@@ -1,7 +1,12 @@
 /**
- * Two projects, so the fast loop is visible in the tree: `test/unit` needs no moto, no cfn-lint and no child
- * process (`npm run test:unit`); `test/integration` runs moto's server, the built asset, `npm start`, the tools as
- * processes and the real `cdk synth`. `npm test` runs both.
+ * Three projects, by what a suite needs, so the fast loop is visible in the tree:
+ * - `test/unit`: pure logic; no aws-cdk-lib synthesis, no moto, no cfn-lint, no child process
+ *   (`npm run test:unit`, the loop to run while you edit).
+ * - `test/infrastructure`: synthesizes the stacks in memory: Template assertions, cdk-nag, the context keys, the
+ *   pipeline app and its workflows (`npm run test:infrastructure`). No process, no network either.
+ * - `test/integration`: moto's server, the built asset, `npm start`, the tools as processes and the real
+ *   `cdk synth`.
+ * `npm test` runs all three.
  * @type {import('jest').Config}
  */
 const shared = {
@@ -17,15 +22,21 @@ const shared = {
   },
 };
 
+/** Neither the unit nor the infrastructure project may start a process: test/integration is for those. */
+const noProcess = { setupFilesAfterEnv: ['<rootDir>/test/support/no-child-process.ts'] };
+
 module.exports = {
   projects: [
+    { ...shared, ...noProcess, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
+    { ...shared, ...noProcess, displayName: 'infrastructure', roots: ['<rootDir>/test/infrastructure'] },
     {
       ...shared,
-      displayName: 'unit',
-      roots: ['<rootDir>/test/unit'],
-      setupFilesAfterEnv: ['<rootDir>/test/support/no-child-process.ts'],
+      displayName: 'integration',
+      roots: ['<rootDir>/test/integration'],
+      // One moto server per worker, reset for each suite that asks for it (test/support/moto.ts sharedMoto).
+      globalSetup: '<rootDir>/test/support/shared-moto-setup.ts',
+      globalTeardown: '<rootDir>/test/support/shared-moto-teardown.ts',
     },
-    { ...shared, displayName: 'integration', roots: ['<rootDir>/test/integration'] },
   ],
   // Suites that synthesize or start servers need more than jest's 5 s default.
   testTimeout: 60_000,

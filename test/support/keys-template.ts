@@ -1,7 +1,7 @@
 /**
  * The parts of a synthesized template that concern the keys secret: what a stack deployed before the key registry
  * must keep exactly when it stays on one shard. Recorded once from the template as it was before shards existed
- * (test/unit/lib/fixtures/single-shard-keys.json) and compared with today's.
+ * (test/infrastructure/lib/fixtures/single-shard-keys.json) and compared with today's.
  */
 
 interface TemplateJson {

@@ -67,7 +67,7 @@ export interface MotoServer {
 const PROJECT_ROOT = join(__dirname, '..', '..');
 
 /** The project-local venv (made by scripts/python-tools.sh when the machine lacks moto) wins over PATH. */
-function motoServerCommand(): string {
+export function motoServerCommand(): string {
   const fromEnv = process.env.MOTO_SERVER_BIN;
   if (fromEnv) return fromEnv;
   const local = join(PROJECT_ROOT, '.venv', 'bin', 'moto_server');
@@ -88,7 +88,7 @@ export async function freeLoopbackPort(): Promise<number> {
   });
 }
 
-function canConnect(port: number): Promise<boolean> {
+export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = new Socket();
     socket.once('connect', () => {
@@ -153,6 +153,44 @@ export async function startMoto(timeoutMs = 30_000): Promise<MotoServer> {
       await exited(child);
       clearTimeout(killer);
     },
+  };
+}
+
+/** The environment variable by which globalSetup (shared-moto-setup.ts) tells each worker its moto's port. */
+export const SHARED_MOTO_PORTS = 'PAYMENT_API_SHARED_MOTO_PORTS';
+
+/** Whether moto answered its reset: a server still loading refuses the connection. */
+async function reset(endpoint: string): Promise<boolean> {
+  try {
+    return (await fetch(`${endpoint}/moto-api/reset`, { method: 'POST' })).ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * This worker's moto server, emptied: every secret, table and stack of the suites before is gone. For a suite that
+ * needs one clean moto from its beforeAll to its afterAll and never stops it on purpose. `stop()` leaves the server
+ * to the next suite of the worker (the run's globalTeardown stops it). Outside the integration project's run (no
+ * shared server), a server of its own, as startMoto.
+ */
+export async function sharedMoto(timeoutMs = 30_000): Promise<MotoServer> {
+  const ports = (process.env[SHARED_MOTO_PORTS] ?? '').split(',').filter(Boolean).map(Number);
+  const worker = Number(process.env.JEST_WORKER_ID ?? '1');
+  const port = ports[(worker - 1) % Math.max(1, ports.length)];
+  if (port === undefined) return startMoto(timeoutMs);
+  const endpoint = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  while (!(await reset(endpoint))) {
+    if (Date.now() > deadline)
+      throw new Error(`the shared moto_server on ${endpoint} did not answer its reset`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    endpoint,
+    port,
+    awsEnv: { ...MOTO_AWS_ENV, AWS_ENDPOINT_URL: endpoint },
+    stop: () => Promise.resolve(),
   };
 }
 

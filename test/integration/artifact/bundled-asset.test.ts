@@ -25,7 +25,7 @@ import {
   freeLoopbackPort,
   motoSecretSource,
   motoSecretsManager,
-  startMoto,
+  sharedMoto,
   type MotoServer,
 } from '../../support/moto';
 import { withinOneWindow } from '../../support/limit-windows';
@@ -60,7 +60,7 @@ beforeAll(async () => {
   [app, limitedApp, moto] = await Promise.all([
     synthesizeApp(outdir, { rotationDays: '30' }),
     synthesizeApp(limitedOutdir, { appRateLimit: '20' }),
-    startMoto(),
+    sharedMoto(),
   ]);
 }, 300_000);
 

@@ -28,7 +28,7 @@ import {
   freeLoopbackPort,
   motoSecretSource,
   motoSecretsManager,
-  startMoto,
+  sharedMoto,
   type MotoServer,
 } from '../../support/moto';
 
@@ -78,7 +78,7 @@ describe('key lifecycle: CLI and scheduled rotation, seen by the running service
   }
 
   beforeAll(async () => {
-    moto = await startMoto();
+    moto = await sharedMoto();
     client = motoSecretsManager(moto);
     const created = await client.send(
       new CreateSecretCommand({

@@ -15,7 +15,7 @@ import {
   stopLocalServer,
   type LocalServerProcess,
 } from '../../support/local-server-process';
-import { createMotoSecret, startMoto, type MotoServer } from '../../support/moto';
+import { createMotoSecret, sharedMoto, type MotoServer } from '../../support/moto';
 
 const TTL_SECONDS = 1;
 /** Requests in flight at once: the local server, unlike one Lambda environment, serves them concurrently. */
@@ -28,7 +28,7 @@ describe('npm start while Secrets Manager is black-holed', () => {
   const servers: LocalServerProcess[] = [];
 
   beforeAll(async () => {
-    moto = await startMoto();
+    moto = await sharedMoto();
     secretArn = await createMotoSecret(moto, 'payment-api/brownout-keys', SECRET_STRING);
   }, SETUP_TIMEOUT_MS);
 

@@ -1,8 +1,10 @@
 /**
  * `npm start` on a key registry of several shards, end to end: a local registry (registry.json and its shard files,
  * made and edited by the key CLI as a separate process), and a registry in Secrets Manager (moto), named by its
- * manifest secret or by its stack. The server reads them through the payment Lambda's ShardedKeys. A reshard while
- * every app is asked for in a loop: not one request refused.
+ * manifest secret or by its stack. The server reads them through the payment Lambda's ShardedKeys. A reshard of the
+ * local registry while every app is asked for in a loop: not one request refused. A reshard in Secrets Manager under
+ * load is test/integration/keys/reshard-served.test.ts's (the built Lambda, the CLI against moto), and the fallback
+ * rule under every timing is sharded-keys.test.ts's property test.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,13 +33,8 @@ import {
   type LocalServerProcess,
   type LoopedRequest,
 } from '../../support/local-server-process';
-import { EMULATOR_CALL_BOUNDS, freeLoopbackPort, startMoto, type MotoServer } from '../../support/moto';
-import {
-  createMotoRegistry,
-  deployShards,
-  shardDocuments,
-  type MotoRegistry,
-} from '../../support/registry-moto';
+import { EMULATOR_CALL_BOUNDS, freeLoopbackPort, sharedMoto, type MotoServer } from '../../support/moto';
+import { createMotoRegistry, type MotoRegistry } from '../../support/registry-moto';
 import { spawnTool } from '../../support/tool-process';
 
 afterAll(() => {
@@ -266,7 +263,7 @@ describe('npm start on a key registry in Secrets Manager (moto: KEYS_REGISTRY, K
   const TTL_SECONDS = 1;
 
   beforeAll(async () => {
-    moto = await startMoto();
+    moto = await sharedMoto();
     admin = createOperatorSecretsManagerClient(moto.awsEnv, EMULATOR_CALL_BOUNDS);
     cloudFormation = createOperatorCloudFormationClient(admin, moto.awsEnv, EMULATOR_CALL_BOUNDS);
     // moto loads each service on its first call, for seconds: done here, once.
@@ -323,42 +320,6 @@ describe('npm start on a key registry in Secrets Manager (moto: KEYS_REGISTRY, K
     expect(reply.status).toBe(200);
   });
 
-  it('keeps serving every app through a deploy of 8 shards, the reshard and the deploy that ends it: not one refused', async () => {
-    // Arrange
-    const apps = [...keys];
-    const loop = loopRequests(server.baseUrl, apps);
-    await loop.passedSince(Date.now());
-
-    // Act: deploy (8, 4 before), reshard, deploy (8), as docs/keys.md tells an operator.
-    const growing = await deployShards(admin, registry, 8, 4);
-    const startedAt = Date.now();
-    const resharded = await runCli(
-      ['reshard', '--settle', '3s', '--registry', registry.manifestName],
-      moto.awsEnv,
-      {
-        awsCallBounds: EMULATOR_CALL_BOUNDS,
-      },
-    );
-    const endedAt = Date.now();
-    registry = await deployShards(admin, growing, 8);
-    const deployedAt = Date.now();
-    await loop.passedSince(deployedAt + TTL_SECONDS * 1000);
-    const requests = await loop.stop();
-
-    // Assert
-    expect(resharded.code).toBe(0);
-    expect(resharded.stdout).toContain('nothing is left to move');
-    expect(refused(requests)).toEqual([]);
-    expect(askedBetween(requests, startedAt, endedAt)).toEqual(new Set(apps.map(([app]) => app)));
-    const documents = await shardDocuments(admin, registry.layout);
-    for (const [app] of apps) {
-      expect([...documents].filter(([, document]) => document.has(app)).map(([index]) => index)).toEqual([
-        shardOf(app, 8),
-      ]);
-    }
-    expect(occurrences(server.output(), '"message":"key registry changed"')).toBe(2);
-  });
-
   it("serves the stack's registry with KEYS_STACK, found from the stack's outputs", async () => {
     // Arrange
     const byStack = await startLocalServer({
@@ -379,7 +340,7 @@ describe('npm start on a key registry in Secrets Manager (moto: KEYS_REGISTRY, K
 
       // Assert
       expect(byStack.output()).toContain(
-        `keys: stack ${registry.stackName}'s key registry ${registry.manifestName} in Secrets Manager, 8 shards`,
+        `keys: stack ${registry.stackName}'s key registry ${registry.manifestName} in Secrets Manager, 4 shards`,
       );
       expect(statuses).toEqual(APPS.map(() => 200));
     } finally {

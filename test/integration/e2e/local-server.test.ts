@@ -24,7 +24,7 @@ import {
   type LocalServerProcess,
   type Reply,
 } from '../../support/local-server-process';
-import { freeLoopbackPort, MOTO_AWS_ENV, startMoto, type MotoServer } from '../../support/moto';
+import { freeLoopbackPort, MOTO_AWS_ENV, sharedMoto, type MotoServer } from '../../support/moto';
 import { spawnTool } from '../../support/tool-process';
 
 afterAll(() => {
@@ -480,7 +480,7 @@ describe('npm start with KEYS_SECRET_ID (keys from Secrets Manager, here moto)',
   let server: LocalServerProcess;
 
   beforeAll(async () => {
-    moto = await startMoto();
+    moto = await sharedMoto();
     const client = new SecretsManagerClient({
       region: MOTO_AWS_ENV.AWS_REGION,
       endpoint: moto.endpoint,

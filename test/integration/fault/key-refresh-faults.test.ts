@@ -17,7 +17,7 @@ import {
   type RequestRecord,
 } from '../../support/fault-scenarios';
 import { DEMO_KEY, PARTNER_KEY, SECRET_STRING } from '../../support/keys';
-import { startMoto, type MotoServer, createMotoSecret } from '../../support/moto';
+import { sharedMoto, type MotoServer, createMotoSecret } from '../../support/moto';
 import { createMotoRegistry } from '../../support/registry-moto';
 import { appOnShard } from '../../support/shards';
 
@@ -102,7 +102,7 @@ describe.each([
   const proxies: FaultProxy[] = [];
 
   beforeAll(async () => {
-    moto = await startMoto();
+    moto = await sharedMoto();
     underTest = await setUp(moto);
   }, 60_000);
 

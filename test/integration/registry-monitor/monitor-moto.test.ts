@@ -14,7 +14,7 @@ import { appsOnEveryShard } from '../../support/shards';
 import {
   countCommands,
   motoSecretsManager,
-  startMoto,
+  sharedMoto,
   type CommandCount,
   type MotoServer,
 } from '../../support/moto';
@@ -37,7 +37,7 @@ describe('the key registry monitor against the Secrets Manager API (moto)', () =
   const appsByShard = new Map<number, string[]>();
 
   beforeAll(async () => {
-    moto = await startMoto();
+    moto = await sharedMoto();
     client = motoSecretsManager(moto);
     batchCalls = countCommands(client, BatchGetSecretValueCommand.name);
     for (const [shard, apps] of appsOnEveryShard(SHARDS, 2)) appsByShard.set(shard, apps);

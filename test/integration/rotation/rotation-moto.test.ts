@@ -20,7 +20,7 @@ import {
 } from '../../../lambda/rotation/create-rotation-handler';
 import { ROTATION_STEPS, type RotationEvent } from '../../../lambda/rotation/rotation-rules';
 import { captureLogs, type CapturedLogs } from '../../support/capture-logger';
-import { motoSecretSource, motoSecretsManager, startMoto, type MotoServer } from '../../support/moto';
+import { motoSecretSource, motoSecretsManager, sharedMoto, type MotoServer } from '../../support/moto';
 
 const KEY_A = 'test-moto-rotation-demo-key-a-0123456789';
 const KEY_P = 'test-moto-rotation-partner-key-0123456789';
@@ -90,7 +90,7 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
   let logs: CapturedLogs = captureLogs();
 
   beforeAll(async () => {
-    moto = await startMoto();
+    moto = await sharedMoto();
     client = motoSecretsManager(moto);
   });
 

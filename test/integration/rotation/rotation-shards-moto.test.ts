@@ -17,7 +17,7 @@ import { appsOnEveryShard } from '../../support/shards';
 import {
   countCommands,
   motoSecretsManager,
-  startMoto,
+  sharedMoto,
   type CommandCount,
   type MotoServer,
 } from '../../support/moto';
@@ -41,7 +41,7 @@ describe('scheduled rotation of every shard (moto)', () => {
   const logs = captureLogs();
 
   beforeAll(async () => {
-    moto = await startMoto();
+    moto = await sharedMoto();
     client = motoSecretsManager(moto);
     // Every write of a version, whatever step makes it: PutSecretValue is the only one.
     writes = countCommands(client, PutSecretValueCommand.name);

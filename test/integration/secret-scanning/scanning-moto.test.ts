@@ -27,7 +27,7 @@ import {
   countCommands,
   EMULATOR_CALL_BOUNDS,
   MOTO_AWS_ENV,
-  startMoto,
+  sharedMoto,
   type CommandCount,
   type MotoServer,
 } from '../../support/moto';
@@ -95,7 +95,7 @@ describe('the secret scanning handler against Secrets Manager and SNS (moto)', (
   let counts: { batch: CommandCount; put: CommandCount };
 
   beforeAll(async () => {
-    moto = await startMoto();
+    moto = await sharedMoto();
     const config = {
       region: MOTO_AWS_ENV.AWS_REGION,
       endpoint: moto.endpoint,

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { generateKey, toDigestForm } from '../../../shared/keys/key-material';
 import { errorName } from '../../../shared/errors';
 import { createSmokeAwsClients } from '../../../tools/smoke/aws-clients';
-import { EMULATOR_CALL_BOUNDS, MOTO_AWS_ENV, startMoto, type MotoServer } from '../../support/moto';
+import { EMULATOR_CALL_BOUNDS, MOTO_AWS_ENV, sharedMoto, type MotoServer } from '../../support/moto';
 import { requestHeaders, startContractServer, type ContractServer } from '../../support/contract-server';
 import { ownStderrLines, parseReport, runSmokeInProcess, spawnSmoke } from '../../support/run-smoke';
 
@@ -66,7 +66,7 @@ function smokeIo() {
 }
 
 beforeAll(async () => {
-  moto = await startMoto();
+  moto = await sharedMoto();
   ({ secretsManager, cloudFormation } = createSmokeAwsClients(moto.awsEnv, EMULATOR_CALL_BOUNDS));
   // moto loads each service on its first call, for seconds: done here, once, so no test's call waits on it.
   await cloudFormation.send(new DescribeStacksCommand({}));

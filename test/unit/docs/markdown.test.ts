@@ -1,5 +1,11 @@
 import * as path from 'node:path';
-import { brokenLinkReason, githubSlug, headingAnchors, markdownLinks, PROJECT_ROOT } from './markdown';
+import {
+  brokenLinkReason,
+  githubSlug,
+  headingAnchors,
+  markdownLinks,
+  PROJECT_ROOT,
+} from '../../support/markdown';
 
 const README = path.join(PROJECT_ROOT, 'README.md');
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PROJECT_ROOT } from './markdown';
+import { PROJECT_ROOT } from '../../support/markdown';
 
 /** `^20.19.0 || >=22.12.0`: each alternative's kind and version. */
 function alternatives(range: string): { kind: '^' | '>='; version: number[] }[] {

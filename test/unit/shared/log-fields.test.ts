@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOG_FIELDS } from '../../../shared/log-fields';
-import { PROJECT_ROOT } from '../docs/markdown';
+import { PROJECT_ROOT } from '../../support/markdown';
 
 describe('the log vocabulary', () => {
   it('names API Gateway’s request id one way only', () => {

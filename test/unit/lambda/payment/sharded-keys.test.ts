@@ -184,18 +184,20 @@ describe('ShardedKeys over several shards', () => {
   it('reads each shard at most once per TTL under a flood of unknown app ids, never more than the shards asked for', async () => {
     // Arrange
     const { keys, shards } = registryOf(layout, texts);
-    const unknownIds = fc.sample(fc.stringMatching(/^[a-z0-9-]{1,24}$/), { numRuns: 3_000, seed: 16 });
+    // 300 a TTL: over 30 for each of the 8 shards, so every shard is asked for many times within its TTL.
+    const perTtl = 300;
+    const unknownIds = fc.sample(fc.stringMatching(/^[a-z0-9-]{1,24}$/), { numRuns: 3 * perTtl, seed: 16 });
     const windows: { shardsAsked: Set<number>; fetchesBefore: number[] }[] = [];
 
-    // Act: three TTLs, a thousand unknown ids spread over each, one at a time.
+    // Act: three TTLs, 300 unknown ids spread over each, one at a time.
     for (let window = 0; window < 3; window++) {
       const shardsAsked = new Set<number>();
       windows.push({ shardsAsked, fetchesBefore: fetchesOf(shards) });
-      for (const appId of unknownIds.slice(window * 1_000, (window + 1) * 1_000)) {
+      for (const appId of unknownIds.slice(window * perTtl, (window + 1) * perTtl)) {
         shardsAsked.add(shardOf(appId, SHARDS));
         const { keyring } = await keys.getKeys(appId);
         expect(keyring.has(appId)).toBe(false);
-        await jest.advanceTimersByTimeAsync(TTL_MS / 1_000);
+        await jest.advanceTimersByTimeAsync(TTL_MS / perTtl);
       }
     }
 
@@ -317,7 +319,7 @@ describe('ShardedKeys while Secrets Manager fails: one budget for the whole envi
   const layout = layoutOf(SHARDS);
   const apps = Array.from({ length: SHARDS }, (_, index) => appOnShard(index, SHARDS, `app-on-${index}`));
   const texts = apps.map((appId) => JSON.stringify({ [appId]: DEMO_KEY }));
-  const unknownIds = fc.sample(fc.stringMatching(/^[a-z0-9-]{1,24}$/), { numRuns: 4_000, seed: 24 });
+  const unknownIds = fc.sample(fc.stringMatching(/^[a-z0-9-]{1,24}$/), { numRuns: 600, seed: 24 });
 
   /** Every fetch start of every shard, in time order. */
   const startsOf = (shards: readonly FakeShard[]): number[] =>
@@ -362,7 +364,8 @@ describe('ShardedKeys while Secrets Manager fails: one budget for the whole envi
       const { keys, shards } = registryOf(layout, texts);
       for (const shard of shards) shard.answer = answer;
 
-      const outcomes = await flood(keys, 600, 10);
+      // 3 s of requests 10 ms apart: six or more fetch starts, each second's window checked.
+      const outcomes = await flood(keys, 300, 10);
 
       // Assert: the fetch that showed the fault, then at most 2 a second.
       const starts = startsOf(shards);
@@ -387,7 +390,7 @@ describe('ShardedKeys while Secrets Manager fails: one budget for the whole envi
       for (const shard of shards) shard.answer = answer;
 
       // Act
-      const outcomes = await flood(keys, 2_000, 10);
+      const outcomes = await flood(keys, 600, 10);
 
       // Assert: answered from stale keys; the fetch that showed the fault, then at most 2 a second.
       const starts = startsOf(shards).slice(loadedAt);

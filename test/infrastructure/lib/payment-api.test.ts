@@ -64,7 +64,7 @@ describe('PaymentApi with default props', () => {
 
   describe('handler function', () => {
     it('runs Node.js 24 on arm64 with 256 MiB and a 10 s timeout', () => {
-      // Two functions: this one and the key registry monitor (test/unit/lib/key-registry-monitor.test.ts).
+      // Two functions: this one and the key registry monitor (test/infrastructure/lib/key-registry-monitor.test.ts).
       template.resourceCountIs('AWS::Lambda::Function', 2);
       expect(
         template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
@@ -626,7 +626,7 @@ describe('PaymentApi props validation', () => {
   const BURST = 'throttlingBurstLimit must be a whole number of requests of at least 1';
   const STAGE = 'stageName must be 1 to 128 letters, digits, "-" or "_"';
 
-  // A Duration in fractions of its unit is requireWholeDuration's (test/unit/lib/validation.test.ts).
+  // A Duration in fractions of its unit is requireWholeDuration's (test/infrastructure/lib/validation.test.ts).
   it.each<[string, PaymentApiProps, string]>([
     ['a zero TTL', { keyCacheTtl: Duration.seconds(0) }, `${TTL}, got 0`],
     ['a TTL over an hour', { keyCacheTtl: Duration.hours(2) }, `${TTL}, got 7200`],

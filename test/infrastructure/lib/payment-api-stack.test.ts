@@ -38,7 +38,7 @@ interface Statement {
 
 /**
  * The statements of one role's policies (the payment Lambda's unless told) on actions starting with `actionPrefix`.
- * The key registry monitor reads the secret too: test/unit/lib/key-registry-monitor.test.ts checks its grants.
+ * The key registry monitor reads the secret too: test/infrastructure/lib/key-registry-monitor.test.ts checks its grants.
  */
 function statementsFor(
   template: Template,

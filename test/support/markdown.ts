@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 
-export const PROJECT_ROOT = path.join(__dirname, '..', '..', '..');
+export const PROJECT_ROOT = path.join(__dirname, '..', '..');
 
 const FENCE = /^\s{0,3}(```|~~~)/;
 const HEADING = /^\s{0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/;

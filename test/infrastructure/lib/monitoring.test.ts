@@ -18,7 +18,7 @@ import {
   synthesizeStack,
   unbundledApp,
 } from '../../support/construct-template';
-import { PROJECT_ROOT } from '../docs/markdown';
+import { PROJECT_ROOT } from '../../support/markdown';
 
 interface Resource {
   readonly Type: string;
