@@ -10,7 +10,7 @@ import type { RateLimit } from '../../shared/keys/rate-limit';
 import { runFleet, type FleetRun, type Invocation } from './asset-fleet';
 import { readEmfLines, totalCounts } from './emf';
 import { paymentEvent } from './events';
-import { startFaultProxy, type Fault } from './fault-proxy';
+import { ItemWriteQueue, startFaultProxy, type Fault } from './fault-proxy';
 import { DEMO_KEY, HASHED_APP_KEY, PARTNER_KEY } from './keys';
 import {
   createMotoRateLimitTable,
@@ -122,6 +122,14 @@ export interface FloodReport {
   readonly floodAccepted: readonly number[];
   /** The flooding app's requests in each whole second from the start. */
   readonly floodOffered: readonly number[];
+  /**
+   * The flooding app's requests in each whole second whose check the shared count could not answer
+   * (RateLimiterUnavailable: past the budget, failing, or the breaker open): decided by the environment's own count
+   * when failing local.
+   */
+  readonly floodUnavailable: readonly number[];
+  /** Of those, the ones accepted (200 without the RateLimit fields): what the local counts admitted. */
+  readonly floodAcceptedLocally: readonly number[];
   /** The flooding app's answers other than 200 and 429 (none expected). */
   readonly floodOther: readonly Invocation[];
   /** The flooding app's 429s. */
@@ -165,8 +173,25 @@ function perWholeSecond(invocations: readonly Invocation[], startAt: number, sec
 }
 
 /**
+ * The invocations whose EMF line counts RateLimiterUnavailable. Each invocation writes one EMF line, so each
+ * process's lines after its warm-up's follow its invocations one for one.
+ */
+function uncountedInvocations(fleet: FleetRun): Set<Invocation> {
+  const found = new Set<Invocation>();
+  fleet.outputs.forEach((output, process) => {
+    const lines = readEmfLines(output).lines.slice(WARM_UP.length);
+    const invocations = fleet.invocations.filter((invocation) => invocation.process === process);
+    invocations.forEach((invocation, index) => {
+      if ((lines[index]?.counts.RateLimiterUnavailable ?? 0) > 0) found.add(invocation);
+    });
+  });
+  return found;
+}
+
+/**
  * One flood: a secret with the flooding app (no limit of its own), the steady app (a limit of its own) and an app
- * each environment warms up with; a fresh counter table; a counting proxy in front of moto's DynamoDB. Every
+ * each environment warms up with; a fresh counter table; a counting proxy in front of moto's DynamoDB per
+ * environment, the proxies handing moto each item's writes one at a time (ItemWriteQueue), as DynamoDB applies them. Every
  * environment offers its share of both apps' rates from one start instant for `durationMs`. The limiter gets
  * EMULATOR_LIMITER_DEADLINE_MS unless `bounds` is `production`, so moto's speed never shows as a fail-open.
  *
@@ -191,9 +216,11 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
   );
   const tableName = `rate-limits-${run}`;
   await createMotoRateLimitTable(options.moto, tableName);
-  // One proxy per environment, so its calls can be told apart.
+  // One proxy per environment, so its calls can be told apart; one queue for them all, so that moto applies each
+  // item's conditional writes one at a time, as DynamoDB does (moto alone lets concurrent ones past the capacity).
+  const itemWrites = new ItemWriteQueue();
   const proxies = await Promise.all(
-    Array.from({ length: options.processes }, () => startFaultProxy(options.moto.port)),
+    Array.from({ length: options.processes }, () => startFaultProxy(options.moto.port, { itemWrites })),
   );
   for (const proxy of proxies) proxy.setLatency(options.latencyMs ?? 0);
   try {
@@ -247,6 +274,8 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
     });
     const seconds = Math.floor(options.durationMs / 1000);
     const flood = fleet.invocations.filter((invocation) => invocation.stream === 'flood');
+    const unavailable = uncountedInvocations(fleet);
+    const floodUnavailable = flood.filter((invocation) => unavailable.has(invocation));
     const callsByEnvironment = proxies.map((proxy) =>
       proxy.calls
         .filter((call) => call.operation === 'UpdateItem' && call.at >= fleet.startAt)
@@ -260,6 +289,12 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
         seconds,
       ),
       floodOffered: perWholeSecond(flood, fleet.startAt, seconds),
+      floodUnavailable: perWholeSecond(floodUnavailable, fleet.startAt, seconds),
+      floodAcceptedLocally: perWholeSecond(
+        floodUnavailable.filter((invocation) => invocation.statusCode === 200),
+        fleet.startAt,
+        seconds,
+      ),
       floodOther: flood.filter((invocation) => ![200, 429].includes(invocation.statusCode)),
       floodLimited: flood.filter((invocation) => invocation.statusCode === 429),
       steady: fleet.invocations.filter((invocation) => invocation.stream === 'steady'),
