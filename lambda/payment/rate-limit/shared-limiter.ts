@@ -71,7 +71,9 @@ export interface SharedRateLimiterOptions {
  * - A failing store opens a breaker (store-breaker.ts): then no call, one probe a second.
  * - Whenever the shared count cannot answer (past the budget, failing, the breaker open), the decision carries what
  *   this environment's own count says (`local`): it counts every request it accepted, so failing `local` admits at
- *   most the app's burst per window here, and the app at most environments × its limit in all.
+ *   most the app's burst per window here, and the app at most environments × its limit in all. One environment never
+ *   accepts more than the burst in a window: once its own count has admitted the rest of it while the store was slow,
+ *   a request the store accepts later in that window is refused (the local decisions never add to the store's).
  * - The whole check ends within its budget (LIMITER_WORST_ADDED_MS, 150 ms), whatever the store does: one
  *   AbortSignal.timeout per check, passed to the store and from it to the client and the transport.
  */
@@ -109,8 +111,9 @@ export class SharedRateLimiter implements RateLimiter {
     const shared = await this.sharedDecision(appId, limit, startedAt);
     switch (shared.kind) {
       case 'accepted':
-        this.localCounts.note(appId, limit, startedAt, shared.remaining);
-        return shared;
+        // Never more than the burst from one environment in a window, whatever its own count admitted meanwhile.
+        if (this.localCounts.noteShared(appId, limit, startedAt, shared.remaining)) return shared;
+        return { kind: 'limited', retryAfterSeconds: shared.resetSeconds };
       case 'limited':
         return shared;
       case 'unavailable':

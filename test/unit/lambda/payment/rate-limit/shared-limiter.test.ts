@@ -295,6 +295,26 @@ describe('SharedRateLimiter', () => {
       ]);
     });
 
+    it('never accepts more than the burst from one environment in a window: a store answering again after its own count admitted the rest is refused', async () => {
+      // Slow now and then (never three in a row, so the breaker stays closed): four accepted by its own count, one
+      // by the store's, whose item the time-outs never reached.
+      store.answer(TIMEOUT, TIMEOUT, { kind: 'counted', used: 1 }, TIMEOUT, TIMEOUT);
+      const accepted = [];
+      for (let i = 0; i < 5; i++) {
+        const decision = await limiter.check('shop', LIMIT);
+        accepted.push(decision.kind === 'unavailable' ? decision.local?.kind : decision.kind);
+      }
+      store.answer({ kind: 'counted', used: 2 });
+
+      const after = await limiter.check('shop', LIMIT);
+
+      expect(accepted).toEqual(Array.from({ length: 5 }, () => 'accepted'));
+      expect(after).toEqual({ kind: 'limited', retryAfterSeconds: 1 });
+      // The next window starts afresh, through the store.
+      clock.now = into('shop', LIMIT, WINDOW + 1, 10);
+      expect(await limiter.check('shop', LIMIT)).toMatchObject({ kind: 'accepted', remaining: 4 });
+    });
+
     it('never refuses a calm app while the breaker is open: its own count is below its limit', async () => {
       store.answer(TIMEOUT, TIMEOUT, TIMEOUT, TIMEOUT);
       for (let i = 0; i < 3; i++) await limiter.check(`app-${i}`, LIMIT);
