@@ -4,6 +4,9 @@
  * stays below its own limit. Shared by the test, which asserts the band, and by the benchmark, which prints it.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { RATE_LIMIT_ENV, type LimiterFailure } from '../../lambda/payment/rate-limit/settings';
 import { appWindowAt } from '../../lambda/payment/rate-limit/window';
 import type { RateLimit } from '../../shared/keys/rate-limit';
@@ -98,6 +101,11 @@ export interface FloodOptions {
   readonly fault?: Fault;
   /** RATE_LIMIT_FAILURE. Default open. */
   readonly failure?: LimiterFailure;
+  /**
+   * The environments' CPU niceness (os.setPriority, 1 to 19): above 0, moto and the proxies come before them on a
+   * busy CPU, as DynamoDB, on machines of its own, never waits for a Lambda's flood. Default 0 (as the test runner).
+   */
+  readonly environmentNiceness?: number;
 }
 
 /**
@@ -223,6 +231,7 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
     Array.from({ length: options.processes }, () => startFaultProxy(options.moto.port, { itemWrites })),
   );
   for (const proxy of proxies) proxy.setLatency(options.latencyMs ?? 0);
+  const niceness = lowerPriority(options.environmentNiceness);
   try {
     const perProcess = (total: number): number => total / options.processes;
     const fleet = await runFleet({
@@ -237,7 +246,10 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
         // Only what goes wrong: 100+ request lines a second would only load the two cores.
         logLevel: 'warn',
       }),
-      processes: proxies.map((proxy) => ({ AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint })),
+      processes: proxies.map((proxy) => ({
+        AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
+        ...(niceness === undefined ? {} : { NODE_OPTIONS: `--require ${niceness.preload}` }),
+      })),
       startAt: (earliest) =>
         appWindowAt(FLOOD_APP, options.floodLimit, earliest + FLOOD_LEAD_MS).endMs - FLOOD_LEAD_MS,
       warmUp: WARM_UP,
@@ -308,6 +320,26 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
       unavailable: fleet.invocations.filter(answeredWithoutLimiter),
     };
   } finally {
+    niceness?.remove();
     await Promise.all(proxies.map((proxy) => proxy.close()));
   }
+}
+
+/** A module each environment loads first (NODE_OPTIONS=--require), setting its own CPU niceness; none for 0. */
+function lowerPriority(
+  niceness: number | undefined,
+): { readonly preload: string; remove(): void } | undefined {
+  if (niceness === undefined || niceness === 0) return undefined;
+  if (!Number.isInteger(niceness) || niceness < 1 || niceness > 19) {
+    throw new Error(`environmentNiceness must be a whole number from 1 to 19, not ${niceness}`);
+  }
+  const directory = mkdtempSync(join(tmpdir(), 'payment-flood-nice-'));
+  const preload = join(directory, 'nice.cjs');
+  writeFileSync(preload, `require('node:os').setPriority(${niceness});\n`);
+  return {
+    preload,
+    remove: () => {
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
 }
