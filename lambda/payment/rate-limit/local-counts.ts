@@ -44,6 +44,11 @@ export class LocalWindowCounts {
     return true;
   }
 
+  /** Whether this environment has accepted the app's whole burst in the current window. */
+  spent(appId: string, limit: RateLimit, now: number): boolean {
+    return this.countOf(appId, limit, now).accepted >= limit.burst;
+  }
+
   /** Drops the counts of windows that have ended: the map holds the apps in use. */
   sweep(now: number): void {
     for (const [key, count] of this.counts) {

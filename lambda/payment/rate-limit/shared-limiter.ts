@@ -152,6 +152,9 @@ export class SharedRateLimiter implements RateLimiter {
 
     view.noteRequest(window.index, now, this.random);
     if (view.knownFull(window.index) || view.sitsOut()) return limited;
+    // Its own count admitted the rest of the window while the store was slow, and the store answers again: nothing
+    // more here, and no call. (While the breaker is open, the request is the store being unavailable, as counted.)
+    if (!this.breaker.isOpen() && this.localCounts.spent(appId, limit, now)) return limited;
     const throttled = view.knownThrottled(window.index);
     if (throttled !== undefined) {
       return {
