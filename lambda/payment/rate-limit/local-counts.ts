@@ -9,8 +9,8 @@ import { appWindowAt, windowLengthMs } from './window';
  * shared limiter keeps one per execution environment for `appRateLimitFailure=local`.
  *
  * For the shared limiter each window has two counts:
- * - `accepted`: the requests this environment accepted in it, through the shared count or its own. Never more than
- *   the burst: a request the shared count accepts past it is refused (noteShared), so the app gets at most
+ * - `accepted`: the requests this environment accepted in it, through the shared count or its own. Failing `local`,
+ *   the shared limiter accepts nothing more in a window once it reaches the burst (`spent`), so the app gets at most
  *   environments × burst a window whatever the store does, and a window's local decisions never add to what the
  *   store granted here.
  * - `held`: at least `accepted`, and at least what the shared count last said the whole window holds (all
@@ -31,17 +31,14 @@ export class LocalWindowCounts {
   }
 
   /**
-   * A request the shared count accepted, `remaining` (what it said is left) raising `held` to what the whole window
-   * is known to hold. Returns false, counting nothing, when this environment has already accepted the app's whole
-   * burst in this window (its own count admitted requests while the store was slow, and the store is answering
-   * again): the request is then refused.
+   * Counts a request the shared count accepted; `remaining` (what it said is left) raises `held` to what the whole
+   * window is known to hold, so a call that times out late in a window admits only what the shared count had left,
+   * not a whole burst more.
    */
-  noteShared(appId: string, limit: RateLimit, now: number, remaining: number): boolean {
+  note(appId: string, limit: RateLimit, now: number, remaining: number): void {
     const count = this.countOf(appId, limit, now);
-    if (count.accepted >= limit.burst) return false;
     count.accepted++;
     count.held = Math.max(count.held + 1, limit.burst - remaining);
-    return true;
   }
 
   /** Whether this environment has accepted the app's whole burst in the current window. */
