@@ -20,6 +20,7 @@ export const handler = composeLambdaHandler({
       }),
       // The production budget, unless a test against an emulator set a longer one.
       budgetMs: settings.budgetMs,
+      failure: settings.failure,
     }),
     defaultLimit: settings.defaultLimit,
     failure: settings.failure,

@@ -3,6 +3,12 @@
  * or fails them the way the service (Secrets Manager or DynamoDB, told apart by the call's X-Amz-Target) or the
  * network can fail, switchable at any time, for every call or only for the Secrets Manager calls naming one
  * SecretId (one shard of a key registry), and it records every call it sees so tests can bound the call rate.
+ *
+ * moto's conditional UpdateItem is not atomic: it reads the item, checks the condition and writes in steps that
+ * concurrent calls interleave (60 concurrent increments under a capacity of 2 let 4 or 5 through). DynamoDB applies
+ * each item's conditional writes one at a time. A proxy given `itemWrites` (an ItemWriteQueue, which several proxies
+ * may share) makes moto do the same: the DynamoDB writes naming one item reach moto one after the other, each once
+ * the one before was answered; other items' writes and every other call go on meanwhile.
  */
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -52,6 +58,62 @@ export interface ModeOptions {
    * connection as soon as the call arrives, unanswered, which the SDK meets as the same kind of network error.
    */
   readonly secretId?: string;
+}
+
+/** The DynamoDB write operations that name one item (`Key`) and may carry a condition. */
+const ITEM_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
+
+/**
+ * One queue per DynamoDB item: the writes naming it go to moto one at a time, in the order they arrived. Shared by
+ * every proxy in front of one moto (one per execution environment, so their calls can be told apart), so that writes
+ * from all of them queue together, as they do at DynamoDB.
+ */
+export class ItemWriteQueue {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  /** Runs `write` once every earlier write of `item` has settled; the next one waits for it in turn. */
+  async run<T>(item: string, write: () => Promise<T>): Promise<T> {
+    const before = this.tails.get(item) ?? Promise.resolve();
+    let release = (): void => undefined;
+    const mine = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const tail = before.then(() => mine);
+    this.tails.set(item, tail);
+    await before;
+    try {
+      return await write();
+    } finally {
+      release();
+      if (this.tails.get(item) === tail) this.tails.delete(item);
+    }
+  }
+}
+
+/**
+ * The item a DynamoDB write names (its table and `Key`, as sent), or undefined for any other call: only item
+ * writes queue. Never anything else of the body.
+ */
+function itemOf(target: string, body: Buffer): string | undefined {
+  if (!target.startsWith('DynamoDB_') || !ITEM_WRITES.has(target.replace(/^[^.]*\./, ''))) return undefined;
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as {
+      readonly TableName?: unknown;
+      readonly Key?: unknown;
+    };
+    return JSON.stringify([parsed.TableName, parsed.Key]);
+  } catch {
+    return undefined;
+  }
+}
+
+export interface FaultProxyOptions {
+  /**
+   * Makes moto apply each item's writes one at a time, as DynamoDB does (see above): pass one queue to every proxy
+   * in front of the same moto. Where a test counts what conditional writes admitted, exactly or within a band.
+   * Default: none (calls reach moto as they come).
+   */
+  readonly itemWrites?: ItemWriteQueue;
 }
 
 export interface FaultProxy {
@@ -206,7 +268,10 @@ export function closeServer(server: Server, sockets: Set<Socket>): Promise<void>
 }
 
 /** Starts the proxy in front of moto's port; `pass` mode until told otherwise. */
-export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
+export async function startFaultProxy(
+  motoPort: number,
+  options: FaultProxyOptions = {},
+): Promise<FaultProxy> {
   let mode: ProxyMode = 'pass';
   let latencyMs = 0;
   let scheduled: { mode: ProxyMode; passesLeft: number } | undefined;
@@ -266,7 +331,11 @@ export async function startFaultProxy(motoPort: number): Promise<FaultProxy> {
     }
     const added = current === 'pass' ? latencyMs : 0;
     if (added > 0) await pause(added / 2);
-    const answer = await forward(motoPort, incoming, body);
+    const item = options.itemWrites === undefined ? undefined : itemOf(target, body);
+    const answer =
+      item === undefined || options.itemWrites === undefined
+        ? await forward(motoPort, incoming, body)
+        : await options.itemWrites.run(item, () => forward(motoPort, incoming, body));
     if (added > 0) await pause(added / 2);
     if (current === 'slow') await pause(SLOW_ANSWER_MS);
     if (current === 'reset-mid-answer') {

@@ -5,7 +5,11 @@
  * as Lambda does; the store answers at once. Shared by the unit test, which asserts the band and that nothing fails
  * open, and by the benchmark, which prints the figures.
  */
-import type { LimitDecision } from '../../lambda/payment/rate-limit/limiter';
+import type {
+  CounterIncrement,
+  CounterStore,
+  IncrementOutcome,
+} from '../../lambda/payment/rate-limit/counter-store';
 import {
   counterStripes,
   REQUESTS_PER_SECOND_PER_ITEM,
@@ -31,6 +35,14 @@ export interface HotCounterScenario {
   readonly calm: { readonly limit: RateLimit; readonly perSecond: number };
   /** DynamoDB's per-item ceiling. */
   readonly writesPerSecondPerItem: number;
+  /**
+   * How long a store call takes, there and back, drawn evenly from [min, max] ms for each call; the write lands
+   * halfway. While a call is under way its environment serves nothing else (one request at a time, as Lambda), and
+   * the other environments' calls go on: windows fill over time, as they do against DynamoDB, and an environment's
+   * first call of a window can find it already spent. Kept below the limiter's budget (150 ms). Default: none, the
+   * store answering at once.
+   */
+  readonly storeLatencyMs?: { readonly min: number; readonly max: number };
   readonly seed: number;
 }
 
@@ -117,27 +129,48 @@ export const HOT_COUNTER_RUNS: readonly {
 export const FILL_RATES = [100, 10_000] as const;
 /** From one environment to a fleet. */
 export const FILL_ENVIRONMENTS = [1, 4, 16, 1_000] as const;
+/**
+ * The store's answer, there and back: at once; a few ms (DynamoDB in the Region); and 40 to 120 ms (the bench's
+ * +40 and +80 ms on a busy machine), where windows fill slowly and thinning once starved them.
+ */
+export const FILL_LATENCIES: readonly {
+  readonly label: string;
+  readonly latency: HotCounterScenario['storeLatencyMs'];
+}[] = [
+  { label: 'store at once', latency: undefined },
+  { label: 'store 2-10 ms', latency: { min: 2, max: 10 } },
+  { label: 'store 40-120 ms', latency: { min: 40, max: 120 } },
+];
 
 /**
  * Every window filled: one app at 10 a second (windows of 1 s, 10 requests each) offered far more than that from
- * 1 to 1,000 environments, each at 100 or 10,000 requests a second; the flood reaches the environments at once,
- * or, for 1,000, over 3 s (a flood reaching 1,000 in one instant throttles its first window: see HOT_COUNTER_RUNS).
+ * 1 to 1,000 environments, each at 100 or 10,000 requests a second, the store answering at once, in a few ms or in
+ * 40 to 120 ms; the flood reaches the environments at once, or, for 1,000, over 3 s (a flood reaching 1,000 in one
+ * instant throttles its first window: see HOT_COUNTER_RUNS).
  */
 export const WINDOW_FILL_RUNS: readonly {
   readonly label: string;
   readonly scenario: HotCounterScenario;
-}[] = FILL_ENVIRONMENTS.flatMap((environments) =>
-  FILL_RATES.map((perEnvironmentPerSecond) => ({
-    label: `${environments.toLocaleString('en')} environment${environments === 1 ? '' : 's'}, ${perEnvironmentPerSecond.toLocaleString('en')}/s each`,
-    scenario: {
-      ...THOUSAND_ENVIRONMENTS,
-      environments,
-      limit: { perSecond: 10, burst: 10 },
-      perEnvironmentPerSecond,
-      spreadMs: environments === 1_000 ? 3_000 : 0,
-      durationMs: 12_000,
-    },
-  })),
+}[] = FILL_LATENCIES.flatMap(({ label: latencyLabel, latency }) =>
+  FILL_ENVIRONMENTS.flatMap((environments) =>
+    FILL_RATES.filter(
+      // One environment answering one request at a time, 40 to 120 ms a call, cannot be offered 100 a second: it
+      // takes about 15 (more than the limit, not a flood of 5 times it). The 10,000 a second run covers it.
+      (perEnvironmentPerSecond) =>
+        !(environments === 1 && perEnvironmentPerSecond === 100 && (latency?.min ?? 0) >= 40),
+    ).map((perEnvironmentPerSecond) => ({
+      label: `${environments.toLocaleString('en')} environment${environments === 1 ? '' : 's'}, ${perEnvironmentPerSecond.toLocaleString('en')}/s each, ${latencyLabel}`,
+      scenario: {
+        ...THOUSAND_ENVIRONMENTS,
+        environments,
+        limit: { perSecond: 10, burst: 10 },
+        perEnvironmentPerSecond,
+        spreadMs: environments === 1_000 ? 3_000 : 0,
+        durationMs: 12_000,
+        ...(latency === undefined ? {} : { storeLatencyMs: latency }),
+      },
+    })),
+  ),
 );
 
 /** mulberry32: a small seeded generator, so a run is the same every time. */
@@ -154,70 +187,141 @@ function seeded(seed: number): () => number {
 
 const FLOOD_APP = 'flooded-app';
 const CALM_APP = 'calm-app';
-/** The simulated clock starts here (epoch milliseconds), in the middle of nowhere in particular. */
-const START_MS = 1_800_000_000_000;
-
-interface Arrival {
-  readonly at: number;
-  readonly environment: number;
-  readonly app: typeof FLOOD_APP | typeof CALM_APP;
+/**
+ * The simulated clock starts here (epoch milliseconds). With a store that answers at once, anywhere: a window fills
+ * in the instant it starts, so no whole second splits one. With a latency, 50 ms before one of the flooded app's
+ * windows starts (its windows are offset by a hash of its id), so each whole second counted from the start holds the
+ * start of one window and the first 950 ms of it, as in the floods against moto (runFlood): counted from another
+ * instant, a second could hold the end of one window's filling and the start of the next's.
+ */
+function startOf(scenario: HotCounterScenario): number {
+  const anywhere = 1_800_000_000_000;
+  if (scenario.storeLatencyMs === undefined) return anywhere;
+  return appWindowAt(FLOOD_APP, scenario.limit, anywhere).endMs - 50;
 }
 
-/** The arrivals still to come, earliest first: one per environment's flood, and the calm app's next. */
-class ArrivalQueue {
-  private readonly heap: Arrival[] = [];
+/** Something due at `at` ms from the start: a request arriving, a write landing, an answer coming back. */
+interface SimulatedEvent {
+  readonly at: number;
+  /** Breaks ties in the order events were scheduled, so that a run is the same every time. */
+  readonly order: number;
+  readonly run: () => void;
+}
+
+/** The events still to come, earliest first. */
+class EventQueue {
+  private readonly heap: SimulatedEvent[] = [];
+  private scheduled = 0;
 
   get size(): number {
     return this.heap.length;
   }
 
-  push(arrival: Arrival): void {
+  push(at: number, run: () => void): void {
     const heap = this.heap;
-    heap.push(arrival);
+    const event = { at, order: this.scheduled++, run };
+    heap.push(event);
     for (let index = heap.length - 1; index > 0;) {
       const parent = (index - 1) >> 1;
-      if ((heap[parent] as Arrival).at <= arrival.at) break;
-      heap[index] = heap[parent] as Arrival;
-      heap[parent] = arrival;
+      if (!EventQueue.before(event, heap[parent] as SimulatedEvent)) break;
+      heap[index] = heap[parent] as SimulatedEvent;
+      heap[parent] = event;
       index = parent;
     }
   }
 
-  pop(): Arrival {
+  pop(): SimulatedEvent {
     const heap = this.heap;
-    const first = heap[0] as Arrival;
-    const last = heap.pop() as Arrival;
+    const first = heap[0] as SimulatedEvent;
+    const last = heap.pop() as SimulatedEvent;
     if (heap.length > 0) {
       heap[0] = last;
       for (let index = 0; ;) {
         const left = 2 * index + 1;
         const right = left + 1;
         let smallest = index;
-        if (left < heap.length && (heap[left] as Arrival).at < (heap[smallest] as Arrival).at)
+        if (
+          left < heap.length &&
+          EventQueue.before(heap[left] as SimulatedEvent, heap[smallest] as SimulatedEvent)
+        )
           smallest = left;
-        if (right < heap.length && (heap[right] as Arrival).at < (heap[smallest] as Arrival).at)
+        if (
+          right < heap.length &&
+          EventQueue.before(heap[right] as SimulatedEvent, heap[smallest] as SimulatedEvent)
+        )
           smallest = right;
         if (smallest === index) break;
-        [heap[index], heap[smallest]] = [heap[smallest] as Arrival, heap[index] as Arrival];
+        [heap[index], heap[smallest]] = [heap[smallest] as SimulatedEvent, heap[index] as SimulatedEvent];
         index = smallest;
       }
     }
     return first;
   }
+
+  private static before(first: SimulatedEvent, second: SimulatedEvent): boolean {
+    return first.at < second.at || (first.at === second.at && first.order < second.order);
+  }
 }
 
 /**
- * Runs the scenario: each environment's flood is a Poisson stream of its own, drawn as it goes. Where an environment
- * answered a flood request without a store call (its window known full, or sat out), every later request of it in
- * that window gets the same answer without a call (nothing it knows can change until the window ends): those are
- * counted, not checked one by one, so 1,000 environments at 10,000 requests a second each run in moments. (Only for
- * an app on one item: with several, the next request may land on another stripe.)
+ * The store double with a latency on the simulated clock: each call's write lands on the double halfway through it,
+ * and its answer comes back at its end, as events of the simulation.
+ */
+class LatentStore implements CounterStore {
+  constructor(
+    private readonly store: CounterStoreDouble,
+    private readonly events: EventQueue,
+    private readonly elapsed: () => number,
+    private readonly latencyMs: () => number,
+  ) {}
+
+  increment(request: CounterIncrement): Promise<IncrementOutcome> {
+    const startedAt = this.elapsed();
+    const takes = this.latencyMs();
+    return new Promise((resolve) => {
+      this.events.push(startedAt + takes / 2, () => {
+        void this.store.increment(request).then((outcome) => {
+          this.events.push(startedAt + takes, () => {
+            resolve(outcome);
+          });
+        });
+      });
+    });
+  }
+}
+
+/** Lets every promise continuation run: after it, each check an event let go on has gone as far as it can. */
+const settle = (): Promise<void> =>
+  new Promise((resolve) => {
+    setImmediate(resolve);
+  });
+
+/**
+ * Runs the scenario: each environment's flood is a Poisson stream of its own, drawn as it goes, each request sent
+ * once the environment has answered the one before (one at a time, as Lambda). Where an environment answered a flood
+ * request without a store call (its window known full, or sat out), every later request of it in that window gets
+ * the same answer without a call (nothing it knows can change until the window ends): those are counted, not checked
+ * one by one, so 1,000 environments at 10,000 requests a second each run in moments. (Only for an app on one item:
+ * with several, the next request may land on another stripe.)
  */
 export async function simulateHotCounter(scenario: HotCounterScenario): Promise<HotCounterReport> {
   const random = seeded(scenario.seed);
-  let clock = START_MS;
+  const startMs = startOf(scenario);
+  let clock = startMs;
   const now = (): number => clock;
-  const store = new CounterStoreDouble({ now, writesPerSecondPerItem: scenario.writesPerSecondPerItem });
+  const events = new EventQueue();
+  const double = new CounterStoreDouble({ now, writesPerSecondPerItem: scenario.writesPerSecondPerItem });
+  const latency = scenario.storeLatencyMs;
+  const latencyRandom = seeded(scenario.seed * 31 + 7);
+  const store: CounterStore =
+    latency === undefined
+      ? double
+      : new LatentStore(
+          double,
+          events,
+          () => clock - startMs,
+          () => latency.min + latencyRandom() * (latency.max - latency.min),
+        );
   const limiters = Array.from(
     { length: scenario.environments },
     (_, environment) =>
@@ -230,73 +334,80 @@ export async function simulateHotCounter(scenario: HotCounterScenario): Promise<
   const gap = (rate: number): number => (-Math.log(1 - random()) * 1000) / rate;
   const floodRate = scenario.perEnvironmentPerSecond;
   const oneItem = counterStripes(scenario.limit).count === 1;
-  const queue = new ArrivalQueue();
-  for (let environment = 0; environment < scenario.environments; environment++) {
-    queue.push({ at: random() * scenario.spreadMs + gap(floodRate), environment, app: FLOOD_APP });
-  }
-  queue.push({
-    at: gap(scenario.calm.perSecond),
-    environment: Math.floor(random() * scenario.environments),
-    app: CALM_APP,
-  });
-  let floodRequests = 0;
-  let calmRequests = 0;
-  let calmRefused = 0;
-  while (queue.size > 0) {
-    const arrival = queue.pop();
-    if (arrival.at >= scenario.durationMs) continue;
-    clock = START_MS + arrival.at;
-    const limit = arrival.app === FLOOD_APP ? scenario.limit : scenario.calm.limit;
-    const callsBefore = store.calls.length;
-    const decision: LimitDecision = await (limiters[arrival.environment] as SharedRateLimiter).check(
-      arrival.app,
-      limit,
-    );
-    const second = Math.floor(arrival.at / 1000);
-    if (decision.kind === 'unavailable')
-      unavailablePerSecond[second] = (unavailablePerSecond[second] ?? 0) + 1;
-    if (arrival.app === CALM_APP) {
-      calmRequests++;
-      if (decision.kind === 'limited') calmRefused++;
-      queue.push({
-        at: arrival.at + gap(scenario.calm.perSecond),
-        environment: Math.floor(random() * scenario.environments),
-        app: CALM_APP,
+  const totals = { floodRequests: 0, calmRequests: 0, calmRefused: 0 };
+  const secondOf = (at: number): number => Math.floor(at / 1000);
+
+  const floodArrives = (environment: number, at: number): void => {
+    if (at >= scenario.durationMs) return;
+    events.push(at, () => {
+      const callsBefore = double.calls.length;
+      void (limiters[environment] as SharedRateLimiter).check(FLOOD_APP, scenario.limit).then((decision) => {
+        totals.floodRequests++;
+        const second = secondOf(at);
+        if (decision.kind === 'unavailable')
+          unavailablePerSecond[second] = (unavailablePerSecond[second] ?? 0) + 1;
+        if (decision.kind === 'accepted') acceptedPerSecond[second] = (acceptedPerSecond[second] ?? 0) + 1;
+        const answeredAt = clock - startMs;
+        let next = answeredAt + gap(floodRate);
+        if (oneItem && decision.kind === 'limited' && double.calls.length === callsBefore) {
+          const windowEnd = appWindowAt(FLOOD_APP, scenario.limit, clock).endMs - startMs;
+          if (next < windowEnd) {
+            totals.floodRequests += Math.round(
+              ((Math.min(windowEnd, scenario.durationMs) - answeredAt) * floodRate) / 1000,
+            );
+            next = windowEnd + gap(floodRate);
+          }
+        }
+        floodArrives(environment, next);
       });
-      continue;
-    }
-    floodRequests++;
-    if (decision.kind === 'accepted') acceptedPerSecond[second] = (acceptedPerSecond[second] ?? 0) + 1;
-    let next = arrival.at + gap(floodRate);
-    if (oneItem && decision.kind === 'limited' && store.calls.length === callsBefore) {
-      const windowEnd = appWindowAt(FLOOD_APP, limit, clock).endMs - START_MS;
-      if (next < windowEnd) {
-        floodRequests += Math.round(
-          ((Math.min(windowEnd, scenario.durationMs) - arrival.at) * floodRate) / 1000,
-        );
-        next = windowEnd + gap(floodRate);
-      }
-    }
-    queue.push({ at: next, environment: arrival.environment, app: FLOOD_APP });
+    });
+  };
+
+  const calmArrives = (at: number): void => {
+    if (at >= scenario.durationMs) return;
+    const environment = Math.floor(random() * scenario.environments);
+    events.push(at, () => {
+      void (limiters[environment] as SharedRateLimiter)
+        .check(CALM_APP, scenario.calm.limit)
+        .then((decision) => {
+          totals.calmRequests++;
+          const second = secondOf(at);
+          if (decision.kind === 'unavailable')
+            unavailablePerSecond[second] = (unavailablePerSecond[second] ?? 0) + 1;
+          if (decision.kind === 'limited') totals.calmRefused++;
+        });
+      calmArrives(at + gap(scenario.calm.perSecond));
+    });
+  };
+
+  for (let environment = 0; environment < scenario.environments; environment++) {
+    floodArrives(environment, random() * scenario.spreadMs + gap(floodRate));
+  }
+  calmArrives(gap(scenario.calm.perSecond));
+  while (events.size > 0) {
+    const event = events.pop();
+    clock = startMs + event.at;
+    event.run();
+    await settle();
   }
   const bySecond = (times: Iterable<number>): number[] => {
     const counts = perSecond();
     for (const at of times) {
-      const second = Math.floor((at - START_MS) / 1000);
+      const second = Math.floor((at - startMs) / 1000);
       counts[second] = (counts[second] ?? 0) + 1;
     }
     return counts;
   };
   return {
     acceptedPerSecond,
-    floodRequests,
+    floodRequests: totals.floodRequests,
     unavailablePerSecond,
     throttledPerSecond: bySecond(
-      store.calls.filter((call) => call.outcome.kind === 'throttled').map((call) => call.at),
+      double.calls.filter((call) => call.outcome.kind === 'throttled').map((call) => call.at),
     ),
-    writesPerSecond: bySecond([...store.writes.values()].flat()),
-    peak: store.peakWritesPerSecond(),
-    calmRequests,
-    calmRefused,
+    writesPerSecond: bySecond([...double.writes.values()].flat()),
+    peak: double.peakWritesPerSecond(),
+    calmRequests: totals.calmRequests,
+    calmRefused: totals.calmRefused,
   };
 }

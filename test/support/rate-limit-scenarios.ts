@@ -4,13 +4,16 @@
  * stays below its own limit. Shared by the test, which asserts the band, and by the benchmark, which prints it.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { RATE_LIMIT_ENV, type LimiterFailure } from '../../lambda/payment/rate-limit/settings';
 import { appWindowAt } from '../../lambda/payment/rate-limit/window';
 import type { RateLimit } from '../../shared/keys/rate-limit';
 import { runFleet, type FleetRun, type Invocation } from './asset-fleet';
 import { readEmfLines, totalCounts } from './emf';
 import { paymentEvent } from './events';
-import { startFaultProxy, type Fault } from './fault-proxy';
+import { ItemWriteQueue, startFaultProxy, type Fault } from './fault-proxy';
 import { DEMO_KEY, HASHED_APP_KEY, PARTNER_KEY } from './keys';
 import {
   createMotoRateLimitTable,
@@ -98,6 +101,11 @@ export interface FloodOptions {
   readonly fault?: Fault;
   /** RATE_LIMIT_FAILURE. Default open. */
   readonly failure?: LimiterFailure;
+  /**
+   * The environments' CPU niceness (os.setPriority, 1 to 19): above 0, moto and the proxies come before them on a
+   * busy CPU, as DynamoDB, on machines of its own, never waits for a Lambda's flood. Default 0 (as the test runner).
+   */
+  readonly environmentNiceness?: number;
 }
 
 /**
@@ -122,6 +130,14 @@ export interface FloodReport {
   readonly floodAccepted: readonly number[];
   /** The flooding app's requests in each whole second from the start. */
   readonly floodOffered: readonly number[];
+  /**
+   * The flooding app's requests in each whole second whose check the shared count could not answer
+   * (RateLimiterUnavailable: past the budget, failing, or the breaker open): decided by the environment's own count
+   * when failing local.
+   */
+  readonly floodUnavailable: readonly number[];
+  /** Of those, the ones accepted (200 without the RateLimit fields): what the local counts admitted. */
+  readonly floodAcceptedLocally: readonly number[];
   /** The flooding app's answers other than 200 and 429 (none expected). */
   readonly floodOther: readonly Invocation[];
   /** The flooding app's 429s. */
@@ -165,8 +181,25 @@ function perWholeSecond(invocations: readonly Invocation[], startAt: number, sec
 }
 
 /**
+ * The invocations whose EMF line counts RateLimiterUnavailable. Each invocation writes one EMF line, so each
+ * process's lines after its warm-up's follow its invocations one for one.
+ */
+function uncountedInvocations(fleet: FleetRun): Set<Invocation> {
+  const found = new Set<Invocation>();
+  fleet.outputs.forEach((output, process) => {
+    const lines = readEmfLines(output).lines.slice(WARM_UP.length);
+    const invocations = fleet.invocations.filter((invocation) => invocation.process === process);
+    invocations.forEach((invocation, index) => {
+      if ((lines[index]?.counts.RateLimiterUnavailable ?? 0) > 0) found.add(invocation);
+    });
+  });
+  return found;
+}
+
+/**
  * One flood: a secret with the flooding app (no limit of its own), the steady app (a limit of its own) and an app
- * each environment warms up with; a fresh counter table; a counting proxy in front of moto's DynamoDB. Every
+ * each environment warms up with; a fresh counter table; a counting proxy in front of moto's DynamoDB per
+ * environment, the proxies handing moto each item's writes one at a time (ItemWriteQueue), as DynamoDB applies them. Every
  * environment offers its share of both apps' rates from one start instant for `durationMs`. The limiter gets
  * EMULATOR_LIMITER_DEADLINE_MS unless `bounds` is `production`, so moto's speed never shows as a fail-open.
  *
@@ -191,11 +224,14 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
   );
   const tableName = `rate-limits-${run}`;
   await createMotoRateLimitTable(options.moto, tableName);
-  // One proxy per environment, so its calls can be told apart.
+  // One proxy per environment, so its calls can be told apart; one queue for them all, so that moto applies each
+  // item's conditional writes one at a time, as DynamoDB does (moto alone lets concurrent ones past the capacity).
+  const itemWrites = new ItemWriteQueue();
   const proxies = await Promise.all(
-    Array.from({ length: options.processes }, () => startFaultProxy(options.moto.port)),
+    Array.from({ length: options.processes }, () => startFaultProxy(options.moto.port, { itemWrites })),
   );
   for (const proxy of proxies) proxy.setLatency(options.latencyMs ?? 0);
+  const niceness = lowerPriority(options.environmentNiceness);
   try {
     const perProcess = (total: number): number => total / options.processes;
     const fleet = await runFleet({
@@ -210,7 +246,10 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
         // Only what goes wrong: 100+ request lines a second would only load the two cores.
         logLevel: 'warn',
       }),
-      processes: proxies.map((proxy) => ({ AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint })),
+      processes: proxies.map((proxy) => ({
+        AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
+        ...(niceness === undefined ? {} : { NODE_OPTIONS: `--require ${niceness.preload}` }),
+      })),
       startAt: (earliest) =>
         appWindowAt(FLOOD_APP, options.floodLimit, earliest + FLOOD_LEAD_MS).endMs - FLOOD_LEAD_MS,
       warmUp: WARM_UP,
@@ -247,6 +286,8 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
     });
     const seconds = Math.floor(options.durationMs / 1000);
     const flood = fleet.invocations.filter((invocation) => invocation.stream === 'flood');
+    const unavailable = uncountedInvocations(fleet);
+    const floodUnavailable = flood.filter((invocation) => unavailable.has(invocation));
     const callsByEnvironment = proxies.map((proxy) =>
       proxy.calls
         .filter((call) => call.operation === 'UpdateItem' && call.at >= fleet.startAt)
@@ -260,6 +301,12 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
         seconds,
       ),
       floodOffered: perWholeSecond(flood, fleet.startAt, seconds),
+      floodUnavailable: perWholeSecond(floodUnavailable, fleet.startAt, seconds),
+      floodAcceptedLocally: perWholeSecond(
+        floodUnavailable.filter((invocation) => invocation.statusCode === 200),
+        fleet.startAt,
+        seconds,
+      ),
       floodOther: flood.filter((invocation) => ![200, 429].includes(invocation.statusCode)),
       floodLimited: flood.filter((invocation) => invocation.statusCode === 429),
       steady: fleet.invocations.filter((invocation) => invocation.stream === 'steady'),
@@ -273,6 +320,26 @@ export async function runFlood(options: FloodOptions): Promise<FloodReport> {
       unavailable: fleet.invocations.filter(answeredWithoutLimiter),
     };
   } finally {
+    niceness?.remove();
     await Promise.all(proxies.map((proxy) => proxy.close()));
   }
+}
+
+/** A module each environment loads first (NODE_OPTIONS=--require), setting its own CPU niceness; none for 0. */
+function lowerPriority(
+  niceness: number | undefined,
+): { readonly preload: string; remove(): void } | undefined {
+  if (niceness === undefined || niceness === 0) return undefined;
+  if (!Number.isInteger(niceness) || niceness < 1 || niceness > 19) {
+    throw new Error(`environmentNiceness must be a whole number from 1 to 19, not ${niceness}`);
+  }
+  const directory = mkdtempSync(join(tmpdir(), 'payment-flood-nice-'));
+  const preload = join(directory, 'nice.cjs');
+  writeFileSync(preload, `require('node:os').setPriority(${niceness});\n`);
+  return {
+    preload,
+    remove: () => {
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
 }

@@ -3,7 +3,13 @@ import { counterItemKey, ITEM_LINGER_SECONDS } from './counter-table';
 import type { CounterStore, IncrementOutcome } from './counter-store';
 import { CounterView } from './counter-view';
 import { LocalWindowCounts } from './local-counts';
-import { LIMITER_WORST_ADDED_MS, wholeSeconds, type LimitDecision, type RateLimiter } from './limiter';
+import {
+  LIMITER_WORST_ADDED_MS,
+  wholeSeconds,
+  type LimitDecision,
+  type LimiterFailure,
+  type RateLimiter,
+} from './limiter';
 import { StoreBreaker } from './store-breaker';
 import { appWindowAt, windowLengthMs, type RateLimit } from './window';
 
@@ -51,6 +57,13 @@ export interface SharedRateLimiterOptions {
    * against an emulator).
    */
   readonly budgetMs?: number;
+  /**
+   * What the caller does when the shared count cannot answer (appRateLimitFailure). Only with `local` does each
+   * environment accept at most the burst in a window, its own count's acceptances and the store's together (with
+   * `open` or `closed` the local decisions are not used, so they are no acceptances to count). Default: none of
+   * that; the decisions still carry what the local count says.
+   */
+  readonly failure?: LimiterFailure;
 }
 
 /**
@@ -71,7 +84,10 @@ export interface SharedRateLimiterOptions {
  * - A failing store opens a breaker (store-breaker.ts): then no call, one probe a second.
  * - Whenever the shared count cannot answer (past the budget, failing, the breaker open), the decision carries what
  *   this environment's own count says (`local`): it counts every request it accepted, so failing `local` admits at
- *   most the app's burst per window here, and the app at most environments × its limit in all.
+ *   most the app's burst per window here, and the app at most environments × its limit in all. Failing `local`
+ *   (options.failure), one environment never accepts more than the burst in a window: once its own count has
+ *   admitted the rest of it while the store was slow, the app is refused there for the rest of the window, without a
+ *   call, even once the store answers again (the local decisions never add to the store's).
  * - The whole check ends within its budget (LIMITER_WORST_ADDED_MS, 150 ms), whatever the store does: one
  *   AbortSignal.timeout per check, passed to the store and from it to the client and the transport.
  */
@@ -80,6 +96,8 @@ export class SharedRateLimiter implements RateLimiter {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly budgetMs: number;
+  /** Failing local: one environment accepts at most the burst in a window (SharedRateLimiterOptions.failure). */
+  private readonly capsLocally: boolean;
   readonly breaker: StoreBreaker;
   /**
    * What this environment knows of each counter item, keyed with the limit (its window length and the item's
@@ -99,6 +117,7 @@ export class SharedRateLimiter implements RateLimiter {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.budgetMs = options.budgetMs ?? LIMITER_WORST_ADDED_MS;
+    this.capsLocally = options.failure === 'local';
     this.breaker = new StoreBreaker(this.now);
     this.lastSweepAt = this.now();
   }
@@ -109,6 +128,11 @@ export class SharedRateLimiter implements RateLimiter {
     const shared = await this.sharedDecision(appId, limit, startedAt);
     switch (shared.kind) {
       case 'accepted':
+        // Failing local, never more than the burst from one environment in a window, whatever its own count admitted
+        // meanwhile (a second check of one app under way at once: not in Lambda, which serves one at a time).
+        if (this.capsLocally && this.localCounts.spent(appId, limit, startedAt)) {
+          return { kind: 'limited', retryAfterSeconds: shared.resetSeconds };
+        }
         this.localCounts.note(appId, limit, startedAt, shared.remaining);
         return shared;
       case 'limited':
@@ -156,6 +180,11 @@ export class SharedRateLimiter implements RateLimiter {
         error: `${throttled} (earlier in this window; not asked again until it ends)`,
       };
     }
+    // Its own count admitted the rest of the window while the store was slow, and the store would be asked again:
+    // nothing more here, and no call. (While the breaker is open, or the item throttled, the request is the store
+    // being unavailable, and counts so.)
+    if (this.capsLocally && !this.breaker.isOpen() && this.localCounts.spent(appId, limit, now))
+      return limited;
     const admission = this.breaker.admit();
     if (!admission.call) return { kind: 'unavailable', error: admission.reason };
 

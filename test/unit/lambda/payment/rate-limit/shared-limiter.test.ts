@@ -295,6 +295,42 @@ describe('SharedRateLimiter', () => {
       ]);
     });
 
+    it('failing local, never accepts more than the burst from one environment in a window: once its own count admitted the rest while the store was slow, the window is spent here, without a call', async () => {
+      limiter = new SharedRateLimiter({ store, now: () => clock.now, random: () => 0, failure: 'local' });
+      // Slow now and then (never three in a row, so the breaker stays closed): four accepted by its own count, one
+      // by the store's, whose item the time-outs never reached.
+      store.answer(TIMEOUT, TIMEOUT, { kind: 'counted', used: 1 }, TIMEOUT, TIMEOUT);
+      const accepted = [];
+      for (let i = 0; i < 5; i++) {
+        const decision = await limiter.check('shop', LIMIT);
+        accepted.push(decision.kind === 'unavailable' ? decision.local?.kind : decision.kind);
+      }
+      const after = await limiter.check('shop', LIMIT);
+
+      expect(accepted).toEqual(Array.from({ length: 5 }, () => 'accepted'));
+      expect(after).toEqual({ kind: 'limited', retryAfterSeconds: 1 });
+      // Refused without a call: the store's item keeps its room for the other environments.
+      expect(store.calls).toHaveLength(5);
+      // The next window starts afresh, through the store.
+      clock.now = into('shop', LIMIT, WINDOW + 1, 10);
+      expect(await limiter.check('shop', LIMIT)).toMatchObject({ kind: 'accepted', remaining: 4 });
+    });
+
+    it.each(['open', 'closed'] as const)(
+      'failing %s, the local decisions are not acceptances: a store unavailable all window long never turns into a refusal',
+      async (failure) => {
+        limiter = new SharedRateLimiter({ store, now: () => clock.now, random: () => 0, failure });
+        // The item throttled with nothing to explain it: not asked again this window, and the breaker stays closed.
+        store.answer(THROTTLED);
+
+        const decisions = [];
+        for (let i = 0; i < 2 * LIMIT.burst; i++) decisions.push(await limiter.check('shop', LIMIT));
+
+        expect(limiter.breaker.isOpen()).toBe(false);
+        expect(decisions.map((decision) => decision.kind)).toEqual(decisions.map(() => 'unavailable'));
+      },
+    );
+
     it('never refuses a calm app while the breaker is open: its own count is below its limit', async () => {
       store.answer(TIMEOUT, TIMEOUT, TIMEOUT, TIMEOUT);
       for (let i = 0; i < 3; i++) await limiter.check(`app-${i}`, LIMIT);
