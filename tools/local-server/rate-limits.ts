@@ -57,6 +57,8 @@ export function createLocalRateLimits(
             tableName: rateLimiting.tableName,
           }),
           budgetMs: rateLimiting.budgetMs,
+          // As the Lambda: failing local, an environment never accepts more than the burst in a window.
+          failure: rateLimiting.failure,
         }),
         defaultLimit: rateLimiting.defaultLimit,
         failure: rateLimiting.failure,
