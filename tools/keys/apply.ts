@@ -182,6 +182,8 @@ export async function runApply(
     io.stderr.write(formatPlanProblems(registry, command.file, plan, requests));
     throw new ReportedFailure();
   }
+  // Before anything is written: the shards this apply takes past 80% full.
+  for (const warning of plan.warnings) io.stderr.write(`warning: ${warning}\n`);
   // With the keys on standard output, the report goes to standard error.
   const report = command.keysOut === '-' ? io.stderr : io.stdout;
   if (command.dryRun) {
@@ -191,7 +193,7 @@ export async function runApply(
   await writeAndReport(registry, plan, requests, command, options, io);
 }
 
-/** The warnings of the shards written, and a note of the versions other writers made us spend. */
+/** The stores' warnings of the shards written, and a note of the versions other writers made us spend. */
 function writeNotes(stderr: OutputStream, writes: readonly ShardWrite<EditResult>[]): void {
   const done = writes.flatMap((write) => (write.status === 'failed' ? [] : [write]));
   for (const warning of done.flatMap((write) => write.warnings)) stderr.write(`warning: ${warning}\n`);
@@ -240,6 +242,7 @@ async function writeAndReport(
     createIfMissing,
     concurrency: APPLY_CONCURRENCY,
     ...retryOf(io),
+    release: true,
     onShard: async (write) => {
       await handout.hand(newKeysOf(write));
       const shard = plan.shards.find(({ index }) => index === write.index);

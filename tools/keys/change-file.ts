@@ -297,17 +297,23 @@ function refuseGivenKey(fields: ReadonlyMap<string, Node>, problems: Problems, w
 /** What a change's fields mean for its op, once `op` and `app` are read. */
 type FieldsReader = (
   fields: ReadonlyMap<string, Node>,
-  at: { readonly node: Node; readonly located: Located; readonly what: string; readonly now: number },
+  at: { readonly node: Node; readonly what: string; readonly now: number },
   problems: Problems,
-) => ChangeRequest;
+) => OpFields;
+
+/** A change's own fields, without where it is. */
+type OpFields = ChangeRequest extends infer Request
+  ? Request extends unknown
+    ? Omit<Request, keyof Located>
+    : never
+  : never;
 
 const OP_READERS: Readonly<Record<ChangeOp, FieldsReader>> = {
-  add: (fields, { located, what, now }, problems) => {
+  add: (fields, { what, now }, problems) => {
     const expiry = expiryOf(fields, problems, what, now);
     const allowedCidrs = cidrsOf(fields.get('allowedCidrs'), problems, what);
     const rateLimit = rateLimitOf(fields.get('rateLimit'), problems, what);
     return {
-      ...located,
       op: 'add',
       storage: storageOf(fields, problems, what),
       ...(expiry === undefined ? {} : { expiry }),
@@ -315,31 +321,29 @@ const OP_READERS: Readonly<Record<ChangeOp, FieldsReader>> = {
       ...(rateLimit === undefined ? {} : { rateLimit }),
     };
   },
-  rotate: (fields, { located, what, now }, problems) => {
+  rotate: (fields, { what, now }, problems) => {
     const expiry = expiryOf(fields, problems, what, now);
     const graceMs = durationOf(fields.get('grace'), 'grace', problems, what);
     return {
-      ...located,
       op: 'rotate',
       storage: storageOf(fields, problems, what),
       ...(expiry === undefined ? {} : { expiry }),
       ...(graceMs === undefined ? {} : { graceMs }),
     };
   },
-  revoke: (fields, { node, located, what }, problems) => {
+  revoke: (fields, { node, what }, problems) => {
     const keyIdNode = fields.get('keyId');
     const keyId = keyIdNode?.type === 'string' ? String(keyIdNode.value) : '';
     if (!isKeyId(keyId)) {
       problems.add(keyIdNode?.offset ?? node.offset, `${what}: ${INVALID_KEY_ID_MESSAGE} ("keyId")`);
     }
     return {
-      ...located,
       op: 'revoke',
       keyId,
       force: booleanOf(fields.get('force'), 'force', problems, what),
     };
   },
-  remove: (_, { located }) => ({ ...located, op: 'remove' }),
+  remove: () => ({ op: 'remove' }),
 };
 
 /** The app id of a change; never echoed when refused (an operator may have pasted a key where it belongs). */
@@ -368,12 +372,15 @@ function readChange(node: Node, number: number, problems: Problems, now: number)
   }
   refuseGivenKey(fields, problems, what);
   unknownFields(fields, OP_FIELDS[op], problems, `${what} (${op})`, ['key']);
-  const located = {
-    line: problems.position(node.offset).line,
+  const line = problems.position(node.offset).line;
+  const appId = appIdOf(fields, node, problems, what);
+  // Fields first, then the op's: an object spread first costs 100,000 changes 23 MB more.
+  const change: ChangeRequest = {
+    line,
     number,
-    appId: appIdOf(fields, node, problems, what),
+    appId,
+    ...OP_READERS[op](fields, { node, what, now }, problems),
   };
-  const change = OP_READERS[op](fields, { node, located, what, now }, problems);
   return problems.list.length === before ? change : undefined;
 }
 

@@ -175,6 +175,7 @@ async function runEdits<Result>(
   });
   const [problem] = plan.problems;
   if (problem !== undefined) throw problem.error;
+  for (const warning of plan.warnings) io.stderr.write(`warning: ${warning}\n`);
   const writes = await writePlan(registry, plan, {
     createIfMissing: options.createIfMissing,
     concurrency: 1,

@@ -1,5 +1,5 @@
 import { shardsToSearch } from '../../shared/keys/registry';
-import { secretSize } from '../../shared/keys/secret-size';
+import type { SecretSize } from '../../shared/keys/secret-size';
 import type { ChangeFileProblem, ChangeRequest } from './change-file';
 import type { EditResult } from './changes';
 import type { Plan, ShardPlan, ShardWrite } from './engine';
@@ -88,9 +88,8 @@ function changeSummary(shard: ShardPlan, requests: readonly ChangeRequest[]): st
     .join(', ');
 }
 
-/** `40,120 bytes (61.2% full)`: a shard's text as it will be. */
-function fillText(text: string): string {
-  const size = secretSize(text);
+/** `40,120 bytes (61.2% full)`: a shard's size as it will be. */
+function fillText(size: SecretSize): string {
   return `${groupDigits(size.bytes)} bytes (${size.fillPercent.toFixed(1)}% full)`;
 }
 
@@ -152,14 +151,14 @@ export function formatDryRun(
           id: registry.shard(work.index).id,
           changes: work.edits.length,
           leftovers: work.leftovers.length,
-          bytes: Buffer.byteLength(work.text),
+          bytes: work.size.bytes,
         })),
       }) + '\n'
     );
   }
   const lines = plan.shards.map(
     (work) =>
-      `${shardLabel(registry, work.index)}: would apply ${changeSummary(work, requests)}; then ${fillText(work.text)}\n`,
+      `${shardLabel(registry, work.index)}: would apply ${changeSummary(work, requests)}; then ${fillText(work.size)}\n`,
   );
   const changes = plan.shards.reduce((sum, work) => sum + work.edits.length, 0);
   return [
@@ -189,7 +188,7 @@ export function applyShardLine(
   const summary = changeSummary(shard, requests);
   switch (write?.status) {
     case 'written':
-      return `${label}: applied ${summary}; ${fillText(shard.text)}\n`;
+      return `${label}: applied ${summary}; ${fillText(shard.size)}\n`;
     case 'unchanged':
       return `${label}: already as asked (${summary}); nothing written\n`;
     case 'failed':

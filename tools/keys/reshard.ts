@@ -98,6 +98,8 @@ interface Phase<Result> {
   readonly writes: readonly ShardWrite<Result>[];
   /** Each edit with what it returned; edits of a shard that failed are absent. */
   readonly made: readonly { readonly position: number; readonly result: Result }[];
+  /** The plan's: shards it takes past 80% full. */
+  readonly warnings: readonly string[];
 }
 
 /** One step of the reshard: its edits, each pinned to its shard, one write per shard, in turn. */
@@ -128,7 +130,7 @@ async function runPhase<Result>(
       return undefined;
     },
   });
-  return { writes, made };
+  return { writes, made, warnings: plan.warnings };
 }
 
 /** Waits `ms`; on a terminal, says each second how long is left. */
@@ -232,7 +234,10 @@ export async function reshard(registry: Registry, options: ReshardOptions): Prom
     writes: writes.filter((write) => write.status === 'written').length,
     left,
     settledMs,
-    warnings: writes.flatMap((write) => write.warnings),
+    warnings: [
+      ...[copy, carried, removal].flatMap((phase) => phase.warnings),
+      ...writes.flatMap((write) => write.warnings),
+    ],
     unusedVersions: writes.reduce((sum, write) => sum + write.unusedVersions, 0),
   };
 }
