@@ -133,7 +133,7 @@ export function documentOfShard(
 }
 
 /** Every shard's document, read in as few calls as the registry allows. */
-export async function readAllDocuments(
+export function readAllDocuments(
   registry: Registry,
   createIfMissing = false,
 ): Promise<{
@@ -141,12 +141,7 @@ export async function readAllDocuments(
   readonly documents: Map<number, KeyDocument>;
 }> {
   const indices = Array.from({ length: shardSlots(registry.manifest) }, (_, index) => index);
-  const snapshots = await registry.readShards(indices);
-  const documents = new Map<number, KeyDocument>();
-  for (const [index, snapshot] of snapshots) {
-    documents.set(index, documentOfShard(registry, index, snapshot, createIfMissing));
-  }
-  return { snapshots, documents };
+  return readForPlan(registry, indices, { createIfMissing });
 }
 
 /** Makes `edit` in `working` (the shard's document, changed in place); what it returned, and whether it removed its app. */
@@ -205,7 +200,7 @@ function groupByShard<Item>(items: Iterable<[number, Item]>): Map<number, Item[]
 async function readForPlan(
   registry: Registry,
   indices: readonly number[],
-  options: PlanOptions,
+  options: Pick<PlanOptions, 'createIfMissing' | 'read'>,
 ): Promise<{ readonly snapshots: Map<number, Snapshot>; readonly documents: Map<number, KeyDocument> }> {
   const unread = indices.filter((index) => options.read?.has(index) !== true);
   const fresh = unread.length === 0 ? new Map<number, Snapshot>() : await registry.readShards(unread);
