@@ -5,8 +5,10 @@ import { parseChangeFile, type ChangeRequest } from './change-file';
 import { editOf, type EditResult } from './changes';
 import {
   planEdits,
+  readShardsFor,
   unusedVersionsText,
   writePlan,
+  type AppEdit,
   type Plan,
   type RetryOptions,
   type ShardWrite,
@@ -168,6 +170,20 @@ class ShardLines {
   }
 }
 
+/** Each change's edit, a few thousand at a time, letting the shards' reads go on in between. */
+async function editsOf(
+  requests: readonly ChangeRequest[],
+  generateKey: () => string,
+  now: number,
+): Promise<AppEdit<EditResult>[]> {
+  const edits: AppEdit<EditResult>[] = [];
+  for (const request of requests) {
+    edits.push(editOf(request, generateKey, now));
+    if (edits.length % 2_000 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return edits;
+}
+
 export async function runApply(
   registry: Registry,
   requests: readonly ChangeRequest[],
@@ -175,9 +191,12 @@ export async function runApply(
   options: { readonly json: boolean; readonly createsKeys: boolean; readonly now: number },
   io: ApplyIo,
 ): Promise<void> {
-  const edits = requests.map((request) => editOf(request, io.generateKey, options.now));
-  const createIfMissing = registry.kind === 'files';
-  const plan = await planEdits(registry, edits, { createIfMissing, checkBudget: true });
+  const planOptions = { createIfMissing: registry.kind === 'files', checkBudget: true };
+  // The shards are read while the new keys are made.
+  const reading = readShardsFor(registry, requests, planOptions);
+  reading.catch(() => undefined);
+  const edits = await editsOf(requests, io.generateKey, options.now);
+  const plan = await planEdits(registry, edits, planOptions, await reading);
   if (plan.problems.length > 0) {
     io.stderr.write(formatPlanProblems(registry, command.file, plan, requests));
     throw new ReportedFailure();

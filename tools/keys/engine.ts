@@ -259,25 +259,56 @@ function measureShard(
   return { ...shard, size: secretSize(text) };
 }
 
+/** The shards an edit looks in: those readers search for its app, or the one it names. */
+function searchOf(registry: Registry, edit: Pick<AppEdit<unknown>, 'appId' | 'shard'>): readonly number[] {
+  return edit.shard === undefined ? shardsToSearch(registry.manifest, edit.appId) : [edit.shard];
+}
+
+/** The shards a plan reads, as read, and (when it checks budgets) those with no room for one more version. */
+export interface ShardsRead {
+  readonly snapshots: ReadonlyMap<number, Snapshot>;
+  readonly documents: ReadonlyMap<number, KeyDocument>;
+  readonly budget: readonly PlanProblem[];
+}
+
+/**
+ * Reads every shard the edits of these apps look in, and lists their versions when asked, at once. A caller may
+ * start this before it makes the edits themselves (apply's 100,000 new keys take a while), so the round trips
+ * overlap that work.
+ */
+export async function readShardsFor(
+  registry: Registry,
+  apps: readonly Pick<AppEdit<unknown>, 'appId' | 'shard'>[],
+  options: PlanOptions,
+): Promise<ShardsRead> {
+  const wanted = new Set<number>();
+  for (const app of apps) for (const index of searchOf(registry, app)) wanted.add(index);
+  const indices = [...wanted].sort((a, b) => a - b);
+  const budget = options.checkBudget
+    ? budgetProblems(
+        registry,
+        indices.map((index) => [index, 1]),
+      )
+    : Promise.resolve([]);
+  // Awaited below; a read that fails first must not leave its failure unhandled.
+  budget.catch(() => undefined);
+  const { snapshots, documents } = await readForPlan(registry, indices, options);
+  return { snapshots, documents, budget: await budget };
+}
+
 /**
  * Routes, makes and checks every edit against the shards as read; writes nothing. Linear in the number of edits,
  * and each shard's edited document is measured and let go at once (only a shard that may lose a leftover copy waits
- * for the others' edits), so a plan of 100,000 edits holds no shard's text.
+ * for the others' edits), so a plan of 100,000 edits holds no shard's text. `read`: what readShardsFor gave for
+ * these edits, when the caller started it; else it is done here.
  */
 export async function planEdits<Result>(
   registry: Registry,
   edits: readonly AppEdit<Result>[],
   options: PlanOptions,
+  read?: ShardsRead,
 ): Promise<Plan<Result>> {
-  const searchOf = (edit: AppEdit<Result>) =>
-    edit.shard === undefined ? shardsToSearch(registry.manifest, edit.appId) : [edit.shard];
-  const wanted = new Set<number>();
-  for (const edit of edits) for (const index of searchOf(edit)) wanted.add(index);
-  const { snapshots, documents } = await readForPlan(
-    registry,
-    [...wanted].sort((a, b) => a - b),
-    options,
-  );
+  const { snapshots, documents, budget } = read ?? (await readShardsFor(registry, edits, options));
   const holders = (search: readonly number[], appId: string) =>
     search.filter((index) => documents.get(index)?.has(appId) === true);
   // Each edit goes to the first shard searched that holds its app, else its first; only a shard holding a second
@@ -285,7 +316,7 @@ export async function planEdits<Result>(
   const groups = new Map<number, number[]>();
   const mayLose = new Set<number>();
   edits.forEach((edit, position) => {
-    const search = searchOf(edit);
+    const search = searchOf(registry, edit);
     const [first = search[0] ?? 0, ...others] = holders(search, edit.appId);
     if (edit.shard === undefined) for (const other of others) mayLose.add(other);
     const group = groups.get(first);
@@ -318,18 +349,14 @@ export async function planEdits<Result>(
     shards.set(index, measureShard(registry, shard, working, found));
   }
   const ordered = [...shards.values()].sort((a, b) => a.index - b.index);
-  const budget = options.checkBudget
-    ? await budgetProblems(
-        registry,
-        ordered.map(({ index }) => [index, 1]),
-      )
-    : [];
+  // Versions are listed for every shard read; only those written can run out.
+  const full = budget.filter((problem) => 'shard' in problem && shards.has(problem.shard));
   const byShard = (a: PlanProblem, b: PlanProblem) =>
     ('shard' in a ? a.shard : 0) - ('shard' in b ? b.shard : 0);
   return {
     edits: [...edits],
     shards: ordered,
-    problems: [...editProblems, ...found.problems.sort(byShard), ...budget],
+    problems: [...editProblems, ...found.problems.sort(byShard), ...full],
     warnings: found.warnings,
     documents,
   };
