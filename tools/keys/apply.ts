@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { errorCode } from '../../shared/errors';
-import { UsageError } from '../common/exit';
+import { EXIT_CODES, UsageError } from '../common/exit';
 import { parseChangeFile, type ChangeRequest } from './change-file';
 import { editOf, type EditResult } from './changes';
 import {
@@ -65,17 +65,15 @@ export async function readChangeFile(
   const reading = parseChangeFile(text, now);
   if (reading.ok) return reading.changes;
   io.stderr.write(formatFileProblems(path, reading.problems));
-  throw new ReportedUsageFailure();
+  throw new ReportedExit(EXIT_CODES.usage);
 }
 
-/** Bad input (exit 2) whose lines are already written. */
-export class ReportedUsageFailure extends UsageError {
-  override readonly name = 'ReportedUsageFailure';
-}
-
-/** A run whose lines are already written: only the exit code is left to give. */
-export class ReportedFailure extends Error {
-  override readonly name = 'ReportedFailure';
+/** A run whose lines are already written: only its exit code is left to give (1 unless said). */
+export class ReportedExit extends Error {
+  override readonly name = 'ReportedExit';
+  constructor(readonly code: number = EXIT_CODES.failed) {
+    super(`exit ${code}`);
+  }
 }
 
 /** Where the new keys go, checked before anything is read. */
@@ -199,7 +197,7 @@ export async function runApply(
   const plan = await planEdits(registry, edits, planOptions, await reading);
   if (plan.problems.length > 0) {
     io.stderr.write(formatPlanProblems(registry, command.file, plan, requests));
-    throw new ReportedFailure();
+    throw new ReportedExit();
   }
   // Before anything is written: the shards this apply takes past 80% full.
   for (const warning of plan.warnings) io.stderr.write(`warning: ${warning}\n`);
@@ -286,6 +284,6 @@ async function writeAndReport(
   );
   for (const key of handout.lost) io.stderr.write(lostKeyLine(key, sink?.description ?? '', handout.failure));
   if (handout.lost.length > 0 || notStarted.length > 0 || writes.some((write) => write.status === 'failed')) {
-    throw new ReportedFailure();
+    throw new ReportedExit();
   }
 }

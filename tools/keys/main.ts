@@ -10,14 +10,7 @@ import {
 import { errorLine as toolErrorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
 import { StackReadError } from '../common/stack-outputs';
 import type { Env, ToolIo } from '../common/tool-io';
-import {
-  APPLY_CONCURRENCY,
-  checkKeysOut,
-  readChangeFile,
-  ReportedFailure,
-  ReportedUsageFailure,
-  runApply,
-} from './apply';
+import { APPLY_CONCURRENCY, checkKeysOut, readChangeFile, ReportedExit, runApply } from './apply';
 import { editOf, pruneChange, type EditResult, type PruneAppResult } from './changes';
 import { runProgram, type Command, type Invocation, type Target } from './cli';
 import {
@@ -85,14 +78,6 @@ function registryClients(io: CliIo): RegistryClients {
 /** Whose default limit applies: the local server's (a key file) or the stack's (a secret), for the CLI's words. */
 function storeKind(registry: Pick<Registry, 'kind'>): KeyStoreKind {
   return registry.kind === 'files' ? 'file' : 'secret';
-}
-
-/** A run whose lines are already written and whose exit code is its own (leaked's 3). */
-class ReportedExit extends Error {
-  override readonly name = 'ReportedExit';
-  constructor(readonly code: number) {
-    super(`exit ${code}`);
-  }
 }
 
 /**
@@ -304,7 +289,7 @@ async function runReshard(
   const done = report.left.moves.length === 0 && report.left.leftovers.length === 0;
   const removed = done && !dryRun && local !== undefined ? await finishFileReshard(local) : [];
   io.stdout.write(formatReshard(registry, report, dryRun, json) + (json ? '' : removedFilesLine(removed)));
-  if (!done && !dryRun) throw new ReportedFailure();
+  if (!done && !dryRun) throw new ReportedExit();
 }
 
 /** `leaked`: standard input first (capped), so that bad input is refused before anything is read from AWS. */
@@ -400,8 +385,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return EXIT_CODES.ok;
   } catch (error) {
     if (error instanceof ReportedExit) return error.code;
-    if (!(error instanceof ReportedFailure) && !(error instanceof ReportedUsageFailure))
-      io.stderr.write(errorLine(error));
+    io.stderr.write(errorLine(error));
     return exitCodeOf(error);
   }
 }
