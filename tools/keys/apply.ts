@@ -260,10 +260,9 @@ async function writeAndReport(
     concurrency: APPLY_CONCURRENCY,
     ...retryOf(io),
     release: true,
-    onShard: async (write) => {
+    onShard: async (write, shard) => {
       await handout.hand(newKeysOf(write));
-      const shard = plan.shards.find(({ index }) => index === write.index);
-      if (shard !== undefined) lines.add(write.index, applyShardLine(registry, shard, requests, write));
+      lines.add(write.index, applyShardLine(registry, shard, requests, write));
       return handout.failure === undefined ? undefined : 'stop';
     },
   });

@@ -411,7 +411,10 @@ export interface WriteOptions<Result> {
    * Called as each shard is done, in the order they finish; no further shard is started before it returns, and none
    * at all once it says 'stop' (the keys of a written shard could not be handed out).
    */
-  readonly onShard?: (write: ShardWrite<Result>) => Promise<'stop' | undefined> | 'stop' | undefined;
+  readonly onShard?: (
+    write: ShardWrite<Result>,
+    shard: ShardPlan,
+  ) => Promise<'stop' | undefined> | 'stop' | undefined;
   /**
    * Let go of each shard's edits (their new keys) and results once `onShard` has returned: the answer then holds no
    * results, and a plan of 100,000 new keys does not keep them all until the last shard is written.
@@ -556,7 +559,7 @@ export async function writePlan<Result>(
         write = { index: shard.index, status: 'failed', error };
       }
       writes[position] = write;
-      if ((await options.onShard?.(write)) === 'stop') next = order.length;
+      if ((await options.onShard?.(write, shard)) === 'stop') next = order.length;
       if (options.release === true) {
         for (const edit of shard.edits) plan.edits[edit] = undefined;
         if (write.status !== 'failed') writes[position] = { ...write, results: [] };
@@ -565,4 +568,24 @@ export async function writePlan<Result>(
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency, plan.shards.length) }, worker));
   return writes.flatMap((write) => write ?? []);
+}
+
+/**
+ * A command of a few edits (one app's edit, prune, a step of a reshard): planned, refused on its first problem (thrown
+ * as found), its warnings given to `warn` before anything is written, then written one shard at a time.
+ */
+export async function planAndWrite<Result>(
+  registry: Registry,
+  edits: readonly AppEdit<Result>[],
+  options: Pick<WriteOptions<Result>, 'createIfMissing' | 'retry' | 'onShard'> & {
+    readonly warn: (warning: string) => void;
+  },
+): Promise<{ readonly plan: Plan<Result>; readonly writes: ShardWrite<Result>[] }> {
+  const { createIfMissing, warn, ...write } = options;
+  const plan = await planEdits(registry, edits, { createIfMissing, checkBudget: false });
+  const [problem] = plan.problems;
+  if (problem !== undefined) throw problem.error;
+  plan.warnings.forEach(warn);
+  const writes = await writePlan(registry, plan, { createIfMissing, concurrency: 1, ...write });
+  return { plan, writes };
 }

@@ -16,11 +16,10 @@ import { runProgram, type Command, type Invocation, type Target } from './cli';
 import {
   ConflictError,
   documentOfShard,
-  planEdits,
+  planAndWrite,
   readAllDocuments,
   ShardError,
   unusedVersionsText,
-  writePlan,
   type AppEdit,
   type Plan,
   type RetryOptions,
@@ -152,23 +151,16 @@ async function runEdits<Result>(
   registry: Registry,
   edits: readonly AppEdit<Result>[],
   io: CliIo,
-  options: { readonly createIfMissing: boolean; readonly read?: Plan<Result>['documents'] },
-): Promise<{ readonly plan: Plan<Result>; readonly results: Result[] }> {
-  const plan = await planEdits(registry, edits, {
-    createIfMissing: options.createIfMissing,
-    checkBudget: false,
-  });
-  const [problem] = plan.problems;
-  if (problem !== undefined) throw problem.error;
-  for (const warning of plan.warnings) io.stderr.write(`warning: ${warning}\n`);
-  const writes = await writePlan(registry, plan, {
-    createIfMissing: options.createIfMissing,
-    concurrency: 1,
+  createIfMissing: boolean,
+): Promise<Result[]> {
+  const { plan, writes } = await planAndWrite(registry, edits, {
+    createIfMissing,
     ...(io.retry === undefined ? {} : { retry: io.retry }),
+    warn: (warning) => io.stderr.write(`warning: ${warning}\n`),
   });
   const results = resultsOf(plan, writes);
   writeNotes(io, writes, registry.sharded ? "the app's shard" : registry.shard(0).store.description);
-  return { plan, results };
+  return results;
 }
 
 async function edit(
@@ -182,9 +174,7 @@ async function edit(
   const createIfMissing = registry.kind === 'files' && command.edit.op === 'add';
   const newKey =
     command.edit.op === 'add' || command.edit.op === 'rotate' ? keyMaker(io, registry, keyPrefix) : () => '';
-  const { results } = await runEdits(registry, [editOf(command.edit, newKey, now)], io, {
-    createIfMissing,
-  });
+  const results = await runEdits(registry, [editOf(command.edit, newKey, now)], io, createIfMissing);
   const [result] = results;
   if (result === undefined) return;
   io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, storeKind(registry)));
@@ -204,7 +194,7 @@ async function pruneAll(registry: Registry, json: boolean, now: number, io: CliI
       ...(served.get(appId) === index ? {} : { shard: index }),
     })),
   );
-  const { results } = await runEdits(registry, edits, io, { createIfMissing: false });
+  const results = await runEdits(registry, edits, io, false);
   const shown = results.filter((_, position) => edits[position]?.shard === undefined);
   const removed = shown.flatMap((result) => result.removed);
   const removedApps = shown.flatMap((result) => result.removedApps);

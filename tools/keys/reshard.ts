@@ -2,9 +2,8 @@ import type { DocumentApp } from '../../shared/keys/key-document';
 import type { RegistryManifest } from '../../shared/keys/registry';
 import {
   budgetProblems,
-  planEdits,
+  planAndWrite,
   readAllDocuments,
-  writePlan,
   type AppEdit,
   type Change,
   type RetryOptions,
@@ -109,19 +108,15 @@ async function runPhase<Result>(
   options: ReshardOptions,
   progress: (index: number, results: readonly Result[]) => string,
 ): Promise<Phase<Result>> {
-  const createIfMissing = registry.kind === 'files';
-  const plan = await planEdits(registry, edits, { createIfMissing, checkBudget: false });
-  const [problem] = plan.problems;
-  if (problem !== undefined) throw problem.error;
   const made: { position: number; result: Result }[] = [];
-  const writes = await writePlan(registry, plan, {
-    createIfMissing,
-    concurrency: 1,
+  const warnings: string[] = [];
+  const { writes } = await planAndWrite(registry, edits, {
+    createIfMissing: registry.kind === 'files',
     ...(options.retry === undefined ? {} : { retry: options.retry }),
-    onShard: (write) => {
+    warn: (warning) => warnings.push(warning),
+    onShard: (write, shard) => {
       if (write.status === 'failed') throw write.error;
-      const shard = plan.shards.find(({ index }) => index === write.index);
-      shard?.edits.forEach((position, at) => {
+      shard.edits.forEach((position, at) => {
         const result = write.results[at];
         if (result !== undefined) made.push({ position, result });
       });
@@ -130,7 +125,7 @@ async function runPhase<Result>(
       return undefined;
     },
   });
-  return { writes, made, warnings: plan.warnings };
+  return { writes, made, warnings };
 }
 
 /** Waits `ms`; on a terminal, says each second how long is left. */
