@@ -536,36 +536,40 @@ export async function writePlan<Result>(
     .sort((a, b) => a.rank - b.rank || a.position - b.position)
     .map(({ position }) => position);
   let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < order.length) {
-      const position = order[next++] ?? 0;
-      const shard = plan.shards[position];
-      if (shard === undefined) continue;
-      const edits = shard.edits.flatMap((edit) => plan.edits[edit] ?? []);
-      let write: ShardWrite<Result>;
-      try {
-        const { result, ...written } = await writeShard(
-          registry,
-          shard.index,
-          shardChange(edits, shard.leftovers),
-          {
-            createIfMissing: options.createIfMissing,
-            firstRead: shard.snapshot,
-            ...(options.retry === undefined ? {} : { retry: options.retry }),
-          },
-        );
-        write = { ...written, results: result };
-      } catch (error) {
-        write = { index: shard.index, status: 'failed', error };
-      }
-      writes[position] = write;
-      if ((await options.onShard?.(write, shard)) === 'stop') next = order.length;
-      if (options.release === true) {
-        for (const edit of shard.edits) plan.edits[edit] = undefined;
-        if (write.status !== 'failed') writes[position] = { ...write, results: [] };
-      }
+  const writeNext = async (): Promise<void> => {
+    const position = order[next++] ?? 0;
+    const shard = plan.shards[position];
+    if (shard === undefined) return;
+    const edits = shard.edits.flatMap((edit) => plan.edits[edit] ?? []);
+    let write: ShardWrite<Result>;
+    try {
+      const { result, ...written } = await writeShard(
+        registry,
+        shard.index,
+        shardChange(edits, shard.leftovers),
+        {
+          createIfMissing: options.createIfMissing,
+          firstRead: shard.snapshot,
+          ...(options.retry === undefined ? {} : { retry: options.retry }),
+        },
+      );
+      write = { ...written, results: result };
+    } catch (error) {
+      write = { index: shard.index, status: 'failed', error };
+    }
+    writes[position] = write;
+    if ((await options.onShard?.(write, shard)) === 'stop') next = order.length;
+    if (options.release === true) {
+      for (const edit of shard.edits) plan.edits[edit] = undefined;
+      if (write.status !== 'failed') writes[position] = { ...write, results: [] };
     }
   };
+  const worker = async (): Promise<void> => {
+    while (next < order.length) await writeNext();
+  };
+  // The first shard goes alone: it is done after one write's round trips rather than after `concurrency` writes
+  // sharing the service, so apply's first line comes early.
+  if (order.length > 0) await writeNext();
   await Promise.all(Array.from({ length: Math.min(options.concurrency, plan.shards.length) }, worker));
   return writes.flatMap((write) => write ?? []);
 }
