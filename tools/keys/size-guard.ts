@@ -31,7 +31,10 @@ export function groupDigits(value: number): string {
  * Checks the text about to be written. Throws SecretTooLargeError when it is over the limit; returns the warning to
  * show when it is nearly full, else undefined: before the write (a plan's, `will take`) or after it (`now take`).
  */
-export function checkSecretSize(text: string, verb: 'will take' | 'now take' = 'now take'): string | undefined {
+export function checkSecretSize(
+  text: string,
+  verb: 'will take' | 'now take' = 'now take',
+): string | undefined {
   const size = secretSize(text);
   const limit = groupDigits(SECRET_MAX_BYTES);
   if (!size.fits) {
