@@ -3,24 +3,26 @@
  * against moto behind the rules proxy (time, peak RSS, when the first shard's line came, PutSecretValue calls per
  * shard), and `keys list` of the 100,000 apps (when the first row came, and the whole). App ids are
  * `merchant-<uuid>`. The CLI runs as a process (tsx bin/keys.ts) from a checkout: this one, and, given
- * BENCH_BASE_ROOT (a clone of main with node_modules), that one too, side by side on the same machine.
+ * BENCH_BASE_ROOT (a clone of main with node_modules), that one too, side by side on the same machine, each
+ * BENCH_KEYS_RUNS times (default 3, each into a registry of its own; min / median / max), with the load average.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadavg, tmpdir } from 'node:os';
 import { motoSecretsManager, startMoto, type MotoServer } from '../../test/support/moto';
 import { createMotoRegistry } from '../../test/support/registry-moto';
 import {
   startSecretsManagerRules,
   type SecretsManagerRulesProxy,
 } from '../../test/support/secrets-manager-rules';
-import { fmt } from './stats';
+import { fmt, median } from './stats';
 
 const APPS = 100_000;
 const SHARDS = 256;
 const THIS_ROOT = join(__dirname, '..', '..');
+const RUNS = Number(process.env.BENCH_KEYS_RUNS ?? '3');
 
 interface Timed {
   readonly code: number;
@@ -74,12 +76,25 @@ function runKeys(
   });
 }
 
-async function oneCheckout(
+/** One run's figures: ms (or MB, or calls) by column; undefined where none came. */
+interface RunFigures {
+  readonly dryRunMs: number;
+  readonly applyMs: number;
+  readonly applyRssMb: number | undefined;
+  readonly firstShardMs: number | undefined;
+  readonly putsPerShard: number;
+  readonly shardsPut: number;
+  readonly listFirstRowMs: number | undefined;
+  readonly listMs: number;
+  readonly failure: string | undefined;
+}
+
+async function oneRun(
   label: string,
   root: string,
   moto: MotoServer,
   proxy: SecretsManagerRulesProxy,
-): Promise<string[]> {
+): Promise<RunFigures> {
   const directory = mkdtempSync(join(tmpdir(), 'bench-keys-'));
   const client = motoSecretsManager(moto);
   try {
@@ -104,38 +119,74 @@ async function oneCheckout(
       }
     }
     const list = await runKeys(root, ['list', ...target], env);
-    const secs = (ms: number | undefined) => (ms === undefined ? '–' : `${fmt(ms / 1000, 1)} s`);
-    const mb = (value: number | undefined) => (value === undefined ? '–' : `${fmt(value, 0)} MB`);
     const failed = [dryRun, apply, list].find((run) => run.code !== 0);
-    return [
-      `| ${label} | ${secs(dryRun.ms)} | ${secs(apply.ms)} | ${mb(apply.peakRssMb)} | ${secs(apply.firstLineMs)} | ` +
-        `${Math.max(0, ...puts.values())} (${puts.size} shards) | ${secs(list.firstLineMs)} | ${secs(list.ms)} |`,
-      ...(failed === undefined ? [] : [`  (${label}: a run exited ${failed.code}: ${failed.stderrTail})`]),
-    ];
+    return {
+      dryRunMs: dryRun.ms,
+      applyMs: apply.ms,
+      applyRssMb: apply.peakRssMb,
+      firstShardMs: apply.firstLineMs,
+      putsPerShard: Math.max(0, ...puts.values()),
+      shardsPut: puts.size,
+      listFirstRowMs: list.firstLineMs,
+      listMs: list.ms,
+      failure:
+        failed === undefined ? undefined : `${label}: a run exited ${failed.code}: ${failed.stderrTail}`,
+    };
   } finally {
     client.destroy();
     rmSync(directory, { recursive: true, force: true });
   }
 }
 
+/** `min / median / max` of one column over the runs. */
+function cell(values: readonly (number | undefined)[], show: (value: number) => string): string {
+  const known = values.flatMap((value) => (value === undefined ? [] : [value]));
+  if (known.length === 0) return '–';
+  return [Math.min(...known), median(known), Math.max(...known)].map(show).join(' / ');
+}
+
+function checkoutRow(label: string, runs: readonly RunFigures[]): string[] {
+  const secs = (ms: number) => `${fmt(ms / 1000, 1)} s`;
+  const mb = (value: number) => `${fmt(value, 0)} MB`;
+  const column = (pick: (run: RunFigures) => number | undefined, show: (value: number) => string) =>
+    cell(runs.map(pick), show);
+  return [
+    `| ${label} | ${column((run) => run.dryRunMs, secs)} | ${column((run) => run.applyMs, secs)} | ` +
+      `${column((run) => run.applyRssMb, mb)} | ${column((run) => run.firstShardMs, secs)} | ` +
+      `${Math.max(0, ...runs.map((run) => run.putsPerShard))} (${Math.min(...runs.map((run) => run.shardsPut))} shards) | ` +
+      `${column((run) => run.listFirstRowMs, secs)} | ${column((run) => run.listMs, secs)} |`,
+    ...runs.flatMap((run) => (run.failure === undefined ? [] : [`  (${run.failure})`])),
+  ];
+}
+
+const load = () =>
+  loadavg()
+    .map((value) => fmt(value, 2))
+    .join(' ');
+
 export async function keysCliLines(): Promise<string[]> {
   const checkouts: [string, string][] = [['this branch', THIS_ROOT]];
   const base = process.env.BENCH_BASE_ROOT;
   if (base !== undefined && base !== '') checkouts.unshift(['main (BENCH_BASE_ROOT)', base]);
   const lines = [
-    `keys CLI, ${APPS.toLocaleString('en-US')} adds of merchant-<uuid> apps into ${SHARDS} shards, moto behind the rules proxy (one run each):`,
+    `keys CLI, ${APPS.toLocaleString('en-US')} adds of merchant-<uuid> apps into ${SHARDS} shards, moto behind the rules proxy ` +
+      `(${RUNS} runs each, min / median / max; load average at the start ${load()}):`,
     '| checkout | apply --dry-run | apply | apply peak RSS | apply: first shard line | PutSecretValue per shard (max) | list: first row | list |',
     '|---|---|---|---|---|---|---|---|',
   ];
-  for (const [label, root] of checkouts) {
-    const moto = await startMoto();
-    const proxy = await startSecretsManagerRules(moto.port);
-    try {
-      lines.push(...(await oneCheckout(label, root, moto, proxy)));
-    } finally {
-      await proxy.close();
-      await moto.stop();
+  const runs = new Map<string, RunFigures[]>(checkouts.map(([label]) => [label, []]));
+  const moto = await startMoto();
+  const proxy = await startSecretsManagerRules(moto.port);
+  try {
+    // Checkouts take turns, run by run, so a change in the machine's load falls on both alike.
+    for (let run = 0; run < RUNS; run++) {
+      for (const [label, root] of checkouts) runs.get(label)?.push(await oneRun(label, root, moto, proxy));
     }
+  } finally {
+    await proxy.close();
+    await moto.stop();
   }
+  for (const [label] of checkouts) lines.push(...checkoutRow(label, runs.get(label) ?? []));
+  lines.push(`load average at the end: ${load()}`);
   return lines;
 }

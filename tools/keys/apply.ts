@@ -1,12 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { errorCode } from '../../shared/errors';
-import { UsageError } from '../common/exit';
+import { EXIT_CODES, UsageError } from '../common/exit';
 import { parseChangeFile, type ChangeRequest } from './change-file';
 import { editOf, type EditResult } from './changes';
 import {
   planEdits,
+  readShardsFor,
   unusedVersionsText,
   writePlan,
+  type AppEdit,
   type Plan,
   type RetryOptions,
   type ShardWrite,
@@ -63,17 +65,15 @@ export async function readChangeFile(
   const reading = parseChangeFile(text, now);
   if (reading.ok) return reading.changes;
   io.stderr.write(formatFileProblems(path, reading.problems));
-  throw new ReportedUsageFailure();
+  throw new ReportedExit(EXIT_CODES.usage);
 }
 
-/** Bad input (exit 2) whose lines are already written. */
-export class ReportedUsageFailure extends UsageError {
-  override readonly name = 'ReportedUsageFailure';
-}
-
-/** A run whose lines are already written: only the exit code is left to give. */
-export class ReportedFailure extends Error {
-  override readonly name = 'ReportedFailure';
+/** A run whose lines are already written: only its exit code is left to give (1 unless said). */
+export class ReportedExit extends Error {
+  override readonly name = 'ReportedExit';
+  constructor(readonly code: number = EXIT_CODES.failed) {
+    super(`exit ${code}`);
+  }
 }
 
 /** Where the new keys go, checked before anything is read. */
@@ -168,6 +168,20 @@ class ShardLines {
   }
 }
 
+/** Each change's edit, a few thousand at a time, letting the shards' reads go on in between. */
+async function editsOf(
+  requests: readonly ChangeRequest[],
+  generateKey: () => string,
+  now: number,
+): Promise<AppEdit<EditResult>[]> {
+  const edits: AppEdit<EditResult>[] = [];
+  for (const request of requests) {
+    edits.push(editOf(request, generateKey, now));
+    if (edits.length % 2_000 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return edits;
+}
+
 export async function runApply(
   registry: Registry,
   requests: readonly ChangeRequest[],
@@ -175,13 +189,18 @@ export async function runApply(
   options: { readonly json: boolean; readonly createsKeys: boolean; readonly now: number },
   io: ApplyIo,
 ): Promise<void> {
-  const edits = requests.map((request) => editOf(request, io.generateKey, options.now));
-  const createIfMissing = registry.kind === 'files';
-  const plan = await planEdits(registry, edits, { createIfMissing, checkBudget: true });
+  const planOptions = { createIfMissing: registry.kind === 'files', checkBudget: true };
+  // The shards are read while the new keys are made.
+  const reading = readShardsFor(registry, requests, planOptions);
+  reading.catch(() => undefined);
+  const edits = await editsOf(requests, io.generateKey, options.now);
+  const plan = await planEdits(registry, edits, planOptions, await reading);
   if (plan.problems.length > 0) {
     io.stderr.write(formatPlanProblems(registry, command.file, plan, requests));
-    throw new ReportedFailure();
+    throw new ReportedExit();
   }
+  // Before anything is written: the shards this apply takes past 80% full.
+  for (const warning of plan.warnings) io.stderr.write(`warning: ${warning}\n`);
   // With the keys on standard output, the report goes to standard error.
   const report = command.keysOut === '-' ? io.stderr : io.stdout;
   if (command.dryRun) {
@@ -191,7 +210,7 @@ export async function runApply(
   await writeAndReport(registry, plan, requests, command, options, io);
 }
 
-/** The warnings of the shards written, and a note of the versions other writers made us spend. */
+/** The stores' warnings of the shards written, and a note of the versions other writers made us spend. */
 function writeNotes(stderr: OutputStream, writes: readonly ShardWrite<EditResult>[]): void {
   const done = writes.flatMap((write) => (write.status === 'failed' ? [] : [write]));
   for (const warning of done.flatMap((write) => write.warnings)) stderr.write(`warning: ${warning}\n`);
@@ -240,10 +259,10 @@ async function writeAndReport(
     createIfMissing,
     concurrency: APPLY_CONCURRENCY,
     ...retryOf(io),
-    onShard: async (write) => {
+    release: true,
+    onShard: async (write, shard) => {
       await handout.hand(newKeysOf(write));
-      const shard = plan.shards.find(({ index }) => index === write.index);
-      if (shard !== undefined) lines.add(write.index, applyShardLine(registry, shard, requests, write));
+      lines.add(write.index, applyShardLine(registry, shard, requests, write));
       return handout.failure === undefined ? undefined : 'stop';
     },
   });
@@ -264,6 +283,6 @@ async function writeAndReport(
   );
   for (const key of handout.lost) io.stderr.write(lostKeyLine(key, sink?.description ?? '', handout.failure));
   if (handout.lost.length > 0 || notStarted.length > 0 || writes.some((write) => write.status === 'failed')) {
-    throw new ReportedFailure();
+    throw new ReportedExit();
   }
 }

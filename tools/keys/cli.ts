@@ -357,8 +357,8 @@ function allowRequest(appId: string, cidrs: readonly string[], options: Options)
 interface CommandSpec {
   readonly name: string;
   readonly operands: string;
-  /** How many operands, for the one-line usage error commander's own messages are replaced by. */
-  readonly usage: string;
+  /** How many operands, for the one-line usage error commander's own messages are replaced by; default name and operands. */
+  readonly usage?: string;
   readonly summary: string;
   readonly options: readonly string[];
   readonly example: string;
@@ -430,7 +430,6 @@ const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'list',
     operands: '',
-    usage: 'list',
     summary: 'every App-id: its networks, rate limit, key ids and expiries (never a key)',
     options: ['default-limit', 'default-burst'],
     example: 'list --stack PaymentApi --json',
@@ -439,7 +438,6 @@ const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'add-app',
     operands: '<app-id>',
-    usage: 'add-app <app-id>',
     summary: 'a new app with one fresh key, printed once on standard output',
     options: ['expires-in', 'plain', 'hash', 'key-prefix'],
     example: 'add-app partner-0001 --expires-in 365d --stack PaymentApi',
@@ -454,7 +452,6 @@ const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'rotate',
     operands: '<app-id>',
-    usage: 'rotate <app-id>',
     summary: 'add a fresh key; the existing keys stay valid (until --grace ends)',
     options: ['expires-in', 'grace', 'plain', 'hash', 'key-prefix'],
     example: 'rotate partner-0001 --grace 7d --stack PaymentApi',
@@ -472,7 +469,6 @@ const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'revoke',
     operands: '<app-id> <key-id>',
-    usage: 'revoke <app-id> <key-id>',
     summary: "remove one key (the app's last key only with --force)",
     options: ['force'],
     example: 'revoke partner-0001 0a1b2c3d4e5f --stack PaymentApi',
@@ -487,7 +483,6 @@ const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'remove-app',
     operands: '<app-id>',
-    usage: 'remove-app <app-id>',
     summary: 'remove an app and all its keys',
     options: [],
     example: 'remove-app partner-0001 --stack PaymentApi',
@@ -564,7 +559,6 @@ const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'where',
     operands: '<app-id>',
-    usage: 'where <app-id>',
     summary: 'the shard that holds the app (or would), and its secret or file',
     options: [],
     example: 'where partner-0001 --stack PaymentApi',
@@ -667,6 +661,9 @@ A duration is ${DURATION_RULE}.
 A new key is printed once, on standard output, and nowhere else; a key never goes on the command line.
 For --json, run npm with -s (npm run -s keys -- ...) so npm's banner stays off standard output.`;
 
+const usageOf = (spec: CommandSpec | undefined): string =>
+  spec === undefined ? '' : (spec.usage ?? `${spec.name} ${spec.operands}`.trim());
+
 /** Replaces commander's error with one line of our own; never echoes what was typed, except a known name. */
 function usageErrorOf(error: CommanderError, spec: CommandSpec | undefined): UsageError {
   const suggestion = /\(Did you mean ([\w-]+)\?\)/.exec(error.message)?.[1];
@@ -691,7 +688,7 @@ function usageErrorOf(error: CommanderError, spec: CommandSpec | undefined): Usa
     }
     case 'commander.missingArgument':
     case 'commander.excessArguments':
-      return new UsageError(`usage: ${spec?.usage ?? ''}`);
+      return new UsageError(`usage: ${usageOf(spec)}`);
     default:
       return new UsageError(error.message.replace(/^error: /, '').split('\n', 1)[0] ?? 'invalid arguments');
   }

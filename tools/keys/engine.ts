@@ -5,6 +5,7 @@ import {
   type KeyDocument,
 } from '../../shared/keys/key-document';
 import { shardSlots, shardsToSearch } from '../../shared/keys/registry';
+import { secretSize, type SecretSize } from '../../shared/keys/secret-size';
 import { KeyStoreError, type Snapshot } from './key-store';
 import { shardLabel, type Registry } from './registry-access';
 import { checkSecretSize } from './size-guard';
@@ -65,8 +66,8 @@ export interface ShardPlan {
   /** Positions in the plan's edits. */
   readonly edits: readonly number[];
   readonly leftovers: readonly string[];
-  /** The shard's text once every edit is made, as checked. */
-  readonly text: string;
+  /** The shard's size once every edit is made, as checked (its text is made again when it is written). */
+  readonly size: SecretSize;
 }
 
 /** Something that refuses the plan, found before anything was written: one edit's, or one shard's. */
@@ -74,11 +75,14 @@ export type PlanProblem =
   { readonly edit: number; readonly error: unknown } | { readonly shard: number; readonly error: unknown };
 
 export interface Plan<Result> {
-  readonly edits: readonly AppEdit<Result>[];
+  /** Each let go (undefined) once its shard is written, when the write is told to `release`. */
+  readonly edits: (AppEdit<Result> | undefined)[];
   /** Shards written, ascending. */
   readonly shards: readonly ShardPlan[];
   /** In the order found: edits in plan order, then shards. */
   readonly problems: readonly PlanProblem[];
+  /** Shards the plan would take past 80% full, one line each: given before anything is written. */
+  readonly warnings: readonly string[];
   /** Every shard read, as read. */
   readonly documents: ReadonlyMap<number, KeyDocument>;
 }
@@ -129,7 +133,7 @@ export function documentOfShard(
 }
 
 /** Every shard's document, read in as few calls as the registry allows. */
-export async function readAllDocuments(
+export function readAllDocuments(
   registry: Registry,
   createIfMissing = false,
 ): Promise<{
@@ -137,12 +141,7 @@ export async function readAllDocuments(
   readonly documents: Map<number, KeyDocument>;
 }> {
   const indices = Array.from({ length: shardSlots(registry.manifest) }, (_, index) => index);
-  const snapshots = await registry.readShards(indices);
-  const documents = new Map<number, KeyDocument>();
-  for (const [index, snapshot] of snapshots) {
-    documents.set(index, documentOfShard(registry, index, snapshot, createIfMissing));
-  }
-  return { snapshots, documents };
+  return readForPlan(registry, indices, { createIfMissing });
 }
 
 /** Makes `edit` in `working` (the shard's document, changed in place); what it returned, and whether it removed its app. */
@@ -201,7 +200,7 @@ function groupByShard<Item>(items: Iterable<[number, Item]>): Map<number, Item[]
 async function readForPlan(
   registry: Registry,
   indices: readonly number[],
-  options: PlanOptions,
+  options: Pick<PlanOptions, 'createIfMissing' | 'read'>,
 ): Promise<{ readonly snapshots: Map<number, Snapshot>; readonly documents: Map<number, KeyDocument> }> {
   const unread = indices.filter((index) => options.read?.has(index) !== true);
   const fresh = unread.length === 0 ? new Map<number, Snapshot>() : await registry.readShards(unread);
@@ -221,14 +220,12 @@ function makeShardEdits<Result>(
   positions: readonly number[],
   edits: readonly AppEdit<Result>[],
   holds: (appId: string) => readonly number[],
-): {
-  working: Map<string, DocumentApp>;
-  results: Result[];
-  leftovers: [number, string][];
-  problems: PlanProblem[];
-} {
-  const made = { working: new Map(document), results: [] as Result[], leftovers: [] as [number, string][] };
-  const problems: PlanProblem[] = [];
+): { working: Map<string, DocumentApp>; leftovers: [number, string][]; problems: PlanProblem[] } {
+  const made = {
+    working: new Map(document),
+    leftovers: [] as [number, string][],
+    problems: [] as PlanProblem[],
+  };
   for (const position of positions) {
     const edit = edits[position];
     if (edit === undefined) continue;
@@ -238,65 +235,131 @@ function makeShardEdits<Result>(
         for (const other of holds(edit.appId)) made.leftovers.push([other, edit.appId]);
       }
     } catch (error) {
-      problems.push({ edit: position, error });
+      made.problems.push({ edit: position, error });
     }
   }
-  return { ...made, problems };
+  return made;
 }
 
-/** Routes, makes and checks every edit against the shards as read; writes nothing. Linear in the number of edits. */
+/** Measures one shard as it would be written: too large is a problem, past 80% a warning. Keeps no text. */
+function measureShard(
+  registry: Registry,
+  shard: Omit<ShardPlan, 'size'>,
+  working: Map<string, DocumentApp>,
+  found: { readonly problems: PlanProblem[]; readonly warnings: string[] },
+): ShardPlan {
+  for (const appId of shard.leftovers) working.delete(appId);
+  const text = serializeKeyDocument(working);
+  try {
+    const warning = sizeCheck(registry, shard.index, text, 'will take');
+    if (warning !== undefined) found.warnings.push(warning);
+  } catch (error) {
+    found.problems.push({ shard: shard.index, error });
+  }
+  return { ...shard, size: secretSize(text) };
+}
+
+/** The shards an edit looks in: those readers search for its app, or the one it names. */
+function searchOf(registry: Registry, edit: Pick<AppEdit<unknown>, 'appId' | 'shard'>): readonly number[] {
+  return edit.shard === undefined ? shardsToSearch(registry.manifest, edit.appId) : [edit.shard];
+}
+
+/** The shards a plan reads, as read, and (when it checks budgets) those with no room for one more version. */
+export interface ShardsRead {
+  readonly snapshots: ReadonlyMap<number, Snapshot>;
+  readonly documents: ReadonlyMap<number, KeyDocument>;
+  readonly budget: readonly PlanProblem[];
+}
+
+/**
+ * Reads every shard the edits of these apps look in, and lists their versions when asked, at once. A caller may
+ * start this before it makes the edits themselves (apply's 100,000 new keys take a while), so the round trips
+ * overlap that work.
+ */
+export async function readShardsFor(
+  registry: Registry,
+  apps: readonly Pick<AppEdit<unknown>, 'appId' | 'shard'>[],
+  options: PlanOptions,
+): Promise<ShardsRead> {
+  const wanted = new Set<number>();
+  for (const app of apps) for (const index of searchOf(registry, app)) wanted.add(index);
+  const indices = [...wanted].sort((a, b) => a - b);
+  const budget = options.checkBudget
+    ? budgetProblems(
+        registry,
+        indices.map((index) => [index, 1]),
+      )
+    : Promise.resolve([]);
+  // Awaited below; a read that fails first must not leave its failure unhandled.
+  budget.catch(() => undefined);
+  const { snapshots, documents } = await readForPlan(registry, indices, options);
+  return { snapshots, documents, budget: await budget };
+}
+
+/**
+ * Routes, makes and checks every edit against the shards as read; writes nothing. Linear in the number of edits,
+ * and each shard's edited document is measured and let go at once (only a shard that may lose a leftover copy waits
+ * for the others' edits), so a plan of 100,000 edits holds no shard's text. `read`: what readShardsFor gave for
+ * these edits, when the caller started it; else it is done here.
+ */
 export async function planEdits<Result>(
   registry: Registry,
   edits: readonly AppEdit<Result>[],
   options: PlanOptions,
+  read?: ShardsRead,
 ): Promise<Plan<Result>> {
-  const searches = edits.map((edit) =>
-    edit.shard === undefined ? shardsToSearch(registry.manifest, edit.appId) : [edit.shard],
-  );
-  const wanted = [...new Set(searches.flat())].sort((a, b) => a - b);
-  const { snapshots, documents } = await readForPlan(registry, wanted, options);
+  const { snapshots, documents, budget } = read ?? (await readShardsFor(registry, edits, options));
   const holders = (search: readonly number[], appId: string) =>
     search.filter((index) => documents.get(index)?.has(appId) === true);
-  const groups = groupByShard(
-    edits.map((edit, position): [number, number] => {
-      const search = searches[position] ?? [];
-      return [holders(search, edit.appId)[0] ?? search[0] ?? 0, position];
-    }),
-  );
-  const problems: PlanProblem[] = [];
+  // Each edit goes to the first shard searched that holds its app, else its first; only a shard holding a second
+  // copy of an edited app can lose a leftover.
+  const groups = new Map<number, number[]>();
+  const mayLose = new Set<number>();
+  edits.forEach((edit, position) => {
+    const search = searchOf(registry, edit);
+    const [first = search[0] ?? 0, ...others] = holders(search, edit.appId);
+    if (edit.shard === undefined) for (const other of others) mayLose.add(other);
+    const group = groups.get(first);
+    if (group === undefined) groups.set(first, [position]);
+    else group.push(position);
+  });
+  const editProblems: PlanProblem[] = [];
+  const found = { problems: [] as PlanProblem[], warnings: [] as string[] };
   const leftovers: [number, string][] = [];
-  const built = new Map<number, Map<string, DocumentApp>>();
+  const waiting = new Map<number, Map<string, DocumentApp>>();
+  const shards = new Map<number, ShardPlan>();
+  const snapshotOf = (index: number) => snapshots.get(index) ?? { text: undefined, version: 'absent' };
   for (const [index, positions] of groups) {
     const holds = (appId: string) =>
       holders(shardsToSearch(registry.manifest, appId), appId).filter((other) => other !== index);
     const made = makeShardEdits(documents.get(index), positions, edits, holds);
-    problems.push(...made.problems);
+    editProblems.push(...made.problems);
     leftovers.push(...made.leftovers);
-    built.set(index, made.working);
-  }
-  const leftoversOf = groupByShard(leftovers);
-  const shards: ShardPlan[] = [];
-  for (const index of [...new Set([...groups.keys(), ...leftoversOf.keys()])].sort((a, b) => a - b)) {
-    const working = built.get(index) ?? new Map(documents.get(index));
-    const gone = leftoversOf.get(index) ?? [];
-    for (const appId of gone) working.delete(appId);
-    const text = serializeKeyDocument(working);
-    const snapshot = snapshots.get(index) ?? { text: undefined, version: 'absent' };
-    shards.push({ index, snapshot, edits: groups.get(index) ?? [], leftovers: gone, text });
-    try {
-      checkSecretSize(text);
-    } catch (error) {
-      problems.push({ shard: index, error: labelled(registry, index, error) });
+    if (mayLose.has(index)) waiting.set(index, made.working);
+    else {
+      const shard = { index, snapshot: snapshotOf(index), edits: positions, leftovers: [] };
+      shards.set(index, measureShard(registry, shard, made.working, found));
     }
   }
-  if (options.checkBudget)
-    problems.push(
-      ...(await budgetProblems(
-        registry,
-        shards.map(({ index }) => [index, 1]),
-      )),
-    );
-  return { edits, shards, problems, documents };
+  const leftoversOf = groupByShard(leftovers);
+  for (const index of new Set([...waiting.keys(), ...leftoversOf.keys()])) {
+    const working = waiting.get(index) ?? new Map(documents.get(index));
+    const gone = leftoversOf.get(index) ?? [];
+    const shard = { index, snapshot: snapshotOf(index), edits: groups.get(index) ?? [], leftovers: gone };
+    shards.set(index, measureShard(registry, shard, working, found));
+  }
+  const ordered = [...shards.values()].sort((a, b) => a.index - b.index);
+  // Versions are listed for every shard read; only those written can run out.
+  const full = budget.filter((problem) => 'shard' in problem && shards.has(problem.shard));
+  const byShard = (a: PlanProblem, b: PlanProblem) =>
+    ('shard' in a ? a.shard : 0) - ('shard' in b ? b.shard : 0);
+  return {
+    edits: [...edits],
+    shards: ordered,
+    problems: [...editProblems, ...found.problems.sort(byShard), ...full],
+    warnings: found.warnings,
+    documents,
+  };
 }
 
 /** Shards whose version quota has no room for `writes` more versions, each with its one line. */
@@ -348,7 +411,15 @@ export interface WriteOptions<Result> {
    * Called as each shard is done, in the order they finish; no further shard is started before it returns, and none
    * at all once it says 'stop' (the keys of a written shard could not be handed out).
    */
-  readonly onShard?: (write: ShardWrite<Result>) => Promise<'stop' | undefined> | 'stop' | undefined;
+  readonly onShard?: (
+    write: ShardWrite<Result>,
+    shard: ShardPlan,
+  ) => Promise<'stop' | undefined> | 'stop' | undefined;
+  /**
+   * Let go of each shard's edits (their new keys) and results once `onShard` has returned: the answer then holds no
+   * results, and a plan of 100,000 new keys does not keep them all until the last shard is written.
+   */
+  readonly release?: boolean;
 }
 
 /** `, leaving 2 unused versions of secret x (...)`, or nothing when the lost races made none. */
@@ -383,6 +454,13 @@ export function backoffMs(attempt: number, random: () => number): number {
 
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** The text to write, or undefined when the change leaves the document as it was. */
+function changedText(document: KeyDocument, next: KeyDocument | undefined): string | undefined {
+  if (next === undefined) return undefined;
+  const text = serializeKeyDocument(next);
+  return text === serializeKeyDocument(document) ? undefined : text;
+}
+
 /**
  * Read → change → measure → compare-and-swap, again on a conflict: re-read, make the same change (the same fresh
  * keys, so the keys a command hands out are the keys it stored), up to `maxAttempts` times. A shard that would not
@@ -403,19 +481,19 @@ export async function writeShard<Result>(
   const warnings: string[] = [];
   let unusedVersions = 0;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const snapshot =
-      attempt === 1 && options.firstRead !== undefined ? options.firstRead : await store.read();
+    // The plan warned of the document it read; a document read again after a conflict is measured afresh.
+    const planned = attempt === 1 ? options.firstRead : undefined;
+    const snapshot = planned ?? (await store.read());
     const document = documentOfShard(registry, index, snapshot, options.createIfMissing);
     const { next, result } = change(document, { isRetry: attempt > 1 });
-    const text = next === undefined ? undefined : serializeKeyDocument(next);
+    const text = changedText(document, next);
     const done = { index, result, results: [], attempts: attempt, warnings, unusedVersions };
-    if (text === undefined || text === serializeKeyDocument(document))
-      return { ...done, status: 'unchanged' };
-    const sizeWarning = sizeCheck(registry, index, text);
+    if (text === undefined) return { ...done, status: 'unchanged' };
+    const sizeWarning = sizeCheck(registry, index, text, 'now take');
     const outcome = await store.replace(snapshot.version, text);
     warnings.push(...outcome.warnings);
     if (outcome.status === 'replaced') {
-      if (sizeWarning !== undefined) warnings.push(sizeWarning);
+      if (sizeWarning !== undefined && planned === undefined) warnings.push(sizeWarning);
       return { ...done, status: 'written' };
     }
     unusedVersions += outcome.unusedVersions ?? 0;
@@ -425,9 +503,14 @@ export async function writeShard<Result>(
 }
 
 /** checkSecretSize, named by its shard in a registry of several. */
-function sizeCheck(registry: Registry, index: number, text: string): string | undefined {
+function sizeCheck(
+  registry: Registry,
+  index: number,
+  text: string,
+  verb: 'will take' | 'now take',
+): string | undefined {
   try {
-    const warning = checkSecretSize(text);
+    const warning = checkSecretSize(text, verb);
     return warning === undefined || !registry.sharded
       ? warning
       : `${shardLabel(registry, index)}: ${warning}`;
@@ -453,32 +536,60 @@ export async function writePlan<Result>(
     .sort((a, b) => a.rank - b.rank || a.position - b.position)
     .map(({ position }) => position);
   let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < order.length) {
-      const position = order[next++] ?? 0;
-      const shard = plan.shards[position];
-      if (shard === undefined) continue;
-      const edits = shard.edits.flatMap((edit) => plan.edits[edit] ?? []);
-      let write: ShardWrite<Result>;
-      try {
-        const { result, ...written } = await writeShard(
-          registry,
-          shard.index,
-          shardChange(edits, shard.leftovers),
-          {
-            createIfMissing: options.createIfMissing,
-            firstRead: shard.snapshot,
-            ...(options.retry === undefined ? {} : { retry: options.retry }),
-          },
-        );
-        write = { ...written, results: result };
-      } catch (error) {
-        write = { index: shard.index, status: 'failed', error };
-      }
-      writes[position] = write;
-      if ((await options.onShard?.(write)) === 'stop') next = order.length;
+  const writeNext = async (): Promise<void> => {
+    const position = order[next++] ?? 0;
+    const shard = plan.shards[position];
+    if (shard === undefined) return;
+    const edits = shard.edits.flatMap((edit) => plan.edits[edit] ?? []);
+    let write: ShardWrite<Result>;
+    try {
+      const { result, ...written } = await writeShard(
+        registry,
+        shard.index,
+        shardChange(edits, shard.leftovers),
+        {
+          createIfMissing: options.createIfMissing,
+          firstRead: shard.snapshot,
+          ...(options.retry === undefined ? {} : { retry: options.retry }),
+        },
+      );
+      write = { ...written, results: result };
+    } catch (error) {
+      write = { index: shard.index, status: 'failed', error };
+    }
+    writes[position] = write;
+    if ((await options.onShard?.(write, shard)) === 'stop') next = order.length;
+    if (options.release === true) {
+      for (const edit of shard.edits) plan.edits[edit] = undefined;
+      if (write.status !== 'failed') writes[position] = { ...write, results: [] };
     }
   };
+  const worker = async (): Promise<void> => {
+    while (next < order.length) await writeNext();
+  };
+  // The first shard goes alone: it is done after one write's round trips rather than after `concurrency` writes
+  // sharing the service, so apply's first line comes early.
+  if (order.length > 0) await writeNext();
   await Promise.all(Array.from({ length: Math.min(options.concurrency, plan.shards.length) }, worker));
   return writes.flatMap((write) => write ?? []);
+}
+
+/**
+ * A command of a few edits (one app's edit, prune, a step of a reshard): planned, refused on its first problem (thrown
+ * as found), its warnings given to `warn` before anything is written, then written one shard at a time.
+ */
+export async function planAndWrite<Result>(
+  registry: Registry,
+  edits: readonly AppEdit<Result>[],
+  options: Pick<WriteOptions<Result>, 'createIfMissing' | 'retry' | 'onShard'> & {
+    readonly warn: (warning: string) => void;
+  },
+): Promise<{ readonly plan: Plan<Result>; readonly writes: ShardWrite<Result>[] }> {
+  const { createIfMissing, warn, ...write } = options;
+  const plan = await planEdits(registry, edits, { createIfMissing, checkBudget: false });
+  const [problem] = plan.problems;
+  if (problem !== undefined) throw problem.error;
+  plan.warnings.forEach(warn);
+  const writes = await writePlan(registry, plan, { createIfMissing, concurrency: 1, ...write });
+  return { plan, writes };
 }

@@ -24,6 +24,17 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** Creates `path` with `text`, mode 0600, never over an existing file (EEXIST); synced unless asked not to. */
+export async function createNewFile(path: string, text: string, options = { sync: true }): Promise<void> {
+  const handle = await open(path, 'wx', 0o600);
+  try {
+    await handle.writeFile(text, 'utf8');
+    if (options.sync) await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * The local server's key file (same format as the secret), edited with compare-before-replace: under an
  * exclusive lock file, the file is read again and compared with what the edit was based on; only if it is
@@ -80,13 +91,7 @@ export class FileStore implements KeyStore {
   private async writeAtomically(text: string): Promise<void> {
     const temporary = join(dirname(this.path), `.${basename(this.path)}.${randomUUID()}.tmp`);
     try {
-      const handle = await open(temporary, 'wx', 0o600);
-      try {
-        await handle.writeFile(text, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      await createNewFile(temporary, text);
       await rename(temporary, this.path);
     } catch (error) {
       await unlink(temporary).catch(() => undefined);
@@ -100,12 +105,7 @@ export class FileStore implements KeyStore {
     const deadline = Date.now() + this.lockWaitMs;
     for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
       try {
-        const handle = await open(this.lockPath, 'wx', 0o600);
-        try {
-          await handle.writeFile(owner, 'utf8');
-        } finally {
-          await handle.close();
-        }
+        await createNewFile(this.lockPath, owner, { sync: false });
         return () => this.unlock(owner);
       } catch (error) {
         if (errorCode(error) !== 'EEXIST') throw this.failure('cannot create the lock for', error);

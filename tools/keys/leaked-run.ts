@@ -82,6 +82,7 @@ export async function runLeaked(run: LeakedRun): Promise<number> {
     run.stderr.write('error: nothing was written\n');
     return 1;
   }
+  for (const warning of plan.warnings) run.stderr.write(`warning: ${warning}\n`);
 
   const rotating = command.action.kind === 'rotate' && !command.dryRun && edits.length > 0;
   const report: Output = rotating && command.keysOut === undefined ? run.stderr : run.stdout;

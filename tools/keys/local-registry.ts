@@ -1,10 +1,11 @@
-import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
+import { mkdir, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { errorCode } from '../../shared/errors';
 import { parseKeyDocument } from '../../shared/keys/key-document';
 import { serializeRegistryManifest, shardSlots, type RegistryManifest } from '../../shared/keys/registry';
 import { shardFilePath } from '../common/registry-locator';
 import { KeyStoreError } from './key-store';
+import { createNewFile } from './file-store';
 import { readManifestFile } from './registry-access';
 import { DEFAULT_KEY_CACHE_TTL_SECONDS } from './reshard';
 
@@ -32,13 +33,7 @@ async function exists(path: string): Promise<boolean> {
 /** Creates `path` with `text`, mode 0600, never over an existing file. */
 async function createFile(path: string, text: string): Promise<void> {
   try {
-    const handle = await open(path, 'wx', 0o600);
-    try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await createNewFile(path, text);
   } catch (error) {
     const code = errorCode(error);
     throw new KeyStoreError(

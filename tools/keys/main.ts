@@ -10,24 +10,16 @@ import {
 import { errorLine as toolErrorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
 import { StackReadError } from '../common/stack-outputs';
 import type { Env, ToolIo } from '../common/tool-io';
-import {
-  APPLY_CONCURRENCY,
-  checkKeysOut,
-  readChangeFile,
-  ReportedFailure,
-  ReportedUsageFailure,
-  runApply,
-} from './apply';
+import { APPLY_CONCURRENCY, checkKeysOut, readChangeFile, ReportedExit, runApply } from './apply';
 import { editOf, pruneChange, type EditResult, type PruneAppResult } from './changes';
 import { runProgram, type Command, type Invocation, type Target } from './cli';
 import {
   ConflictError,
   documentOfShard,
-  planEdits,
+  planAndWrite,
   readAllDocuments,
   ShardError,
   unusedVersionsText,
-  writePlan,
   type AppEdit,
   type Plan,
   type RetryOptions,
@@ -85,14 +77,6 @@ function registryClients(io: CliIo): RegistryClients {
 /** Whose default limit applies: the local server's (a key file) or the stack's (a secret), for the CLI's words. */
 function storeKind(registry: Pick<Registry, 'kind'>): KeyStoreKind {
   return registry.kind === 'files' ? 'file' : 'secret';
-}
-
-/** A run whose lines are already written and whose exit code is its own (leaked's 3). */
-class ReportedExit extends Error {
-  override readonly name = 'ReportedExit';
-  constructor(readonly code: number) {
-    super(`exit ${code}`);
-  }
 }
 
 /**
@@ -167,22 +151,16 @@ async function runEdits<Result>(
   registry: Registry,
   edits: readonly AppEdit<Result>[],
   io: CliIo,
-  options: { readonly createIfMissing: boolean; readonly read?: Plan<Result>['documents'] },
-): Promise<{ readonly plan: Plan<Result>; readonly results: Result[] }> {
-  const plan = await planEdits(registry, edits, {
-    createIfMissing: options.createIfMissing,
-    checkBudget: false,
-  });
-  const [problem] = plan.problems;
-  if (problem !== undefined) throw problem.error;
-  const writes = await writePlan(registry, plan, {
-    createIfMissing: options.createIfMissing,
-    concurrency: 1,
+  createIfMissing: boolean,
+): Promise<Result[]> {
+  const { plan, writes } = await planAndWrite(registry, edits, {
+    createIfMissing,
     ...(io.retry === undefined ? {} : { retry: io.retry }),
+    warn: (warning) => io.stderr.write(`warning: ${warning}\n`),
   });
   const results = resultsOf(plan, writes);
   writeNotes(io, writes, registry.sharded ? "the app's shard" : registry.shard(0).store.description);
-  return { plan, results };
+  return results;
 }
 
 async function edit(
@@ -196,9 +174,7 @@ async function edit(
   const createIfMissing = registry.kind === 'files' && command.edit.op === 'add';
   const newKey =
     command.edit.op === 'add' || command.edit.op === 'rotate' ? keyMaker(io, registry, keyPrefix) : () => '';
-  const { results } = await runEdits(registry, [editOf(command.edit, newKey, now)], io, {
-    createIfMissing,
-  });
+  const results = await runEdits(registry, [editOf(command.edit, newKey, now)], io, createIfMissing);
   const [result] = results;
   if (result === undefined) return;
   io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, storeKind(registry)));
@@ -218,7 +194,7 @@ async function pruneAll(registry: Registry, json: boolean, now: number, io: CliI
       ...(served.get(appId) === index ? {} : { shard: index }),
     })),
   );
-  const { results } = await runEdits(registry, edits, io, { createIfMissing: false });
+  const results = await runEdits(registry, edits, io, false);
   const shown = results.filter((_, position) => edits[position]?.shard === undefined);
   const removed = shown.flatMap((result) => result.removed);
   const removedApps = shown.flatMap((result) => result.removedApps);
@@ -303,7 +279,7 @@ async function runReshard(
   const done = report.left.moves.length === 0 && report.left.leftovers.length === 0;
   const removed = done && !dryRun && local !== undefined ? await finishFileReshard(local) : [];
   io.stdout.write(formatReshard(registry, report, dryRun, json) + (json ? '' : removedFilesLine(removed)));
-  if (!done && !dryRun) throw new ReportedFailure();
+  if (!done && !dryRun) throw new ReportedExit();
 }
 
 /** `leaked`: standard input first (capped), so that bad input is refused before anything is read from AWS. */
@@ -399,8 +375,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return EXIT_CODES.ok;
   } catch (error) {
     if (error instanceof ReportedExit) return error.code;
-    if (!(error instanceof ReportedFailure) && !(error instanceof ReportedUsageFailure))
-      io.stderr.write(errorLine(error));
+    io.stderr.write(errorLine(error));
     return exitCodeOf(error);
   }
 }

@@ -86,10 +86,28 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return result;
 }
 
-class SecretsRegistry implements Registry {
+/** What both kinds share: their shards by index, and one read per shard where no batch applies. */
+abstract class ShardList {
+  abstract readonly description: string;
+  protected abstract readonly shards: readonly Shard[];
+
+  shard(index: number): Shard {
+    const shard = this.shards[index];
+    if (shard === undefined) throw new KeyStoreError(`${this.description} has no shard ${index}`);
+    return shard;
+  }
+
+  protected async readEach(indices: readonly number[]): Promise<Map<number, Snapshot>> {
+    const read = new Map<number, Snapshot>();
+    for (const index of indices) read.set(index, await this.shard(index).store.read());
+    return read;
+  }
+}
+
+class SecretsRegistry extends ShardList implements Registry {
   readonly kind = 'secrets';
   readonly sharded: boolean;
-  private readonly shards: Shard[];
+  protected readonly shards: Shard[];
 
   constructor(
     readonly description: string,
@@ -98,6 +116,7 @@ class SecretsRegistry implements Registry {
     now: () => number,
     readonly keyPrefix?: string,
   ) {
+    super();
     this.sharded = shardSlots(manifest) > 1;
     this.shards = manifest.shardIds.map((id, index) => ({
       index,
@@ -112,19 +131,9 @@ class SecretsRegistry implements Registry {
     }));
   }
 
-  shard(index: number): Shard {
-    const shard = this.shards[index];
-    if (shard === undefined) throw new KeyStoreError(`${this.description} has no shard ${index}`);
-    return shard;
-  }
-
   async readShards(indices: readonly number[]): Promise<ReadonlyMap<number, Snapshot>> {
+    if (indices.length === 1) return this.readEach(indices);
     const read = new Map<number, Snapshot>();
-    if (indices.length === 1) {
-      const [index = 0] = indices;
-      read.set(index, await this.shard(index).store.read());
-      return read;
-    }
     for (const batch of chunks(indices, BATCH_GET_LIMIT)) {
       for (const [index, snapshot] of await this.batchRead(batch)) read.set(index, snapshot);
     }
@@ -180,16 +189,17 @@ class SecretsRegistry implements Registry {
   }
 }
 
-class FilesRegistry implements Registry {
+class FilesRegistry extends ShardList implements Registry {
   readonly kind = 'files';
   readonly sharded: boolean;
-  private readonly shards: Shard[];
+  protected readonly shards: Shard[];
 
   constructor(
     readonly description: string,
     readonly manifest: RegistryManifest,
     readonly manifestFile: ManifestFile | undefined,
   ) {
+    super();
     this.sharded = shardSlots(manifest) > 1 || manifestFile !== undefined;
     this.shards = manifest.shardIds.map((id, index) => {
       const path = manifestFile === undefined ? id : shardFilePath(manifestFile.path, id);
@@ -201,16 +211,8 @@ class FilesRegistry implements Registry {
     });
   }
 
-  shard(index: number): Shard {
-    const shard = this.shards[index];
-    if (shard === undefined) throw new KeyStoreError(`${this.description} has no shard ${index}`);
-    return shard;
-  }
-
-  async readShards(indices: readonly number[]): Promise<ReadonlyMap<number, Snapshot>> {
-    const read = new Map<number, Snapshot>();
-    for (const index of indices) read.set(index, await this.shard(index).store.read());
-    return read;
+  readShards(indices: readonly number[]): Promise<ReadonlyMap<number, Snapshot>> {
+    return this.readEach(indices);
   }
 }
 

@@ -1,5 +1,5 @@
 import { shardsToSearch } from '../../shared/keys/registry';
-import { secretSize } from '../../shared/keys/secret-size';
+import type { SecretSize } from '../../shared/keys/secret-size';
 import type { ChangeFileProblem, ChangeRequest } from './change-file';
 import type { EditResult } from './changes';
 import type { Plan, ShardPlan, ShardWrite } from './engine';
@@ -88,9 +88,8 @@ function changeSummary(shard: ShardPlan, requests: readonly ChangeRequest[]): st
     .join(', ');
 }
 
-/** `40,120 bytes (61.2% full)`: a shard's text as it will be. */
-function fillText(text: string): string {
-  const size = secretSize(text);
+/** `40,120 bytes (61.2% full)`: a shard's size as it will be. */
+function fillText(size: SecretSize): string {
   return `${groupDigits(size.bytes)} bytes (${size.fillPercent.toFixed(1)}% full)`;
 }
 
@@ -152,14 +151,14 @@ export function formatDryRun(
           id: registry.shard(work.index).id,
           changes: work.edits.length,
           leftovers: work.leftovers.length,
-          bytes: Buffer.byteLength(work.text),
+          bytes: work.size.bytes,
         })),
       }) + '\n'
     );
   }
   const lines = plan.shards.map(
     (work) =>
-      `${shardLabel(registry, work.index)}: would apply ${changeSummary(work, requests)}; then ${fillText(work.text)}\n`,
+      `${shardLabel(registry, work.index)}: would apply ${changeSummary(work, requests)}; then ${fillText(work.size)}\n`,
   );
   const changes = plan.shards.reduce((sum, work) => sum + work.edits.length, 0);
   return [
@@ -189,7 +188,7 @@ export function applyShardLine(
   const summary = changeSummary(shard, requests);
   switch (write?.status) {
     case 'written':
-      return `${label}: applied ${summary}; ${fillText(shard.text)}\n`;
+      return `${label}: applied ${summary}; ${fillText(shard.size)}\n`;
     case 'unchanged':
       return `${label}: already as asked (${summary}); nothing written\n`;
     case 'failed':
@@ -199,6 +198,16 @@ export function applyShardLine(
   }
 }
 
+/** An apply's shards by outcome, with the changes of each. */
+function applyTally(plan: ApplyPlan, writes: readonly ShardWrite<EditResult>[], facts: ApplyReportFacts) {
+  const editsOf = (index: number) => plan.shards.find((shard) => shard.index === index)?.edits ?? [];
+  const changes = (indices: readonly number[]) =>
+    indices.reduce((sum, index) => sum + editsOf(index).length, 0);
+  const failed = writes.filter((write) => write.status === 'failed').map(({ index }) => index);
+  const done = writes.filter((write) => write.status !== 'failed').map(({ index }) => index);
+  return { editsOf, changes, failed, done, notWritten: [...failed, ...facts.notStarted] };
+}
+
 /** What an apply did, after its shards' lines: one line, then the changes to apply again if some were not. */
 export function applySummary(
   plan: ApplyPlan,
@@ -206,27 +215,20 @@ export function applySummary(
   writes: readonly ShardWrite<EditResult>[],
   facts: ApplyReportFacts,
 ): string {
-  const editsOf = (index: number) => plan.shards.find((shard) => shard.index === index)?.edits ?? [];
-  const count = (indices: readonly number[]) =>
-    indices.reduce((sum, index) => sum + editsOf(index).length, 0);
-  const failed = [
-    ...writes.filter((write) => write.status === 'failed').map(({ index }) => index),
-    ...facts.notStarted,
-  ];
-  const done = writes.filter((write) => write.status !== 'failed').map(({ index }) => index);
+  const { editsOf, changes, done, notWritten } = applyTally(plan, writes, facts);
   const written = writes.filter((write) => write.status === 'written').length;
   const keys =
     facts.keys === 0
       ? ''
       : `; ${plural(facts.keys, 'new key', 'new keys')} in ${facts.keysTo ?? 'standard output'}`;
   const lines = [
-    `applied ${plural(count(done), 'change', 'changes')} with ${plural(written, 'write', 'writes')}${keys}\n`,
+    `applied ${plural(changes(done), 'change', 'changes')} with ${plural(written, 'write', 'writes')}${keys}\n`,
   ];
-  if (failed.length > 0) {
-    const notApplied = failed.flatMap((index) => editsOf(index).map((edit) => requests[edit]?.line ?? 0));
+  if (notWritten.length > 0) {
+    const notApplied = notWritten.flatMap((index) => editsOf(index).map((edit) => requests[edit]?.line ?? 0));
     const shown = notApplied.slice(0, 20).join(', ');
     lines.push(
-      `${plural(failed.length, 'shard', 'shards')} not written: the changes on lines ${shown}` +
+      `${plural(notWritten.length, 'shard', 'shards')} not written: the changes on lines ${shown}` +
         `${notApplied.length > 20 ? ' …' : ''} were not applied; apply them again (the others are done)\n`,
     );
   }
@@ -241,29 +243,27 @@ export function applyJson(
   writes: readonly ShardWrite<EditResult>[],
   facts: ApplyReportFacts,
 ): string {
-  const editsOf = (index: number) => plan.shards.find((shard) => shard.index === index)?.edits ?? [];
-  const count = (some: readonly ShardWrite<EditResult>[]) =>
-    some.reduce((sum, write) => sum + editsOf(write.index).length, 0);
-  const failed = writes.filter((write) => write.status === 'failed');
-  const stopped = facts.notStarted.reduce((sum, index) => sum + editsOf(index).length, 0);
+  const { editsOf, changes, done, notWritten } = applyTally(plan, writes, facts);
+  const shards = writes.map((write) => ({
+    shard: write.index,
+    id: registry.shard(write.index).id,
+    status: write.status === 'written' ? 'applied' : write.status,
+    changes: editsOf(write.index).length,
+    ...(write.status === 'failed'
+      ? {
+          reason: reasonOf(write.error),
+          lines: editsOf(write.index).map((edit) => requests[edit]?.line ?? 0),
+        }
+      : {}),
+  }));
+  const keysTo = facts.keysTo === undefined ? {} : { keysTo: facts.keysTo };
   return (
     JSON.stringify({
-      shards: writes.map((write) => ({
-        shard: write.index,
-        id: registry.shard(write.index).id,
-        status: write.status === 'written' ? 'applied' : write.status,
-        changes: editsOf(write.index).length,
-        ...(write.status === 'failed'
-          ? {
-              reason: reasonOf(write.error),
-              lines: editsOf(write.index).map((edit) => requests[edit]?.line ?? 0),
-            }
-          : {}),
-      })),
-      applied: count(writes) - count(failed),
-      failed: count(failed) + stopped,
+      shards,
+      applied: changes(done),
+      failed: changes(notWritten),
       keys: facts.keys,
-      ...(facts.keysTo === undefined ? {} : { keysTo: facts.keysTo }),
+      ...keysTo,
     }) + '\n'
   );
 }
@@ -302,11 +302,7 @@ function reshardShardLines(
     });
 }
 
-function leftText(report: ReshardReport): string {
-  const left = new Set([
-    ...report.left.moves.map((move) => move.appId),
-    ...report.left.leftovers.map((item) => item.appId),
-  ]);
+function leftText(left: ReadonlySet<string>): string {
   return left.size === 0
     ? 'nothing is left to move'
     : `${plural(left.size, 'app is', 'apps are')} still not only in their home: run reshard again`;
@@ -372,7 +368,7 @@ export function formatReshard(
       `app ${kept.appId} changed in both homes during the move: its old copy in shard ${kept.from} was left; run reshard again\n`,
     );
   }
-  lines.push(`${leftText(report)}\n`);
+  lines.push(`${leftText(leftApps)}\n`);
   if (leftApps.size === 0 && report.previousShards !== undefined && registry.kind === 'secrets') {
     lines.push(
       `now deploy without keyShardsPrevious (-c keyShards=${report.shards}): readers need not look in the old homes any more\n`,

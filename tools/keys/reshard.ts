@@ -2,9 +2,8 @@ import type { DocumentApp } from '../../shared/keys/key-document';
 import type { RegistryManifest } from '../../shared/keys/registry';
 import {
   budgetProblems,
-  planEdits,
+  planAndWrite,
   readAllDocuments,
-  writePlan,
   type AppEdit,
   type Change,
   type RetryOptions,
@@ -98,6 +97,8 @@ interface Phase<Result> {
   readonly writes: readonly ShardWrite<Result>[];
   /** Each edit with what it returned; edits of a shard that failed are absent. */
   readonly made: readonly { readonly position: number; readonly result: Result }[];
+  /** The plan's: shards it takes past 80% full. */
+  readonly warnings: readonly string[];
 }
 
 /** One step of the reshard: its edits, each pinned to its shard, one write per shard, in turn. */
@@ -107,19 +108,15 @@ async function runPhase<Result>(
   options: ReshardOptions,
   progress: (index: number, results: readonly Result[]) => string,
 ): Promise<Phase<Result>> {
-  const createIfMissing = registry.kind === 'files';
-  const plan = await planEdits(registry, edits, { createIfMissing, checkBudget: false });
-  const [problem] = plan.problems;
-  if (problem !== undefined) throw problem.error;
   const made: { position: number; result: Result }[] = [];
-  const writes = await writePlan(registry, plan, {
-    createIfMissing,
-    concurrency: 1,
+  const warnings: string[] = [];
+  const { writes } = await planAndWrite(registry, edits, {
+    createIfMissing: registry.kind === 'files',
     ...(options.retry === undefined ? {} : { retry: options.retry }),
-    onShard: (write) => {
+    warn: (warning) => warnings.push(warning),
+    onShard: (write, shard) => {
       if (write.status === 'failed') throw write.error;
-      const shard = plan.shards.find(({ index }) => index === write.index);
-      shard?.edits.forEach((position, at) => {
+      shard.edits.forEach((position, at) => {
         const result = write.results[at];
         if (result !== undefined) made.push({ position, result });
       });
@@ -128,7 +125,7 @@ async function runPhase<Result>(
       return undefined;
     },
   });
-  return { writes, made };
+  return { writes, made, warnings };
 }
 
 /** Waits `ms`; on a terminal, says each second how long is left. */
@@ -232,7 +229,10 @@ export async function reshard(registry: Registry, options: ReshardOptions): Prom
     writes: writes.filter((write) => write.status === 'written').length,
     left,
     settledMs,
-    warnings: writes.flatMap((write) => write.warnings),
+    warnings: [
+      ...[copy, carried, removal].flatMap((phase) => phase.warnings),
+      ...writes.flatMap((write) => write.warnings),
+    ],
     unusedVersions: writes.reduce((sum, write) => sum + write.unusedVersions, 0),
   };
 }

@@ -29,9 +29,12 @@ export function groupDigits(value: number): string {
 
 /**
  * Checks the text about to be written. Throws SecretTooLargeError when it is over the limit; returns the warning to
- * show after the write when it is nearly full, else undefined.
+ * show when it is nearly full, else undefined: before the write (a plan's, `will take`) or after it (`now take`).
  */
-export function checkSecretSize(text: string): string | undefined {
+export function checkSecretSize(
+  text: string,
+  verb: 'will take' | 'now take' = 'now take',
+): string | undefined {
   const size = secretSize(text);
   const limit = groupDigits(SECRET_MAX_BYTES);
   if (!size.fits) {
@@ -42,7 +45,7 @@ export function checkSecretSize(text: string): string | undefined {
   }
   if (!size.nearlyFull) return undefined;
   return (
-    `the keys now take ${groupDigits(size.bytes)} bytes, ${size.fillPercent.toFixed(1)}% of the ${limit} a ` +
+    `the keys ${verb} ${groupDigits(size.bytes)} bytes, ${size.fillPercent.toFixed(1)}% of the ${limit} a ` +
     `secret can hold (${groupDigits(SECRET_MAX_BYTES - size.bytes)} left; past the limit every write and every ` +
     `scheduled rotation fails): ${MAKE_ROOM}`
   );

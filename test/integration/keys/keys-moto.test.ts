@@ -814,7 +814,7 @@ describe('expiry, grace, prune, allowlists and rate limits through the key CLI, 
     expect(revoked.code).toBe(0);
     expect(cliStderrLines(revoked.stderr)).toEqual([
       expect.stringMatching(
-        /^warning: the keys now take 65,4\d\d bytes, 99\.\d% of the 65,536 a secret can hold /,
+        /^warning: the keys will take 65,4\d\d bytes, 99\.\d% of the 65,536 a secret can hold /,
       ),
     ]);
   });

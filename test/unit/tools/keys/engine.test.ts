@@ -8,6 +8,8 @@ import {
 import {
   backoffMs,
   ConflictError,
+  planEdits,
+  writePlan,
   writeShard,
   type Change,
   type RetryOptions,
@@ -346,6 +348,58 @@ describe('writeShard: the size guard', () => {
 
     expect(store.text?.length).toBeLessThan(seed.length);
     expect(outcome.warnings).toEqual([expect.stringMatching(/^the keys now take 59,9\d\d bytes, 91\.\d% /)]);
+  });
+});
+
+describe('planEdits and writePlan', () => {
+  const addEdit = (appId: string) => ({
+    appId,
+    change: newKeyChange({ command: 'add-app', appId, fresh: freshKey(generateKey(), 'plain'), now: NOW }),
+  });
+
+  it('measures each shard as it will be written, and names one past 80% before anything is written', async () => {
+    const store = new MemoryStore(keysTextOfSize(55_000));
+    const registry = oneShardRegistry(store);
+
+    const plan = await planEdits(registry, [addEdit('partner-0001')], {
+      createIfMissing: false,
+      checkBudget: false,
+    });
+
+    expect(store.replaceCalls).toBe(0);
+    expect(plan.problems).toEqual([]);
+    expect(plan.warnings).toEqual([
+      expect.stringMatching(/^the keys will take 55,0\d\d bytes, 84\.\d% of the 65,536 /),
+    ]);
+    const writes = await writePlan(registry, plan, { createIfMissing: false, concurrency: 1 });
+    expect(plan.shards[0]?.size.bytes).toBe(Buffer.byteLength(store.text ?? ''));
+    // Warned once, by the plan: the write of the document it measured adds no second warning.
+    expect(writes).toEqual([expect.objectContaining({ status: 'written', warnings: [] })]);
+  });
+
+  it("with release, lets each shard's edits and results go once onShard has had them", async () => {
+    const store = new MemoryStore(text({ demo: [DEMO_KEY] }));
+    const registry = oneShardRegistry(store);
+    const plan = await planEdits(registry, [addEdit('partner-0001'), addEdit('partner-0002')], {
+      createIfMissing: false,
+      checkBudget: false,
+    });
+    const heard: number[] = [];
+
+    const writes = await writePlan(registry, plan, {
+      createIfMissing: false,
+      concurrency: 1,
+      release: true,
+      onShard: (write) => {
+        heard.push(write.status === 'failed' ? -1 : write.results.length);
+        return undefined;
+      },
+    });
+
+    expect(heard).toEqual([2]);
+    expect(writes).toEqual([expect.objectContaining({ status: 'written', results: [] })]);
+    expect(plan.edits).toEqual([undefined, undefined]);
+    expect(keysIn(store, 'partner-0002')).toHaveLength(1);
   });
 });
 

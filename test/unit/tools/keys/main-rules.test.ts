@@ -8,7 +8,15 @@ import { join } from 'node:path';
 import { keyIdOf } from '../../../../shared/keys/key-document';
 import { parseKeyring } from '../../../../shared/keys/keyring';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY } from '../../../support/keys';
-import { decide, digestKeyIdOf, keysTextOfSize, plainKeysText, runCli } from '../../../support/keys-cli';
+import { run } from '../../../../tools/keys/main';
+import {
+  decide,
+  digestKeyIdOf,
+  keysTextOfSize,
+  plainKeysText,
+  runCli,
+  storedKeysOf,
+} from '../../../support/keys-cli';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
 const DAY = 86_400_000;
@@ -429,7 +437,7 @@ describe('the size guard', () => {
     expect(stored()).toBe(seed);
   });
 
-  it('writes from 80% full and warns on stderr with the bytes and the fill', async () => {
+  it('writes from 80% full and warns on stderr, before it writes, with the bytes and the fill', async () => {
     writeFileSync(file, keysTextOfSize(60_000));
 
     const result = await keys('allow', 'demo', '10.0.0.0/8');
@@ -438,8 +446,41 @@ describe('the size guard', () => {
     expect(result.stdout).toBe('app demo: may call only from 10.0.0.0/8\n');
     // The app becomes an object: {"keys":[...],"allowedCidrs":["10.0.0.0/8"]} is 39 bytes more than [...].
     expect(result.stderr).toMatch(
-      /^warning: the keys now take 60,039 bytes, 91\.6% of the 65,536 a secret can hold \(5,497 left; [^\n]*\n$/,
+      /^warning: the keys will take 60,039 bytes, 91\.6% of the 65,536 a secret can hold \(5,497 left; [^\n]*\n$/,
     );
     expect(verdict('demo', DEMO_KEY, NOW, '10.1.2.3')).toBe('ok');
+  });
+
+  it.each([
+    ['rotate', ['rotate', 'demo']],
+    ['apply', ['apply', 'changes.json', '--keys-out', 'new-keys.jsonl']],
+  ])('%s warns of a shard past 80%% while the shard is still as it was, then writes it', async (_, argv) => {
+    const seed = keysTextOfSize(60_000);
+    writeFileSync(file, seed);
+    writeFileSync(
+      join(directory, 'changes.json'),
+      JSON.stringify({ changes: [{ op: 'rotate', app: 'demo' }] }),
+    );
+    const storedAtWarning: string[] = [];
+    const stderr = {
+      write: (text: string) => {
+        if (text.startsWith('warning: ')) storedAtWarning.push(stored());
+        return true;
+      },
+    };
+    const args = argv.map((arg) =>
+      arg.endsWith('.json') || arg.endsWith('.jsonl') ? join(directory, arg) : arg,
+    );
+
+    const code = await run([...args, '--file', file], {
+      env: {},
+      stdout: { write: () => true },
+      stderr,
+      now: () => NOW,
+    });
+
+    expect(code).toBe(0);
+    expect(storedAtWarning).toEqual([seed]);
+    expect(storedKeysOf(stored(), 'demo')).toHaveLength(storedKeysOf(seed, 'demo').length + 1);
   });
 });
