@@ -25,6 +25,8 @@
  *   against the distinct shards the requests named;
  * - monitor: one run of the key registry monitor over 1, 16, 64 and 256 shards at 80%: calls, time, logs written;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
+ * - lambda-bounds: the payment Lambda's key code after 100,000 distinct apps (RSS, a hot app's time) and with 64
+ *   shards failing (fetches a second), before and after its bounds (bench/lambda-bounds.ts);
  * - capacity: bytes per app and apps per shard at 80% for three shapes of app id, one key and two mid-rotation (d:
  *   digests), and 100,000 merchant-<uuid> apps mid-rotation over 512 and 1,024 shards against sha256: over 256;
  * - registry: the key registry over several secrets: apply of 10,000 new apps into 64 shards (PutSecretValue
@@ -66,6 +68,7 @@ import { registryCallLines, registryColdLines } from './bench/registry-reads';
 import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
 import { capacityLines } from './bench/capacity';
+import { lambdaBoundsLines } from './bench/lambda-bounds';
 import { fmt } from './bench/stats';
 import { keyTimingLines } from './bench/key-timing';
 import { timingLines } from './bench/timing';
@@ -85,6 +88,7 @@ const SECTIONS = [
   'monitor',
   'secret',
   'capacity',
+  'lambda-bounds',
   'auth',
   'body',
   'timing',
@@ -217,6 +221,10 @@ async function main(): Promise<void> {
   }
   if (sections.has('capacity')) {
     for (const line of capacityLines()) console.log(line);
+    console.log('');
+  }
+  if (sections.has('lambda-bounds')) {
+    for (const line of await lambdaBoundsLines()) console.log(line);
     console.log('');
   }
   if (sections.has('auth')) console.log(authLine());
