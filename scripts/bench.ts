@@ -25,8 +25,10 @@
  *   against the distinct shards the requests named;
  * - monitor: one run of the key registry monitor over 1, 16, 64 and 256 shards at 80%: calls, time, logs written;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
- * - lambda-bounds: the payment Lambda's key code after 100,000 distinct apps (RSS, a hot app's time) and with 64
- *   shards failing (fetches a second), before and after its bounds (bench/lambda-bounds.ts);
+ * - lambda-bounds: the payment Lambda's bundle under plain node, its shards served by a local fake Secrets Manager:
+ *   memory after 100,000 distinct apps within one TTL (RSS, heap, external) and a hot app's time, with Lambda's node
+ *   flags for 256 MB and with node's defaults; GetSecretValue calls a second with 64 shards failing; against main
+ *   at 993eb6d (bench/lambda-bounds.ts);
  * - capacity: bytes per app and apps per shard at 80% for three shapes of app id, one key and two mid-rotation (d:
  *   digests), and 100,000 merchant-<uuid> apps mid-rotation over 512 and 1,024 shards against sha256: over 256;
  * - registry: the key registry over several secrets: apply of 10,000 new apps into 64 shards (PutSecretValue
