@@ -5,7 +5,7 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { namesSecret, readShards } from '../../../../lambda/registry-monitor/read-shards';
+import { namesSecret, readShards } from '../../../lambda/read-shards';
 
 const ARN_PREFIX = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:';
 const secretsManager = mockClient(SecretsManagerClient);
@@ -22,7 +22,7 @@ describe('readShards', () => {
     secretsManager.reset();
   });
 
-  it('reads 45 shards in 3 calls of at most 20, each shard once, and returns every value with its shard', async () => {
+  it('reads 45 shards in 3 calls of at most 20, each shard once, and returns every value with its shard and version', async () => {
     // Arrange
     const ids = shardIds(45);
     secretsManager.on(BatchGetSecretValueCommand).callsFake((input: BatchGetSecretValueCommandInput) => ({
@@ -30,6 +30,7 @@ describe('readShards', () => {
         ARN: id.startsWith('arn:') ? id : `${ARN_PREFIX}${id}-AbCdEf`,
         Name: id.startsWith('arn:') ? 'keys' : id,
         SecretString: `{"at":${ids.indexOf(id)}}`,
+        VersionId: `version-${ids.indexOf(id)}`,
       })),
     }));
     const client = new SecretsManagerClient({ region: 'eu-west-1' });
@@ -44,7 +45,14 @@ describe('readShards', () => {
       .commandCalls(BatchGetSecretValueCommand)
       .map((call) => call.args[0].input.SecretIdList);
     expect(asked).toEqual([ids.slice(0, 20), ids.slice(20, 40), ids.slice(40)]);
-    expect(reads).toEqual(ids.map((_, shard) => ({ shard, ok: true, secretString: `{"at":${shard}}` })));
+    expect(reads).toEqual(
+      ids.map((_, shard) => ({
+        shard,
+        ok: true,
+        secretString: `{"at":${shard}}`,
+        versionId: `version-${shard}`,
+      })),
+    );
   });
 
   it('matches each value to its shard by name, complete ARN or partial ARN, whatever order they come in', async () => {
