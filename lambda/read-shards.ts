@@ -77,7 +77,12 @@ async function readBatch(
     if (found !== -1) return readOf(shard, unclaimed.splice(found, 1)[0] ?? {});
     const error = errors.find((candidate) => candidate.SecretId !== undefined && candidate.SecretId === id);
     if (error !== undefined) {
-      return { shard, ok: false, problem: `${error.ErrorCode ?? 'Error'}: ${error.Message ?? 'no message'}` };
+      // The service's own text, cut as every error text in a log line is (describeError).
+      const problem = describeError({
+        name: error.ErrorCode ?? 'Error',
+        message: error.Message ?? 'no message',
+      });
+      return { shard, ok: false, problem };
     }
     return { shard, ok: false, problem: 'Secrets Manager returned neither its value nor an error for it' };
   });

@@ -6,6 +6,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { namesSecret, readShards } from '../../../lambda/read-shards';
+import { ERROR_TEXT_MAX_CHARS } from '../../../shared/logger';
 
 const ARN_PREFIX = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:';
 const secretsManager = mockClient(SecretsManagerClient);
@@ -120,6 +121,26 @@ describe('readShards', () => {
       { shard: 2, ok: false, problem: 'Secrets Manager returned neither its value nor an error for it' },
       { shard: 3, ok: false, problem: 'the secret holds no SecretString (binary secrets are not supported)' },
     ]);
+  });
+
+  it("cuts the service's text for a refused shard to 256 characters, as every error text in a log line is", async () => {
+    // Arrange: an error message as long as an HTML page a proxy might answer.
+    const ids = shardIds(1);
+    secretsManager.on(BatchGetSecretValueCommand).resolves({
+      Errors: [
+        { SecretId: ids[0], ErrorCode: 'InternalServiceError', Message: `<html>${'x'.repeat(900_000)}` },
+      ],
+    });
+
+    // Act
+    const { reads } = await readShards(new SecretsManagerClient({ region: 'eu-west-1' }), ids, 4);
+
+    // Assert
+    const [read] = reads;
+    expect(read?.ok).toBe(false);
+    const problem = read?.ok === false ? read.problem : '';
+    expect(problem).toHaveLength(ERROR_TEXT_MAX_CHARS);
+    expect(problem).toMatch(/^InternalServiceError: <html>x+\.\.\.$/);
   });
 
   it('marks the shards of a failed call unreadable and still reads the others', async () => {
