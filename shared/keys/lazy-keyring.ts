@@ -120,11 +120,6 @@ class LazyKeyring implements Keyring {
     this.report = onProblems;
   }
 
-  /** The members, in the order their values are kept. */
-  names(): IterableIterator<string> {
-    return this.compact.keys();
-  }
-
   get(appId: string): KeyringApp | undefined {
     // A Map's own entries only: an App-id of "constructor" or "__proto__" names nothing.
     const value = this.compact.get(appId);
@@ -177,10 +172,9 @@ class LazyKeyring implements Keyring {
   private all(): ReadonlyMap<string, KeyringApp> {
     if (this.everyApp === undefined) {
       const names = [...this.compact.keys()];
-      const inTextOrder =
-        this.positions === undefined ? names : names.sort((a, b) => this.positionOf(a) - this.positionOf(b));
+      if (this.positions !== undefined) names.sort((a, b) => this.positionOf(a) - this.positionOf(b));
       const apps = new Map<string, KeyringApp>();
-      for (const name of inTextOrder) {
+      for (const name of names) {
         const app = this.get(name);
         if (app !== undefined) apps.set(name, app);
       }
@@ -192,12 +186,7 @@ class LazyKeyring implements Keyring {
   /** Found only for a malformed entry (once per app per loaded copy) or a walk: a count, when the text was in order. */
   private positionOf(name: string): number {
     if (this.positions !== undefined) return this.positions.get(name) ?? 0;
-    let position = 1;
-    for (const kept of this.compact.keys()) {
-      if (kept === name) return position;
-      position++;
-    }
-    return 0;
+    return [...this.compact.keys()].indexOf(name) + 1;
   }
 }
 
@@ -217,14 +206,9 @@ export function parseKeyringLazily(text: string, options: LazyKeyringOptions): L
     options.builtEntries ?? new BuiltEntries(),
   );
   const byPosition = (a: KeyringProblem, b: KeyringProblem): number => a.entryPosition - b.entryPosition;
-  let usable = false;
-  for (const name of keyring.names()) {
-    if (keyring.has(name)) {
-      usable = true;
-      break;
-    }
+  if (entries > 0 && ![...members.values.keys()].some((name) => keyring.has(name))) {
+    throw noValidEntry(entries, atLoad.sort(byPosition));
   }
-  if (entries > 0 && !usable) throw noValidEntry(entries, atLoad.sort(byPosition));
   keyring.reportTo(options.onProblems);
   return { keyring, problems: atLoad.sort(byPosition), entries };
 }

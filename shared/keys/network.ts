@@ -148,8 +148,10 @@ export class SourceAllowlist {
   /** Whether a request from `sourceIp` may use the app's keys; an unknown or unparsable source never may. */
   allows(sourceIp: string | undefined): boolean {
     const source = sourceIp === undefined ? undefined : canonicalAddress(sourceIp);
-    const bytes = source === undefined ? undefined : addressBytes(source.address, source.family);
-    if (source === undefined || bytes === undefined) return false;
-    return this.blocks.some((block) => block.family === source.family && inBlock(bytes, block));
+    const bytes = source && addressBytes(source.address, source.family);
+    return (
+      bytes !== undefined &&
+      this.blocks.some((block) => block.family === source?.family && inBlock(bytes, block))
+    );
   }
 }
