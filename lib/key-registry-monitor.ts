@@ -7,11 +7,8 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { METRICS_ENV } from '../lambda/payment/metric-names';
 import { ENV } from '../lambda/payment/settings';
-import {
-  MONITOR_CALL_BOUNDS,
-  MONITOR_CONCURRENT_CALLS,
-  SHARDS_PER_CALL,
-} from '../lambda/registry-monitor/settings';
+import { SHARDS_PER_CALL } from '../lambda/read-shards';
+import { MONITOR_CALL_BOUNDS, MONITOR_CONCURRENT_CALLS } from '../lambda/registry-monitor/settings';
 import type { LogLevel } from '../shared/logger';
 import { allowBatchSecretReads } from './batch-secret-reads';
 import { createBundledFunction, lambdaEntry } from './bundled-function';

@@ -28,6 +28,10 @@
  *   digests the default (bench/leaked.ts);
  * - monitor: one run of the key registry monitor over 1, 16, 64 and 256 shards at 80%: calls, time, logs written;
  * - secret: how many apps one secret holds per form of entry, and one authentication against the largest;
+ * - lambda-bounds: the payment Lambda's bundle under plain node, its shards served by a local fake Secrets Manager:
+ *   memory after 100,000 distinct apps within one TTL (RSS, heap, external) and a hot app's time, with Lambda's node
+ *   flags for 256 MB and with node's defaults; GetSecretValue calls a second with 64 shards failing; against main
+ *   at 993eb6d (bench/lambda-bounds.ts);
  * - capacity: bytes per app and apps per shard at 80% for three shapes of app id, one key and two mid-rotation (d:
  *   digests), and 100,000 merchant-<uuid> apps mid-rotation over 512 and 1,024 shards against sha256: over 256;
  * - registry: the key registry over several secrets: apply of 10,000 new apps into 64 shards (PutSecretValue
@@ -70,6 +74,7 @@ import { registryCallLines, registryColdLines } from './bench/registry-reads';
 import { monitorLines } from './bench/registry-monitor';
 import { secretSizeLines } from './bench/secret-size';
 import { capacityLines } from './bench/capacity';
+import { lambdaBoundsLines } from './bench/lambda-bounds';
 import { fmt } from './bench/stats';
 import { keyTimingLines } from './bench/key-timing';
 import { timingLines } from './bench/timing';
@@ -90,6 +95,7 @@ const SECTIONS = [
   'monitor',
   'secret',
   'capacity',
+  'lambda-bounds',
   'auth',
   'body',
   'timing',
@@ -223,6 +229,10 @@ async function main(): Promise<void> {
   }
   if (sections.has('capacity')) {
     for (const line of capacityLines()) console.log(line);
+    console.log('');
+  }
+  if (sections.has('lambda-bounds')) {
+    for (const line of await lambdaBoundsLines()) console.log(line);
     console.log('');
   }
   if (sections.has('auth')) console.log(authLine());

@@ -8,7 +8,7 @@ import {
   type ShardMeasurement,
   type ShardOutcome,
 } from './measure-registry';
-import { readShards } from './read-shards';
+import { readShards } from '../read-shards';
 import { registryMetricsLine } from './registry-metrics';
 
 export interface MonitorHandlerOptions {

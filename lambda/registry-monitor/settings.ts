@@ -15,9 +15,6 @@ export const MONITOR_CALL_BOUNDS: CallBounds = {
   callDeadlineMs: 15_000,
 };
 
-/** BatchGetSecretValue's most secrets per call. */
-export const SHARDS_PER_CALL = 20;
-
 /** Calls in flight at once: 256 shards are 13 calls, read in 4 rounds. */
 export const MONITOR_CONCURRENT_CALLS = 4;
 

@@ -20,7 +20,6 @@ import {
   readScanningSettings,
   SCANNING_CALL_BOUNDS,
   SCANNING_CONCURRENT_CALLS,
-  SHARDS_PER_CALL,
 } from './settings';
 import { createSecretsManagerShardStore } from './shard-store';
 
@@ -46,7 +45,6 @@ export const handler = createScanningHandler({
   shards: createSecretsManagerShardStore({
     client: createSecretsManagerClient(SCANNING_CALL_BOUNDS),
     shardIds: settings.registry.shardIds,
-    shardsPerCall: SHARDS_PER_CALL,
     concurrency: SCANNING_CONCURRENT_CALLS,
   }),
   logger,

@@ -67,8 +67,6 @@ export const SCANNING_CALL_BOUNDS: CallBounds = {
   callDeadlineMs: 5_000,
 };
 
-/** BatchGetSecretValue's limit. */
-export const SHARDS_PER_CALL = 20;
 /** Calls in flight at once, reads and writes alike. */
 export const SCANNING_CONCURRENT_CALLS = 4;
 /** A compare-and-swap write that lost a race is tried again from a fresh read, this many times in all. */

@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import {
-  BatchGetSecretValueCommand,
   GetSecretValueCommand,
   PutSecretValueCommand,
   UpdateSecretVersionStageCommand,
   type SecretsManagerClient,
-  type SecretValueEntry,
 } from '@aws-sdk/client-secrets-manager';
 import { errorName } from '../../shared/errors';
-import { describeError } from '../../shared/logger';
-import { namesSecret } from '../registry-monitor/read-shards';
+import { readShards, type ShardRead as ValueRead } from '../read-shards';
 
 /** One shard's current version: its text and the VersionId a compare-and-swap write names. */
 export interface ShardSnapshot {
@@ -51,24 +48,31 @@ export interface SecretsManagerShardStoreOptions {
   readonly client: SecretsManagerClient;
   /** Each shard's secret id (ARN or name), by index. */
   readonly shardIds: readonly string[];
-  /** BatchGetSecretValue takes 20 ids a call. */
-  readonly shardsPerCall: number;
   /** Calls in flight at once. */
   readonly concurrency: number;
   /** Fresh ClientRequestTokens; randomUUID unless a test needs known ones. */
   readonly newToken?: () => string;
 }
 
+/** A shard as read by lambda/read-shards.ts, with the version a write must name, or why it cannot be used. */
+function shardReadOf(read: ValueRead): ShardRead {
+  if (!read.ok) return read;
+  const snapshot = snapshotOf({ SecretString: read.secretString, VersionId: read.versionId });
+  return typeof snapshot === 'string'
+    ? { shard: read.shard, ok: false, problem: snapshot }
+    : { shard: read.shard, ok: true, snapshot };
+}
+
 /**
- * The shards in Secrets Manager. Reads: BatchGetSecretValue, 20 a call, `concurrency` calls at a time. Writes, as the
- * key CLI's compare-and-swap (tools/keys/secrets-manager-store.ts) without its version budget: PutSecretValue under
- * SCANNING_STAGING_LABEL, then UpdateSecretVersionStage moves AWSCURRENT to it with RemoveFromVersionId = the version
+ * The shards in Secrets Manager. Reads: BatchGetSecretValue, 20 a call, `concurrency` calls at a time, by the reader
+ * the registry monitor uses too (lambda/read-shards.ts). Writes, as the key CLI's compare-and-swap
+ * (tools/keys/secrets-manager-store.ts) without its version budget: PutSecretValue under SCANNING_STAGING_LABEL, then UpdateSecretVersionStage moves AWSCURRENT to it with RemoveFromVersionId = the version
  * read, which Secrets Manager refuses if anyone moved AWSCURRENT since; after a refused move, the version now current
  * tells a conflict from a move that landed though its answer was lost, and from a real failure. The label comes off
  * our version either way (best effort), so it never keeps that version from being removed.
  */
 export function createSecretsManagerShardStore(options: SecretsManagerShardStoreOptions): ShardStore {
-  const { client, shardIds, shardsPerCall, concurrency } = options;
+  const { client, shardIds, concurrency } = options;
   const newToken = options.newToken ?? randomUUID;
 
   const idOf = (shard: number): string => {
@@ -76,39 +80,6 @@ export function createSecretsManagerShardStore(options: SecretsManagerShardStore
     if (id === undefined) throw new RangeError(`no shard ${shard}`);
     return id;
   };
-
-  async function readBatch(batch: readonly { shard: number; id: string }[]): Promise<ShardRead[]> {
-    let values: SecretValueEntry[];
-    let errors: { SecretId?: string; ErrorCode?: string; Message?: string }[];
-    try {
-      const output = await client.send(
-        new BatchGetSecretValueCommand({ SecretIdList: batch.map(({ id }) => id) }),
-      );
-      values = output.SecretValues ?? [];
-      errors = output.Errors ?? [];
-    } catch (error) {
-      const problem = `BatchGetSecretValue failed: ${describeError(error)}`;
-      return batch.map(({ shard }) => ({ shard, ok: false, problem }));
-    }
-    return batch.map(({ shard, id }): ShardRead => {
-      const entry = values.find((candidate) => namesSecret(id, candidate));
-      if (entry !== undefined) {
-        const snapshot = snapshotOf(entry);
-        return typeof snapshot === 'string'
-          ? { shard, ok: false, problem: snapshot }
-          : { shard, ok: true, snapshot };
-      }
-      const error = errors.find((candidate) => candidate.SecretId === id);
-      return {
-        shard,
-        ok: false,
-        problem:
-          error === undefined
-            ? 'Secrets Manager returned neither its value nor an error for it'
-            : `${error.ErrorCode ?? 'Error'}: ${error.Message ?? 'no message'}`,
-      };
-    });
-  }
 
   async function currentVersionId(secretId: string): Promise<string | undefined> {
     try {
@@ -139,17 +110,8 @@ export function createSecretsManagerShardStore(options: SecretsManagerShardStore
 
   return {
     async readAll() {
-      const batches: { shard: number; id: string }[][] = [];
-      shardIds.forEach((id, shard) => {
-        if (shard % shardsPerCall === 0) batches.push([]);
-        batches[batches.length - 1]?.push({ shard, id });
-      });
-      const reads: ShardRead[] = [];
-      for (let start = 0; start < batches.length; start += concurrency) {
-        const round = await Promise.all(batches.slice(start, start + concurrency).map(readBatch));
-        for (const batchReads of round) reads.push(...batchReads);
-      }
-      return reads;
+      const { reads } = await readShards(client, shardIds, concurrency);
+      return reads.map(shardReadOf);
     },
 
     async readOne(shard) {

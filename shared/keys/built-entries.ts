@@ -4,15 +4,15 @@ import type { KeyringApp } from './keyring';
  * The entries a lazily built keyring (lazy-keyring.ts) has built, bounded by count across every keyring of one
  * execution environment: the Lambda's memory must not grow with the number of distinct apps its requests name.
  *
- * A built entry (digests, key ids, an allowlist's BlockList) takes about 1.7 KB; kept for every app asked for within
- * a TTL, 100,000 distinct apps took an environment of 256 MB to 337 MB. Here they live in two generations: new
- * entries go into the current one; when it holds `generationSize`, it becomes the previous one and the one before is
- * dropped. An entry found in the previous generation moves to the current one, so an app asked for at least once
- * per generation is never rebuilt, and a hot app costs one more map lookup than before at most. At most
- * 2 x `generationSize` entries are alive at once (a least-recently-used bound within a factor of two, without
+ * A built entry (digests, key ids, an allowlist) took about 1.7 KB when allowlists were node BlockLists; kept for
+ * every app asked for within a TTL, 100,000 distinct apps took an environment of 256 MB to 337 MB. Here they live in
+ * two generations: new entries go into the current one; when it holds `generationSize`, it becomes the previous one
+ * and the one before is dropped. An entry found in the previous generation moves to the current one, so an app asked
+ * for at least once per generation is never rebuilt, and a hot app costs one more map lookup than before at most.
+ * At most 2 x `generationSize` entries are alive at once (a least-recently-used bound within a factor of two, without
  * reordering a list on every hit).
  *
- * Keyed weakly by the keyring that built them: a keyring replaced by a refresh, and the shard text it holds, can
+ * Keyed weakly by the keyring that built them: a keyring replaced by a refresh, and the values it holds, can
  * be collected at once, whatever entries of it are still counted here.
  */
 export class BuiltEntries {
@@ -59,7 +59,8 @@ export class BuiltEntries {
 }
 
 /**
- * 5,000 entries a generation: at most 10,000 built entries alive, about 17 MB. An environment whose requests name
- * fewer distinct apps than that between two turns of a generation never rebuilds one.
+ * 5,000 entries a generation: at most 10,000 built entries alive, about 5.5 MB with two d: digests each (550 bytes
+ * an entry, measured in-process). An environment whose requests name fewer distinct apps than that between two
+ * turns of a generation never rebuilds one.
  */
 export const BUILT_ENTRIES_PER_GENERATION = 5_000;

@@ -51,25 +51,68 @@ function listedKeys(value: unknown): number {
   return 1;
 }
 
+/**
+ * What a keyring keeps of its shard between requests: each member's value as compact JSON text, by app id, and
+ * nothing else of the text it was read from. The parsed object graph of a shard (an object, arrays and strings per
+ * app) takes several times the JSON's own size, and the text beside it as much again; a compact value is one flat
+ * string, about the size it had in the text, turned into an entry only when its app is asked for.
+ */
+interface CompactMembers {
+  /** App id -> its value, re-serialized. In text order when `positions` is absent. */
+  readonly values: ReadonlyMap<string, string>;
+  /** Each member's 1-based position as written, kept only when the text's order is not the values' order. */
+  readonly positions?: ReadonlyMap<string, number>;
+  readonly comparisonsPerRequest: number;
+}
+
+/**
+ * Compacts the parsed members. Written by this project's tools (JSON.stringify of the shard), the text is exactly
+ * its members re-serialized in order, which this checks piece by piece as it serializes them (a string compare
+ * each, no scan), so an entry's position is its index. Any other text (indented by hand, an app id written twice,
+ * members JSON.parse lists in another order) has its positions found by a scan of the text, once, at load.
+ */
+function compactMembers(text: string, members: Readonly<Record<string, unknown>>): CompactMembers {
+  const values = new Map<string, string>();
+  let most = 1;
+  let offset = 1;
+  let inTextOrder = text.startsWith('{');
+  for (const name of Object.keys(members)) {
+    const value = members[name];
+    most = Math.max(most, listedKeys(value));
+    const serialized = JSON.stringify(value);
+    values.set(name, serialized);
+    if (inTextOrder) {
+      const piece = `${offset === 1 ? '' : ','}${JSON.stringify(name)}:${serialized}`;
+      inTextOrder = text.startsWith(piece, offset);
+      offset += piece.length;
+    }
+  }
+  inTextOrder &&= offset === text.length - 1 && text.endsWith('}');
+  return {
+    values,
+    ...(inTextOrder ? {} : { positions: memberPositions(text) }),
+    comparisonsPerRequest: most,
+  };
+}
+
 class LazyKeyring implements Keyring {
   readonly comparisonsPerRequest: number;
+  private readonly compact: ReadonlyMap<string, string>;
+  private readonly positions: ReadonlyMap<string, number> | undefined;
   /** The apps whose malformed entry was reported: once per loaded copy, however often it is built. */
   private readonly reported = new Set<string>();
-  private positions: ReadonlyMap<string, number> | undefined;
   private everyApp: ReadonlyMap<string, KeyringApp> | undefined;
   /** Problems found from now on go to the caller's callback; until then (the load) they are collected. */
   private report: (problems: readonly KeyringProblem[]) => void;
 
   constructor(
-    private readonly text: string,
-    private readonly members: Readonly<Record<string, unknown>>,
-    private readonly names: readonly string[],
+    members: CompactMembers,
     collect: (problems: readonly KeyringProblem[]) => void,
     private readonly built: BuiltEntries,
   ) {
-    let most = 1;
-    for (const name of names) most = Math.max(most, listedKeys(members[name]));
-    this.comparisonsPerRequest = most;
+    this.compact = members.values;
+    this.positions = members.positions;
+    this.comparisonsPerRequest = members.comparisonsPerRequest;
     this.report = collect;
   }
 
@@ -78,11 +121,12 @@ class LazyKeyring implements Keyring {
   }
 
   get(appId: string): KeyringApp | undefined {
-    // Own members only: an App-id of "constructor" or "__proto__" names nothing.
-    if (!Object.hasOwn(this.members, appId)) return undefined;
+    // A Map's own entries only: an App-id of "constructor" or "__proto__" names nothing.
+    const value = this.compact.get(appId);
+    if (value === undefined) return undefined;
     const kept = this.built.get(this, appId);
     if (kept !== undefined) return kept ?? undefined;
-    const reading = readAppEntry({ position: 0, name: appId, value: this.members[appId] });
+    const reading = readAppEntry({ position: 0, name: appId, value: JSON.parse(value) as unknown });
     const app = keyringAppOf(reading);
     this.built.set(this, appId, app ?? null);
     if (reading.problems.length > 0 && !this.reported.has(appId)) {
@@ -127,9 +171,10 @@ class LazyKeyring implements Keyring {
   /** Every usable app, in the order written, as parseKeyring would give them. */
   private all(): ReadonlyMap<string, KeyringApp> {
     if (this.everyApp === undefined) {
-      const inTextOrder = [...this.names].sort((a, b) => this.positionOf(a) - this.positionOf(b));
+      const names = [...this.compact.keys()];
+      if (this.positions !== undefined) names.sort((a, b) => this.positionOf(a) - this.positionOf(b));
       const apps = new Map<string, KeyringApp>();
-      for (const name of inTextOrder) {
+      for (const name of names) {
         const app = this.get(name);
         if (app !== undefined) apps.set(name, app);
       }
@@ -138,10 +183,10 @@ class LazyKeyring implements Keyring {
     return this.everyApp;
   }
 
-  /** A scan of the whole text, made only once a position is needed (a malformed entry, a walk in order). */
+  /** Found only for a malformed entry (once per app per loaded copy) or a walk: a count, when the text was in order. */
   private positionOf(name: string): number {
-    this.positions ??= memberPositions(this.text);
-    return this.positions.get(name) ?? 0;
+    if (this.positions !== undefined) return this.positions.get(name) ?? 0;
+    return [...this.compact.keys()].indexOf(name) + 1;
   }
 }
 
@@ -152,19 +197,18 @@ class LazyKeyring implements Keyring {
 export function parseKeyringLazily(text: string, options: LazyKeyringOptions): LazilyParsedKeyring {
   const reading = readSecretMembers(text);
   if (!reading.ok) throw new MalformedSecretError(`secret ${reading.problem}`);
-  const names = Object.keys(reading.members);
+  const members = compactMembers(text, reading.members);
+  const entries = members.values.size;
   const atLoad: KeyringProblem[] = [];
   const keyring = new LazyKeyring(
-    text,
-    reading.members,
-    names,
+    members,
     (problems) => atLoad.push(...problems),
     options.builtEntries ?? new BuiltEntries(),
   );
   const byPosition = (a: KeyringProblem, b: KeyringProblem): number => a.entryPosition - b.entryPosition;
-  if (names.length > 0 && !names.some((name) => keyring.has(name))) {
-    throw noValidEntry(names.length, atLoad.sort(byPosition));
+  if (entries > 0 && ![...members.values.keys()].some((name) => keyring.has(name))) {
+    throw noValidEntry(entries, atLoad.sort(byPosition));
   }
   keyring.reportTo(options.onProblems);
-  return { keyring, problems: atLoad.sort(byPosition), entries: names.length };
+  return { keyring, problems: atLoad.sort(byPosition), entries };
 }

@@ -12,11 +12,7 @@ import { createScanningHandler, type ScanningHandler } from '../../../lambda/sec
 import { fetchText } from '../../../lambda/secret-scanning/fetch-text';
 import { createSnsLeakNotifier } from '../../../lambda/secret-scanning/leak-notice';
 import { PublicKeyCache } from '../../../lambda/secret-scanning/public-keys';
-import {
-  REPORT_LIMITS,
-  SCANNING_CONCURRENT_CALLS,
-  SHARDS_PER_CALL,
-} from '../../../lambda/secret-scanning/settings';
+import { REPORT_LIMITS, SCANNING_CONCURRENT_CALLS } from '../../../lambda/secret-scanning/settings';
 import { createSecretsManagerShardStore } from '../../../lambda/secret-scanning/shard-store';
 import { createSecretsManagerClient } from '../../../shared/aws/bounded-client';
 import { generatePrefixedKey } from '../../../shared/keys/key-format';
@@ -159,7 +155,6 @@ describe('the secret scanning handler against Secrets Manager and SNS (moto)', (
       shards: createSecretsManagerShardStore({
         client,
         shardIds: layout.shardIds,
-        shardsPerCall: SHARDS_PER_CALL,
         concurrency: SCANNING_CONCURRENT_CALLS,
       }),
       logger: logs.logger,
@@ -230,7 +225,6 @@ describe('the secret scanning handler against Secrets Manager and SNS (moto)', (
       shards: createSecretsManagerShardStore({
         client,
         shardIds: layout.shardIds,
-        shardsPerCall: SHARDS_PER_CALL,
         concurrency: 4,
       }),
       logger: silentLogs.logger,

@@ -39,7 +39,15 @@ const secretArb = fc
     ),
     { maxLength: 8 },
   )
-  .map((members) => textOf(members, []));
+  .chain((members) =>
+    // Mostly as the tools write it (compact); otherwise with whitespace between tokens, as a hand edit leaves it.
+    fc
+      .oneof(
+        { weight: 3, arbitrary: fc.constant<string[]>([]) },
+        { weight: 1, arbitrary: fc.array(fc.constantFrom('', ' ', '\n  '), { maxLength: 24 }) },
+      )
+      .map((spaces) => textOf(members, spaces)),
+  );
 
 /** Parses lazily, collecting what is reported after the load in `later`. */
 function lazily(text: string) {
@@ -139,6 +147,23 @@ describe('a keyring built an app at a time', () => {
       [2, 'key is not a string or a key object'],
     ]);
     expect(later).toEqual([]);
+  });
+
+  it('locates a malformed entry by its position as written, in a text indented by hand with an app written twice', () => {
+    // Arrange: partner written twice (JSON.parse keeps the last value, in the first one's place), then a bad entry.
+    const text = `{\n  "partner": "${DEMO_KEY}",\n  "demo": "${DEMO_KEY}",\n  "partner": ["short"],\n  "late": 42\n}`;
+
+    // Act
+    const { keyring, problems, later } = lazily(text);
+    keyring.get('partner');
+    keyring.get('late');
+
+    // Assert: partner's at load (built before the first usable entry), late's when asked for.
+    expect([...problems, ...later].map((problem) => [problem.entryPosition, problem.reason])).toEqual([
+      [3, 'key length must be 16 to 512 characters'],
+      [4, 'key is not a string or a key object'],
+    ]);
+    expect([...keyring.keys()]).toEqual(['demo']);
   });
 
   it('refuses a secret whose every entry is malformed, with each problem by position, as the eager parse does', () => {

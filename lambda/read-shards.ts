@@ -3,12 +3,25 @@ import {
   type SecretsManagerClient,
   type SecretValueEntry,
 } from '@aws-sdk/client-secrets-manager';
-import { describeError } from '../../shared/logger';
-import { SHARDS_PER_CALL } from './settings';
+import { describeError } from '../shared/logger';
 
-/** One shard's value as Secrets Manager returned it, or why it did not. */
+/**
+ * Every shard of the key registry read in BatchGetSecretValue calls: one module for the functions that read them all
+ * (the registry monitor, which measures them, and the secret scanning function, which looks leaked keys up in them).
+ */
+
+/** BatchGetSecretValue's most secrets per call. */
+export const SHARDS_PER_CALL = 20;
+
+/** One shard's value as Secrets Manager returned it (with its version, when it said), or why it did not. */
 export type ShardRead =
-  | { readonly shard: number; readonly ok: true; readonly secretString: string }
+  | {
+      readonly shard: number;
+      readonly ok: true;
+      readonly secretString: string;
+      /** The version read: what a compare-and-swap write names as the one it replaces. */
+      readonly versionId?: string;
+    }
   | { readonly shard: number; readonly ok: false; readonly problem: string };
 
 export interface ShardReads {
@@ -33,7 +46,12 @@ export function namesSecret(id: string, entry: { readonly ARN?: string; readonly
 function readOf(shard: number, entry: SecretValueEntry): ShardRead {
   return entry.SecretString === undefined
     ? { shard, ok: false, problem: 'the secret holds no SecretString (binary secrets are not supported)' }
-    : { shard, ok: true, secretString: entry.SecretString };
+    : {
+        shard,
+        ok: true,
+        secretString: entry.SecretString,
+        ...(entry.VersionId === undefined ? {} : { versionId: entry.VersionId }),
+      };
 }
 
 /** One call for up to 20 shards: each gets its value, the error Secrets Manager gave for it, or the call's. */
@@ -59,7 +77,12 @@ async function readBatch(
     if (found !== -1) return readOf(shard, unclaimed.splice(found, 1)[0] ?? {});
     const error = errors.find((candidate) => candidate.SecretId !== undefined && candidate.SecretId === id);
     if (error !== undefined) {
-      return { shard, ok: false, problem: `${error.ErrorCode ?? 'Error'}: ${error.Message ?? 'no message'}` };
+      // The service's own text, cut as every error text in a log line is (describeError).
+      const problem = describeError({
+        name: error.ErrorCode ?? 'Error',
+        message: error.Message ?? 'no message',
+      });
+      return { shard, ok: false, problem };
     }
     return { shard, ok: false, problem: 'Secrets Manager returned neither its value nor an error for it' };
   });

@@ -5,7 +5,8 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { namesSecret, readShards } from '../../../../lambda/registry-monitor/read-shards';
+import { namesSecret, readShards } from '../../../lambda/read-shards';
+import { ERROR_TEXT_MAX_CHARS } from '../../../shared/logger';
 
 const ARN_PREFIX = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:';
 const secretsManager = mockClient(SecretsManagerClient);
@@ -22,7 +23,7 @@ describe('readShards', () => {
     secretsManager.reset();
   });
 
-  it('reads 45 shards in 3 calls of at most 20, each shard once, and returns every value with its shard', async () => {
+  it('reads 45 shards in 3 calls of at most 20, each shard once, and returns every value with its shard and version', async () => {
     // Arrange
     const ids = shardIds(45);
     secretsManager.on(BatchGetSecretValueCommand).callsFake((input: BatchGetSecretValueCommandInput) => ({
@@ -30,6 +31,7 @@ describe('readShards', () => {
         ARN: id.startsWith('arn:') ? id : `${ARN_PREFIX}${id}-AbCdEf`,
         Name: id.startsWith('arn:') ? 'keys' : id,
         SecretString: `{"at":${ids.indexOf(id)}}`,
+        VersionId: `version-${ids.indexOf(id)}`,
       })),
     }));
     const client = new SecretsManagerClient({ region: 'eu-west-1' });
@@ -44,7 +46,14 @@ describe('readShards', () => {
       .commandCalls(BatchGetSecretValueCommand)
       .map((call) => call.args[0].input.SecretIdList);
     expect(asked).toEqual([ids.slice(0, 20), ids.slice(20, 40), ids.slice(40)]);
-    expect(reads).toEqual(ids.map((_, shard) => ({ shard, ok: true, secretString: `{"at":${shard}}` })));
+    expect(reads).toEqual(
+      ids.map((_, shard) => ({
+        shard,
+        ok: true,
+        secretString: `{"at":${shard}}`,
+        versionId: `version-${shard}`,
+      })),
+    );
   });
 
   it('matches each value to its shard by name, complete ARN or partial ARN, whatever order they come in', async () => {
@@ -112,6 +121,26 @@ describe('readShards', () => {
       { shard: 2, ok: false, problem: 'Secrets Manager returned neither its value nor an error for it' },
       { shard: 3, ok: false, problem: 'the secret holds no SecretString (binary secrets are not supported)' },
     ]);
+  });
+
+  it("cuts the service's text for a refused shard to 256 characters, as every error text in a log line is", async () => {
+    // Arrange: an error message as long as an HTML page a proxy might answer.
+    const ids = shardIds(1);
+    secretsManager.on(BatchGetSecretValueCommand).resolves({
+      Errors: [
+        { SecretId: ids[0], ErrorCode: 'InternalServiceError', Message: `<html>${'x'.repeat(900_000)}` },
+      ],
+    });
+
+    // Act
+    const { reads } = await readShards(new SecretsManagerClient({ region: 'eu-west-1' }), ids, 4);
+
+    // Assert
+    const [read] = reads;
+    expect(read?.ok).toBe(false);
+    const problem = read?.ok === false ? read.problem : '';
+    expect(problem).toHaveLength(ERROR_TEXT_MAX_CHARS);
+    expect(problem).toMatch(/^InternalServiceError: <html>x+\.\.\.$/);
   });
 
   it('marks the shards of a failed call unreadable and still reads the others', async () => {
