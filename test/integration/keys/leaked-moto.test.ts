@@ -5,31 +5,26 @@
  * stack's prefix; and no leaked key appears in any line the CLI prints.
  */
 import { Readable } from 'node:stream';
-import { ListSecretsCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { authenticate } from '../../../shared/keys/authenticate';
 import { generatePrefixedKey } from '../../../shared/keys/key-format';
 import { serializeKeyDocument, type DocumentApp, type KeyDocument } from '../../../shared/keys/key-document';
 import { toCompactDigestForm, toDigestForm } from '../../../shared/keys/key-material';
 import { parseKeyring } from '../../../shared/keys/keyring';
 import { shardOf } from '../../../shared/keys/shard';
-import {
-  createOperatorCloudFormationClient,
-  createOperatorSecretsManagerClient,
-} from '../../../tools/common/aws-settings';
 import { runCli, type CliResult } from '../../support/keys-cli';
-import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';
+import { EMULATOR_CALL_BOUNDS } from '../../support/moto';
 import {
   createMotoRegistry,
   shardDocuments,
   type MotoClients,
   type MotoRegistry,
 } from '../../support/registry-moto';
-import { startSecretsManagerRules, type SecretsManagerRulesProxy } from '../../support/secrets-manager-rules';
+import { startRulesRegistryMoto, type RulesRegistryMoto } from '../../support/rules-registry-moto';
+import type { SecretsManagerRulesProxy } from '../../support/secrets-manager-rules';
 
 const SHARDS = 8;
 
-let moto: MotoServer;
 let proxy: SecretsManagerRulesProxy;
 let admin: SecretsManagerClient;
 let clients: Required<MotoClients>;
@@ -37,25 +32,14 @@ let env: Record<string, string>;
 /** Every output line of every run, to check at the end that none holds a key. */
 const printed: string[] = [];
 
+let harness: RulesRegistryMoto;
+
 beforeAll(async () => {
-  moto = await startMoto();
-  proxy = await startSecretsManagerRules(moto.port);
-  admin = createOperatorSecretsManagerClient(moto.awsEnv, EMULATOR_CALL_BOUNDS);
-  clients = {
-    secretsManager: admin,
-    cloudFormation: createOperatorCloudFormationClient(admin, moto.awsEnv, EMULATOR_CALL_BOUNDS),
-  };
-  await admin.send(new ListSecretsCommand({}));
-  await clients.cloudFormation.send(new DescribeStacksCommand({}));
-  env = { ...moto.awsEnv, AWS_ENDPOINT_URL_SECRETS_MANAGER: proxy.endpoint };
+  harness = await startRulesRegistryMoto();
+  ({ proxy, admin, clients, env } = harness);
 });
 
-afterAll(async () => {
-  admin.destroy();
-  clients.cloudFormation.destroy();
-  await proxy.close();
-  await moto.stop();
-});
+afterAll(() => harness.stop());
 
 /** 40 apps in 8 shards, each with one key: stored as d: (most), sha256: (every fifth) or plain (every seventh). */
 function seededApps(): { readonly keys: Map<string, string>; readonly texts: string[] } {

@@ -7,23 +7,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   DescribeSecretCommand,
-  ListSecretsCommand,
   PutSecretValueCommand,
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { authenticate } from '../../../shared/keys/authenticate';
 import { serializeKeyDocument, type KeyDocument } from '../../../shared/keys/key-document';
 import { parseKeyring } from '../../../shared/keys/keyring';
 import { shardsToSearch } from '../../../shared/keys/registry';
 import { shardOf } from '../../../shared/keys/shard';
-import {
-  createOperatorCloudFormationClient,
-  createOperatorSecretsManagerClient,
-} from '../../../tools/common/aws-settings';
+import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-settings';
 import { CLI_STAGING_LABEL } from '../../../tools/keys/secrets-manager-store';
 import { digestKeyIdOf, runCli as runCliWithBounds } from '../../support/keys-cli';
-import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';
+import { EMULATOR_CALL_BOUNDS } from '../../support/moto';
 import {
   createMotoRegistry,
   deployShards,
@@ -31,9 +26,9 @@ import {
   type MotoClients,
   type MotoRegistry,
 } from '../../support/registry-moto';
-import { startSecretsManagerRules, type SecretsManagerRulesProxy } from '../../support/secrets-manager-rules';
+import { startRulesRegistryMoto, type RulesRegistryMoto } from '../../support/rules-registry-moto';
+import type { SecretsManagerRulesProxy } from '../../support/secrets-manager-rules';
 
-let moto: MotoServer;
 let proxy: SecretsManagerRulesProxy;
 let admin: SecretsManagerClient;
 let clients: Required<MotoClients>;
@@ -41,26 +36,14 @@ let directory: string;
 /** The CLI's environment: Secrets Manager through the proxy, CloudFormation straight to moto. */
 let env: Record<string, string>;
 
+let harness: RulesRegistryMoto;
+
 beforeAll(async () => {
-  moto = await startMoto();
-  proxy = await startSecretsManagerRules(moto.port);
-  admin = createOperatorSecretsManagerClient(moto.awsEnv, EMULATOR_CALL_BOUNDS);
-  clients = {
-    secretsManager: admin,
-    cloudFormation: createOperatorCloudFormationClient(admin, moto.awsEnv, EMULATOR_CALL_BOUNDS),
-  };
-  // moto loads each service on its first call, for seconds: done here, once, so no test's call waits on it.
-  await admin.send(new ListSecretsCommand({}));
-  await clients.cloudFormation.send(new DescribeStacksCommand({}));
-  env = { ...moto.awsEnv, AWS_ENDPOINT_URL_SECRETS_MANAGER: proxy.endpoint };
+  harness = await startRulesRegistryMoto();
+  ({ proxy, admin, clients, env } = harness);
 });
 
-afterAll(async () => {
-  admin.destroy();
-  clients.cloudFormation.destroy();
-  await proxy.close();
-  await moto.stop();
-});
+afterAll(() => harness.stop());
 
 beforeEach(() => {
   directory = mkdtempSync(join(tmpdir(), 'keys-registry-'));
