@@ -4,7 +4,7 @@
  * - client: the payment Lambda's AWS calls without the SDK, every figure side by side (bench/client.ts): the bundles
  *   (ours with and without limits, today's SDK-based one built from git history, a naive peer (scripts/naive-peer.ts),
  *   the no-SDK floor), time to the first 200 in a fresh Node process against moto, interleaved, with the ratios;
- *   the transport (node:http against fetch) and the signer (aws4 against aws4fetch) measured; warm requests, ours
+ *   the transport (node:http against fetch) and the signer (ours against aws4fetch) measured; warm requests, ours
  *   against today's; GetSecretValue calls per TTL; what the SDK costs the rotation function and the monitor;
  * - calls: Secrets Manager calls per execution environment per key-cache TTL, one request at a time as Lambda does;
  * - faults: Secrets Manager faults through the fault proxy: the slowest request while stale keys are usable, and

@@ -6,8 +6,8 @@
  *   signer; the rotation function's and the registry monitor's, which keep the SDK;
  * - cold: the first 200 in a fresh process, ours, the naive peer, the no-SDK floor and today's, interleaved, with the
  *   ratios to the peer;
- * - transport and signer: node:http against fetch (undici), aws4 against aws4fetch (WebCrypto), each a variant of our
- *   bundle, interleaved cold starts;
+ * - transport and signer: node:http against fetch (undici), our node:crypto signer (shared/aws/sigv4.ts) against
+ *   aws4fetch (WebCrypto), each a variant of our bundle, interleaved cold starts;
  * - warm: the handler's time per warm request in one process, ours against today's, with and without rate limits;
  * - calls: GetSecretValue calls per key-cache TTL, ours against today's;
  * - rotation and monitor: what loading the SDK costs them (require time), to decide whether they move.
@@ -269,7 +269,7 @@ export async function clientLines(moto: MotoServer, work: string, secretArn: str
     `| naive peer (SDK, bundled as NodejsFunction does) | ${sizes(peer)} |`,
     `| no-SDK floor (our handler, keys from memory) | ${sizes(floor)} |`,
     `| ours, fetch (undici) instead of node:http | ${sizes(fetchVariant)} |`,
-    `| ours, aws4fetch instead of aws4 | ${sizes(aws4fetchVariant)} |`,
+    `| ours, aws4fetch instead of our node:crypto signer | ${sizes(aws4fetchVariant)} |`,
     `| rotation function (SDK) | ${sizes(rotation)} |`,
     `| key registry monitor (SDK) | ${sizes(monitor)} |`,
     '',
@@ -306,7 +306,7 @@ export async function clientLines(moto: MotoServer, work: string, secretArn: str
     env,
     VARIANT_SAMPLES,
   );
-  const [viaAws4 = [], viaAws4fetch = []] = await interleavedColdStarts(
+  const [viaNodeCrypto = [], viaWebCrypto = []] = await interleavedColdStarts(
     [ours, aws4fetchVariant],
     env,
     VARIANT_SAMPLES,
@@ -316,7 +316,7 @@ export async function clientLines(moto: MotoServer, work: string, secretArn: str
     '| choice | chosen | other |',
     '|---|---|---|',
     `| transport | node:http/https, keep-alive Agent: ${ms(median(viaHttp))} | global fetch (undici): ${ms(median(viaFetch))} |`,
-    `| signer | aws4, node:crypto: ${ms(median(viaAws4))} | aws4fetch, WebCrypto: ${ms(median(viaAws4fetch))} |`,
+    `| signer | node:crypto (sigv4.ts): ${ms(median(viaNodeCrypto))} | aws4fetch, WebCrypto: ${ms(median(viaWebCrypto))} |`,
     '',
   );
 
