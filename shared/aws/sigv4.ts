@@ -31,7 +31,7 @@ export function amzDate(at: Date): string {
   return at.toISOString().replace(/[:-]|\.\d{3}/g, '');
 }
 
-/** Headers signers leave unsigned (aws4's list, as the SDK's): a proxy on the way may change them. */
+/** Headers left unsigned (aws4's list; the SDK's is longer): a proxy on the way may change them. */
 const UNSIGNED_HEADERS = new Set([
   'authorization',
   'connection',
