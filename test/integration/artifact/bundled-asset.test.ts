@@ -130,6 +130,34 @@ describe.each([
     expect([...packages]).toEqual([]);
     expect(SDK_MARKS.filter((mark) => source.includes(mark))).toEqual([]);
   });
+
+  it('is a self-contained CommonJS bundle that needs nothing but Node built-ins', () => {
+    // Never hand the minified source to a matcher: a failure would print all of it.
+    const source = readFileSync(join(assetDir(), 'index.js'), 'utf8');
+    const required = new Set([...source.matchAll(/require\("([^"]+)"\)/g)].map((match) => match[1]));
+    const nonBuiltins = [...required].filter(
+      (name) => name !== undefined && !name.startsWith('node:') && !builtinModules.includes(name),
+    );
+
+    // That it is not ESM is the shape test's (esm: false, above).
+    expect(source.includes('module.exports')).toBe(true);
+    expect(nonBuiltins).toEqual([]);
+  });
+
+  it("reads credentials from Lambda's environment only: no other credential source is in it", () => {
+    const source = readFileSync(join(assetDir(), 'index.js'), 'utf8');
+    const marks = (text: string): boolean => source.includes(text);
+
+    expect(marks('AWS_SESSION_TOKEN')).toBe(true);
+    expect(
+      [
+        'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+        'sso_start_url',
+        'web_identity_token_file',
+        'credential_process',
+      ].filter(marks),
+    ).toEqual([]);
+  });
 });
 
 /**
@@ -152,34 +180,6 @@ describe('the bundled payment Lambda in cdk.out', () => {
   beforeAll(async () => {
     rulesSecretArn = await createMotoSecret(moto, 'payment-api/keys-with-rules', secretWithRules(Date.now()));
   }, 180_000);
-
-  it('is a self-contained CommonJS bundle that needs nothing but Node built-ins', () => {
-    // Never hand the minified source to a matcher: a failure would print all of it.
-    const source = readFileSync(join(app.paymentAssetDir, 'index.js'), 'utf8');
-    const required = new Set([...source.matchAll(/require\("([^"]+)"\)/g)].map((match) => match[1]));
-    const nonBuiltins = [...required].filter(
-      (name) => name !== undefined && !name.startsWith('node:') && !builtinModules.includes(name),
-    );
-
-    expect(source.includes('module.exports')).toBe(true);
-    expect(/^import\s/m.test(source)).toBe(false);
-    expect(nonBuiltins).toEqual([]);
-  });
-
-  it("reads credentials from Lambda's environment only: no other credential source is in it", () => {
-    const source = readFileSync(join(app.paymentAssetDir, 'index.js'), 'utf8');
-    const marks = (text: string): boolean => source.includes(text);
-
-    expect(marks('AWS_SESSION_TOKEN')).toBe(true);
-    expect(
-      [
-        'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-        'sso_start_url',
-        'web_identity_token_file',
-        'credential_process',
-      ].filter(marks),
-    ).toEqual([]);
-  });
 
   it('writes EMF metrics that follow the specification, with exactly the counts and levels of a scripted sequence', async () => {
     // Secrets Manager answers the first fetch (at init), then stops: connections are refused.
