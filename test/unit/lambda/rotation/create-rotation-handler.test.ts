@@ -151,22 +151,6 @@ describe('the rotation handler', () => {
       expect(secretsManager).toHaveReceivedCommandTimes(UpdateSecretVersionStageCommand, 0);
     });
 
-    it('fails when the token is not a version of the secret', async () => {
-      describes({ [CURRENT_VERSION]: ['AWSCURRENT'] });
-
-      await expect(handler(event('createSecret'))).rejects.toThrow(
-        `version ${TOKEN} is not a version of this secret`,
-      );
-      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
-    });
-
-    it('fails when rotation is not enabled', async () => {
-      describes(ROTATION_UNDER_WAY, false);
-
-      await expect(handler(event('createSecret'))).rejects.toThrow('rotation is not enabled for this secret');
-      expect(secretsManager).toHaveReceivedCommandTimes(PutSecretValueCommand, 0);
-    });
-
     it('fails on an unknown step without calling Secrets Manager', async () => {
       const unknown = { ...event('createSecret'), Step: 'deleteSecret' } as unknown as RotationEvent;
 
@@ -198,17 +182,6 @@ describe('the rotation handler', () => {
           logger: logs.logger,
         }),
       ).toThrow('keep must be a whole number from 2 to 10');
-    });
-
-    it('refuses to be created without a positive rotation period', () => {
-      expect(() =>
-        createRotationHandler({
-          client: new SecretsManagerClient({}),
-          keep: 2,
-          periodMs: 0,
-          logger: logs.logger,
-        }),
-      ).toThrow('the rotation period must be a whole, positive number of hours');
     });
   });
 
@@ -434,29 +407,14 @@ describe('the rotation handler', () => {
       );
     });
 
-    it.each([
-      [
-        'loses an app',
-        JSON.stringify({ demo: [KEY_A, FRESH_1], partner: [KEY_P, FRESH_2] }),
-        'app hashed is missing from the pending version',
-      ],
-      [
-        'holds a key the payment Lambda cannot read',
-        JSON.stringify({ demo: [KEY_A, 'short'], hashed: [HASHED], partner: [KEY_P, FRESH_2] }),
-        'entry #1, key #2: key length must be 16 to 512 characters',
-      ],
-      ['is not JSON', '{"demo":', 'the pending version does not parse: secret is not valid JSON'],
-      [
-        "drops the app's current key",
-        JSON.stringify({ demo: [FRESH_1], hashed: [HASHED], partner: [KEY_P, FRESH_2] }),
-        'app demo: the pending keys are not one rotation of the current keys',
-      ],
-    ])('rejects a pending version that %s', async (_label, pending, problem) => {
+    it("rejects a pending version that drops the app's current key, moving no label", async () => {
       describes(ROTATION_UNDER_WAY);
       currentIs(CURRENT);
-      pendingIs(pending);
+      pendingIs(JSON.stringify({ demo: [FRESH_1], hashed: [HASHED], partner: [KEY_P, FRESH_2] }));
 
-      await expect(handler(event('testSecret'))).rejects.toThrow(problem);
+      await expect(handler(event('testSecret'))).rejects.toThrow(
+        'app demo: the pending keys are not one rotation of the current keys',
+      );
       expect(secretsManager).toHaveReceivedCommandTimes(UpdateSecretVersionStageCommand, 0);
     });
 
