@@ -26,14 +26,6 @@ describe('runSmoke', () => {
   });
 
   it.each<[string, (url: string) => readonly string[], Readonly<Record<string, string>>]>([
-    ['neither --url nor --stack', () => ['--app-id', 'demo'], { APP_KEY }],
-    [
-      'both --url and --stack',
-      (url) => ['--url', url, '--stack', 'PaymentApi', '--app-id', 'demo'],
-      { APP_KEY },
-    ],
-    ['no --app-id', (url) => ['--url', url], { APP_KEY }],
-    ['--url without APP_KEY', (url) => ['--url', url, '--app-id', 'demo'], {}],
     ['a key on the command line', (url) => ['--url', url, '--app-id', 'demo', `--app-key=${APP_KEY}`], {}],
     [
       "a key shaped like the stack's demo key as the app id",
