@@ -1,12 +1,11 @@
 /** The smoke test run in-process: usage, and what it says when the API cannot be reached or takes too long. */
-import { createServer as createHttpServer } from 'node:http';
 import { generateKey } from '../../../../shared/keys/key-material';
 import { USAGE } from '../../../../tools/smoke/args';
 import { freeLoopbackPort } from '../../../support/moto';
 import type { LimitDecision, RateLimiter } from '../../../../lambda/payment/rate-limit/limiter';
 import { startContractServer, type ContractServer } from '../../../support/contract-server';
 import { parseReport, runSmokeInProcess } from '../../../support/run-smoke';
-import { startStallingServer, type StallingServer } from '../../../support/stalling-server';
+import { startStallingServer } from '../../../support/stalling-server';
 
 const APP_KEY = generateKey();
 /** 48 letters and digits, as the stack has Secrets Manager generate the demo app's key. */
@@ -47,68 +46,23 @@ describe('runSmoke', () => {
 });
 
 describe('runSmoke against an API it cannot reach', () => {
-  let servers: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    await Promise.all(servers.map((server) => server.close()));
-    servers = [];
-  });
-
-  /** Accepts connections and answers plain HTTP: a TLS client fails its handshake. */
-  async function plainHttpServer(): Promise<number> {
-    const server = createHttpServer((_req, res) => res.end());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    servers.push({
-      close: () =>
-        new Promise((resolve) => {
-          server.closeAllConnections();
-          server.close(() => {
-            resolve();
-          });
-        }),
-    });
-    const address = server.address();
-    return typeof address === 'object' && address !== null ? address.port : 0;
-  }
-
-  async function silentServer(): Promise<StallingServer> {
-    const server = await startStallingServer('silent');
-    servers.push(server);
-    return server;
-  }
-
-  it.each<[string, () => Promise<string>, string]>([
-    [
-      'nothing listens',
-      async () => `http://127.0.0.1:${await freeLoopbackPort()}/payment`,
-      'connection refused (ECONNREFUSED)',
-    ],
-    [
-      'it does not speak TLS',
-      async () => `https://127.0.0.1:${await plainHttpServer()}/payment`,
-      'TLS handshake failed (EPROTO)',
-    ],
-    ['it never answers', async () => `${(await silentServer()).endpoint}/payment`, 'no answer within 0.2 s'],
-  ])('says so in one line and exits 1 when %s, with no table', async (_label, urlOf, reason) => {
+  it('says so in one line and exits 1 when nothing listens, with no table', async () => {
     // Arrange
-    const url = await urlOf();
+    const url = `http://127.0.0.1:${await freeLoopbackPort()}/payment`;
 
     // Act
     const runs = [
-      await runSmokeInProcess(
-        ['--url', url, '--app-id', 'demo'],
-        { APP_KEY },
-        { sendOptions: { timeoutMs: 200 } },
-      ),
-      await runSmokeInProcess(
-        ['--url', url, '--app-id', 'demo', '--json'],
-        { APP_KEY },
-        { sendOptions: { timeoutMs: 200 } },
-      ),
+      await runSmokeInProcess(['--url', url, '--app-id', 'demo'], { APP_KEY }),
+      await runSmokeInProcess(['--url', url, '--app-id', 'demo', '--json'], { APP_KEY }),
     ];
 
     // Assert
     for (const run of runs) {
-      expect(run).toEqual({ code: 1, stdout: '', stderr: `error: cannot reach ${url}: ${reason}\n` });
+      expect(run).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `error: cannot reach ${url}: connection refused (ECONNREFUSED)\n`,
+      });
     }
   });
 });
