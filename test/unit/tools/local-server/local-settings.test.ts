@@ -122,25 +122,12 @@ describe('readLocalSettings', () => {
     );
   });
 
-  it.each([
-    ['LOG_LEVEL', 'verbose', 'LOG_LEVEL must be one of debug, info, warn, error, got "verbose"'],
-    [
-      'KEY_CACHE_TTL_SECONDS',
-      '0',
-      'KEY_CACHE_TTL_SECONDS must be a whole number of seconds from 1 to 3600, got "0"',
-    ],
-    [
-      'KEY_MAX_STALE_SECONDS',
-      'forever',
-      'KEY_MAX_STALE_SECONDS must be a whole number of seconds from 0 to 86400, got "forever"',
-    ],
-  ])(
-    'refuses %s=%j with one line naming the variable, instead of a silent default',
-    (name, value, message) => {
-      // Act / Assert
-      expect(() => readLocalSettings({ [name]: value }, '/w')).toThrow(message);
-    },
-  );
+  it('refuses LOG_LEVEL=verbose with one line naming the variable, instead of a silent default', () => {
+    // Act / Assert
+    expect(() => readLocalSettings({ LOG_LEVEL: 'verbose' }, '/w')).toThrow(
+      'LOG_LEVEL must be one of debug, info, warn, error, got "verbose"',
+    );
+  });
 });
 
 describe('readRateLimiting', () => {
