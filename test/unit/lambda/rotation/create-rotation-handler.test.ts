@@ -104,6 +104,14 @@ function serviceError(name: string, message: string): SecretsManagerServiceExcep
   return new SecretsManagerServiceException({ name, $fault: 'client', message, $metadata: {} });
 }
 
+/** A rotation under way: the secret labelled for it, its current version, its pending one (none yet if absent). */
+function rotationUnderWay(current: string, pending?: string): void {
+  describes(ROTATION_UNDER_WAY);
+  currentIs(current);
+  if (pending === undefined) pendingIsEmpty();
+  else pendingIs(pending);
+}
+
 describe('the rotation handler', () => {
   let logs: CapturedLogs;
   let handler: RotationHandler;
@@ -187,9 +195,7 @@ describe('the rotation handler', () => {
 
   describe('createSecret', () => {
     it('writes every app one fresh key as the AWSPENDING version under the token, expiring the previous one a period later and leaving digest apps alone', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(CURRENT);
-      pendingIsEmpty();
+      rotationUnderWay(CURRENT);
       secretsManager.on(PutSecretValueCommand).resolves({ VersionId: TOKEN, VersionStages: ['AWSPENDING'] });
 
       await handler(event('createSecret'));
@@ -213,9 +219,7 @@ describe('the rotation handler', () => {
         keyPrefix: 'acme_live',
         now: () => NOW,
       });
-      describes(ROTATION_UNDER_WAY);
-      currentIs(JSON.stringify({ demo: [KEY_A] }));
-      pendingIsEmpty();
+      rotationUnderWay(JSON.stringify({ demo: [KEY_A] }));
 
       await prefixed(event('createSecret'));
 
@@ -225,9 +229,7 @@ describe('the rotation handler', () => {
     });
 
     it('removes expired keys and logs them by app and key id, never the key', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(JSON.stringify({ demo: [{ key: KEY_P, expires: '2026-02-01T00:00:00Z' }, KEY_A] }));
-      pendingIsEmpty();
+      rotationUnderWay(JSON.stringify({ demo: [{ key: KEY_P, expires: '2026-02-01T00:00:00Z' }, KEY_A] }));
 
       await handler(event('createSecret'));
 
@@ -243,9 +245,7 @@ describe('the rotation handler', () => {
     });
 
     it('fails, writing nothing, when the rotated shard would not fit in Secrets Manager, naming it in one line with by how much and what to do', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(secretOfSize(SECRET_MAX_BYTES - 20));
-      pendingIsEmpty();
+      rotationUnderWay(secretOfSize(SECRET_MAX_BYTES - 20));
 
       const failure = handler(event('createSecret'));
 
@@ -264,9 +264,7 @@ describe('the rotation handler', () => {
     });
 
     it('warns from 80% full, with the size, and still writes', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(secretOfSize(Math.ceil(SECRET_MAX_BYTES * 0.85)));
-      pendingIsEmpty();
+      rotationUnderWay(secretOfSize(Math.ceil(SECRET_MAX_BYTES * 0.85)));
 
       await handler(event('createSecret'));
 
@@ -277,9 +275,7 @@ describe('the rotation handler', () => {
     });
 
     it('reads the current version by its stage, explicitly', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(CURRENT);
-      pendingIsEmpty();
+      rotationUnderWay(CURRENT);
 
       await handler(event('createSecret'));
 
@@ -290,9 +286,7 @@ describe('the rotation handler', () => {
     });
 
     it('logs app counts and the skipped apps, never a key', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(CURRENT);
-      pendingIsEmpty();
+      rotationUnderWay(CURRENT);
 
       await handler(event('createSecret'));
 
@@ -324,9 +318,7 @@ describe('the rotation handler', () => {
       ],
       ['sends no RotationToken when the event has none', {}, undefined],
     ])('%s', async (_label, extra, expected) => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(CURRENT);
-      pendingIsEmpty();
+      rotationUnderWay(CURRENT);
 
       await handler(event('createSecret', extra));
 
@@ -335,9 +327,7 @@ describe('the rotation handler', () => {
     });
 
     it('is idempotent: a pending version already written under the token is left as it is', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(CURRENT);
-      pendingIs(PENDING);
+      rotationUnderWay(CURRENT, PENDING);
 
       await handler(event('createSecret'));
 
@@ -359,9 +349,7 @@ describe('the rotation handler', () => {
     });
 
     it('fails, writing nothing, when the current version has an entry the strict model refuses', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(JSON.stringify({ demo: [KEY_A, 'short'] }));
-      pendingIsEmpty();
+      rotationUnderWay(JSON.stringify({ demo: [KEY_A, 'short'] }));
 
       await expect(handler(event('createSecret'))).rejects.toThrow(
         "the secret's entry #1, key #2: key length must be 16 to 512 characters",
@@ -396,9 +384,7 @@ describe('the rotation handler', () => {
 
   describe('testSecret', () => {
     it('accepts a pending version that is one rotation of the current one', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(CURRENT);
-      pendingIs(PENDING);
+      rotationUnderWay(CURRENT, PENDING);
 
       await handler(event('testSecret'));
 
@@ -408,9 +394,10 @@ describe('the rotation handler', () => {
     });
 
     it("rejects a pending version that drops the app's current key, moving no label", async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(CURRENT);
-      pendingIs(JSON.stringify({ demo: [FRESH_1], hashed: [HASHED], partner: [KEY_P, FRESH_2] }));
+      rotationUnderWay(
+        CURRENT,
+        JSON.stringify({ demo: [FRESH_1], hashed: [HASHED], partner: [KEY_P, FRESH_2] }),
+      );
 
       await expect(handler(event('testSecret'))).rejects.toThrow(
         'app demo: the pending keys are not one rotation of the current keys',
@@ -419,9 +406,7 @@ describe('the rotation handler', () => {
     });
 
     it("judges the pending version by the step's own clock", async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(CURRENT);
-      pendingIs(PENDING);
+      rotationUnderWay(CURRENT, PENDING);
       const twoDaysEarlier = createRotationHandler({
         client: new SecretsManagerClient({ region: 'eu-west-1' }),
         keep: 2,
@@ -436,9 +421,7 @@ describe('the rotation handler', () => {
     });
 
     it('reads the pending version by token and stage', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(CURRENT);
-      pendingIs(PENDING);
+      rotationUnderWay(CURRENT, PENDING);
 
       await handler(event('testSecret'));
 
@@ -452,9 +435,7 @@ describe('the rotation handler', () => {
 
   describe('finishSecret', () => {
     it('moves AWSCURRENT from the version it checked against to the pending one, then removes AWSPENDING', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(CURRENT);
-      pendingIs(PENDING);
+      rotationUnderWay(CURRENT, PENDING);
 
       await handler(event('finishSecret'));
 
@@ -485,9 +466,7 @@ describe('the rotation handler', () => {
     });
 
     it('fails when AWSCURRENT moved between the check and the move (the move names the checked version)', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(CURRENT);
-      pendingIs(PENDING);
+      rotationUnderWay(CURRENT, PENDING);
       secretsManager
         .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSCURRENT' })
         .rejects(
@@ -502,9 +481,7 @@ describe('the rotation handler', () => {
     });
 
     it('still succeeds when AWSPENDING cannot be removed after the move, and says so', async () => {
-      describes(ROTATION_UNDER_WAY);
-      currentIs(CURRENT);
-      pendingIs(PENDING);
+      rotationUnderWay(CURRENT, PENDING);
       secretsManager
         .on(UpdateSecretVersionStageCommand, { VersionStage: 'AWSPENDING' })
         .rejects(
