@@ -1,4 +1,4 @@
-import { keyIdFromDigest, matchDigestOf, sha256, toDigestForm } from '../../../../shared/keys/key-material';
+import { matchDigestOf, sha256 } from '../../../../shared/keys/key-material';
 import { countKeysExpiringWithin, MalformedSecretError, parseKeyring } from '../../../../shared/keys/keyring';
 import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
 
@@ -14,16 +14,6 @@ describe('parseKeyring', () => {
     ]);
     expect(keyring.get('partner')?.keys.map((key) => key.digest)).toEqual([matchDigestOf(PARTNER_KEY)]);
     expect(keyring.get('hashed')?.keys.map((key) => key.digest)).toEqual([matchDigestOf(HASHED_APP_KEY)]);
-  });
-
-  it('gives a key and its sha256 form the same non-secret key id', () => {
-    const plain = parseKeyring(JSON.stringify({ a: DEMO_KEY })).keyring.get('a')?.keys[0];
-    const hashed = parseKeyring(JSON.stringify({ a: toDigestForm(DEMO_KEY) })).keyring.get('a')?.keys[0];
-
-    expect(plain?.id).toBe(hashed?.id);
-    expect(plain?.id).toBe(keyIdFromDigest(sha256(DEMO_KEY)));
-    expect(plain?.id).toMatch(/^[0-9a-f]{12}$/);
-    expect(plain?.id).not.toContain(DEMO_KEY);
   });
 
   it('accepts upper-case hex in the sha256 form', () => {
