@@ -301,14 +301,10 @@ describe('the secret scanning handler refuses, and reads and writes nothing,', (
     expect(shards.calls.readAll).toBe(0);
   });
 
-  it.each([
-    [
-      'answers nothing',
-      () => Promise.reject(new Error('FetchError: the keys URL did not answer within 3000 ms')),
-    ],
-    ['answers garbage', () => Promise.resolve('<html>502 Bad Gateway</html>')],
-  ])('when the public keys URL %s: 503, so GitHub retries', async (_case, keysDocument) => {
-    const { handle, shards, logs } = arrange({ keysDocument });
+  it('when the public keys URL answers garbage: 503, so GitHub retries', async () => {
+    const { handle, shards, logs } = arrange({
+      keysDocument: () => Promise.resolve('<html>502 Bad Gateway</html>'),
+    });
 
     const response = await handle(scanningEvent(body, github));
 
