@@ -1,9 +1,4 @@
-import {
-  curlCommand,
-  LISTENING_PREFIX,
-  shellQuoted,
-  startupLines,
-} from '../../../../tools/local-server/banner';
+import { LISTENING_PREFIX, shellQuoted, startupLines } from '../../../../tools/local-server/banner';
 
 const KEY = 'payk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
 
@@ -230,15 +225,6 @@ describe('the rate limit line of the banner', () => {
     expect(lines[1]).toContain(
       'counted in DynamoDB table limits (region from the AWS config, endpoint the default AWS endpoint); ' +
         'when it cannot answer within 150 ms, requests go on (open)',
-    );
-  });
-});
-
-describe('curlCommand', () => {
-  it('posts JSON to /payment with App-id, reading the App-key header line from standard input', () => {
-    // Act / Assert
-    expect(curlCommand('http://127.0.0.1:1234', 'app')).toBe(
-      "curl -i -X POST http://127.0.0.1:1234/payment -H 'Content-Type: application/json' -H 'App-id: app' -H @- -d '{}'",
     );
   });
 });

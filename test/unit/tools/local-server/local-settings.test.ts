@@ -122,25 +122,12 @@ describe('readLocalSettings', () => {
     );
   });
 
-  it.each([
-    ['LOG_LEVEL', 'verbose', 'LOG_LEVEL must be one of debug, info, warn, error, got "verbose"'],
-    [
-      'KEY_CACHE_TTL_SECONDS',
-      '0',
-      'KEY_CACHE_TTL_SECONDS must be a whole number of seconds from 1 to 3600, got "0"',
-    ],
-    [
-      'KEY_MAX_STALE_SECONDS',
-      'forever',
-      'KEY_MAX_STALE_SECONDS must be a whole number of seconds from 0 to 86400, got "forever"',
-    ],
-  ])(
-    'refuses %s=%j with one line naming the variable, instead of a silent default',
-    (name, value, message) => {
-      // Act / Assert
-      expect(() => readLocalSettings({ [name]: value }, '/w')).toThrow(message);
-    },
-  );
+  it('refuses LOG_LEVEL=verbose with one line naming the variable, instead of a silent default', () => {
+    // Act / Assert
+    expect(() => readLocalSettings({ LOG_LEVEL: 'verbose' }, '/w')).toThrow(
+      'LOG_LEVEL must be one of debug, info, warn, error, got "verbose"',
+    );
+  });
 });
 
 describe('readRateLimiting', () => {
@@ -191,22 +178,9 @@ describe('readRateLimiting', () => {
 
   it.each([
     [
-      { APP_RATE_LIMIT: '0' },
-      'APP_RATE_LIMIT must be a number of requests per second from 0.001 to 10000, got "0"',
-    ],
-    [
-      { APP_RATE_LIMIT: 'fast' },
-      'APP_RATE_LIMIT must be a number of requests per second from 0.001 to 10000, got "fast"',
-    ],
-    [
       { APP_RATE_LIMIT: '10001' },
       'APP_RATE_LIMIT must be a number of requests per second from 0.001 to 10000, got "10001"',
     ],
-    [
-      { APP_RATE_LIMIT: '2', APP_RATE_BURST: '1.5' },
-      'APP_RATE_BURST must be a whole number of requests from 1 to 100000, got "1.5"',
-    ],
-    [{ APP_RATE_BURST: '5' }, 'APP_RATE_BURST needs APP_RATE_LIMIT'],
     [{ RATE_LIMIT_TABLE: 'PaymentApi-RateLimits' }, 'RATE_LIMIT_TABLE needs APP_RATE_LIMIT'],
     [{ APP_RATE_LIMIT_FAILURE: 'closed' }, 'APP_RATE_LIMIT_FAILURE needs APP_RATE_LIMIT'],
     [
@@ -216,10 +190,6 @@ describe('readRateLimiting', () => {
     [
       { APP_RATE_LIMIT: '2', RATE_LIMIT_DEADLINE_MS: '1000' },
       'RATE_LIMIT_DEADLINE_MS needs RATE_LIMIT_TABLE',
-    ],
-    [
-      { APP_RATE_LIMIT: '2', RATE_LIMIT_TABLE: 'limits', APP_RATE_LIMIT_FAILURE: 'shut' },
-      'APP_RATE_LIMIT_FAILURE must be one of local, open, closed, got "shut"',
     ],
     [
       { APP_RATE_LIMIT: '2', RATE_LIMIT_TABLE: 'limits', RATE_LIMIT_DEADLINE_MS: '5' },

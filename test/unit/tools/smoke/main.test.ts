@@ -1,12 +1,11 @@
 /** The smoke test run in-process: usage, and what it says when the API cannot be reached or takes too long. */
-import { createServer as createHttpServer } from 'node:http';
 import { generateKey } from '../../../../shared/keys/key-material';
 import { USAGE } from '../../../../tools/smoke/args';
 import { freeLoopbackPort } from '../../../support/moto';
 import type { LimitDecision, RateLimiter } from '../../../../lambda/payment/rate-limit/limiter';
 import { startContractServer, type ContractServer } from '../../../support/contract-server';
 import { parseReport, runSmokeInProcess } from '../../../support/run-smoke';
-import { startStallingServer, type StallingServer } from '../../../support/stalling-server';
+import { startStallingServer } from '../../../support/stalling-server';
 
 const APP_KEY = generateKey();
 /** 48 letters and digits, as the stack has Secrets Manager generate the demo app's key. */
@@ -26,14 +25,6 @@ describe('runSmoke', () => {
   });
 
   it.each<[string, (url: string) => readonly string[], Readonly<Record<string, string>>]>([
-    ['neither --url nor --stack', () => ['--app-id', 'demo'], { APP_KEY }],
-    [
-      'both --url and --stack',
-      (url) => ['--url', url, '--stack', 'PaymentApi', '--app-id', 'demo'],
-      { APP_KEY },
-    ],
-    ['no --app-id', (url) => ['--url', url], { APP_KEY }],
-    ['--url without APP_KEY', (url) => ['--url', url, '--app-id', 'demo'], {}],
     ['a key on the command line', (url) => ['--url', url, '--app-id', 'demo', `--app-key=${APP_KEY}`], {}],
     [
       "a key shaped like the stack's demo key as the app id",
@@ -55,68 +46,23 @@ describe('runSmoke', () => {
 });
 
 describe('runSmoke against an API it cannot reach', () => {
-  let servers: { close(): Promise<void> }[] = [];
-  afterEach(async () => {
-    await Promise.all(servers.map((server) => server.close()));
-    servers = [];
-  });
-
-  /** Accepts connections and answers plain HTTP: a TLS client fails its handshake. */
-  async function plainHttpServer(): Promise<number> {
-    const server = createHttpServer((_req, res) => res.end());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    servers.push({
-      close: () =>
-        new Promise((resolve) => {
-          server.closeAllConnections();
-          server.close(() => {
-            resolve();
-          });
-        }),
-    });
-    const address = server.address();
-    return typeof address === 'object' && address !== null ? address.port : 0;
-  }
-
-  async function silentServer(): Promise<StallingServer> {
-    const server = await startStallingServer('silent');
-    servers.push(server);
-    return server;
-  }
-
-  it.each<[string, () => Promise<string>, string]>([
-    [
-      'nothing listens',
-      async () => `http://127.0.0.1:${await freeLoopbackPort()}/payment`,
-      'connection refused (ECONNREFUSED)',
-    ],
-    [
-      'it does not speak TLS',
-      async () => `https://127.0.0.1:${await plainHttpServer()}/payment`,
-      'TLS handshake failed (EPROTO)',
-    ],
-    ['it never answers', async () => `${(await silentServer()).endpoint}/payment`, 'no answer within 0.2 s'],
-  ])('says so in one line and exits 1 when %s, with no table', async (_label, urlOf, reason) => {
+  it('says so in one line and exits 1 when nothing listens, with no table', async () => {
     // Arrange
-    const url = await urlOf();
+    const url = `http://127.0.0.1:${await freeLoopbackPort()}/payment`;
 
     // Act
     const runs = [
-      await runSmokeInProcess(
-        ['--url', url, '--app-id', 'demo'],
-        { APP_KEY },
-        { sendOptions: { timeoutMs: 200 } },
-      ),
-      await runSmokeInProcess(
-        ['--url', url, '--app-id', 'demo', '--json'],
-        { APP_KEY },
-        { sendOptions: { timeoutMs: 200 } },
-      ),
+      await runSmokeInProcess(['--url', url, '--app-id', 'demo'], { APP_KEY }),
+      await runSmokeInProcess(['--url', url, '--app-id', 'demo', '--json'], { APP_KEY }),
     ];
 
     // Assert
     for (const run of runs) {
-      expect(run).toEqual({ code: 1, stdout: '', stderr: `error: cannot reach ${url}: ${reason}\n` });
+      expect(run).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `error: cannot reach ${url}: connection refused (ECONNREFUSED)\n`,
+      });
     }
   });
 });
@@ -174,7 +120,7 @@ describe('runSmoke against an API that limits the app', () => {
     };
   }
 
-  async function smokeAgainstLimiter(limiter: RateLimiter, timeLimitMs?: number) {
+  async function smokeAgainstLimiter(limiter: RateLimiter) {
     const server = await startContractServer({ demo: [APP_KEY] }, undefined, {
       limits: { limiter, defaultLimit: { perSecond: 10, burst: 10 }, failure: 'open' },
     });
@@ -189,7 +135,6 @@ describe('runSmoke against an API that limits the app', () => {
               waits.push(ms);
               return Promise.resolve();
             },
-            ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
           },
         },
       );
@@ -227,40 +172,5 @@ describe('runSmoke against an API that limits the app', () => {
       got: '415 unsupported_media_type (sent again after a 429 with Retry-After: 3)',
       passed: true,
     });
-  });
-
-  it('does not wait past the time limit: the row fails with the 429 and says it was not sent again', async () => {
-    const { run, report, waits } = await smokeAgainstLimiter(refusingOnce(1, 120));
-
-    expect(run.code).toBe(1);
-    expect(waits).toEqual([]);
-    expect(report.checks[0]).toMatchObject({
-      got: '429 too_many_requests (Retry-After: 120)',
-      status: 429,
-      retry: { retryAfterSeconds: 120, retried: false },
-      passed: false,
-    });
-    expect(report.checks.filter((check) => !check.passed).map((check) => check.id)).toEqual(['accepted']);
-  });
-
-  it('prints the retry in the table too', async () => {
-    const server = await startContractServer({ demo: [APP_KEY] }, undefined, {
-      limits: { limiter: refusingOnce(1, 1), defaultLimit: { perSecond: 10, burst: 10 }, failure: 'open' },
-    });
-    try {
-      const run = await runSmokeInProcess(
-        ['--url', server.paymentUrl, '--app-id', 'demo'],
-        { APP_KEY },
-        { run: { sleep: () => Promise.resolve() } },
-      );
-
-      expect(run.code).toBe(0);
-      expect(run.stdout).toMatch(
-        /\nPOST with the key +200 ok +200 ok \(sent again after a 429 with Retry-After: 1\) +pass\n/,
-      );
-      expect(run.stdout).toContain('passed: 12 of 12 checks, 12 requests sent');
-    } finally {
-      await server.close();
-    }
   });
 });

@@ -1,11 +1,5 @@
 import type { CheckResult } from '../../../../tools/smoke/evaluate';
-import {
-  formatJson,
-  formatTable,
-  redact,
-  reportPassed,
-  type SmokeReport,
-} from '../../../../tools/smoke/report';
+import { formatJson, formatTable, reportPassed, type SmokeReport } from '../../../../tools/smoke/report';
 
 const PASSED: CheckResult = {
   id: 'accepted',
@@ -85,14 +79,5 @@ describe('reportPassed', () => {
   it('holds only when every check passed', () => {
     expect(reportPassed(report([PASSED]))).toBe(true);
     expect(reportPassed(report([PASSED, FAILED]))).toBe(false);
-  });
-});
-
-describe('redact', () => {
-  it('masks the key as printed and as JSON escapes it, and anything shaped like a generated key', () => {
-    const key = 'test-"quoted"-key\\0123456789';
-    const text = `plain ${key} json ${JSON.stringify(key)} generated payk_abcDEF012_-xyz end`;
-
-    expect(redact(text, [key])).toBe('plain <redacted> json "<redacted>" generated <redacted> end');
   });
 });

@@ -34,10 +34,13 @@ describe('createSecretMask', () => {
   it('masks every secret it knows, and anything shaped like a generated key', () => {
     const other = 'another-secret-0123456789';
     const generated = `payk_${'a'.repeat(43)}`;
+    const shortLegacy = 'payk_abcDEF012_-xyz';
 
-    expect(createSecretMask([KEY, other])(`${KEY} ${other} ${generated} ${generated.toUpperCase()}`)).toBe(
-      [REDACTED, REDACTED, REDACTED, REDACTED].join(' '),
-    );
+    expect(
+      createSecretMask([KEY, other])(
+        `${KEY} ${other} ${generated} ${generated.toUpperCase()} ${shortLegacy}`,
+      ),
+    ).toBe([REDACTED, REDACTED, REDACTED, REDACTED, REDACTED].join(' '));
   });
 
   it('masks a key of the key format it was not told of, whatever its prefix, and the legacy shape beside it', () => {

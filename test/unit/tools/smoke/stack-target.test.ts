@@ -77,43 +77,14 @@ describe('readStackTarget', () => {
     expect(garbled).not.toHaveProperty('keyPrefix');
   });
 
-  it.each<[string, Error, string]>([
-    [
-      'a secret not found, naming the region it looked in',
-      awsError('ResourceNotFoundException', "Secrets Manager can't find the specified secret."),
+  it('reports a secret not found in one line, naming the region it looked in', async () => {
+    secretsManager
+      .on(GetSecretValueCommand)
+      .rejects(awsError('ResourceNotFoundException', "Secrets Manager can't find the specified secret."));
+
+    await expect(readStackTarget('PaymentApi', 'demo', clients)).rejects.toThrow(
       `secret ${SECRET_ARN} not found in region eu-west-1 (or it has no AWSCURRENT version); check AWS_REGION`,
-    ],
-    [
-      'a secret scheduled for deletion, with the command that restores it',
-      awsError(
-        'InvalidRequestException',
-        "You can't perform this operation on the secret because it was marked for deletion.",
-      ),
-      `could not read secret ${SECRET_ARN}: it is scheduled for deletion; to keep it, restore it: ` +
-        `aws secretsmanager restore-secret --secret-id '${SECRET_ARN}' --region eu-west-1`,
-    ],
-    [
-      'a time-out',
-      awsError('TimeoutError', 'The operation was aborted due to timeout'),
-      `could not read secret ${SECRET_ARN}: Secrets Manager did not answer in time`,
-    ],
-  ])('reports %s in one line', async (_label, failure, line) => {
-    secretsManager.on(GetSecretValueCommand).rejects(failure);
-
-    await expect(readStackTarget('PaymentApi', 'demo', clients)).rejects.toThrow(line);
-  });
-
-  it('sends the newest key that has not expired', async () => {
-    secretsManager.on(GetSecretValueCommand).resolves({
-      SecretString: JSON.stringify({
-        demo: [
-          'live-key-0123456789abcdef',
-          { key: 'gone-key-0123456789abcdef', expires: '2020-01-01T00:00:00Z' },
-        ],
-      }),
-    });
-
-    expect((await readStackTarget('PaymentApi', 'demo', clients)).appKey).toBe('live-key-0123456789abcdef');
+    );
   });
 
   it('refuses an app whose every key has expired, in one line that says what to do', async () => {
@@ -214,11 +185,6 @@ describe('describeStackFailure', () => {
       'a refused connection',
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4566'), { code: 'ECONNREFUSED' }),
       'could not read stack PaymentApi: could not reach CloudFormation at 127.0.0.1:4566 (ECONNREFUSED)',
-    ],
-    [
-      'a time-out',
-      awsError('TimeoutError', 'The operation was aborted due to timeout'),
-      'could not read stack PaymentApi: CloudFormation did not answer in time',
     ],
     [
       'access denied',
