@@ -1,6 +1,5 @@
 import { COMMON_HEADERS } from '../../shared/api/responses';
 import type { CheckResult } from './evaluate';
-import { createSecretMask } from './secret-mask';
 
 export interface SmokeReport {
   /** The /payment URL that was checked. */
@@ -68,12 +67,4 @@ export function formatJson(report: SmokeReport): string {
     requestsSent: report.requestsSent,
     checks: report.results,
   })}\n`;
-}
-
-/**
- * The last guard before anything is printed: the known secrets in any case, whole or in part, as written or as
- * JSON escapes them, and anything shaped like a generated key are masked (tools/smoke/secret-mask.ts).
- */
-export function redact(text: string, secrets: readonly string[]): string {
-  return createSecretMask(secrets)(text);
 }
