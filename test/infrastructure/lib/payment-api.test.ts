@@ -189,10 +189,6 @@ describe('PaymentApi with default props', () => {
         UpdateReplacePolicy: 'Retain',
       });
     });
-
-    it('keeps the logical ID it had before PaymentApi was split into parts', () => {
-      expect(secretId).toBe('PaymentApiKeysSecret965420B1');
-    });
   });
 
   describe('REST API', () => {
@@ -576,32 +572,6 @@ describe('PaymentApi with per-app rate limits', () => {
       template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
     ).toMatchObject({
       DependsOn: [policyId],
-    });
-  });
-});
-
-describe('PaymentApi with an existing secret', () => {
-  it('reads the given secret and creates none', () => {
-    // Arrange
-    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
-
-    // Act
-    const { template } = synthesize(
-      {},
-      {
-        extra: (stack) => ({
-          keysSecret: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Existing', arn),
-        }),
-      },
-    );
-
-    // Assert
-    template.resourceCountIs('AWS::SecretsManager::Secret', 0);
-    expect(functionEnvironment(template)).toMatchObject({ KEYS_SECRET_ID: arn });
-    expect(handlerStatements(template)).toContainEqual({
-      Effect: 'Allow',
-      Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
-      Resource: arn,
     });
   });
 });
