@@ -52,6 +52,22 @@ export function synthesize(
   return { app, stack, template: Template.fromStack(stack) };
 }
 
+const sharedTemplates = new Map<string, Template>();
+
+/**
+ * The construct's template for these props, synthesized once per test file (jest gives each file its own modules)
+ * and shared by every test that only reads it. Props are told apart by their JSON: Durations by amount and unit.
+ */
+export function sharedTemplate(props: PaymentApiProps = {}): Template {
+  const key = JSON.stringify(props);
+  let template = sharedTemplates.get(key);
+  if (template === undefined) {
+    template = synthesize(props).template;
+    sharedTemplates.set(key, template);
+  }
+  return template;
+}
+
 /** PaymentApiStack named `id`, as the CDK app would make it from its context. */
 export function synthesizeStack(id: string, props: PaymentApiStackProps = {}): Template {
   return Template.fromStack(new PaymentApiStack(unbundledApp(), id, props));
