@@ -208,7 +208,7 @@ describe('readContext', () => {
     expect(readContext({ env: 'a'.repeat(24) }).stackName).toBe(`PaymentApi-${'a'.repeat(24)}`);
   });
 
-  it.each<[string, Record<string, unknown>, PaymentApiProps]>([
+  it.each<[string, Record<string, unknown>, AppConfig['props']]>([
     [
       'tells the stack its environment, whose new secret then starts without the demo app',
       { env: 'production' },

@@ -15,6 +15,7 @@ import {
   functionRoleStatements,
   onlyLogicalId,
   policyStatements,
+  resourcesOf,
   sharedTemplate,
   synthesize,
   synthesizeStack,
@@ -22,22 +23,10 @@ import {
 } from '../../support/construct-template';
 import { PROJECT_ROOT } from '../../support/markdown';
 
-interface Resource {
-  readonly Type: string;
-  readonly Properties: Record<string, unknown>;
-  readonly Metadata?: {
-    cdk_nag?: { rules_to_suppress: { id: string; reason: string; applies_to?: unknown[] }[] };
-  };
-}
-
-function resources(template: Template, type: string): Record<string, Resource> {
-  return template.findResources(type) as Record<string, Resource>;
-}
-
 /** Every alarm of the template by its name. */
 function alarmsByName(template: Template): Record<string, Record<string, unknown>> {
   return Object.fromEntries(
-    Object.values(resources(template, 'AWS::CloudWatch::Alarm')).map((alarm) => [
+    Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).map((alarm) => [
       String(alarm.Properties.AlarmName),
       alarm.Properties,
     ]),
@@ -46,7 +35,7 @@ function alarmsByName(template: Template): Record<string, Record<string, unknown
 
 /** The dashboard body as one string, tokens (alarm ARNs, the Region) rendered as their JSON. */
 function dashboardBody(template: Template): string {
-  const [dashboard] = Object.values(resources(template, 'AWS::CloudWatch::Dashboard'));
+  const [dashboard] = Object.values(resourcesOf(template, 'AWS::CloudWatch::Dashboard'));
   const body = dashboard?.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] };
   return body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
 }
@@ -136,7 +125,7 @@ function logQueries(template: Template): { name: string; reads: 'payment' | 'mon
     expect(logGroups).toEqual(monitorLogs);
     return 'monitor';
   };
-  const queries = Object.values(resources(template, 'AWS::Logs::QueryDefinition')).map((query) => ({
+  const queries = Object.values(resourcesOf(template, 'AWS::Logs::QueryDefinition')).map((query) => ({
     name: String(query.Properties.Name),
     reads: readsOf(query.Properties.LogGroupNames),
     text: String(query.Properties.QueryString),
@@ -335,7 +324,7 @@ describe('PaymentApi monitoring with default props', () => {
 
   describe('saved queries and the dashboard’s log widget', () => {
     it('are five, named after the stack', () => {
-      const names = Object.values(resources(template, 'AWS::Logs::QueryDefinition')).map(
+      const names = Object.values(resourcesOf(template, 'AWS::Logs::QueryDefinition')).map(
         (query) => query.Properties.Name,
       );
 
@@ -405,7 +394,7 @@ describe('the dashboard', () => {
     const template = sharedTemplate(props);
     const body = dashboardBody(template);
 
-    for (const alarmId of Object.keys(resources(template, 'AWS::CloudWatch::Alarm'))) {
+    for (const alarmId of Object.keys(resourcesOf(template, 'AWS::CloudWatch::Alarm'))) {
       expect(body).toContain(JSON.stringify({ 'Fn::GetAtt': [alarmId, 'Arn'] }));
     }
   });
@@ -669,7 +658,7 @@ describe('PaymentApi with tracing', () => {
   });
 
   it('lets the Lambda send traces, on "*" as X-Ray requires, and acknowledges that on its policy only', () => {
-    const policies = resources(template, 'AWS::IAM::Policy');
+    const policies = resourcesOf(template, 'AWS::IAM::Policy');
     const handlerPolicy = Object.entries(policies).find(([id]) => id.startsWith('PaymentApiHandlerRole'));
     const acknowledged = handlerPolicy?.[1].Metadata?.cdk_nag?.rules_to_suppress ?? [];
 

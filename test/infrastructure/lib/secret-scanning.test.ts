@@ -9,9 +9,11 @@ import {
   constructUnbundled,
   functionRoleStatements,
   onlyLogicalId,
-  synthesize,
-  unbundledApp,
+  resourcesOf,
   type Statement,
+  synthesize,
+  type TemplateResource,
+  unbundledApp,
 } from '../../support/construct-template';
 
 const FUNCTION_ID = /^PaymentApiSecretScanningFunction[0-9A-F]{8}$/;
@@ -22,24 +24,15 @@ function appTemplate(context: Record<string, unknown>): Record<string, unknown> 
   return Template.fromStack(Stack.of(app.node.findChild(readContext(context).stackName))).toJSON();
 }
 
-interface Resource {
-  readonly Type: string;
-  readonly Properties: Record<string, unknown>;
-}
-
-function resources(template: Template): Record<string, Resource> {
-  return (template.toJSON() as { Resources: Record<string, Resource> }).Resources;
-}
-
 function functionId(template: Template): string {
   return onlyLogicalId(template, 'AWS::Lambda::Function', {}, FUNCTION_ID);
 }
 
 /** The statements of the managed policies attached to the function's role (the grants on shards 1 and up). */
 function managedPolicyStatements(template: Template, fnId: string): Statement[] {
-  const role = (resources(template)[fnId]?.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+  const role = (resourcesOf(template)[fnId]?.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
   return Object.values(template.findResources('AWS::IAM::ManagedPolicy'))
-    .map((policy) => (policy as Resource).Properties)
+    .map((policy) => (policy as TemplateResource).Properties)
     .filter((policy) => JSON.stringify(policy.Roles).includes(`"${role}"`))
     .flatMap((policy) => (policy.PolicyDocument as { Statement: Statement[] }).Statement);
 }
@@ -77,7 +70,7 @@ describe('with secretScanning', () => {
 
   it('builds a function of its own, under a construct id that names it', () => {
     expect(fnId).toMatch(FUNCTION_ID);
-    expect(resources(template)[fnId]?.Properties).toMatchObject({
+    expect(resourcesOf(template)[fnId]?.Properties).toMatchObject({
       Runtime: 'nodejs24.x',
       Handler: 'index.handler',
       Timeout: SECRET_SCANNING_TIMEOUT.toSeconds(),
@@ -87,7 +80,7 @@ describe('with secretScanning', () => {
 
   it("tells it the registry, GitHub's keys URL, the action, the stack's key prefix and the alarm topic", () => {
     const variables = (
-      resources(template)[fnId]?.Properties.Environment as { Variables: Record<string, unknown> }
+      resourcesOf(template)[fnId]?.Properties.Environment as { Variables: Record<string, unknown> }
     ).Variables;
 
     expect(variables).toEqual({
@@ -215,7 +208,7 @@ describe('with secretScanning over 64 shards', () => {
       ]),
     );
     expect(statements.flatMap((statement) => statement.Resource as unknown[])).toHaveLength(63);
-    expect(resources(template)[fnId]?.Properties.Environment).toMatchObject({
+    expect(resourcesOf(template)[fnId]?.Properties.Environment).toMatchObject({
       Variables: { KEY_SHARDS: '64', SECRET_SCANNING_ACTION: 'report' },
     });
   });
