@@ -129,63 +129,40 @@ describe('PaymentApiStack with a new secret', () => {
 });
 
 describe('PaymentApiStack with an existing secret', () => {
-  it('uses a secret given by name, with the 6-character suffix wildcard CDK requires for names', () => {
+  const completeArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
+  const partialArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment/keys';
+
+  it.each<[string, string, unknown, unknown]>([
+    [
+      'by name, with the 6-character suffix wildcard CDK requires for names',
+      'payment-api/keys',
+      partialArnJoin('payment-api/keys'),
+      partialArnJoin('payment-api/keys-??????'),
+    ],
+    ['by its complete ARN, granting that ARN exactly', completeArn, completeArn, completeArn],
+    [
+      'by a partial ARN, granting any suffix of that name only',
+      partialArn,
+      partialArn,
+      `${partialArn}-??????`,
+    ],
+  ])('uses a secret given %s', (_case, existingSecret, secretId, grantedArn) => {
     // Act
-    const template = synthesize({ existingSecret: 'payment-api/keys' });
+    const template = synthesize({ existingSecret });
 
     // Assert
     template.resourceCountIs('AWS::SecretsManager::Secret', 0);
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ KEYS_SECRET_ID: partialArnJoin('payment-api/keys') }) },
+      Environment: { Variables: Match.objectLike({ KEYS_SECRET_ID: secretId }) },
     });
     expect(statementsFor(template, 'secretsmanager:')).toEqual([
       {
         Effect: 'Allow',
         Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
-        Resource: partialArnJoin('payment-api/keys-??????'),
+        Resource: grantedArn,
       },
     ]);
-    template.hasOutput('KeysSecretArn', { Value: partialArnJoin('payment-api/keys') });
-  });
-
-  it('uses a secret given by its complete ARN, granting that ARN exactly', () => {
-    // Arrange
-    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
-
-    // Act
-    const template = synthesize({ existingSecret: arn });
-
-    // Assert
-    template.resourceCountIs('AWS::SecretsManager::Secret', 0);
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ KEYS_SECRET_ID: arn }) },
-    });
-    expect(statementsFor(template, 'secretsmanager:')).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
-        Resource: arn,
-      },
-    ]);
-    template.hasOutput('KeysSecretArn', { Value: arn });
-  });
-
-  it('uses a secret given by a partial ARN, granting any suffix of that name only', () => {
-    // Arrange
-    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment/keys';
-
-    // Act
-    const template = synthesize({ existingSecret: arn });
-
-    // Assert
-    template.resourceCountIs('AWS::SecretsManager::Secret', 0);
-    expect(statementsFor(template, 'secretsmanager:')).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
-        Resource: `${arn}-??????`,
-      },
-    ]);
+    template.hasOutput('KeysSecretArn', { Value: secretId });
   });
 
   it('lets the handler decrypt with the given KMS key, only through Secrets Manager', () => {
