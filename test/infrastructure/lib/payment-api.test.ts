@@ -16,6 +16,7 @@ import {
   functionRoleStatements,
   onlyLogicalId,
   policyStatements,
+  sharedTemplate,
   synthesize,
   type Statement,
 } from '../../support/construct-template';
@@ -58,7 +59,7 @@ describe('PaymentApi with default props', () => {
   let secretId: string;
 
   beforeAll(() => {
-    ({ template } = synthesize());
+    template = sharedTemplate();
     secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
   });
 
@@ -476,12 +477,10 @@ describe('PaymentApi with every prop set', () => {
 
 describe('PaymentApi with per-app rate limits', () => {
   let template: Template;
-  let secretId: string;
   let tableId: string;
 
   beforeAll(() => {
-    ({ template } = synthesize({ appRateLimit: { perSecond: 20 } }));
-    secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
+    template = sharedTemplate({ appRateLimit: { perSecond: 20 } });
     tableId = onlyLogicalId(template, 'AWS::DynamoDB::Table');
   });
 
@@ -492,16 +491,9 @@ describe('PaymentApi with per-app rate limits', () => {
     expect(handlerEntry({})).toBe(path.join('lambda', 'payment', 'index.ts'));
   });
 
-  it('tells the Lambda the table, the default limit (burst: one second’s worth) and to fail local', () => {
+  it('tells the Lambda the table, the default limit (burst: one second’s worth) and to fail local, besides what it had', () => {
     expect(functionEnvironment(template)).toEqual({
-      KEYS_SECRET_ID: { Ref: secretId },
-      KEY_CACHE_TTL_SECONDS: '60',
-      KEY_MAX_STALE_SECONDS: '900',
-      LOG_LEVEL: 'info',
-      METRICS_NAMESPACE: 'PaymentApi',
-      SERVICE_NAME: 'Test',
-      KEY_PREFIX: 'pay',
-      LEGACY_KEYS: 'true',
+      ...functionEnvironment(sharedTemplate()),
       RATE_LIMIT_TABLE: { Ref: tableId },
       RATE_LIMIT_PER_SECOND: '20',
       RATE_LIMIT_BURST: '20',
@@ -536,19 +528,8 @@ describe('PaymentApi with per-app rate limits', () => {
   });
 
   it('lets the handler update the counters of its one table, and nothing more than before besides', () => {
-    const logGroupId = onlyLogicalId(template, 'AWS::Logs::LogGroup', {}, /HandlerLogs/);
-
     expect(handlerStatements(template)).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
-      },
-      {
-        Effect: 'Allow',
-        Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
-        Resource: { Ref: secretId },
-      },
+      ...handlerStatements(sharedTemplate()),
       { Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: { 'Fn::GetAtt': [tableId, 'Arn'] } },
     ]);
   });
