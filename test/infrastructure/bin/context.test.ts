@@ -274,6 +274,17 @@ describe('readContext', () => {
     expect(comparable(config).rotation).toEqual({ everyDays: 90, keep: undefined });
   });
 
+  // The words of the keys that have several rows below; each row adds ", got <the value as given>".
+  const KEY_EXPIRY_WARNING_DAYS =
+    'context "keyExpiryWarningDays" must be a whole number of days from 1 to 365';
+  const KEY_SHARDS = 'context "keyShards" must be a whole number from 1 to 1024';
+  const ROTATION_DAYS = 'context "rotationDays" must be a whole number of days from 1 to 1000';
+  const ENV =
+    'context "env" must be 1 to 24 letters, digits or hyphens, starting with a letter and not ending with a hyphen';
+  const DOMAIN_NAME = 'context "domainName" must be a lower-case domain name such as payments.example.com';
+  const HOSTED_ZONE_NAME = 'context "hostedZoneName" must be "payments.example.com" or a parent domain of it';
+  const APP_RATE_LIMIT = 'context "appRateLimit" must be a number of requests per second from 0.001 to 10000';
+
   // A value the construct refuses too gets the construct's words: "a bad value" below proves those, and the
   // construct's own tests their text. The rows here are the values no row there has: words, units, other numbers.
   it.each<[string, Record<string, unknown>, string]>([
@@ -290,14 +301,10 @@ describe('readContext', () => {
     [
       'an expiry warning with a unit',
       { keyExpiryWarningDays: '14d' },
-      'context "keyExpiryWarningDays" must be a whole number of days from 1 to 365, got "14d"',
+      `${KEY_EXPIRY_WARNING_DAYS}, got "14d"`,
     ],
-    [
-      'an expiry warning over a year',
-      { keyExpiryWarningDays: 366 },
-      'context "keyExpiryWarningDays" must be a whole number of days from 1 to 365, got 366',
-    ],
-    ['no shard', { keyShards: '0' }, 'context "keyShards" must be a whole number from 1 to 1024, got "0"'],
+    ['an expiry warning over a year', { keyExpiryWarningDays: 366 }, `${KEY_EXPIRY_WARNING_DAYS}, got 366`],
+    ['no shard', { keyShards: '0' }, `${KEY_SHARDS}, got "0"`],
     [
       'a key prefix in capitals',
       { keyPrefix: 'PAY' },
@@ -313,21 +320,9 @@ describe('readContext', () => {
       { legacyKeys: 'no' },
       'context "legacyKeys" must be true or false, got "no"',
     ],
-    [
-      'more shards than the registry allows',
-      { keyShards: 1025 },
-      'context "keyShards" must be a whole number from 1 to 1024, got 1025',
-    ],
-    [
-      'a fractional shard count',
-      { keyShards: '2.5' },
-      'context "keyShards" must be a whole number from 1 to 1024, got "2.5"',
-    ],
-    [
-      'a word as the shard count',
-      { keyShards: 'many' },
-      'context "keyShards" must be a whole number from 1 to 1024, got "many"',
-    ],
+    ['more shards than the registry allows', { keyShards: 1025 }, `${KEY_SHARDS}, got 1025`],
+    ['a fractional shard count', { keyShards: '2.5' }, `${KEY_SHARDS}, got "2.5"`],
+    ['a word as the shard count', { keyShards: 'many' }, `${KEY_SHARDS}, got "many"`],
     [
       'a previous shard count out of range',
       { keyShards: '8', keyShardsPrevious: '1500' },
@@ -374,31 +369,11 @@ describe('readContext', () => {
       { secretKmsKeyArn: 'alias/payment-api' },
       'context "secretKmsKeyArn" must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), got "alias/payment-api"',
     ],
-    [
-      'a rotation period of zero days',
-      { rotationDays: '0' },
-      'context "rotationDays" must be a whole number of days from 1 to 1000, got "0"',
-    ],
-    [
-      'a rotation period over 1000 days',
-      { rotationDays: 1001 },
-      'context "rotationDays" must be a whole number of days from 1 to 1000, got 1001',
-    ],
-    [
-      'an environment name with an underscore',
-      { env: 'staging_eu' },
-      'context "env" must be 1 to 24 letters, digits or hyphens, starting with a letter and not ending with a hyphen, got "staging_eu"',
-    ],
-    [
-      'an environment name starting with a digit',
-      { env: '2024' },
-      'context "env" must be 1 to 24 letters, digits or hyphens, starting with a letter and not ending with a hyphen, got "2024"',
-    ],
-    [
-      'an environment name of 25 characters',
-      { env: 'a'.repeat(25) },
-      `context "env" must be 1 to 24 letters, digits or hyphens, starting with a letter and not ending with a hyphen, got "${'a'.repeat(25)}"`,
-    ],
+    ['a rotation period of zero days', { rotationDays: '0' }, `${ROTATION_DAYS}, got "0"`],
+    ['a rotation period over 1000 days', { rotationDays: 1001 }, `${ROTATION_DAYS}, got 1001`],
+    ['an environment name with an underscore', { env: 'staging_eu' }, `${ENV}, got "staging_eu"`],
+    ['an environment name starting with a digit', { env: '2024' }, `${ENV}, got "2024"`],
+    ['an environment name of 25 characters', { env: 'a'.repeat(25) }, `${ENV}, got "${'a'.repeat(25)}"`],
     [
       'a WAF rate limit per second',
       { wafRateLimit: '100/s' },
@@ -412,12 +387,12 @@ describe('readContext', () => {
     [
       'an upper-case domain name',
       { ...DOMAIN, domainName: 'Payments.Example.com' },
-      'context "domainName" must be a lower-case domain name such as payments.example.com, got "Payments.Example.com"',
+      `${DOMAIN_NAME}, got "Payments.Example.com"`,
     ],
     [
       'a wildcard domain name',
       { ...DOMAIN, domainName: '*.example.com' },
-      'context "domainName" must be a lower-case domain name such as payments.example.com, got "*.example.com"',
+      `${DOMAIN_NAME}, got "*.example.com"`,
     ],
     [
       'a certificate ARN of another service',
@@ -432,23 +407,15 @@ describe('readContext', () => {
     [
       'a hosted zone that cannot hold the domain',
       { ...DOMAIN, hostedZoneId: 'Z1', hostedZoneName: 'example.org' },
-      'context "hostedZoneName" must be "payments.example.com" or a parent domain of it, got "example.org"',
+      `${HOSTED_ZONE_NAME}, got "example.org"`,
     ],
     [
       'a hosted zone that only ends like the domain',
       { ...DOMAIN, hostedZoneId: 'Z1', hostedZoneName: 'ample.com' },
-      'context "hostedZoneName" must be "payments.example.com" or a parent domain of it, got "ample.com"',
+      `${HOSTED_ZONE_NAME}, got "ample.com"`,
     ],
-    [
-      'a word as the per-app rate',
-      { appRateLimit: 'fast' },
-      'context "appRateLimit" must be a number of requests per second from 0.001 to 10000, got "fast"',
-    ],
-    [
-      'a per-app rate above 10000 a second',
-      { appRateLimit: 10_001 },
-      'context "appRateLimit" must be a number of requests per second from 0.001 to 10000, got 10001',
-    ],
+    ['a word as the per-app rate', { appRateLimit: 'fast' }, `${APP_RATE_LIMIT}, got "fast"`],
+    ['a per-app rate above 10000 a second', { appRateLimit: 10_001 }, `${APP_RATE_LIMIT}, got 10001`],
     [
       'a fractional per-app burst',
       { appRateLimit: '10', appRateBurst: '1.5' },
