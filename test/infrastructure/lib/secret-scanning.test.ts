@@ -18,10 +18,18 @@ import {
 
 const FUNCTION_ID = /^PaymentApiSecretScanningFunction[0-9A-F]{8}$/;
 
-/** The app's stack as `cdk synth` builds it from this context, as a template. */
+const appTemplates = new Map<string, Record<string, unknown>>();
+
+/** The app's stack as `cdk synth` builds it from this context, as a template: built once per context, and read. */
 function appTemplate(context: Record<string, unknown>): Record<string, unknown> {
-  const app = createApp(unbundledApp(context));
-  return Template.fromStack(Stack.of(app.node.findChild(readContext(context).stackName))).toJSON();
+  const key = JSON.stringify(context);
+  let template = appTemplates.get(key);
+  if (template === undefined) {
+    const app = createApp(unbundledApp(context));
+    template = Template.fromStack(Stack.of(app.node.findChild(readContext(context).stackName))).toJSON();
+    appTemplates.set(key, template);
+  }
+  return template;
 }
 
 function functionId(template: Template): string {
