@@ -361,17 +361,6 @@ describe('PaymentApi monitoring with default props', () => {
       expect(JSON.stringify(policyStatements(template))).not.toContain('xray:');
     });
   });
-
-  it('tells the Lambda the metrics namespace and the service name', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: {
-        Variables: Match.objectLike({
-          METRICS_NAMESPACE: 'PaymentApi',
-          SERVICE_NAME: 'Test',
-        }),
-      },
-    });
-  });
 });
 
 /** With per-app rate limits and an alarm topic, as on-call would run it. */
