@@ -16,6 +16,7 @@ import {
   functionRoleStatements,
   onlyLogicalId,
   policyStatements,
+  resourceOf,
   sharedTemplate,
   synthesize,
   type Statement,
@@ -90,16 +91,6 @@ describe('PaymentApi with default props', () => {
         SERVICE_NAME: 'Test',
         KEY_PREFIX: 'pay',
         LEGACY_KEYS: 'true',
-      });
-    });
-
-    it('is created only once its role policy exists, with no redundant dependency on the role', () => {
-      const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /^PaymentApiHandlerRole/);
-
-      expect(
-        template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
-      ).toMatchObject({
-        DependsOn: [policyId],
       });
     });
 
@@ -390,6 +381,21 @@ describe('PaymentApi with default props', () => {
   });
 });
 
+describe('the payment Lambda', () => {
+  it.each<[string, PaymentApiProps]>([
+    ['default props', {}],
+    ['per-app rate limits, whose table it is thus created after', { appRateLimit: { perSecond: 20 } }],
+  ])(
+    'is created only once its role policy exists, with no redundant dependency on the role, with %s',
+    (_case, props) => {
+      const template = sharedTemplate(props);
+      const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /^PaymentApiHandlerRole/);
+
+      expect(resourceOf(template, functionLogicalId(template, 'handler')).DependsOn).toEqual([policyId]);
+    },
+  );
+});
+
 describe('PaymentApi with every prop set', () => {
   let template: Template;
   let keyId: string;
@@ -543,16 +549,6 @@ describe('PaymentApi with per-app rate limits', () => {
         TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
       }),
       DeletionPolicy: 'Delete',
-    });
-  });
-
-  it('creates the table before the function, which depends on the policy that names it', () => {
-    const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /^PaymentApiHandlerRole/);
-
-    expect(
-      template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
-    ).toMatchObject({
-      DependsOn: [policyId],
     });
   });
 });
