@@ -52,9 +52,51 @@ export function synthesize(
   return { app, stack, template: Template.fromStack(stack) };
 }
 
+const sharedTemplates = new Map<string, Template>();
+
+/**
+ * The construct's template for these props, synthesized once per test file (jest gives each file its own modules)
+ * and shared by every test that only reads it. Props are told apart by their JSON: Durations by amount and unit.
+ */
+export function sharedTemplate(props: PaymentApiProps = {}): Template {
+  const key = JSON.stringify(props);
+  let template = sharedTemplates.get(key);
+  if (template === undefined) {
+    template = synthesize(props).template;
+    sharedTemplates.set(key, template);
+  }
+  return template;
+}
+
 /** PaymentApiStack named `id`, as the CDK app would make it from its context. */
 export function synthesizeStack(id: string, props: PaymentApiStackProps = {}): Template {
   return Template.fromStack(new PaymentApiStack(unbundledApp(), id, props));
+}
+
+/** A resource of a template, as the tests read it. */
+export interface TemplateResource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+  readonly DependsOn?: string[];
+  readonly DeletionPolicy?: string;
+  readonly UpdateReplacePolicy?: string;
+  readonly Metadata?: {
+    cdk_nag?: { rules_to_suppress: { id: string; reason: string; applies_to?: unknown[] }[] };
+  };
+}
+
+/** The template's resources by logical ID, only those of `type` when given. */
+export function resourcesOf(template: Template, type?: string): Record<string, TemplateResource> {
+  const all = (template.toJSON() as { Resources: Record<string, TemplateResource> }).Resources;
+  if (type === undefined) return all;
+  return Object.fromEntries(Object.entries(all).filter(([, resource]) => resource.Type === type));
+}
+
+/** The resource of that logical ID: a test naming one the template does not have fails here, saying which. */
+export function resourceOf(template: Template, logicalId: string): TemplateResource {
+  const found = resourcesOf(template)[logicalId];
+  if (found === undefined) throw new Error(`No resource ${logicalId} in the template`);
+  return found;
 }
 
 /** The logical id of the one resource of that type (whose id matches `idPattern`, when given). */

@@ -2,7 +2,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { PaymentApiProps } from '../../../lib/payment-api';
 import { shardOf } from '../../../shared/keys/shard';
-import { synthesize } from '../../support/construct-template';
+import { sharedTemplate, synthesize } from '../../support/construct-template';
 
 interface Resource {
   readonly Type: string;
@@ -25,7 +25,7 @@ describe("the generated demo key in demo's home shard", () => {
   it.each([20, 64, 158, 256])(
     'with %i shards, copies it from shard 0 into shardOf("demo") when the stack is created',
     (shards) => {
-      const { template } = synthesize({ keyShards: shards });
+      const template = sharedTemplate({ keyShards: shards });
       const home = shardOf('demo', shards);
 
       const placements = resourcesOf(template, 'Custom::PaymentApiDemoKeyHome');
@@ -40,7 +40,7 @@ describe("the generated demo key in demo's home shard", () => {
   );
 
   it('lets the function read shard 0 and read and write the home shard, nothing else', () => {
-    const { template } = synthesize({ keyShards: 64 });
+    const template = sharedTemplate({ keyShards: 64 });
     const home = shardId(template, 19);
     const [roleId] = resourcesOf(template, 'AWS::IAM::Role').find(([id]) => id.includes('DemoKeyHome')) ?? [];
     const statements = resourcesOf(template, 'AWS::IAM::Policy')

@@ -11,22 +11,9 @@ import {
   functionLogicalId,
   functionRoleStatements,
   onlyLogicalId,
+  resourceOf,
   synthesize,
 } from '../../support/construct-template';
-
-interface Resource {
-  readonly Type: string;
-  readonly Properties: Record<string, unknown>;
-  readonly Metadata?: {
-    cdk_nag?: { rules_to_suppress: { id: string; reason: string; applies_to?: unknown[] }[] };
-  };
-}
-
-function resource(template: Template, id: string): Resource {
-  const found = (template.toJSON() as { Resources: Record<string, Resource> }).Resources[id];
-  if (found === undefined) throw new Error(`No resource ${id}`);
-  return found;
-}
 
 describe('the key registry monitor of a one-shard stack', () => {
   let template: Template;
@@ -40,7 +27,7 @@ describe('the key registry monitor of a one-shard stack', () => {
   });
 
   it('runs on Node.js 24, arm64, with 512 MiB and 3 minutes: the reads of 256 shards at their bounds take at most a third of it', () => {
-    expect(resource(template, monitorId).Properties).toMatchObject({
+    expect(resourceOf(template, monitorId).Properties).toMatchObject({
       Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       Handler: 'index.handler',
@@ -61,7 +48,7 @@ describe('the key registry monitor of a one-shard stack', () => {
   });
 
   it('is told the registry, the expiry window, the log level and the metrics’ namespace and service, and nothing else', () => {
-    expect(resource(template, monitorId).Properties.Environment).toEqual({
+    expect(resourceOf(template, monitorId).Properties.Environment).toEqual({
       Variables: {
         KEYS_SECRET_ID: { Ref: secretId },
         KEY_EXPIRY_WARNING_DAYS: '14',
@@ -81,7 +68,7 @@ describe('the key registry monitor of a one-shard stack', () => {
 
     // Assert
     expect(MONITOR_EVERY.toHours()).toBe(1);
-    expect(resource(template, ruleId).Properties).toMatchObject({
+    expect(resourceOf(template, ruleId).Properties).toMatchObject({
       ScheduleExpression: 'rate(1 hour)',
       State: 'ENABLED',
       Targets: [
@@ -91,7 +78,7 @@ describe('the key registry monitor of a one-shard stack', () => {
         },
       ],
     });
-    expect(resource(template, permissionId).Properties).toEqual({
+    expect(resourceOf(template, permissionId).Properties).toEqual({
       Action: 'lambda:InvokeFunction',
       FunctionName: { 'Fn::GetAtt': [monitorId, 'Arn'] },
       Principal: 'events.amazonaws.com',
@@ -133,7 +120,7 @@ describe('the key registry monitor of a one-shard stack', () => {
       {},
       /^PaymentApiKeyRegistryMonitorFunctionRole/,
     );
-    const acknowledged = resource(template, policyId).Metadata?.cdk_nag?.rules_to_suppress ?? [];
+    const acknowledged = resourceOf(template, policyId).Metadata?.cdk_nag?.rules_to_suppress ?? [];
 
     expect(acknowledged.map(({ id, applies_to }) => ({ id, applies_to }))).toEqual([
       { id: 'AwsSolutions-IAM5', applies_to: ['Resource::*'] },

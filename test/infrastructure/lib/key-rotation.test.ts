@@ -11,38 +11,23 @@ import {
   functionRoleStatements,
   onlyLogicalId,
   policyStatements,
+  resourceOf,
+  resourcesOf,
   synthesize,
 } from '../../support/construct-template';
 
 const HANDLER_ID = /^PaymentApiHandler[0-9A-F]{8}$/;
 const ROTATION_ID = /^PaymentApiKeyRotationFunction[0-9A-F]{8}$/;
 
-interface Resource {
-  readonly Type: string;
-  readonly Properties?: Record<string, unknown>;
-  readonly DependsOn?: string[];
-  readonly Metadata?: { cdk_nag?: { rules_to_suppress: { id: string }[] } };
-}
-
-function resources(template: Template): Record<string, Resource> {
-  return (template.toJSON() as { Resources: Record<string, Resource> }).Resources;
-}
-
-function resource(template: Template, logicalId: string): Resource {
-  const found = resources(template)[logicalId];
-  if (found === undefined) throw new Error(`No resource ${logicalId} in the template`);
-  return found;
-}
-
 function countsByType(template: Template): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const { Type } of Object.values(resources(template))) counts.set(Type, (counts.get(Type) ?? 0) + 1);
+  for (const { Type } of Object.values(resourcesOf(template))) counts.set(Type, (counts.get(Type) ?? 0) + 1);
   return counts;
 }
 
 /** The acknowledged cdk-nag rules on the one secret of the template. */
 function secretAcknowledgements(template: Template): string[] {
-  const secret = resource(template, onlyLogicalId(template, 'AWS::SecretsManager::Secret'));
+  const secret = resourceOf(template, onlyLogicalId(template, 'AWS::SecretsManager::Secret'));
   return (secret.Metadata?.cdk_nag?.rules_to_suppress ?? []).map((rule) => rule.id);
 }
 
@@ -109,7 +94,7 @@ describe('PaymentApi scheduled rotation', () => {
     });
 
     it('runs the rotation function on Node.js 24, arm64, with 256 MiB and a 60 s timeout', () => {
-      expect(resource(template, rotationId).Properties).toMatchObject({
+      expect(resourceOf(template, rotationId).Properties).toMatchObject({
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
@@ -120,11 +105,11 @@ describe('PaymentApi scheduled rotation', () => {
 
     it('gives the function more time than a step takes when every Secrets Manager call runs to its deadline', () => {
       expect(ROTATION_STEP_WORST_CASE_MS).toBeLessThan(ROTATION_TIMEOUT.toMilliseconds());
-      expect(resource(template, rotationId).Properties?.Timeout).toBe(ROTATION_TIMEOUT.toSeconds());
+      expect(resourceOf(template, rotationId).Properties.Timeout).toBe(ROTATION_TIMEOUT.toSeconds());
     });
 
     it('tells the rotation function to keep 2 keys, the period in hours (superseded keys expire by it) and to log at info, and nothing else', () => {
-      expect(resource(template, rotationId).Properties?.Environment).toEqual({
+      expect(resourceOf(template, rotationId).Properties.Environment).toEqual({
         Variables: {
           ROTATION_KEEP_KEYS: '2',
           ROTATION_PERIOD_HOURS: '720',
@@ -142,7 +127,7 @@ describe('PaymentApi scheduled rotation', () => {
         /KeyRotationFunctionLogs/,
       );
 
-      expect(resource(template, rotationId).Properties?.LoggingConfig).toEqual({
+      expect(resourceOf(template, rotationId).Properties.LoggingConfig).toEqual({
         LogGroup: { Ref: logGroupId },
       });
     });
@@ -150,7 +135,7 @@ describe('PaymentApi scheduled rotation', () => {
     it('creates the rotation function only once its role policy exists', () => {
       const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /KeyRotationFunctionRole/);
 
-      expect(resource(template, rotationId).DependsOn).toEqual([policyId]);
+      expect(resourceOf(template, rotationId).DependsOn).toEqual([policyId]);
     });
 
     it('lets the rotation function rotate only its one secret and write only its own log group', () => {
@@ -199,7 +184,7 @@ describe('PaymentApi scheduled rotation', () => {
         Properties: { Principal: 'secretsmanager.amazonaws.com' },
       });
 
-      expect(resource(template, permissionId).Properties).toEqual({
+      expect(resourceOf(template, permissionId).Properties).toEqual({
         Action: 'lambda:InvokeFunction',
         FunctionName: { 'Fn::GetAtt': [rotationId, 'Arn'] },
         Principal: 'secretsmanager.amazonaws.com',
@@ -215,7 +200,7 @@ describe('PaymentApi scheduled rotation', () => {
       });
 
       // Act
-      const schedule = resource(template, scheduleId);
+      const schedule = resourceOf(template, scheduleId);
 
       // Assert (RotateImmediatelyOnUpdate absent: the first rotation runs on deployment)
       expect(schedule.Properties).toEqual({
@@ -249,7 +234,7 @@ describe('PaymentApi scheduled rotation', () => {
     });
 
     it("tells the rotation function to keep 3 keys, a 12-hour period, to log at debug and the stack's key prefix", () => {
-      expect(resource(custom, customRotationId).Properties?.Environment).toEqual({
+      expect(resourceOf(custom, customRotationId).Properties.Environment).toEqual({
         Variables: {
           ROTATION_KEEP_KEYS: '3',
           ROTATION_PERIOD_HOURS: '12',

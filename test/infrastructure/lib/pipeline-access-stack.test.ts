@@ -6,7 +6,7 @@ import {
   PipelineAccessStack,
   type PipelineAccessStackProps,
 } from '../../../lib/pipeline-access-stack';
-import { unbundledApp } from '../../support/construct-template';
+import { resourcesOf, unbundledApp } from '../../support/construct-template';
 
 const REPOSITORY = 'octo-org/payment-api';
 const OIDC = 'token.actions.githubusercontent.com';
@@ -22,10 +22,6 @@ interface Statement {
   readonly Principal?: unknown;
   readonly Condition?: Record<string, Record<string, unknown>>;
 }
-interface Resource {
-  readonly Type: string;
-  readonly Properties: Record<string, unknown>;
-}
 
 function accessStack(props: Partial<PipelineAccessStackProps> = {}): Template {
   const app = unbundledApp();
@@ -38,19 +34,15 @@ function accessStack(props: Partial<PipelineAccessStackProps> = {}): Template {
   );
 }
 
-function resources(template: Template, type: string): Record<string, Resource> {
-  return template.findResources(type) as Record<string, Resource>;
-}
-
 /** The role of that name, its trust statement and the statements of its policy. */
 function role(template: Template, roleName: string): { trust: Statement; policy: Statement[] } {
-  const [[logicalId, found] = []] = Object.entries(resources(template, 'AWS::IAM::Role')).filter(
+  const [[logicalId, found] = []] = Object.entries(resourcesOf(template, 'AWS::IAM::Role')).filter(
     ([, resource]) => resource.Properties.RoleName === roleName,
   );
   if (logicalId === undefined || found === undefined) throw new Error(`no role ${roleName}`);
   const trust = (found.Properties.AssumeRolePolicyDocument as { Statement: Statement[] }).Statement;
   expect(trust).toHaveLength(1);
-  const policies = Object.values(resources(template, 'AWS::IAM::Policy')).filter((policy) =>
+  const policies = Object.values(resourcesOf(template, 'AWS::IAM::Policy')).filter((policy) =>
     (policy.Properties.Roles as unknown[]).some(
       (ref) => JSON.stringify(ref) === JSON.stringify({ Ref: logicalId }),
     ),
@@ -96,7 +88,7 @@ describe('PipelineAccessStack', () => {
 
         expect(trust.Action).toBe('sts:AssumeRoleWithWebIdentity');
         expect(trust.Principal).toEqual({
-          Federated: { Ref: Object.keys(resources(template, 'AWS::IAM::OIDCProvider'))[0] },
+          Federated: { Ref: Object.keys(resourcesOf(template, 'AWS::IAM::OIDCProvider'))[0] },
         });
         expect(trust.Condition).toEqual({
           StringEquals: {
@@ -156,7 +148,7 @@ describe('PipelineAccessStack', () => {
   });
 
   it('grants no action with a wildcard, in Allow statements only', () => {
-    const statements = Object.values(resources(template, 'AWS::IAM::Policy')).flatMap(
+    const statements = Object.values(resourcesOf(template, 'AWS::IAM::Policy')).flatMap(
       (policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement,
     );
 
@@ -169,7 +161,7 @@ describe('PipelineAccessStack', () => {
   });
 
   it('never matches sub with a wildcard: StringEquals only, and no * or ? in any sub, production above all', () => {
-    const trusts = Object.values(resources(template, 'AWS::IAM::Role')).map(
+    const trusts = Object.values(resourcesOf(template, 'AWS::IAM::Role')).map(
       (resource) => (resource.Properties.AssumeRolePolicyDocument as { Statement: Statement[] }).Statement[0],
     );
     const subjects = trusts.map((trust) => trust?.Condition?.StringEquals?.[`${OIDC}:sub`]);
@@ -242,7 +234,7 @@ describe('PipelineAccessStack options', () => {
     });
 
     expect(
-      Object.values(resources(template, 'AWS::IAM::Role'))
+      Object.values(resourcesOf(template, 'AWS::IAM::Role'))
         .map((resource) => resource.Properties.RoleName)
         .sort(),
     ).toEqual(

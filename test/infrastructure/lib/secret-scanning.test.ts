@@ -9,26 +9,27 @@ import {
   constructUnbundled,
   functionRoleStatements,
   onlyLogicalId,
-  synthesize,
-  unbundledApp,
+  resourcesOf,
   type Statement,
+  synthesize,
+  type TemplateResource,
+  unbundledApp,
 } from '../../support/construct-template';
 
 const FUNCTION_ID = /^PaymentApiSecretScanningFunction[0-9A-F]{8}$/;
 
-/** The app's stack as `cdk synth` builds it from this context, as a template. */
+const appTemplates = new Map<string, Record<string, unknown>>();
+
+/** The app's stack as `cdk synth` builds it from this context, as a template: built once per context, and read. */
 function appTemplate(context: Record<string, unknown>): Record<string, unknown> {
-  const app = createApp(unbundledApp(context));
-  return Template.fromStack(Stack.of(app.node.findChild(readContext(context).stackName))).toJSON();
-}
-
-interface Resource {
-  readonly Type: string;
-  readonly Properties: Record<string, unknown>;
-}
-
-function resources(template: Template): Record<string, Resource> {
-  return (template.toJSON() as { Resources: Record<string, Resource> }).Resources;
+  const key = JSON.stringify(context);
+  let template = appTemplates.get(key);
+  if (template === undefined) {
+    const app = createApp(unbundledApp(context));
+    template = Template.fromStack(Stack.of(app.node.findChild(readContext(context).stackName))).toJSON();
+    appTemplates.set(key, template);
+  }
+  return template;
 }
 
 function functionId(template: Template): string {
@@ -37,9 +38,9 @@ function functionId(template: Template): string {
 
 /** The statements of the managed policies attached to the function's role (the grants on shards 1 and up). */
 function managedPolicyStatements(template: Template, fnId: string): Statement[] {
-  const role = (resources(template)[fnId]?.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+  const role = (resourcesOf(template)[fnId]?.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
   return Object.values(template.findResources('AWS::IAM::ManagedPolicy'))
-    .map((policy) => (policy as Resource).Properties)
+    .map((policy) => (policy as TemplateResource).Properties)
     .filter((policy) => JSON.stringify(policy.Roles).includes(`"${role}"`))
     .flatMap((policy) => (policy.PolicyDocument as { Statement: Statement[] }).Statement);
 }
@@ -77,7 +78,7 @@ describe('with secretScanning', () => {
 
   it('builds a function of its own, under a construct id that names it', () => {
     expect(fnId).toMatch(FUNCTION_ID);
-    expect(resources(template)[fnId]?.Properties).toMatchObject({
+    expect(resourcesOf(template)[fnId]?.Properties).toMatchObject({
       Runtime: 'nodejs24.x',
       Handler: 'index.handler',
       Timeout: SECRET_SCANNING_TIMEOUT.toSeconds(),
@@ -87,7 +88,7 @@ describe('with secretScanning', () => {
 
   it("tells it the registry, GitHub's keys URL, the action, the stack's key prefix and the alarm topic", () => {
     const variables = (
-      resources(template)[fnId]?.Properties.Environment as { Variables: Record<string, unknown> }
+      resourcesOf(template)[fnId]?.Properties.Environment as { Variables: Record<string, unknown> }
     ).Variables;
 
     expect(variables).toEqual({
@@ -215,7 +216,7 @@ describe('with secretScanning over 64 shards', () => {
       ]),
     );
     expect(statements.flatMap((statement) => statement.Resource as unknown[])).toHaveLength(63);
-    expect(resources(template)[fnId]?.Properties.Environment).toMatchObject({
+    expect(resourcesOf(template)[fnId]?.Properties.Environment).toMatchObject({
       Variables: { KEY_SHARDS: '64', SECRET_SCANNING_ACTION: 'report' },
     });
   });
