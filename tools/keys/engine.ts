@@ -584,12 +584,26 @@ export async function planAndWrite<Result>(
   options: Pick<WriteOptions<Result>, 'createIfMissing' | 'retry' | 'onShard'> & {
     readonly warn: (warning: string) => void;
   },
-): Promise<{ readonly plan: Plan<Result>; readonly writes: ShardWrite<Result>[] }> {
-  const { createIfMissing, warn, ...write } = options;
+): Promise<{
+  readonly plan: Plan<Result>;
+  readonly writes: ShardWrite<Result>[];
+  /** What each edit returned, by its position in `edits`; absent where its shard was not written. */
+  readonly results: (Result | undefined)[];
+}> {
+  const { createIfMissing, warn, onShard, ...write } = options;
   const plan = await planEdits(registry, edits, { createIfMissing, checkBudget: false });
   const [problem] = plan.problems;
   if (problem !== undefined) throw problem.error;
   plan.warnings.forEach(warn);
-  const writes = await writePlan(registry, plan, { createIfMissing, concurrency: 1, ...write });
-  return { plan, writes };
+  const results: (Result | undefined)[] = [];
+  const writes = await writePlan(registry, plan, {
+    createIfMissing,
+    concurrency: 1,
+    ...write,
+    onShard: (done, shard) => {
+      if (done.status !== 'failed') shard.edits.forEach((edit, at) => (results[edit] = done.results[at]));
+      return onShard?.(done, shard);
+    },
+  });
+  return { plan, writes, results };
 }
