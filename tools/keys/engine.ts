@@ -1,3 +1,4 @@
+import { setTimeout as wait } from 'node:timers/promises';
 import {
   parseKeyDocument,
   serializeKeyDocument,
@@ -443,8 +444,6 @@ export function backoffMs(attempt: number, random: () => number): number {
   return Math.round(random() * Math.min(1_600, 100 * 2 ** (attempt - 1)));
 }
 
-const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** The text to write, or undefined when the change leaves the document as it was. */
 function changedText(document: KeyDocument, next: KeyDocument | undefined): string | undefined {
   if (next === undefined) return undefined;
@@ -468,7 +467,7 @@ export async function writeShard<Result>(
   },
 ): Promise<Extract<ShardWrite<Result>, { status: 'written' | 'unchanged' }> & { readonly result: Result }> {
   const { store } = registry.shard(index);
-  const { maxAttempts = DEFAULT_MAX_ATTEMPTS, sleep = sleepFor, random = Math.random } = options.retry ?? {};
+  const { maxAttempts = DEFAULT_MAX_ATTEMPTS, sleep = wait, random = Math.random } = options.retry ?? {};
   const warnings: string[] = [];
   let unusedVersions = 0;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
