@@ -1,3 +1,4 @@
+import { setTimeout as wait } from 'node:timers/promises';
 import {
   parseKeyDocument,
   serializeKeyDocument,
@@ -8,6 +9,7 @@ import { shardSlots, shardsToSearch } from '../../shared/keys/registry';
 import { secretSize, type SecretSize } from '../../shared/keys/secret-size';
 import { KeyStoreError, type Snapshot } from './key-store';
 import { shardLabel, type Registry } from './registry-access';
+import { groupByShard } from './placement';
 import { checkSecretSize } from './size-guard';
 import { budgetRefusal } from './write-budget';
 
@@ -186,16 +188,6 @@ function shardChange<Result>(
   };
 }
 
-function groupByShard<Item>(items: Iterable<[number, Item]>): Map<number, Item[]> {
-  const groups = new Map<number, Item[]>();
-  for (const [index, item] of items) {
-    const group = groups.get(index);
-    if (group === undefined) groups.set(index, [item]);
-    else group.push(item);
-  }
-  return groups;
-}
-
 /** The shards a plan reads, as read: `read` where given, the rest in as few calls as the registry allows. */
 async function readForPlan(
   registry: Registry,
@@ -313,16 +305,15 @@ export async function planEdits<Result>(
     search.filter((index) => documents.get(index)?.has(appId) === true);
   // Each edit goes to the first shard searched that holds its app, else its first; only a shard holding a second
   // copy of an edited app can lose a leftover.
-  const groups = new Map<number, number[]>();
   const mayLose = new Set<number>();
-  edits.forEach((edit, position) => {
-    const search = searchOf(registry, edit);
-    const [first = search[0] ?? 0, ...others] = holders(search, edit.appId);
-    if (edit.shard === undefined) for (const other of others) mayLose.add(other);
-    const group = groups.get(first);
-    if (group === undefined) groups.set(first, [position]);
-    else group.push(position);
-  });
+  const groups = groupByShard(
+    edits.map((edit, position) => {
+      const search = searchOf(registry, edit);
+      const [first = search[0] ?? 0, ...others] = holders(search, edit.appId);
+      if (edit.shard === undefined) for (const other of others) mayLose.add(other);
+      return [first, position] as const;
+    }),
+  );
   const editProblems: PlanProblem[] = [];
   const found = { problems: [] as PlanProblem[], warnings: [] as string[] };
   const leftovers: [number, string][] = [];
@@ -351,16 +342,17 @@ export async function planEdits<Result>(
   const ordered = [...shards.values()].sort((a, b) => a.index - b.index);
   // Versions are listed for every shard read; only those written can run out.
   const full = budget.filter((problem) => 'shard' in problem && shards.has(problem.shard));
-  const byShard = (a: PlanProblem, b: PlanProblem) =>
-    ('shard' in a ? a.shard : 0) - ('shard' in b ? b.shard : 0);
   return {
     edits: [...edits],
     shards: ordered,
-    problems: [...editProblems, ...found.problems.sort(byShard), ...full],
+    problems: [...editProblems, ...found.problems.sort(byShardOfProblem), ...full],
     warnings: found.warnings,
     documents,
   };
 }
+
+const byShardOfProblem = (a: PlanProblem, b: PlanProblem) =>
+  ('shard' in a ? a.shard : 0) - ('shard' in b ? b.shard : 0);
 
 /** Shards whose version quota has no room for `writes` more versions, each with its one line. */
 export async function budgetProblems(
@@ -381,7 +373,7 @@ export async function budgetProblems(
     }
   };
   await Promise.all(Array.from({ length: Math.min(BUDGET_READS_AT_ONCE, writes.length) }, worker));
-  return problems.sort((a, b) => ('shard' in a ? a.shard : 0) - ('shard' in b ? b.shard : 0));
+  return problems.sort(byShardOfProblem);
 }
 
 /** Version listings made at once while checking a plan's write budget. */
@@ -452,8 +444,6 @@ export function backoffMs(attempt: number, random: () => number): number {
   return Math.round(random() * Math.min(1_600, 100 * 2 ** (attempt - 1)));
 }
 
-const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /** The text to write, or undefined when the change leaves the document as it was. */
 function changedText(document: KeyDocument, next: KeyDocument | undefined): string | undefined {
   if (next === undefined) return undefined;
@@ -477,7 +467,7 @@ export async function writeShard<Result>(
   },
 ): Promise<Extract<ShardWrite<Result>, { status: 'written' | 'unchanged' }> & { readonly result: Result }> {
   const { store } = registry.shard(index);
-  const { maxAttempts = DEFAULT_MAX_ATTEMPTS, sleep = sleepFor, random = Math.random } = options.retry ?? {};
+  const { maxAttempts = DEFAULT_MAX_ATTEMPTS, sleep = wait, random = Math.random } = options.retry ?? {};
   const warnings: string[] = [];
   let unusedVersions = 0;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
@@ -584,12 +574,26 @@ export async function planAndWrite<Result>(
   options: Pick<WriteOptions<Result>, 'createIfMissing' | 'retry' | 'onShard'> & {
     readonly warn: (warning: string) => void;
   },
-): Promise<{ readonly plan: Plan<Result>; readonly writes: ShardWrite<Result>[] }> {
-  const { createIfMissing, warn, ...write } = options;
+): Promise<{
+  readonly plan: Plan<Result>;
+  readonly writes: ShardWrite<Result>[];
+  /** What each edit returned, by its position in `edits`; absent where its shard was not written. */
+  readonly results: (Result | undefined)[];
+}> {
+  const { createIfMissing, warn, onShard, ...write } = options;
   const plan = await planEdits(registry, edits, { createIfMissing, checkBudget: false });
   const [problem] = plan.problems;
   if (problem !== undefined) throw problem.error;
   plan.warnings.forEach(warn);
-  const writes = await writePlan(registry, plan, { createIfMissing, concurrency: 1, ...write });
-  return { plan, writes };
+  const results: (Result | undefined)[] = [];
+  const writes = await writePlan(registry, plan, {
+    createIfMissing,
+    concurrency: 1,
+    ...write,
+    onShard: (done, shard) => {
+      if (done.status !== 'failed') shard.edits.forEach((edit, at) => (results[edit] = done.results[at]));
+      return onShard?.(done, shard);
+    },
+  });
+  return { plan, writes, results };
 }

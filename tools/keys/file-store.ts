@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { link, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCode } from '../../shared/errors';
 import { KeyStoreError, type KeyStore, type ReplaceOutcome, type Snapshot } from './key-store';
 
@@ -18,10 +19,6 @@ export interface FileStoreOptions {
 
 function versionOf(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Creates `path` with `text`, mode 0600, never over an existing file (EEXIST); synced unless asked not to. */

@@ -110,17 +110,22 @@ export function planReshard(
   return { moves, leftovers };
 }
 
+/** Items grouped by their shard index, in the order each index first comes. */
+export function groupByShard<Item>(items: Iterable<readonly [number, Item]>): Map<number, Item[]> {
+  const groups = new Map<number, Item[]>();
+  for (const [index, item] of items) {
+    const group = groups.get(index);
+    if (group === undefined) groups.set(index, [item]);
+    else group.push(item);
+  }
+  return groups;
+}
+
 /** Items grouped by a shard index, ascending. */
 export function byShard<Item>(
   items: readonly Item[],
   shardOfItem: (item: Item) => number,
 ): Map<number, Item[]> {
-  const groups = new Map<number, Item[]>();
-  for (const item of items) {
-    const index = shardOfItem(item);
-    const group = groups.get(index);
-    if (group === undefined) groups.set(index, [item]);
-    else group.push(item);
-  }
+  const groups = groupByShard(items.map((item) => [shardOfItem(item), item] as const));
   return new Map([...groups].sort(([a], [b]) => a - b));
 }

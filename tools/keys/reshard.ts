@@ -93,39 +93,26 @@ function removeChange(
   };
 }
 
-interface Phase<Result> {
-  readonly writes: readonly ShardWrite<Result>[];
-  /** Each edit with what it returned; edits of a shard that failed are absent. */
-  readonly made: readonly { readonly position: number; readonly result: Result }[];
-  /** The plan's: shards it takes past 80% full. */
-  readonly warnings: readonly string[];
-}
-
 /** One step of the reshard: its edits, each pinned to its shard, one write per shard, in turn. */
 async function runPhase<Result>(
   registry: Registry,
   edits: readonly AppEdit<Result>[],
   options: ReshardOptions,
   progress: (index: number, results: readonly Result[]) => string,
-): Promise<Phase<Result>> {
-  const made: { position: number; result: Result }[] = [];
+): Promise<{ writes: readonly ShardWrite<Result>[]; results: (Result | undefined)[]; warnings: string[] }> {
   const warnings: string[] = [];
-  const { writes } = await planAndWrite(registry, edits, {
+  const { writes, results } = await planAndWrite(registry, edits, {
     createIfMissing: registry.kind === 'files',
     ...(options.retry === undefined ? {} : { retry: options.retry }),
     warn: (warning) => warnings.push(warning),
-    onShard: (write, shard) => {
+    onShard: (write) => {
       if (write.status === 'failed') throw write.error;
-      shard.edits.forEach((position, at) => {
-        const result = write.results[at];
-        if (result !== undefined) made.push({ position, result });
-      });
       const line = progress(write.index, write.results);
       if (line !== '') options.progress(line);
       return undefined;
     },
   });
-  return { writes, made, warnings };
+  return { writes, results, warnings };
 }
 
 /** Waits `ms`; on a terminal, says each second how long is left. */
@@ -169,7 +156,7 @@ export async function reshard(registry: Registry, options: ReshardOptions): Prom
     (index, results) =>
       `${shardLabel(registry, index)}: copied ${results.filter(Boolean).length} of ${results.length} apps to their home`,
   );
-  const copied = copy.made.flatMap(({ position, result }) => (result ? (moves[position] ?? []) : []));
+  const copied = moves.filter((_, position) => copy.results[position] === true);
 
   // 2. Settle.
   const settledMs = settleMsOf(layout, options.settleMs);
@@ -213,8 +200,7 @@ export async function reshard(registry: Registry, options: ReshardOptions): Prom
     (index, results) =>
       `${shardLabel(registry, index)}: removed ${results.filter((result) => result === 'removed').length} old copies`,
   );
-  const outcome = (wanted: string) =>
-    removal.made.flatMap(({ position, result }) => (result === wanted ? (leftovers[position] ?? []) : []));
+  const outcome = (wanted: string) => leftovers.filter((_, position) => removal.results[position] === wanted);
 
   const writes = [...copy.writes, ...carried.writes, ...removal.writes].flatMap((write) =>
     write.status === 'failed' ? [] : [write],

@@ -4,6 +4,7 @@ import {
   newKeyChange,
   removeAppChange,
   revokeChange,
+  type EditResult,
 } from '../../../../tools/keys/changes';
 import {
   backoffMs,
@@ -169,49 +170,6 @@ describe('writeShard', () => {
     expect(store.replaceCalls).toBe(0);
   });
 
-  it('treats a key revoked by a concurrent writer as done on the retry', async () => {
-    const store = new MemoryStore(text({ demo: [DEMO_KEY, DEMO_NEXT_KEY] }));
-    store.beforeReplace = (s) => {
-      s.beforeReplace = undefined;
-      s.write(text({ demo: [DEMO_NEXT_KEY] }));
-    };
-
-    const outcome = await editKeys(store, revokeChange('demo', keyIdOf(DEMO_KEY), false), {
-      sleep: () => Promise.resolve(),
-    });
-
-    expect(outcome.attempts).toBe(2);
-    expect(outcome.result).toEqual({
-      command: 'revoke',
-      appId: 'demo',
-      keyId: keyIdOf(DEMO_KEY),
-      keyIds: [keyIdOf(DEMO_NEXT_KEY)],
-      outcome: 'key-already-gone',
-    });
-    expect(formatResult(outcome.result, NOW)).toBe(
-      `app demo: key ${keyIdOf(DEMO_KEY)} is already revoked; valid keys: ${keyIdOf(DEMO_NEXT_KEY)}\n`,
-    );
-    expect(store.replaceCalls).toBe(1);
-  });
-
-  it('says there was nothing to revoke when a concurrent writer removed the whole app', async () => {
-    const store = new MemoryStore(text({ demo: [DEMO_KEY], partner: [PARTNER_KEY] }));
-    store.beforeReplace = (s) => {
-      s.beforeReplace = undefined;
-      s.write(text({ partner: [PARTNER_KEY] }));
-    };
-
-    const outcome = await editKeys(store, revokeChange('demo', keyIdOf(DEMO_KEY), true), {
-      sleep: () => Promise.resolve(),
-    });
-
-    expect(outcome.attempts).toBe(2);
-    expect(outcome.result).toMatchObject({ keyIds: [], outcome: 'app-already-gone' });
-    expect(formatResult(outcome.result, NOW)).toBe('app demo is already gone; nothing to revoke\n');
-    expect(store.replaceCalls).toBe(1);
-    expect(keysIn(store, 'partner')).toEqual([PARTNER_KEY]);
-  });
-
   it.each([
     [
       'one of several keys',
@@ -235,20 +193,6 @@ describe('writeShard', () => {
     expect(outcome.result).toMatchObject({ outcome: expected });
     expect(formatResult(outcome.result, NOW)).toBe(line);
   });
-
-  it('treats an app removed by a concurrent writer as done on the retry', async () => {
-    const store = new MemoryStore(text({ demo: [DEMO_KEY], partner: [PARTNER_KEY] }));
-    store.beforeReplace = (s) => {
-      s.beforeReplace = undefined;
-      s.write(text({ partner: [PARTNER_KEY] }));
-    };
-
-    const outcome = await editKeys(store, removeAppChange('demo'), { sleep: () => Promise.resolve() });
-
-    expect(outcome.attempts).toBe(2);
-    expect(keysIn(store, 'partner')).toEqual([PARTNER_KEY]);
-    expect(parseKeyDocument(store.text ?? '').has('demo')).toBe(false);
-  });
 });
 
 describe('writeShard: writes that change nothing', () => {
@@ -264,28 +208,69 @@ describe('writeShard: writes that change nothing', () => {
     expect(outcome.result).toEqual({ command: 'allow', appId: 'demo', allowedCidrs: ['10.0.0.0/8'] });
     expect(store.replaceCalls).toBe(0);
   });
+});
 
-  it('treats blocks a concurrent writer already disallowed as done on the retry', async () => {
-    const withBlocks = (cidrs: string[]) =>
-      serializeKeyDocument(new Map([['demo', { keys: [{ stored: DEMO_KEY }], allowedCidrs: cidrs }]]));
-    const store = new MemoryStore(withBlocks(['10.0.0.0/8', '192.0.2.0/24']));
-    store.beforeReplace = (s) => {
-      s.beforeReplace = undefined;
-      s.write(withBlocks(['192.0.2.0/24']));
-    };
+describe('writeShard: a retry that finds the state asked for', () => {
+  const withBlocks = (cidrs: string[]) =>
+    serializeKeyDocument(new Map([['demo', { keys: [{ stored: DEMO_KEY }], allowedCidrs: cidrs }]]));
 
-    const outcome = await editKeys(
-      store,
-      networkChange('demo', { kind: 'disallow', cidrs: ['10.0.0.0/8'] }),
+  it.each<[string, string, string, Change<unknown>, EditResult, string]>([
+    [
+      'a key revoked by a concurrent writer',
+      text({ demo: [DEMO_KEY, DEMO_NEXT_KEY] }),
+      text({ demo: [DEMO_NEXT_KEY] }),
+      revokeChange('demo', keyIdOf(DEMO_KEY), false),
       {
-        sleep: () => Promise.resolve(),
+        command: 'revoke',
+        appId: 'demo',
+        keyId: keyIdOf(DEMO_KEY),
+        keyIds: [keyIdOf(DEMO_NEXT_KEY)],
+        outcome: 'key-already-gone',
       },
-    );
+      `app demo: key ${keyIdOf(DEMO_KEY)} is already revoked; valid keys: ${keyIdOf(DEMO_NEXT_KEY)}\n`,
+    ],
+    [
+      'an app a concurrent writer removed whole, with nothing to revoke',
+      text({ demo: [DEMO_KEY], partner: [PARTNER_KEY] }),
+      text({ partner: [PARTNER_KEY] }),
+      revokeChange('demo', keyIdOf(DEMO_KEY), true),
+      { command: 'revoke', appId: 'demo', keyId: keyIdOf(DEMO_KEY), keyIds: [], outcome: 'app-already-gone' },
+      'app demo is already gone; nothing to revoke\n',
+    ],
+    [
+      'an app removed by a concurrent writer',
+      text({ demo: [DEMO_KEY], partner: [PARTNER_KEY] }),
+      text({ partner: [PARTNER_KEY] }),
+      removeAppChange('demo'),
+      { command: 'remove-app', appId: 'demo', removedKeyIds: [] },
+      'removed app demo\n',
+    ],
+    [
+      'blocks a concurrent writer already disallowed',
+      withBlocks(['10.0.0.0/8', '192.0.2.0/24']),
+      withBlocks(['192.0.2.0/24']),
+      networkChange('demo', { kind: 'disallow', cidrs: ['10.0.0.0/8'] }),
+      { command: 'disallow', appId: 'demo', allowedCidrs: ['192.0.2.0/24'] },
+      'app demo: may call only from 192.0.2.0/24\n',
+    ],
+  ])(
+    'treats %s as done on the retry, writing nothing more',
+    async (_label, seed, other, change, result, line) => {
+      const store = new MemoryStore(seed);
+      store.beforeReplace = (s) => {
+        s.beforeReplace = undefined;
+        s.write(other);
+      };
 
-    expect(outcome.attempts).toBe(2);
-    expect(outcome.result).toEqual({ command: 'disallow', appId: 'demo', allowedCidrs: ['192.0.2.0/24'] });
-    expect(store.replaceCalls).toBe(1);
-  });
+      const outcome = await editKeys(store, change, { sleep: () => Promise.resolve() });
+
+      expect(outcome.attempts).toBe(2);
+      expect(outcome.result).toEqual(result);
+      expect(formatResult(result, NOW)).toBe(line);
+      expect(store.replaceCalls).toBe(1);
+      expect(store.text).toBe(other);
+    },
+  );
 });
 
 describe('writeShard: the size guard', () => {
@@ -308,15 +293,6 @@ describe('writeShard: the size guard', () => {
     expect(store.text).toBe(seed);
   });
 
-  it('writes a secret of exactly 65,536 bytes, and warns that it is full', async () => {
-    const store = new MemoryStore(keysTextOfSize(SECRET_MAX_BYTES - ONE_KEY));
-
-    const outcome = await editKeys(store, rotateWith(generateKey()));
-
-    expect(store.text).toHaveLength(SECRET_MAX_BYTES);
-    expect(outcome.warnings).toEqual([expect.stringMatching(/^the keys now take 65,536 bytes, 100\.0% /)]);
-  });
-
   it('writes from 80% full, then warns with the bytes, the fill and what to do', async () => {
     const store = new MemoryStore(keysTextOfSize(55_000));
 
@@ -329,15 +305,6 @@ describe('writeShard: the size guard', () => {
         'longer use (fewer keys per app), and a sha256: digest (71 characters) costs more than a plain generated ' +
         'key (42)',
     ]);
-  });
-
-  it('does not warn below 80% full', async () => {
-    const store = new MemoryStore(keysTextOfSize(52_000));
-
-    const outcome = await editKeys(store, rotateWith(generateKey()));
-
-    expect(store.text).toHaveLength(52_045);
-    expect(outcome.warnings).toEqual([]);
   });
 
   it('lets a write that makes the secret smaller through even when it stays over 80%', async () => {
