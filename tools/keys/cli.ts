@@ -19,6 +19,7 @@ import { stackNameProblem } from '../common/stack-outputs';
 import type { Env } from '../common/tool-io';
 import type { EditRequest, ExpiryChange, KeyStorage, LimitChange } from './changes';
 import { DURATION_RULE, parseDuration } from './duration';
+import type { LeakedAction } from './leaked';
 
 /**
  * The key CLI's commands, declared with commander: each its arguments, options, help (`keys <command> --help`,
@@ -50,7 +51,7 @@ export type Command =
    */
   | {
       readonly name: 'leaked';
-      readonly action: { readonly kind: 'revoke' } | { readonly kind: 'rotate'; readonly graceMs: number };
+      readonly action: LeakedAction;
       readonly keysOut?: string;
       readonly dryRun: boolean;
     };

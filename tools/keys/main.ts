@@ -26,14 +26,12 @@ import {
   type ShardWrite,
 } from './engine';
 import { KeyStoreError } from './key-store';
-import { MAX_LEAKED_INPUT_TEXT, readCapped } from './leaked-input';
-import { runLeaked } from './leaked-run';
+import { readLeakedInput, runLeaked } from './leaked-run';
 import { finishFileReshard, initRegistryFile, reshardedManifest, startFileReshard } from './local-registry';
-import { formatResult, formatResultJson, type KeyStoreKind } from './output';
+import { formatReshard, formatResult, formatResultJson, formatWhere, type KeyStoreKind } from './output';
 import { streamList } from './list';
 import { placeApps } from './placement';
 import { openRegistry, type Registry, type RegistryClients } from './registry-access';
-import { formatReshard, formatWhere } from './registry-report';
 import { reshard, type ReshardOptions } from './reshard';
 import { SecretTooLargeError } from './size-guard';
 
@@ -282,40 +280,24 @@ async function runReshard(
   if (!done && !dryRun) throw new ReportedExit();
 }
 
-/** `leaked`: standard input first (capped), so that bad input is refused before anything is read from AWS. */
 async function leaked(
   target: Target,
   clients: RegistryClients,
   command: Extract<Command, { name: 'leaked' }>,
-  invocation: Invocation,
+  { json, keyPrefix }: Invocation,
   now: number,
   io: CliIo,
 ): Promise<void> {
-  const keysOnStdout = command.action.kind === 'rotate' && command.keysOut === undefined && !command.dryRun;
-  if (keysOnStdout && invocation.json) {
-    throw new UsageError(
-      '--json and the new keys would both go to standard output: give --keys-out a file (created with mode 0600)',
-    );
-  }
-  const source = io.stdin?.();
-  if (source?.isTTY === true)
-    io.stderr.write('reading leaked keys from the terminal, one per line; end with Ctrl-D\n');
-  const reading =
-    source === undefined ? { ok: true as const, bytes: Buffer.alloc(0) } : await readCapped(source);
-  if (!reading.ok) {
-    throw new UsageError(
-      `standard input is over ${MAX_LEAKED_INPUT_TEXT}, the most leaked reads: give the keys in parts; nothing was looked up or written`,
-    );
-  }
+  const input = await readLeakedInput(command, json, io.stdin, io.stderr);
   const registry = await openRegistry(target, clients);
   const code = await runLeaked({
     registry,
     command,
-    json: invocation.json,
+    json,
     now,
-    input: reading.bytes,
-    keyPrefix: keyPrefixFor(registry, invocation.keyPrefix),
-    newKey: keyMaker(io, registry, invocation.keyPrefix),
+    input,
+    keyPrefix: keyPrefixFor(registry, keyPrefix),
+    newKey: keyMaker(io, registry, keyPrefix),
     concurrency: APPLY_CONCURRENCY,
     ...(io.retry === undefined ? {} : { retry: io.retry }),
     stdout: io.stdout,

@@ -6,20 +6,21 @@ import { generatePrefixedKey } from '../../../../shared/keys/key-format';
 import { parseKeyDocument, type KeyDocument } from '../../../../shared/keys/key-document';
 import { matchDigestOf, toCompactDigestForm, toDigestForm } from '../../../../shared/keys/key-material';
 import { freshKey } from '../../../../tools/keys/changes';
-import { findLeakedKeys, leakedChange, leakedEdits } from '../../../../tools/keys/leaked';
 import {
-  MAX_LEAKED_INPUT_BYTES,
+  findLeakedKeys,
+  leakedChange,
+  leakedEdits,
   parseLeakedInput,
-  readCapped,
   type LeakedKey,
-} from '../../../../tools/keys/leaked-input';
+} from '../../../../tools/keys/leaked';
+import { MAX_LEAKED_INPUT_BYTES, readCapped } from '../../../../tools/keys/leaked-run';
 import {
   formatLeaked,
   formatLeakedJson,
   leakedExitCode,
   outcomeKey,
   type LeakedReport,
-} from '../../../../tools/keys/leaked-report';
+} from '../../../../tools/keys/output';
 import { decide, digestKeyIdOf, runCli } from '../../../support/keys-cli';
 import { keyIdOf } from '../../../../shared/keys/key-document';
 
