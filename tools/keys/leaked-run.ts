@@ -14,7 +14,14 @@ import {
 } from './engine';
 import { findLeakedKeys, leakedEdits, parseLeakedInput, type LeakedAppResult } from './leaked';
 import { fileKeySink, streamKeySink, type KeySink } from './key-sink';
-import { formatLeaked, formatLeakedJson, leakedExitCode, outcomeKey, type AppOutcome } from './output';
+import {
+  counted,
+  formatLeaked,
+  formatLeakedJson,
+  leakedExitCode,
+  outcomeKey,
+  type AppOutcome,
+} from './output';
 import type { Registry } from './registry-access';
 
 /**
@@ -201,7 +208,7 @@ async function writeLeaked(
       for (const warning of write.warnings) run.stderr.write(`warning: ${warning}\n`);
   }
   if (sink !== undefined && keys > 0 && keysOut !== undefined) {
-    report.write(`${keys} new key${keys === 1 ? '' : 's'} written to ${sink.description} (mode 0600)\n`);
+    report.write(`${counted(keys, 'new key')} written to ${sink.description} (mode 0600)\n`);
   }
   const outcomes = outcomesOf(plan, (shard) => {
     const write = writes.find((candidate) => candidate.index === shard.index);

@@ -29,6 +29,9 @@ import { groupDigits, SecretTooLargeError } from './size-guard';
  * shown in UTC, whatever offset an expiry was written with, so that they line up and compare as text.
  */
 
+/** One JSON value and a newline: what every `--json` prints. */
+const jsonLine = (value: unknown): string => JSON.stringify(value) + '\n';
+
 /** `expired`, or `expires in 3d`, relative to `now`. */
 function expiryState(expiresAt: number, now: number): string {
   return expiresAt <= now ? 'expired' : `expires in ${formatRemaining(expiresAt - now)}`;
@@ -203,11 +206,10 @@ export function formatResult(result: EditResult, now: number, store: KeyStoreKin
  * (the new key's) and `othersExpireBy` (rotate --grace) only when those were asked for.
  */
 export function formatResultJson(result: EditResult, now: number): string {
-  const json = (value: unknown): string => JSON.stringify(value) + '\n';
   switch (result.command) {
     case 'add-app':
     case 'rotate':
-      return json({
+      return jsonLine({
         appId: result.appId,
         keyId: result.fresh.keyId,
         key: result.fresh.key,
@@ -215,23 +217,23 @@ export function formatResultJson(result: EditResult, now: number): string {
         ...(result.othersExpireBy === undefined ? {} : { othersExpireBy: result.othersExpireBy }),
       });
     case 'revoke':
-      return json({ appId: result.appId, revokedKeyId: result.keyId, keyIds: result.keyIds });
+      return jsonLine({ appId: result.appId, revokedKeyId: result.keyId, keyIds: result.keyIds });
     case 'remove-app':
-      return json({ appId: result.appId, removedKeyIds: result.removedKeyIds });
+      return jsonLine({ appId: result.appId, removedKeyIds: result.removedKeyIds });
     case 'expire':
-      return json({
+      return jsonLine({
         appId: result.appId,
         keyId: result.keyId,
         expires: result.expiresAt === undefined ? null : formatTimestamp(result.expiresAt),
         expired: result.expiresAt !== undefined && result.expiresAt <= now,
       });
     case 'prune':
-      return json({ removed: result.removed, removedApps: result.removedApps });
+      return jsonLine({ removed: result.removed, removedApps: result.removedApps });
     case 'allow':
     case 'disallow':
-      return json({ appId: result.appId, allowedCidrs: result.allowedCidrs ?? null });
+      return jsonLine({ appId: result.appId, allowedCidrs: result.allowedCidrs ?? null });
     case 'limit':
-      return json({ appId: result.appId, rateLimit: rateLimitJson(result.rateLimit, undefined) });
+      return jsonLine({ appId: result.appId, rateLimit: rateLimitJson(result.rateLimit, undefined) });
   }
 }
 
@@ -305,12 +307,15 @@ export function listJson(
 }
 
 export function formatListJson(apps: readonly AppListing[], now: number, defaultLimit?: RateLimit): string {
-  return JSON.stringify(listJson(apps, now, defaultLimit)) + '\n';
+  return jsonLine(listJson(apps, now, defaultLimit));
 }
 
 // where, apply and reshard; list's notes.
 
 const plural = (n: number, one: string, many: string): string => `${groupDigits(n)} ${n === 1 ? one : many}`;
+
+/** `1 key`, `2 keys`: a count as it comes, without digit groups. */
+export const counted = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 const reasonOf = (error: unknown) => (error instanceof Error ? error.message : 'unexpected failure');
 
@@ -347,15 +352,13 @@ export function formatWhere(
   const [home = 0, previous] = shardsToSearch(registry.manifest, appId);
   const place = (index: number) => ({ shard: index, id: registry.shard(index).id });
   if (json) {
-    return (
-      JSON.stringify({
-        appId,
-        shards: registry.manifest.shards,
-        home: place(home),
-        previousHome: previous === undefined ? null : place(previous),
-        foundIn: found ?? null,
-      }) + '\n'
-    );
+    return jsonLine({
+      appId,
+      shards: registry.manifest.shards,
+      home: place(home),
+      previousHome: previous === undefined ? null : place(previous),
+      foundIn: found ?? null,
+    });
   }
   const homeText = `shard ${home} of ${registry.manifest.shards} (${registry.shard(home).id})`;
   const during =
@@ -444,18 +447,16 @@ export function formatDryRun(
   json: boolean,
 ): string {
   if (json) {
-    return (
-      JSON.stringify({
-        dryRun: true,
-        shards: plan.shards.map((work) => ({
-          shard: work.index,
-          id: registry.shard(work.index).id,
-          changes: work.edits.length,
-          leftovers: work.leftovers.length,
-          bytes: work.size.bytes,
-        })),
-      }) + '\n'
-    );
+    return jsonLine({
+      dryRun: true,
+      shards: plan.shards.map((work) => ({
+        shard: work.index,
+        id: registry.shard(work.index).id,
+        changes: work.edits.length,
+        leftovers: work.leftovers.length,
+        bytes: work.size.bytes,
+      })),
+    });
   }
   const lines = plan.shards.map(
     (work) =>
@@ -556,15 +557,13 @@ export function applyJson(
       : {}),
   }));
   const keysTo = facts.keysTo === undefined ? {} : { keysTo: facts.keysTo };
-  return (
-    JSON.stringify({
-      shards,
-      applied: changes(done),
-      failed: changes(notWritten),
-      keys: facts.keys,
-      ...keysTo,
-    }) + '\n'
-  );
+  return jsonLine({
+    shards,
+    applied: changes(done),
+    failed: changes(notWritten),
+    keys: facts.keys,
+    ...keysTo,
+  });
 }
 
 /**
@@ -618,21 +617,19 @@ export function formatReshard(
     ...report.left.leftovers.map((item) => item.appId),
   ]);
   if (json) {
-    return (
-      JSON.stringify({
-        shards: report.shards,
-        previousShards: report.previousShards ?? null,
-        dryRun,
-        copied: report.copied.map(({ appId, from, to }) => ({ appId, from, to })),
-        removed: report.removed.map(({ appId, from }) => ({ appId, from })),
-        carried: report.carried,
-        kept: report.kept.map(({ appId, from }) => ({ appId, from })),
-        writes: report.writes,
-        toCopy: report.left.moves.length,
-        toRemove: report.left.leftovers.length,
-        done: leftApps.size === 0,
-      }) + '\n'
-    );
+    return jsonLine({
+      shards: report.shards,
+      previousShards: report.previousShards ?? null,
+      dryRun,
+      copied: report.copied.map(({ appId, from, to }) => ({ appId, from, to })),
+      removed: report.removed.map(({ appId, from }) => ({ appId, from })),
+      carried: report.carried,
+      kept: report.kept.map(({ appId, from }) => ({ appId, from })),
+      writes: report.writes,
+      toCopy: report.left.moves.length,
+      toRemove: report.left.leftovers.length,
+      done: leftApps.size === 0,
+    });
   }
   if (dryRun) {
     return [
@@ -684,7 +681,7 @@ export function formatReshard(
 export const LEAKED_EXIT = { ok: 0, failed: 1, notFound: 3 } as const;
 
 export type LeakedReportAction =
-  'revoked' | 'rotated' | 'already-ended' | 'gone' | 'failed' | 'would-revoke' | 'would-rotate';
+  `${LeakedAction['kind']}d` | `would-${LeakedAction['kind']}` | 'already-ended' | 'gone' | 'failed';
 
 /** How one app's edit in one shard went: its result (as written, or as planned for a dry run), or its failure. */
 export type AppOutcome =
@@ -725,19 +722,9 @@ function actionOf(report: LeakedReport, outcome: AppOutcome | undefined, line: n
   if (outcome.status === 'failed') return { action: 'failed' as const, reason: outcome.reason };
   const { result } = outcome;
   const status = result.keys.find((key) => key.line === line)?.status ?? 'gone';
-  const rotate = report.action.kind === 'rotate';
-  const action: LeakedReportAction =
-    status === 'gone'
-      ? 'gone'
-      : status === 'already-ended'
-        ? 'already-ended'
-        : report.dryRun
-          ? rotate
-            ? 'would-rotate'
-            : 'would-revoke'
-          : rotate
-            ? 'rotated'
-            : 'revoked';
+  const { kind } = report.action;
+  const ended: LeakedReportAction = report.dryRun ? `would-${kind}` : `${kind}d`;
+  const action: LeakedReportAction = status === 'ended' ? ended : status;
   const newKeyId = !report.dryRun && result.fresh !== undefined ? result.fresh.keyId : undefined;
   return { action, expires: result.endsAt, ...(newKeyId === undefined ? {} : { newKeyId }) };
 }
@@ -777,11 +764,9 @@ function describe(found: ReportEntry['found'][number]): string {
 
 /** 0: every key found and ended (or already ended); 3: some not found; 1: some found but not ended. */
 export function leakedExitCode(report: LeakedReport): number {
-  const all = entries(report);
-  if (all.some((entry) => entry.found.some((found) => found.action === 'failed'))) return LEAKED_EXIT.failed;
-  if (report.input.keys.some((key) => (report.found.get(key.line) ?? []).length === 0))
-    return LEAKED_EXIT.notFound;
-  return LEAKED_EXIT.ok;
+  const failed = entries(report).some((entry) => entry.found.some((found) => found.action === 'failed'));
+  if (failed) return LEAKED_EXIT.failed;
+  return counts(report).notFound > 0 ? LEAKED_EXIT.notFound : LEAKED_EXIT.ok;
 }
 
 function counts(report: LeakedReport) {
@@ -794,11 +779,12 @@ function counts(report: LeakedReport) {
 }
 
 export function formatLeaked(report: LeakedReport): string {
-  const shards = `${report.shardCount} shard${report.shardCount === 1 ? '' : 's'}`;
   const lines = entries(report).flatMap((entry) => {
     if (entry.sameAs !== undefined) return [`line ${entry.line}: the same key as line ${entry.sameAs}`];
     if (entry.found.length === 0) {
-      return [`line ${entry.line}: not found in any of the ${shards}; nothing written for it`];
+      return [
+        `line ${entry.line}: not found in any of the ${counted(report.shardCount, 'shard')}; nothing written for it`,
+      ];
     }
     return entry.found.map(
       (found) =>
@@ -808,27 +794,25 @@ export function formatLeaked(report: LeakedReport): string {
   const { keys, found, notFound, apps } = counts(report);
   const written = report.dryRun
     ? 'dry run: nothing written'
-    : `${report.shardsWritten} shard${report.shardsWritten === 1 ? '' : 's'} written`;
+    : `${counted(report.shardsWritten, 'shard')} written`;
   lines.push(
-    `${keys} key${keys === 1 ? '' : 's'}: ${found} found (${apps} app${apps === 1 ? '' : 's'}), ${notFound} not found; ${written}`,
+    `${counted(keys, 'key')}: ${found} found (${counted(apps, 'app')}), ${notFound} not found; ${written}`,
   );
   return lines.map((line) => `${line}\n`).join('');
 }
 
 export function formatLeakedJson(report: LeakedReport): string {
   const { keys, found, notFound, apps } = counts(report);
-  return (
-    JSON.stringify({
-      keys: entries(report),
-      summary: {
-        keys,
-        found,
-        notFound,
-        apps,
-        shards: report.shardCount,
-        shardsWritten: report.shardsWritten,
-        dryRun: report.dryRun,
-      },
-    }) + '\n'
-  );
+  return jsonLine({
+    keys: entries(report),
+    summary: {
+      keys,
+      found,
+      notFound,
+      apps,
+      shards: report.shardCount,
+      shardsWritten: report.shardsWritten,
+      dryRun: report.dryRun,
+    },
+  });
 }
