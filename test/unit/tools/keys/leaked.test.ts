@@ -414,13 +414,6 @@ describe('keys leaked on a local registry', () => {
       'error: standard input is over 1 MiB (1,048,576 bytes), the most leaked reads: give the keys in parts; nothing was looked up or written',
     ],
     [
-      'garbage',
-      ['leaked'],
-      '\u0000\u0001garbage',
-      'error: line 1 of standard input holds a character no key has (a key is visible ASCII, with no space inside); nothing was looked up or written',
-    ],
-    ['--grace without --rotate', ['leaked', '--grace', '1d'], '', 'error: --grace goes with --rotate'],
-    [
       '--rotate without --grace',
       ['leaked', '--rotate'],
       '',
