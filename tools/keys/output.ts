@@ -249,7 +249,7 @@ function formatKeyLine(key: KeyListing, now: number): string {
 /**
  * `list`: each app with the networks it may call from and its rate limit, then one line per key (oldest first): its
  * id, its expiry or `never`, and whether only its digest is stored. `defaultLimit`: the stack's (or, for a key file,
- * the local server's), when the operator named it.
+ * the local server's), when the operator named it. An empty registry is list.ts's to say (`no apps`).
  */
 export function formatList(
   apps: readonly AppListing[],
@@ -257,7 +257,6 @@ export function formatList(
   defaultLimit?: RateLimit,
   store: KeyStoreKind = 'secret',
 ): string {
-  if (apps.length === 0) return 'no apps\n';
   return apps
     .map(
       (app) =>
