@@ -337,29 +337,20 @@ describe("the key CLI's arguments", () => {
     expect(message).not.toContain(pastedKey);
   });
 
-  it.each([
-    ['--grace', ['rotate', 'demo', '--grace']],
-    ['--expires-in', ['add-app', 'demo', '--expires-in']],
-    ['--in', ['expire', 'demo', KEY_ID, '--in']],
-    ['--at', ['expire', 'demo', KEY_ID, '--at']],
-  ])('never echoes a key pasted as the value of %s', async (_option, argv) => {
+  it.each<[string, string[], RegExp]>([
+    ['--grace', ['rotate', 'demo', '--grace'], /^invalid --grace: /],
+    ['--expires-in', ['add-app', 'demo', '--expires-in'], /^invalid --expires-in: /],
+    ['--in', ['expire', 'demo', KEY_ID, '--in'], /^invalid --in: /],
+    ['--at', ['expire', 'demo', KEY_ID, '--at'], /^invalid --at: /],
+    ['--per-second', ['limit', 'demo', '--per-second'], /^--per-second must be /],
+    ['--burst', ['limit', 'demo', '--per-second', '5', '--burst'], /^--burst must be /],
+    ['--default-limit', ['list', '--default-limit'], /^--default-limit must be /],
+    ['--default-burst', ['list', '--default-limit', '5', '--default-burst'], /^--default-burst must be /],
+  ])('never echoes a key pasted as the value of %s', async (_option, argv, refused) => {
     const pastedKey = 'payk_' + 'y'.repeat(43);
     const message = await refusal([...argv, pastedKey, '--secret-id', 's']);
 
-    expect(message).toMatch(/^invalid --/);
-    expect(message).not.toContain('payk_');
-  });
-
-  it.each([
-    ['--per-second', ['limit', 'demo', '--per-second']],
-    ['--burst', ['limit', 'demo', '--per-second', '5', '--burst']],
-    ['--default-limit', ['list', '--default-limit']],
-    ['--default-burst', ['list', '--default-limit', '5', '--default-burst']],
-  ])('never echoes a key pasted as the value of %s', async (option, argv) => {
-    const pastedKey = 'payk_' + 'w'.repeat(43);
-    const message = await refusal([...argv, pastedKey, '--secret-id', 's']);
-
-    expect(message).toMatch(new RegExp(`^${option} must be `));
+    expect(message).toMatch(refused);
     expect(message).not.toContain('payk_');
   });
 
