@@ -399,15 +399,16 @@ function fillText(size: SecretSize): string {
 
 /** One line per problem of an apply file, each `error: line L, column C: ...`, then the verdict. */
 export function formatFileProblems(file: string, problems: readonly ChangeFileProblem[]): string {
-  const shown = problems
-    .slice(0, 50)
-    .map((problem) => `error: ${file} line ${problem.line}, column ${problem.column}: ${problem.message}\n`);
-  const more = problems.length > 50 ? [`error: … and ${problems.length - 50} more\n`] : [];
-  return [
-    ...shown,
-    ...more,
-    `error: ${file} has ${plural(problems.length, 'problem', 'problems')}; nothing was applied, nothing was written\n`,
-  ].join('');
+  return problemLines(
+    problems.map((problem) => `${file} line ${problem.line}, column ${problem.column}: ${problem.message}`),
+    `${file} has ${plural(problems.length, 'problem', 'problems')}; nothing was applied, nothing was written`,
+  );
+}
+
+/** The first 50 problems, one `error:` line each, `… and n more`, then the verdict. */
+function problemLines(problems: readonly string[], verdict: string): string {
+  const more = problems.length > 50 ? [`… and ${problems.length - 50} more`] : [];
+  return [...problems.slice(0, 50), ...more, verdict].map((line) => `error: ${line}\n`).join('');
 }
 
 /** Each problem of a plan, `change #n (op): why` located by its line, then the shards' own, in that order. */
@@ -427,16 +428,10 @@ export function formatPlanProblems(
     const text = `change #${request?.number ?? 0} (${request?.op ?? ''}): ${reasonOf(problem.error)}`;
     return { line: request?.line ?? Infinity, text: `${file} line ${request?.line ?? 0}: ${text}` };
   });
-  const shown = located
-    .sort((a, b) => a.line - b.line)
-    .slice(0, 50)
-    .map((problem) => `error: ${problem.text}\n`);
-  const more = plan.problems.length > 50 ? [`error: … and ${plan.problems.length - 50} more\n`] : [];
-  return [
-    ...shown,
-    ...more,
-    `error: ${plural(plan.problems.length, 'change does', 'changes do')} not fit the registry as it is; nothing was written\n`,
-  ].join('');
+  return problemLines(
+    located.sort((a, b) => a.line - b.line).map((problem) => problem.text),
+    `${plural(plan.problems.length, 'change does', 'changes do')} not fit the registry as it is; nothing was written`,
+  );
 }
 
 export function formatDryRun(
