@@ -23,7 +23,7 @@ import {
   formatDryRun,
   formatFileProblems,
   formatPlanProblems,
-} from './registry-report';
+} from './output';
 
 /**
  * `apply`: the changes of a change file (change-file.ts) as one plan: checked whole against the registry as read

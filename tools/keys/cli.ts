@@ -19,6 +19,7 @@ import { stackNameProblem } from '../common/stack-outputs';
 import type { Env } from '../common/tool-io';
 import type { EditRequest, ExpiryChange, KeyStorage, LimitChange } from './changes';
 import { DURATION_RULE, parseDuration } from './duration';
+import type { LeakedAction } from './leaked';
 
 /**
  * The key CLI's commands, declared with commander: each its arguments, options, help (`keys <command> --help`,
@@ -31,7 +32,7 @@ export type Command =
   /** `defaultLimit`: the stack's appRateLimit (and appRateBurst) as the operator gives it. */
   | { readonly name: 'list'; readonly defaultLimit?: RateLimit }
   /** One app's edit: add-app, rotate, revoke, remove-app, expire, prune <app>, allow, disallow, limit. */
-  | { readonly name: 'edit'; readonly command: string; readonly edit: EditRequest }
+  | { readonly name: 'edit'; readonly edit: EditRequest }
   | { readonly name: 'prune-all' }
   | { readonly name: 'where'; readonly appId: string }
   /** `keysOut`: a file created 0600, or standard output ('-'); absent: the file creates no key. */
@@ -50,7 +51,7 @@ export type Command =
    */
   | {
       readonly name: 'leaked';
-      readonly action: { readonly kind: 'revoke' } | { readonly kind: 'rotate'; readonly graceMs: number };
+      readonly action: LeakedAction;
       readonly keysOut?: string;
       readonly dryRun: boolean;
     };
@@ -370,7 +371,7 @@ interface CommandSpec {
 const CIDR_RULE =
   'A CIDR block is an IPv4 or IPv6 network (203.0.113.0/24, 2001:db8::/32) or a single address.';
 
-const edit = (command: string, request: EditRequest): Command => ({ name: 'edit', command, edit: request });
+const edit = (request: EditRequest): Command => ({ name: 'edit', edit: request });
 
 /** Each command-specific option: its flags and what it does. */
 const OPTIONS: Readonly<Record<string, { readonly flags: string; readonly help: string }>> = {
@@ -442,7 +443,7 @@ const COMMANDS: readonly CommandSpec[] = [
     options: ['expires-in', 'plain', 'hash', 'key-prefix'],
     example: 'add-app partner-0001 --expires-in 365d --stack PaymentApi',
     build: ([appId = ''], options) =>
-      edit('add-app', {
+      edit({
         op: 'add',
         appId: checkedAppId(appId),
         storage: storageOf(options),
@@ -457,7 +458,7 @@ const COMMANDS: readonly CommandSpec[] = [
     example: 'rotate partner-0001 --grace 7d --stack PaymentApi',
     build: ([appId = ''], options) => {
       const graceMs = optionalDuration(options, 'grace');
-      return edit('rotate', {
+      return edit({
         op: 'rotate',
         appId: checkedAppId(appId),
         storage: storageOf(options),
@@ -473,7 +474,7 @@ const COMMANDS: readonly CommandSpec[] = [
     options: ['force'],
     example: 'revoke partner-0001 0a1b2c3d4e5f --stack PaymentApi',
     build: ([appId = '', keyId = ''], options) =>
-      edit('revoke', {
+      edit({
         op: 'revoke',
         appId: checkedAppId(appId),
         keyId: checkedKeyId(keyId),
@@ -486,7 +487,7 @@ const COMMANDS: readonly CommandSpec[] = [
     summary: 'remove an app and all its keys',
     options: [],
     example: 'remove-app partner-0001 --stack PaymentApi',
-    build: ([appId = '']) => edit('remove-app', { op: 'remove', appId: checkedAppId(appId) }),
+    build: ([appId = '']) => edit({ op: 'remove', appId: checkedAppId(appId) }),
   },
   {
     name: 'expire',
@@ -497,7 +498,7 @@ const COMMANDS: readonly CommandSpec[] = [
     example: 'expire partner-0001 0a1b2c3d4e5f --in 7d --stack PaymentApi',
     notes: `A date-time is ${TIMESTAMP_RULE}.`,
     build: ([appId = '', keyId = ''], options) =>
-      edit('expire', {
+      edit({
         op: 'expire',
         appId: checkedAppId(appId),
         keyId: checkedKeyId(keyId),
@@ -512,9 +513,7 @@ const COMMANDS: readonly CommandSpec[] = [
     options: [],
     example: 'prune --stack PaymentApi',
     build: ([appId]) =>
-      appId === undefined
-        ? { name: 'prune-all' }
-        : edit('prune', { op: 'prune', appId: checkedAppId(appId) }),
+      appId === undefined ? { name: 'prune-all' } : edit({ op: 'prune', appId: checkedAppId(appId) }),
   },
   {
     name: 'allow',
@@ -524,8 +523,7 @@ const COMMANDS: readonly CommandSpec[] = [
     options: ['any'],
     example: 'allow partner-0001 203.0.113.0/24 2001:db8::/32 --stack PaymentApi',
     notes: CIDR_RULE,
-    build: ([appId = '', ...cidrs], options) =>
-      edit('allow', allowRequest(checkedAppId(appId), cidrs, options)),
+    build: ([appId = '', ...cidrs], options) => edit(allowRequest(checkedAppId(appId), cidrs, options)),
   },
   {
     name: 'disallow',
@@ -536,7 +534,7 @@ const COMMANDS: readonly CommandSpec[] = [
     example: 'disallow partner-0001 203.0.113.0/24 --stack PaymentApi',
     notes: CIDR_RULE,
     build: ([appId = '', ...cidrs]) =>
-      edit('disallow', {
+      edit({
         op: 'network',
         appId: checkedAppId(appId),
         network: { kind: 'disallow', cidrs: checkedCidrs(cidrs) },
@@ -554,7 +552,7 @@ const COMMANDS: readonly CommandSpec[] = [
       `number from ${RATE_LIMIT_LIMITS.burst.min} to ${RATE_LIMIT_LIMITS.burst.max}.\nAn app's own rate limit takes effect within ` +
       "the key cache's TTL, and only where the stack is deployed with appRateLimit.",
     build: ([appId = ''], options) =>
-      edit('limit', { op: 'limit', appId: checkedAppId(appId), limit: checkedLimit(options) }),
+      edit({ op: 'limit', appId: checkedAppId(appId), limit: checkedLimit(options) }),
   },
   {
     name: 'where',

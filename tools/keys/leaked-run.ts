@@ -1,4 +1,5 @@
 import { UsageError } from '../common/exit';
+import type { OutputStream } from '../common/tool-io';
 import { freshKey } from './changes';
 import type { Command } from './cli';
 import {
@@ -8,29 +9,79 @@ import {
   writePlan,
   type Plan,
   type RetryOptions,
+  type ShardPlan,
   type ShardWrite,
 } from './engine';
-import { findLeakedKeys, leakedEdits, type LeakedAppResult } from './leaked';
-import { parseLeakedInput } from './leaked-input';
+import { findLeakedKeys, leakedEdits, parseLeakedInput, type LeakedAppResult } from './leaked';
+import { fileKeySink, streamKeySink, type KeySink } from './key-sink';
 import {
+  counted,
   formatLeaked,
   formatLeakedJson,
   leakedExitCode,
   outcomeKey,
   type AppOutcome,
-  type LeakedReport,
-} from './leaked-report';
-import { fileKeySink, streamKeySink, type KeySink } from './key-sink';
+} from './output';
 import type { Registry } from './registry-access';
 
 /**
- * `keys leaked`, run: the keys (already read from standard input) are checked against the registry's prefix; every
- * shard is read (BatchGetSecretValue, 20 shards a call); each key is found by digest; the edits that end them go
- * through the one change engine (planned against the shards as read, then one compare-and-swap write per shard
- * touched). A shard that fails does not stop the others: a leak is ended wherever it can be. Returns the exit code.
+ * `keys leaked`, run: standard input is read first (capped), so that bad input is refused before anything is read
+ * from AWS; the keys are checked against the registry's prefix; every shard is read (BatchGetSecretValue, 20 shards
+ * a call); each key is found by digest; the edits that end them go through the one change engine (planned against
+ * the shards as read, then one compare-and-swap write per shard touched). A shard that fails does not stop the
+ * others: a leak is ended wherever it can be. Returns the exit code.
  */
 
-type Output = { write(text: string): unknown };
+/** The most standard input leaked reads: about 20,000 keys of the key format, far more than any leak report. */
+export const MAX_LEAKED_INPUT_BYTES = 1_048_576;
+
+export type CappedRead =
+  { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly read: number };
+
+/**
+ * Reads `source` to its end, or stops as soon as it holds more than `cap` bytes (the stream is then destroyed, so
+ * a writer that goes on gets EPIPE rather than filling memory).
+ */
+export async function readCapped(
+  source: AsyncIterable<Buffer | string>,
+  cap: number = MAX_LEAKED_INPUT_BYTES,
+): Promise<CappedRead> {
+  const chunks: Buffer[] = [];
+  let read = 0;
+  for await (const chunk of source) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    read += bytes.length;
+    if (read > cap) return { ok: false, read };
+    chunks.push(bytes);
+  }
+  return { ok: true, bytes: Buffer.concat(chunks) };
+}
+
+/** Standard input, capped; refused (before anything is read from AWS) when it is too long or cannot be shown. */
+export async function readLeakedInput(
+  command: Extract<Command, { name: 'leaked' }>,
+  json: boolean,
+  stdin: (() => AsyncIterable<Buffer | string> & { readonly isTTY?: boolean }) | undefined,
+  stderr: OutputStream,
+): Promise<Buffer> {
+  const keysOnStdout = command.action.kind === 'rotate' && command.keysOut === undefined && !command.dryRun;
+  if (keysOnStdout && json) {
+    throw new UsageError(
+      '--json and the new keys would both go to standard output: give --keys-out a file (created with mode 0600)',
+    );
+  }
+  const source = stdin?.();
+  if (source?.isTTY === true)
+    stderr.write('reading leaked keys from the terminal, one per line; end with Ctrl-D\n');
+  const reading =
+    source === undefined ? { ok: true as const, bytes: Buffer.alloc(0) } : await readCapped(source);
+  if (!reading.ok) {
+    throw new UsageError(
+      'standard input is over 1 MiB (1,048,576 bytes), the most leaked reads: give the keys in parts; nothing was looked up or written',
+    );
+  }
+  return reading.bytes;
+}
 
 export interface LeakedRun {
   readonly registry: Registry;
@@ -44,8 +95,8 @@ export interface LeakedRun {
   readonly newKey: () => string;
   readonly concurrency: number;
   readonly retry?: RetryOptions;
-  readonly stdout: Output;
-  readonly stderr: Output;
+  readonly stdout: OutputStream;
+  readonly stderr: OutputStream;
   /** One line for an error (main.ts's errorLine): never a key. */
   readonly errorLine: (error: unknown) => string;
 }
@@ -60,8 +111,6 @@ function newKeyLines(write: ShardWrite<LeakedAppResult>, handedOut: Set<string>)
     return [JSON.stringify({ appId: result.appId, keyId: fresh.keyId, key: fresh.key })];
   });
 }
-
-const reasonOf = (line: string): string => line.replace(/^error: /, '').trimEnd();
 
 export async function runLeaked(run: LeakedRun): Promise<number> {
   const { registry, command, now } = run;
@@ -85,11 +134,11 @@ export async function runLeaked(run: LeakedRun): Promise<number> {
   for (const warning of plan.warnings) run.stderr.write(`warning: ${warning}\n`);
 
   const rotating = command.action.kind === 'rotate' && !command.dryRun && edits.length > 0;
-  const report: Output = rotating && command.keysOut === undefined ? run.stderr : run.stdout;
+  const report = rotating && command.keysOut === undefined ? run.stderr : run.stdout;
   const { outcomes, shardsWritten } = command.dryRun
-    ? { outcomes: dryRunOutcomes(plan), shardsWritten: 0 }
+    ? { outcomes: outcomesOf(plan, (shard) => resultsAsRead(plan, shard)), shardsWritten: 0 }
     : await writeLeaked(run, plan, rotating, report);
-  const leaked: LeakedReport = {
+  const leaked = {
     input,
     found,
     outcomes,
@@ -104,17 +153,27 @@ export async function runLeaked(run: LeakedRun): Promise<number> {
 
 type LeakedPlan = Plan<LeakedAppResult>;
 
-/** What each app's edit would do, made on the shards as read. */
-function dryRunOutcomes(plan: LeakedPlan): Map<string, AppOutcome> {
+/**
+ * Each app's outcome, shard by shard: its result (as written, or as planned for a dry run), or the reason its
+ * shard's write failed. A shard without results (not started) gives its apps no outcome.
+ */
+function outcomesOf(
+  plan: LeakedPlan,
+  resultsOf: (shard: ShardPlan) => readonly (LeakedAppResult | undefined)[] | string | undefined,
+): Map<string, AppOutcome> {
   const outcomes = new Map<string, AppOutcome>();
   for (const shard of plan.shards) {
-    const results = resultsAsRead(plan, shard);
+    const results = resultsOf(shard);
+    if (results === undefined) continue;
     shard.edits.forEach((position, at) => {
       const edit = plan.edits[position];
-      const result = results[at];
-      if (edit !== undefined && result !== undefined) {
-        outcomes.set(outcomeKey(shard.index, edit.appId), { status: 'done', result });
-      }
+      if (edit === undefined) return;
+      const result = typeof results === 'string' ? undefined : results[at];
+      const reason = typeof results === 'string' ? results : 'no result';
+      outcomes.set(
+        outcomeKey(shard.index, edit.appId),
+        result === undefined ? { status: 'failed', reason } : { status: 'done', result },
+      );
     });
   }
   return outcomes;
@@ -125,7 +184,7 @@ async function writeLeaked(
   run: LeakedRun,
   plan: LeakedPlan,
   rotating: boolean,
-  report: Output,
+  report: OutputStream,
 ): Promise<{ outcomes: Map<string, AppOutcome>; shardsWritten: number }> {
   const { keysOut } = run.command;
   let sink: KeySink | undefined;
@@ -144,43 +203,20 @@ async function writeLeaked(
     },
   });
   await sink?.close(keys);
-  const outcomes = new Map<string, AppOutcome>();
-  let shardsWritten = 0;
   for (const write of writes) {
-    if (write.status === 'written') shardsWritten++;
     if (write.status !== 'failed')
       for (const warning of write.warnings) run.stderr.write(`warning: ${warning}\n`);
-    recordWrite(run, plan, write, outcomes);
   }
   if (sink !== undefined && keys > 0 && keysOut !== undefined) {
-    report.write(`${keys} new key${keys === 1 ? '' : 's'} written to ${sink.description} (mode 0600)\n`);
+    report.write(`${counted(keys, 'new key')} written to ${sink.description} (mode 0600)\n`);
   }
-  return { outcomes, shardsWritten };
-}
-
-/** Each app's outcome in one shard's write: done with its result, or failed with the write's reason. */
-function recordWrite(
-  run: LeakedRun,
-  plan: LeakedPlan,
-  write: ShardWrite<LeakedAppResult>,
-  outcomes: Map<string, AppOutcome>,
-): void {
-  const shard = plan.shards.find((candidate) => candidate.index === write.index);
-  if (shard === undefined) return;
-  shard.edits.forEach((position, at) => {
-    const edit = plan.edits[position];
-    if (edit === undefined) return;
-    if (write.status === 'failed') {
-      outcomes.set(outcomeKey(shard.index, edit.appId), {
-        status: 'failed',
-        reason: reasonOf(run.errorLine(write.error)),
-      });
-      return;
-    }
-    const result = write.results[at];
-    outcomes.set(
-      outcomeKey(shard.index, edit.appId),
-      result === undefined ? { status: 'failed', reason: 'no result' } : { status: 'done', result },
-    );
+  const outcomes = outcomesOf(plan, (shard) => {
+    const write = writes.find((candidate) => candidate.index === shard.index);
+    if (write?.status !== 'failed') return write?.results;
+    return run
+      .errorLine(write.error)
+      .replace(/^error: /, '')
+      .trimEnd();
   });
+  return { outcomes, shardsWritten: writes.filter((write) => write.status === 'written').length };
 }

@@ -1,20 +1,134 @@
-import { keyIdOf, type KeyDocument } from '../../shared/keys/key-document';
-import { matchDigest, readStoredKey } from '../../shared/keys/key-material';
+import { byCodeUnit, keyIdOf, type KeyDocument } from '../../shared/keys/key-document';
+import { keyShape } from '../../shared/keys/key-format';
+import {
+  isDigestForm,
+  matchDigest,
+  matchDigestOf,
+  MAX_KEY_LENGTH,
+  MIN_KEY_LENGTH,
+  readStoredKey,
+} from '../../shared/keys/key-material';
 import { expireKeysByDigest, findKeysByDigest } from '../../shared/keys/leaked-key';
 import { formatTimestamp } from '../../shared/keys/timestamp';
 import { after, newKeyChange, type FreshKey } from './changes';
 import type { AppEdit, Change } from './engine';
-import type { LeakedKey } from './leaked-input';
 
 /**
- * `keys leaked`, the pure part: where each leaked key is (every shard, every stored form, by its 16-byte match
- * digest, through shared/keys/leaked-key.ts as the secret scanning function finds them), and the edits that end
- * them, one per app and shard, for the engine to write in one compare-and-swap per shard.
+ * `keys leaked`, the pure part. The keys come from standard input, one a line, never from the command line; each is
+ * turned into its 16-byte match digest at once and its text goes no further, so nothing after parseLeakedInput can
+ * print it (a problem names the line and never repeats it). Then: where each leaked key is (every shard, every
+ * stored form, by its match digest, through shared/keys/leaked-key.ts as the secret scanning function finds them),
+ * and the edits that end them, one per app and shard, for the engine to write in one compare-and-swap per shard.
  *
  * A key is ended by expiring it (at once, or after --rotate's grace) rather than by removing it: the app keeps its
  * allowlist, its rate limit and its other keys, even when this was its only key (rotate can give it a new one);
  * `list` shows the key as expired until prune; and a second run finds it ended and writes nothing.
  */
+
+/** One distinct key of the input: the line it was first on, and what it is looked up by. */
+export interface LeakedKey {
+  /** 1-based. */
+  readonly line: number;
+  /** matchDigestOf(key): the first 16 bytes of its SHA-256. */
+  readonly digest: Buffer;
+}
+
+export interface LeakedInput {
+  readonly keys: readonly LeakedKey[];
+  /** Lines that repeat an earlier line's key: each such line, and the line it repeats. */
+  readonly repeats: readonly { readonly line: number; readonly sameAs: number }[];
+}
+
+export type LeakedInputReading =
+  { readonly ok: true; readonly input: LeakedInput } | { readonly ok: false; readonly problem: string };
+
+/** Bytes a key may hold: visible ASCII. Spaces and tabs around a key are taken off; inside one, refused. */
+function isVisibleAscii(byte: number): boolean {
+  return byte >= 0x21 && byte <= 0x7e;
+}
+
+/** Why one line (trimmed, not empty) cannot be a key of this registry; undefined when it can. Never quotes it. */
+function lineProblem(bytes: Buffer, prefix: string): string | undefined {
+  if (!bytes.every(isVisibleAscii)) {
+    return 'holds a character no key has (a key is visible ASCII, with no space inside)';
+  }
+  const text = bytes.toString('latin1');
+  if (isDigestForm(text))
+    return 'is a stored digest (sha256: or d:), not a key: give the leaked keys themselves';
+  if (text.length < MIN_KEY_LENGTH || text.length > MAX_KEY_LENGTH) {
+    return `is not a key: a key is ${MIN_KEY_LENGTH} to ${MAX_KEY_LENGTH} characters`;
+  }
+  if (keyShape(text, prefix) === 'malformed') {
+    return (
+      `starts with ${prefix}_ but is not a whole key (38 characters of 0-9, A-Z and a-z after it, the last 6 a ` +
+      'checksum): cut short, run on, or split across lines?'
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Reads the keys of `bytes`: one a line (LF or CRLF), blank lines skipped, spaces and tabs around a key taken off, a
+ * key repeated looked up once. `prefix`: the registry's, so that a key with its prefix but a broken checksum (a
+ * typo, or a key split across two lines) is refused rather than reported as not found. The first bad line refuses
+ * the whole input, with how many more there are.
+ */
+export function parseLeakedInput(bytes: Buffer, prefix: string): LeakedInputReading {
+  const keys: LeakedKey[] = [];
+  const repeats: { line: number; sameAs: number }[] = [];
+  const firstLineOf = new Map<string, number>();
+  let firstProblem: string | undefined;
+  let problems = 0;
+  for (const { line, content } of trimmedLines(bytes)) {
+    const problem = lineProblem(content, prefix);
+    if (problem !== undefined) {
+      problems++;
+      firstProblem ??= `line ${line} of standard input ${problem}`;
+      continue;
+    }
+    const digest = matchDigestOf(content.toString('latin1'));
+    const seen = digest.toString('hex');
+    const sameAs = firstLineOf.get(seen);
+    if (sameAs === undefined) {
+      firstLineOf.set(seen, line);
+      keys.push({ line, digest });
+    } else {
+      repeats.push({ line, sameAs });
+    }
+  }
+  return verdict({ keys, repeats }, firstProblem, problems);
+}
+
+/** The lines of `bytes` that hold anything, each without the spaces, tabs and CR around it. */
+function* trimmedLines(bytes: Buffer): Generator<{ line: number; content: Buffer }> {
+  let start = 0;
+  for (let line = 1; start <= bytes.length; line++) {
+    const newline = bytes.indexOf(0x0a, start);
+    const end = newline === -1 ? bytes.length : newline;
+    let from = start;
+    let to = end;
+    while (from < to && [0x20, 0x09].includes(bytes[from] ?? 0)) from++;
+    while (to > from && [0x20, 0x09, 0x0d].includes(bytes[to - 1] ?? 0)) to--;
+    start = end + 1;
+    if (from < to) yield { line, content: bytes.subarray(from, to) };
+  }
+}
+
+function verdict(input: LeakedInput, firstProblem: string | undefined, problems: number): LeakedInputReading {
+  if (firstProblem !== undefined) {
+    const more = problems > 1 ? ` (and ${problems - 1} more line${problems === 2 ? '' : 's'} refused)` : '';
+    return { ok: false, problem: `${firstProblem}${more}; nothing was looked up or written` };
+  }
+  if (input.keys.length === 0) {
+    return {
+      ok: false,
+      problem:
+        'no key on standard input: give the leaked keys one per line, for example ' +
+        'pbpaste | npm run -s keys -- leaked --stack <name>',
+    };
+  }
+  return { ok: true, input };
+}
 
 export type LeakedAction =
   { readonly kind: 'revoke' } | { readonly kind: 'rotate'; readonly graceMs: number };
@@ -143,11 +257,6 @@ function endKeys(
   return { document: current, changed, outcomes };
 }
 
-/** The instant the leaked keys end: now for a revoke, now plus the grace for --rotate, in whole seconds (rounded down). */
-export function endOf(action: LeakedAction, now: number): number {
-  return after(now, action.kind === 'revoke' ? 0 : action.graceMs);
-}
-
 /**
  * The edits that end every key found: one per app and shard (an app's copies in several shards, as a reshard
  * leaves them, are each edited where they are), in shard and app order. `newKey`: --rotate's fresh key for an app,
@@ -170,23 +279,12 @@ export function leakedEdits(
     }
   }
   const fresh = new Map<string, FreshKey>();
-  const freshFor = (appId: string): FreshKey => {
-    const made = fresh.get(appId) ?? newKey(appId);
-    fresh.set(appId, made);
-    return made;
-  };
-  const endsAt = endOf(action, now);
+  // The instant the leaked keys end: now for a revoke, now plus the grace for --rotate, in whole seconds (rounded down).
+  const endsAt = after(now, action.kind === 'revoke' ? 0 : action.graceMs);
   return [...byApp.values()]
-    .sort((a, b) => a.shard - b.shard || (a.appId < b.appId ? -1 : a.appId > b.appId ? 1 : 0))
-    .map(({ shard, appId, keys: appKeys }) => ({
-      appId,
-      shard,
-      change: leakedChange(
-        appId,
-        appKeys,
-        endsAt,
-        now,
-        action.kind === 'rotate' ? freshFor(appId) : undefined,
-      ),
-    }));
+    .sort((a, b) => a.shard - b.shard || byCodeUnit(a.appId, b.appId))
+    .map(({ shard, appId, keys: appKeys }) => {
+      if (action.kind === 'rotate' && !fresh.has(appId)) fresh.set(appId, newKey(appId));
+      return { appId, shard, change: leakedChange(appId, appKeys, endsAt, now, fresh.get(appId)) };
+    });
 }

@@ -3,10 +3,9 @@ import type { RateLimit } from '../../shared/keys/rate-limit';
 import { shardSlots, shardsToSearch } from '../../shared/keys/registry';
 import type { OutputStream } from '../common/tool-io';
 import { documentOfShard } from './engine';
-import { formatList, listJson, type KeyStoreKind } from './output';
+import { formatList, listJson, placementNotes, type KeyStoreKind } from './output';
 import { placeApps } from './placement';
 import { BATCH_GET_LIMIT, type Registry } from './registry-access';
-import { placementNotes } from './registry-report';
 
 /**
  * `list`, streamed: shards are read a batch at a time (one BatchGetSecretValue of 20), and each app's rows (or its

@@ -26,14 +26,19 @@ import {
   type ShardWrite,
 } from './engine';
 import { KeyStoreError } from './key-store';
-import { MAX_LEAKED_INPUT_TEXT, readCapped } from './leaked-input';
-import { runLeaked } from './leaked-run';
+import { readLeakedInput, runLeaked } from './leaked-run';
 import { finishFileReshard, initRegistryFile, reshardedManifest, startFileReshard } from './local-registry';
-import { formatResult, formatResultJson, type KeyStoreKind } from './output';
+import {
+  counted,
+  formatReshard,
+  formatResult,
+  formatResultJson,
+  formatWhere,
+  type KeyStoreKind,
+} from './output';
 import { streamList } from './list';
 import { placeApps } from './placement';
 import { openRegistry, type Registry, type RegistryClients } from './registry-access';
-import { formatReshard, formatWhere } from './registry-report';
 import { reshard, type ReshardOptions } from './reshard';
 import { SecretTooLargeError } from './size-guard';
 
@@ -163,38 +168,46 @@ async function runEdits<Result>(
   return results;
 }
 
-async function edit(
-  registry: Registry,
-  command: Extract<Command, { name: 'edit' }>,
-  json: boolean,
-  now: number,
-  io: CliIo,
-  keyPrefix: string | undefined,
-) {
-  const createIfMissing = registry.kind === 'files' && command.edit.op === 'add';
-  const newKey =
-    command.edit.op === 'add' || command.edit.op === 'rotate' ? keyMaker(io, registry, keyPrefix) : () => '';
-  const results = await runEdits(registry, [editOf(command.edit, newKey, now)], io, createIfMissing);
-  const [result] = results;
-  if (result === undefined) return;
+/** One command as it runs: what was asked (checked), the clock read once, and its registry, opened when needed. */
+interface Run {
+  readonly target: Target;
+  readonly json: boolean;
+  readonly keyPrefix?: string;
+  readonly now: number;
+  readonly io: CliIo;
+  readonly open: (asIf?: (manifest: RegistryManifest) => RegistryManifest) => Promise<Registry>;
+}
+
+/** An edit's result, as text or JSON. */
+function writeResult(registry: Registry, result: EditResult, { json, now, io }: Run): void {
   io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, storeKind(registry)));
+}
+
+async function edit(command: Extract<Command, { name: 'edit' }>, run: Run): Promise<void> {
+  const registry = await run.open();
+  const createIfMissing = registry.kind === 'files' && command.edit.op === 'add';
+  const makesKey = command.edit.op === 'add' || command.edit.op === 'rotate';
+  const newKey = makesKey ? keyMaker(run.io, registry, run.keyPrefix) : () => '';
+  const [result] = await runEdits(registry, [editOf(command.edit, newKey, run.now)], run.io, createIfMissing);
+  if (result !== undefined) writeResult(registry, result, run);
 }
 
 /**
  * `prune` of every app: each app's copy readers use is pruned where it is (an app left with no key goes, with the
  * copies a reshard left behind it), and a leftover copy quietly, in one write per shard that has expired keys.
  */
-async function pruneAll(registry: Registry, json: boolean, now: number, io: CliIo): Promise<void> {
+async function pruneAll(run: Run): Promise<void> {
+  const registry = await run.open();
   const { documents } = await readAllDocuments(registry);
   const served = new Map(placeApps(registry.manifest, documents).apps.map((app) => [app.appId, app.served]));
   const edits: AppEdit<PruneAppResult>[] = [...documents].flatMap(([index, document]) =>
     [...document.keys()].map((appId) => ({
       appId,
-      change: pruneChange(now, appId),
+      change: pruneChange(run.now, appId),
       ...(served.get(appId) === index ? {} : { shard: index }),
     })),
   );
-  const results = await runEdits(registry, edits, io, false);
+  const results = await runEdits(registry, edits, run.io, false);
   const shown = results.filter((_, position) => edits[position]?.shard === undefined);
   const removed = shown.flatMap((result) => result.removed);
   const removedApps = shown.flatMap((result) => result.removedApps);
@@ -202,29 +215,33 @@ async function pruneAll(registry: Registry, json: boolean, now: number, io: CliI
     removed.sort((a, b) => byCodeUnit(a.appId, b.appId));
     removedApps.sort(byCodeUnit);
   }
-  const result: EditResult = { command: 'prune', removed, removedApps };
-  io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, storeKind(registry)));
+  writeResult(registry, { command: 'prune', removed, removedApps }, run);
 }
 
-async function where(registry: Registry, appId: string, json: boolean): Promise<string> {
+async function where(appId: string, { open, json, io }: Run): Promise<void> {
+  const registry = await open();
   const search = shardsToSearch(registry.manifest, appId);
   const snapshots = await registry.readShards(search);
   const found = search.find((index) => {
     const snapshot = snapshots.get(index);
     return snapshot !== undefined && documentOfShard(registry, index, snapshot, true).has(appId);
   });
-  return formatWhere(registry, appId, found, json);
+  io.stdout.write(formatWhere(registry, appId, found, json));
 }
 
-async function apply(
-  target: Target,
-  clients: RegistryClients,
-  command: Extract<Command, { name: 'apply' }>,
-  json: boolean,
-  now: number,
-  io: CliIo,
-  keyPrefix: string | undefined,
-): Promise<void> {
+async function list({ defaultLimit }: Extract<Command, { name: 'list' }>, run: Run): Promise<void> {
+  const registry = await run.open();
+  const { json, now, io } = run;
+  const store = storeKind(registry);
+  await streamList(
+    registry,
+    { json, now, store, ...(defaultLimit === undefined ? {} : { defaultLimit }) },
+    io,
+  );
+}
+
+async function apply(command: Extract<Command, { name: 'apply' }>, run: Run): Promise<void> {
+  const { json, now, io } = run;
   const applyIo = {
     stdout: io.stdout,
     stderr: io.stderr,
@@ -233,13 +250,10 @@ async function apply(
   // The file first: a bad one is refused before anything is read, let alone written.
   const requests = await readChangeFile(command.file, now, applyIo);
   const createsKeys = checkKeysOut(requests, command, json);
-  const registry = await openRegistry(target, clients);
-  const generateKey = keyMaker(io, registry, keyPrefix);
+  const registry = await run.open();
+  const generateKey = keyMaker(io, registry, run.keyPrefix);
   await runApply(registry, requests, command, { json, createsKeys, now }, { ...applyIo, generateKey });
 }
-
-/** A local registry's path, when the target is one. */
-const localPath = (target: Target) => (target.kind === 'registry-file' ? target.path : undefined);
 
 /** The reshard's options from the io: its waits, progress lines, and a countdown on a terminal. */
 function reshardOptions(command: Extract<Command, { name: 'reshard' }>, io: CliIo): ReshardOptions {
@@ -253,27 +267,19 @@ function reshardOptions(command: Extract<Command, { name: 'reshard' }>, io: CliI
   };
 }
 
-function removedFilesLine(removed: readonly string[]): string {
-  return removed.length === 0
-    ? ''
-    : `removed ${removed.length} shard file${removed.length === 1 ? '' : 's'} the shrink emptied\n`;
-}
+const removedFilesLine = (removed: readonly string[]): string =>
+  removed.length === 0 ? '' : `removed ${counted(removed.length, 'shard file')} the shrink emptied\n`;
 
-async function runReshard(
-  target: Target,
-  command: Extract<Command, { name: 'reshard' }>,
-  json: boolean,
-  clients: RegistryClients,
-  io: CliIo,
-): Promise<void> {
+async function runReshard(command: Extract<Command, { name: 'reshard' }>, run: Run): Promise<void> {
   const { shards, dryRun } = command;
-  const local = localPath(target);
+  const { target, json, io } = run;
+  const local = target.kind === 'registry-file' ? target.path : undefined;
   const changesCount = shards !== undefined && local !== undefined;
   if (changesCount && !dryRun) await startFileReshard(local, shards);
   // A dry run of a local shard count plans on the manifest the real run would write first.
-  const asIf =
-    changesCount && dryRun ? (m: RegistryManifest) => reshardedManifest(local, m, shards) : undefined;
-  const registry = await openRegistry(target, clients, asIf);
+  const registry = await run.open(
+    changesCount && dryRun ? (m: RegistryManifest) => reshardedManifest(local, m, shards) : undefined,
+  );
   const report = await reshard(registry, reshardOptions(command, io));
   for (const warning of report.warnings) io.stderr.write(`warning: ${warning}\n`);
   const done = report.left.moves.length === 0 && report.left.leftovers.length === 0;
@@ -282,40 +288,18 @@ async function runReshard(
   if (!done && !dryRun) throw new ReportedExit();
 }
 
-/** `leaked`: standard input first (capped), so that bad input is refused before anything is read from AWS. */
-async function leaked(
-  target: Target,
-  clients: RegistryClients,
-  command: Extract<Command, { name: 'leaked' }>,
-  invocation: Invocation,
-  now: number,
-  io: CliIo,
-): Promise<void> {
-  const keysOnStdout = command.action.kind === 'rotate' && command.keysOut === undefined && !command.dryRun;
-  if (keysOnStdout && invocation.json) {
-    throw new UsageError(
-      '--json and the new keys would both go to standard output: give --keys-out a file (created with mode 0600)',
-    );
-  }
-  const source = io.stdin?.();
-  if (source?.isTTY === true)
-    io.stderr.write('reading leaked keys from the terminal, one per line; end with Ctrl-D\n');
-  const reading =
-    source === undefined ? { ok: true as const, bytes: Buffer.alloc(0) } : await readCapped(source);
-  if (!reading.ok) {
-    throw new UsageError(
-      `standard input is over ${MAX_LEAKED_INPUT_TEXT}, the most leaked reads: give the keys in parts; nothing was looked up or written`,
-    );
-  }
-  const registry = await openRegistry(target, clients);
+async function leaked(command: Extract<Command, { name: 'leaked' }>, run: Run): Promise<void> {
+  const { json, io, keyPrefix } = run;
+  const input = await readLeakedInput(command, json, io.stdin, io.stderr);
+  const registry = await run.open();
   const code = await runLeaked({
     registry,
     command,
-    json: invocation.json,
-    now,
-    input: reading.bytes,
-    keyPrefix: keyPrefixFor(registry, invocation.keyPrefix),
-    newKey: keyMaker(io, registry, invocation.keyPrefix),
+    json,
+    now: run.now,
+    input,
+    keyPrefix: keyPrefixFor(registry, keyPrefix),
+    newKey: keyMaker(io, registry, keyPrefix),
     concurrency: APPLY_CONCURRENCY,
     ...(io.retry === undefined ? {} : { retry: io.retry }),
     stdout: io.stdout,
@@ -325,41 +309,38 @@ async function leaked(
   if (code !== EXIT_CODES.ok) throw new ReportedExit(code);
 }
 
-async function runCommand(invocation: Invocation, io: CliIo): Promise<void> {
-  const { command, target, json, keyPrefix } = invocation;
-  const now = (io.now ?? Date.now)();
+async function init(shards: number, { target, io }: Run): Promise<void> {
+  if (target.kind !== 'registry-file') throw new UsageError('init needs --registry-file <path>');
+  const manifest = await initRegistryFile(target.path, shards);
+  const made = counted(manifest.shards, 'empty shard');
+  io.stdout.write(`created registry file ${target.path}: ${made} (${manifest.shardIds.join(' ')})\n`);
+}
+
+function runCommand({ command, ...asked }: Invocation, io: CliIo): Promise<void> {
   const clients = registryClients(io);
+  const run: Run = {
+    ...asked,
+    now: (io.now ?? Date.now)(),
+    io,
+    open: (asIf) => openRegistry(asked.target, clients, asIf),
+  };
   switch (command.name) {
-    case 'init': {
-      if (target.kind !== 'registry-file') throw new UsageError('init needs --registry-file <path>');
-      const manifest = await initRegistryFile(target.path, command.shards);
-      const shards = `${manifest.shards} empty shard${manifest.shards === 1 ? '' : 's'}`;
-      io.stdout.write(`created registry file ${target.path}: ${shards} (${manifest.shardIds.join(' ')})\n`);
-      return;
-    }
+    case 'init':
+      return init(command.shards, run);
     case 'reshard':
-      return runReshard(target, command, json, clients, io);
+      return runReshard(command, run);
     case 'apply':
-      return apply(target, clients, command, json, now, io, keyPrefix);
+      return apply(command, run);
     case 'leaked':
-      return leaked(target, clients, command, invocation, now, io);
-    case 'list': {
-      const registry = await openRegistry(target, clients);
-      const { defaultLimit } = command;
-      const store = storeKind(registry);
-      return streamList(
-        registry,
-        { json, now, store, ...(defaultLimit === undefined ? {} : { defaultLimit }) },
-        io,
-      );
-    }
+      return leaked(command, run);
+    case 'list':
+      return list(command, run);
     case 'where':
-      io.stdout.write(await where(await openRegistry(target, clients), command.appId, json));
-      return;
+      return where(command.appId, run);
     case 'prune-all':
-      return pruneAll(await openRegistry(target, clients), json, now, io);
+      return pruneAll(run);
     case 'edit':
-      return edit(await openRegistry(target, clients), command, json, now, io, keyPrefix);
+      return edit(command, run);
   }
 }
 

@@ -1,6 +1,9 @@
 import type { AppListing, KeyListing } from '../../shared/keys/key-document';
 import type { RateLimit } from '../../shared/keys/rate-limit';
+import { shardsToSearch } from '../../shared/keys/registry';
+import type { SecretSize } from '../../shared/keys/secret-size';
 import { formatTimestamp } from '../../shared/keys/timestamp';
+import type { ChangeFileProblem, ChangeRequest } from './change-file';
 import {
   ownLimitOf,
   type EditResult,
@@ -12,12 +15,22 @@ import {
   type RevokeResult,
 } from './changes';
 import { formatRemaining } from './duration';
+import type { Plan, ShardPlan, ShardWrite } from './engine';
+import type { LeakedAction, LeakedAppResult, LeakedInput, Sighting } from './leaked';
+import type { RegistryPlacement } from './placement';
+import { shardLabel, type Registry } from './registry-access';
+import type { ReshardReport } from './reshard';
+import { groupDigits, SecretTooLargeError } from './size-guard';
 
 /**
- * What the key CLI prints on standard output, for people and (`--json`) for scripts. A key appears only as the
- * first line (or the `key` field) after add-app or rotate, the commands that create one. Instants are shown in
- * UTC, whatever offset an expiry was written with, so that they line up and compare as text.
+ * What the key CLI prints, for people and (`--json`) for scripts: each edit's result, list, where, apply, reshard and
+ * leaked, and their notes and problems. A key appears only as the first line (or the `key` field) after add-app or
+ * rotate, the commands that create one (apply and leaked --rotate hand theirs out through key-sink.ts). Instants are
+ * shown in UTC, whatever offset an expiry was written with, so that they line up and compare as text.
  */
+
+/** One JSON value and a newline: what every `--json` prints. */
+const jsonLine = (value: unknown): string => JSON.stringify(value) + '\n';
 
 /** `expired`, or `expires in 3d`, relative to `now`. */
 function expiryState(expiresAt: number, now: number): string {
@@ -193,11 +206,10 @@ export function formatResult(result: EditResult, now: number, store: KeyStoreKin
  * (the new key's) and `othersExpireBy` (rotate --grace) only when those were asked for.
  */
 export function formatResultJson(result: EditResult, now: number): string {
-  const json = (value: unknown): string => JSON.stringify(value) + '\n';
   switch (result.command) {
     case 'add-app':
     case 'rotate':
-      return json({
+      return jsonLine({
         appId: result.appId,
         keyId: result.fresh.keyId,
         key: result.fresh.key,
@@ -205,23 +217,23 @@ export function formatResultJson(result: EditResult, now: number): string {
         ...(result.othersExpireBy === undefined ? {} : { othersExpireBy: result.othersExpireBy }),
       });
     case 'revoke':
-      return json({ appId: result.appId, revokedKeyId: result.keyId, keyIds: result.keyIds });
+      return jsonLine({ appId: result.appId, revokedKeyId: result.keyId, keyIds: result.keyIds });
     case 'remove-app':
-      return json({ appId: result.appId, removedKeyIds: result.removedKeyIds });
+      return jsonLine({ appId: result.appId, removedKeyIds: result.removedKeyIds });
     case 'expire':
-      return json({
+      return jsonLine({
         appId: result.appId,
         keyId: result.keyId,
         expires: result.expiresAt === undefined ? null : formatTimestamp(result.expiresAt),
         expired: result.expiresAt !== undefined && result.expiresAt <= now,
       });
     case 'prune':
-      return json({ removed: result.removed, removedApps: result.removedApps });
+      return jsonLine({ removed: result.removed, removedApps: result.removedApps });
     case 'allow':
     case 'disallow':
-      return json({ appId: result.appId, allowedCidrs: result.allowedCidrs ?? null });
+      return jsonLine({ appId: result.appId, allowedCidrs: result.allowedCidrs ?? null });
     case 'limit':
-      return json({ appId: result.appId, rateLimit: rateLimitJson(result.rateLimit, undefined) });
+      return jsonLine({ appId: result.appId, rateLimit: rateLimitJson(result.rateLimit, undefined) });
   }
 }
 
@@ -237,7 +249,7 @@ function formatKeyLine(key: KeyListing, now: number): string {
 /**
  * `list`: each app with the networks it may call from and its rate limit, then one line per key (oldest first): its
  * id, its expiry or `never`, and whether only its digest is stored. `defaultLimit`: the stack's (or, for a key file,
- * the local server's), when the operator named it.
+ * the local server's), when the operator named it. An empty registry is list.ts's to say (`no apps`).
  */
 export function formatList(
   apps: readonly AppListing[],
@@ -245,7 +257,6 @@ export function formatList(
   defaultLimit?: RateLimit,
   store: KeyStoreKind = 'secret',
 ): string {
-  if (apps.length === 0) return 'no apps\n';
   return apps
     .map(
       (app) =>
@@ -295,5 +306,507 @@ export function listJson(
 }
 
 export function formatListJson(apps: readonly AppListing[], now: number, defaultLimit?: RateLimit): string {
-  return JSON.stringify(listJson(apps, now, defaultLimit)) + '\n';
+  return jsonLine(listJson(apps, now, defaultLimit));
+}
+
+// where, apply and reshard; list's notes.
+
+const plural = (n: number, one: string, many: string): string => `${groupDigits(n)} ${n === 1 ? one : many}`;
+
+/** `1 key`, `2 keys`: a count as it comes, without digit groups. */
+export const counted = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message : 'unexpected failure');
+
+/** list's lines on standard error when apps are not in their home (a reshard to run or to finish). */
+export function placementNotes(registry: Registry, placement: RegistryPlacement): string[] {
+  const notes: string[] = [];
+  if (placement.misplaced.length > 0) {
+    notes.push(
+      `note: ${plural(placement.misplaced.length, 'app is', 'apps are')} not only in their home shard under ` +
+        `${registry.manifest.shards} shards (a reshard under way or left unfinished): run "reshard" to finish it\n`,
+    );
+  }
+  if (placement.unreachable.length > 0) {
+    const some = placement.unreachable
+      .slice(0, 5)
+      .map((app) => app.appId)
+      .join(' ');
+    notes.push(
+      `warning: ${plural(placement.unreachable.length, 'app is', 'apps are')} in a shard the Lambda does not look ` +
+        `in (${some}${placement.unreachable.length > 5 ? ' …' : ''}), so their requests get 401: run "reshard" to ` +
+        'move them home\n',
+    );
+  }
+  return notes;
+}
+
+/** `where`: the app's home, its previous home during a reshard, and where it is found. */
+export function formatWhere(
+  registry: Registry,
+  appId: string,
+  found: number | undefined,
+  json: boolean,
+): string {
+  const [home = 0, previous] = shardsToSearch(registry.manifest, appId);
+  const place = (index: number) => ({ shard: index, id: registry.shard(index).id });
+  if (json) {
+    return jsonLine({
+      appId,
+      shards: registry.manifest.shards,
+      home: place(home),
+      previousHome: previous === undefined ? null : place(previous),
+      foundIn: found ?? null,
+    });
+  }
+  const homeText = `shard ${home} of ${registry.manifest.shards} (${registry.shard(home).id})`;
+  const during =
+    previous === undefined
+      ? ''
+      : `; until the reshard from ${registry.manifest.previousShards} shards is done, readers also look in its ` +
+        `home before, shard ${previous} (${registry.shard(previous).id})`;
+  const state =
+    found === undefined
+      ? '; it is not in the registry (add-app would put it in its home)'
+      : found === home
+        ? '; it is there'
+        : `; it is not there yet: it is in shard ${found}`;
+  return `app ${appId}: home ${homeText}${during}${state}\n`;
+}
+
+type ApplyPlan = Plan<EditResult>;
+
+/** `3 apps added, 1 rotated, 1 key revoked, 1 app removed`. */
+function changeSummary(shard: ShardPlan, requests: readonly ChangeRequest[]): string {
+  const count = (op: ChangeRequest['op']) => shard.edits.filter((edit) => requests[edit]?.op === op).length;
+  const parts = [
+    [count('add'), 'app added', 'apps added'],
+    [count('rotate'), 'app rotated', 'apps rotated'],
+    [count('revoke'), 'key revoked', 'keys revoked'],
+    [count('remove'), 'app removed', 'apps removed'],
+    [shard.leftovers.length, 'leftover copy of a removed app', 'leftover copies of removed apps'],
+  ] as const;
+  return parts
+    .filter(([n]) => n > 0)
+    .map(([n, one, many]) => `${groupDigits(n)} ${n === 1 ? one : many}`)
+    .join(', ');
+}
+
+/** `40,120 bytes (61.2% full)`: a shard's size as it will be. */
+function fillText(size: SecretSize): string {
+  return `${groupDigits(size.bytes)} bytes (${size.fillPercent.toFixed(1)}% full)`;
+}
+
+/** One line per problem of an apply file, each `error: line L, column C: ...`, then the verdict. */
+export function formatFileProblems(file: string, problems: readonly ChangeFileProblem[]): string {
+  return problemLines(
+    problems.map((problem) => `${file} line ${problem.line}, column ${problem.column}: ${problem.message}`),
+    `${file} has ${plural(problems.length, 'problem', 'problems')}; nothing was applied, nothing was written`,
+  );
+}
+
+/** The first 50 problems, one `error:` line each, `… and n more`, then the verdict. */
+function problemLines(problems: readonly string[], verdict: string): string {
+  const more = problems.length > 50 ? [`… and ${problems.length - 50} more`] : [];
+  return [...problems.slice(0, 50), ...more, verdict].map((line) => `error: ${line}\n`).join('');
+}
+
+/** Each problem of a plan, `change #n (op): why` located by its line, then the shards' own, in that order. */
+export function formatPlanProblems(
+  registry: Registry,
+  file: string,
+  plan: ApplyPlan,
+  requests: readonly ChangeRequest[],
+): string {
+  const located = plan.problems.map((problem) => {
+    if ('shard' in problem) {
+      const own =
+        problem.error instanceof SecretTooLargeError ? `${shardLabel(registry, problem.shard)}: ` : '';
+      return { line: Infinity, text: `${own}${reasonOf(problem.error)}` };
+    }
+    const request = requests[problem.edit];
+    const text = `change #${request?.number ?? 0} (${request?.op ?? ''}): ${reasonOf(problem.error)}`;
+    return { line: request?.line ?? Infinity, text: `${file} line ${request?.line ?? 0}: ${text}` };
+  });
+  return problemLines(
+    located.sort((a, b) => a.line - b.line).map((problem) => problem.text),
+    `${plural(plan.problems.length, 'change does', 'changes do')} not fit the registry as it is; nothing was written`,
+  );
+}
+
+export function formatDryRun(
+  registry: Registry,
+  plan: ApplyPlan,
+  requests: readonly ChangeRequest[],
+  json: boolean,
+): string {
+  if (json) {
+    return jsonLine({
+      dryRun: true,
+      shards: plan.shards.map((work) => ({
+        shard: work.index,
+        id: registry.shard(work.index).id,
+        changes: work.edits.length,
+        leftovers: work.leftovers.length,
+        bytes: work.size.bytes,
+      })),
+    });
+  }
+  const lines = plan.shards.map(
+    (work) =>
+      `${shardLabel(registry, work.index)}: would apply ${changeSummary(work, requests)}; then ${fillText(work.size)}\n`,
+  );
+  const changes = plan.shards.reduce((sum, work) => sum + work.edits.length, 0);
+  return [
+    ...lines,
+    `dry run: ${plural(changes, 'change', 'changes')} would take ${plural(plan.shards.length, 'write', 'writes')}; nothing was written\n`,
+  ].join('');
+}
+
+export interface ApplyReportFacts {
+  readonly keysTo: string | undefined;
+  /** New keys handed out whole. */
+  readonly keys: number;
+  /** Shards not written because the run stopped (the keys could not be handed out). */
+  readonly notStarted: readonly number[];
+}
+
+/** The line of one shard of an apply: as it is written, or why it was not. */
+export function applyShardLine(
+  registry: Registry,
+  shard: ShardPlan,
+  requests: readonly ChangeRequest[],
+  write: ShardWrite<EditResult> | undefined,
+): string {
+  const label = shardLabel(registry, shard.index);
+  const summary = changeSummary(shard, requests);
+  switch (write?.status) {
+    case 'written':
+      return `${label}: applied ${summary}; ${fillText(shard.size)}\n`;
+    case 'unchanged':
+      return `${label}: already as asked (${summary}); nothing written\n`;
+    case 'failed':
+      return `${label}: not applied, none of its ${plural(shard.edits.length, 'change', 'changes')}: ${reasonOf(write.error)}\n`;
+    case undefined:
+      return `${label}: not written, none of its ${plural(shard.edits.length, 'change', 'changes')}: the run stopped\n`;
+  }
+}
+
+/** An apply's shards by outcome, with the changes of each. */
+function applyTally(plan: ApplyPlan, writes: readonly ShardWrite<EditResult>[], facts: ApplyReportFacts) {
+  const editsOf = (index: number) => plan.shards.find((shard) => shard.index === index)?.edits ?? [];
+  const changes = (indices: readonly number[]) =>
+    indices.reduce((sum, index) => sum + editsOf(index).length, 0);
+  const failed = writes.filter((write) => write.status === 'failed').map(({ index }) => index);
+  const done = writes.filter((write) => write.status !== 'failed').map(({ index }) => index);
+  return { editsOf, changes, failed, done, notWritten: [...failed, ...facts.notStarted] };
+}
+
+/** What an apply did, after its shards' lines: one line, then the changes to apply again if some were not. */
+export function applySummary(
+  plan: ApplyPlan,
+  requests: readonly ChangeRequest[],
+  writes: readonly ShardWrite<EditResult>[],
+  facts: ApplyReportFacts,
+): string {
+  const { editsOf, changes, done, notWritten } = applyTally(plan, writes, facts);
+  const written = writes.filter((write) => write.status === 'written').length;
+  const keys =
+    facts.keys === 0
+      ? ''
+      : `; ${plural(facts.keys, 'new key', 'new keys')} in ${facts.keysTo ?? 'standard output'}`;
+  const lines = [
+    `applied ${plural(changes(done), 'change', 'changes')} with ${plural(written, 'write', 'writes')}${keys}\n`,
+  ];
+  if (notWritten.length > 0) {
+    const notApplied = notWritten.flatMap((index) => editsOf(index).map((edit) => requests[edit]?.line ?? 0));
+    const shown = notApplied.slice(0, 20).join(', ');
+    lines.push(
+      `${plural(notWritten.length, 'shard', 'shards')} not written: the changes on lines ${shown}` +
+        `${notApplied.length > 20 ? ' …' : ''} were not applied; apply them again (the others are done)\n`,
+    );
+  }
+  return lines.join('');
+}
+
+/** `apply --json`: one object once every shard is done. */
+export function applyJson(
+  registry: Registry,
+  plan: ApplyPlan,
+  requests: readonly ChangeRequest[],
+  writes: readonly ShardWrite<EditResult>[],
+  facts: ApplyReportFacts,
+): string {
+  const { editsOf, changes, done, notWritten } = applyTally(plan, writes, facts);
+  const shards = writes.map((write) => ({
+    shard: write.index,
+    id: registry.shard(write.index).id,
+    status: write.status === 'written' ? 'applied' : write.status,
+    changes: editsOf(write.index).length,
+    ...(write.status === 'failed'
+      ? {
+          reason: reasonOf(write.error),
+          lines: editsOf(write.index).map((edit) => requests[edit]?.line ?? 0),
+        }
+      : {}),
+  }));
+  const keysTo = facts.keysTo === undefined ? {} : { keysTo: facts.keysTo };
+  return jsonLine({
+    shards,
+    applied: changes(done),
+    failed: changes(notWritten),
+    keys: facts.keys,
+    ...keysTo,
+  });
+}
+
+/**
+ * One line per shard a reshard touches (or, in a dry run, would touch): the apps copied in, from which shards, and
+ * the old copies removed. However many shards, no line grows with their number beyond the shards it names.
+ */
+function reshardShardLines(
+  registry: Registry,
+  copied: readonly { readonly from: number; readonly to: number }[],
+  removed: readonly { readonly from: number }[],
+  verb: { readonly copy: string; readonly remove: string },
+): string[] {
+  const shards = new Map<number, { sources: Set<number>; copies: number; removals: number }>();
+  const of = (index: number) => {
+    const known = shards.get(index) ?? { sources: new Set<number>(), copies: 0, removals: 0 };
+    shards.set(index, known);
+    return known;
+  };
+  for (const move of copied) {
+    const shard = of(move.to);
+    shard.copies++;
+    shard.sources.add(move.from);
+  }
+  for (const leftover of removed) of(leftover.from).removals++;
+  return [...shards]
+    .sort(([a], [b]) => a - b)
+    .map(([index, { sources, copies, removals }]) => {
+      const from = [...sources].sort((a, b) => a - b).join(', ');
+      const parts = [
+        ...(copies === 0 ? [] : [`${verb.copy} ${plural(copies, 'app', 'apps')} home (from shard ${from})`]),
+        ...(removals === 0 ? [] : [`${verb.remove} ${plural(removals, 'old copy', 'old copies')}`]),
+      ];
+      return `${shardLabel(registry, index)}: ${parts.join(', ')}\n`;
+    });
+}
+
+function leftText(left: ReadonlySet<string>): string {
+  return left.size === 0
+    ? 'nothing is left to move'
+    : `${plural(left.size, 'app is', 'apps are')} still not only in their home: run reshard again`;
+}
+
+export function formatReshard(
+  registry: Registry,
+  report: ReshardReport,
+  dryRun: boolean,
+  json: boolean,
+): string {
+  const leftApps = new Set([
+    ...report.left.moves.map((move) => move.appId),
+    ...report.left.leftovers.map((item) => item.appId),
+  ]);
+  if (json) {
+    return jsonLine({
+      shards: report.shards,
+      previousShards: report.previousShards ?? null,
+      dryRun,
+      copied: report.copied.map(({ appId, from, to }) => ({ appId, from, to })),
+      removed: report.removed.map(({ appId, from }) => ({ appId, from })),
+      carried: report.carried,
+      kept: report.kept.map(({ appId, from }) => ({ appId, from })),
+      writes: report.writes,
+      toCopy: report.left.moves.length,
+      toRemove: report.left.leftovers.length,
+      done: leftApps.size === 0,
+    });
+  }
+  if (dryRun) {
+    return [
+      ...reshardShardLines(registry, report.left.moves, report.left.leftovers, {
+        copy: 'would copy',
+        remove: 'would remove',
+      }),
+      `dry run: ${plural(report.left.moves.length, 'app', 'apps')} to copy home, ` +
+        `${plural(report.left.leftovers.length, 'old copy', 'old copies')} to remove; nothing was written\n`,
+    ].join('');
+  }
+  const lines = reshardShardLines(registry, report.copied, report.removed, {
+    copy: 'copied',
+    remove: 'removed',
+  });
+  if (report.copied.length === 0 && report.removed.length === 0 && report.writes === 0) {
+    lines.push(
+      `every app is in its home under ${plural(report.shards, 'shard', 'shards')}: nothing to move\n`,
+    );
+  } else {
+    lines.push(
+      `moved ${plural(report.copied.length, 'app', 'apps')} home; ` +
+        `removed ${plural(report.removed.length, 'old copy', 'old copies')}; ${plural(report.writes, 'write', 'writes')}\n`,
+    );
+  }
+  for (const appId of report.carried)
+    lines.push(
+      `app ${appId} was edited in its old home during the move: the edit was carried to its new home\n`,
+    );
+  for (const kept of report.kept) {
+    lines.push(
+      `app ${kept.appId} changed in both homes during the move: its old copy in shard ${kept.from} was left; run reshard again\n`,
+    );
+  }
+  lines.push(`${leftText(leftApps)}\n`);
+  if (leftApps.size === 0 && report.previousShards !== undefined && registry.kind === 'secrets') {
+    lines.push(
+      `now deploy without keyShardsPrevious (-c keyShards=${report.shards}): readers need not look in the old homes any more\n`,
+    );
+  }
+  return lines.join('');
+}
+
+// leaked: one line per place a key was found (its input line, app, key id, shard and what was done), one per key
+// not found, one per line repeating an earlier key, and a summary; or the same as one JSON value. Given digests and
+// ids only, never a key.
+
+/** The exit codes of leaked (the others' 0, 1 and 2, and 3 of its own). */
+export const LEAKED_EXIT = { ok: 0, failed: 1, notFound: 3 } as const;
+
+export type LeakedReportAction =
+  `${LeakedAction['kind']}d` | `would-${LeakedAction['kind']}` | 'already-ended' | 'gone' | 'failed';
+
+/** How one app's edit in one shard went: its result (as written, or as planned for a dry run), or its failure. */
+export type AppOutcome =
+  | { readonly status: 'done'; readonly result: LeakedAppResult }
+  | { readonly status: 'failed'; readonly reason: string };
+
+export interface LeakedReport {
+  readonly input: LeakedInput;
+  readonly found: ReadonlyMap<number, readonly Sighting[]>;
+  /** By `${shard}\0${appId}`. Absent for an app whose shard was not started (a failure stopped the run). */
+  readonly outcomes: ReadonlyMap<string, AppOutcome>;
+  readonly action: LeakedAction;
+  readonly dryRun: boolean;
+  readonly shardCount: number;
+  readonly shardsWritten: number;
+}
+
+export const outcomeKey = (shard: number, appId: string): string => `${shard}\0${appId}`;
+
+interface ReportEntry {
+  readonly line: number;
+  readonly sameAs?: number;
+  readonly found: readonly {
+    readonly appId: string;
+    readonly keyId: string;
+    readonly shard: number;
+    readonly action: LeakedReportAction;
+    /** When the leaked key ends, as written (or would be). */
+    readonly expires?: string;
+    readonly newKeyId?: string;
+    readonly reason?: string;
+  }[];
+}
+
+function actionOf(report: LeakedReport, outcome: AppOutcome | undefined, line: number) {
+  if (outcome === undefined)
+    return { action: 'failed' as const, reason: 'not written: an earlier failure stopped the run' };
+  if (outcome.status === 'failed') return { action: 'failed' as const, reason: outcome.reason };
+  const { result } = outcome;
+  const status = result.keys.find((key) => key.line === line)?.status ?? 'gone';
+  const { kind } = report.action;
+  const ended: LeakedReportAction = report.dryRun ? `would-${kind}` : `${kind}d`;
+  const action: LeakedReportAction = status === 'ended' ? ended : status;
+  const newKeyId = !report.dryRun && result.fresh !== undefined ? result.fresh.keyId : undefined;
+  return { action, expires: result.endsAt, ...(newKeyId === undefined ? {} : { newKeyId }) };
+}
+
+function entries(report: LeakedReport): ReportEntry[] {
+  const list: ReportEntry[] = report.input.keys.map((key) => ({
+    line: key.line,
+    found: (report.found.get(key.line) ?? []).map((sighting) => ({
+      appId: sighting.appId,
+      keyId: sighting.keyId,
+      shard: sighting.shard,
+      ...actionOf(report, report.outcomes.get(outcomeKey(sighting.shard, sighting.appId)), key.line),
+    })),
+  }));
+  for (const { line, sameAs } of report.input.repeats) list.push({ line, sameAs, found: [] });
+  return list.sort((a, b) => a.line - b.line);
+}
+
+function describe(found: ReportEntry['found'][number]): string {
+  switch (found.action) {
+    case 'revoked':
+      return `revoked (expired at ${found.expires ?? ''}; list shows it until prune)`;
+    case 'rotated':
+      return `rotated: new key ${found.newKeyId ?? '(none)'}; the leaked key expires at ${found.expires ?? ''}`;
+    case 'would-revoke':
+      return `would revoke (expire at ${found.expires ?? ''})`;
+    case 'would-rotate':
+      return `would rotate: a new key, the leaked key expiring at ${found.expires ?? ''}`;
+    case 'already-ended':
+      return `already ended (it expires by ${found.expires ?? ''}); nothing written for it`;
+    case 'gone':
+      return 'already gone (removed meanwhile by another writer)';
+    case 'failed':
+      return `NOT ended: ${found.reason ?? 'failed'}`;
+  }
+}
+
+/** 0: every key found and ended (or already ended); 3: some not found; 1: some found but not ended. */
+export function leakedExitCode(report: LeakedReport): number {
+  const failed = entries(report).some((entry) => entry.found.some((found) => found.action === 'failed'));
+  if (failed) return LEAKED_EXIT.failed;
+  return counts(report).notFound > 0 ? LEAKED_EXIT.notFound : LEAKED_EXIT.ok;
+}
+
+function counts(report: LeakedReport) {
+  const keys = report.input.keys.length;
+  const notFound = report.input.keys.filter((key) => (report.found.get(key.line) ?? []).length === 0).length;
+  const apps = new Set(
+    [...report.found.values()].flatMap((sightings) => sightings.map((sighting) => sighting.appId)),
+  ).size;
+  return { keys, found: keys - notFound, notFound, apps };
+}
+
+export function formatLeaked(report: LeakedReport): string {
+  const lines = entries(report).flatMap((entry) => {
+    if (entry.sameAs !== undefined) return [`line ${entry.line}: the same key as line ${entry.sameAs}`];
+    if (entry.found.length === 0) {
+      return [
+        `line ${entry.line}: not found in any of the ${counted(report.shardCount, 'shard')}; nothing written for it`,
+      ];
+    }
+    return entry.found.map(
+      (found) =>
+        `line ${entry.line}: app ${found.appId}, key ${found.keyId}, shard ${found.shard}: ${describe(found)}`,
+    );
+  });
+  const { keys, found, notFound, apps } = counts(report);
+  const written = report.dryRun
+    ? 'dry run: nothing written'
+    : `${counted(report.shardsWritten, 'shard')} written`;
+  lines.push(
+    `${counted(keys, 'key')}: ${found} found (${counted(apps, 'app')}), ${notFound} not found; ${written}`,
+  );
+  return lines.map((line) => `${line}\n`).join('');
+}
+
+export function formatLeakedJson(report: LeakedReport): string {
+  const { keys, found, notFound, apps } = counts(report);
+  return jsonLine({
+    keys: entries(report),
+    summary: {
+      keys,
+      found,
+      notFound,
+      apps,
+      shards: report.shardCount,
+      shardsWritten: report.shardsWritten,
+      dryRun: report.dryRun,
+    },
+  });
 }

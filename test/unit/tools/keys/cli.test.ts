@@ -117,62 +117,12 @@ describe("the key CLI's arguments", () => {
       {},
       'usage: allow <app-id> (<cidr>... | --any)',
     ],
-    [
-      'allow without blocks or --any',
-      ['allow', 'demo', '--secret-id', 's'],
-      {},
-      'usage: allow <app-id> (<cidr>... | --any)',
-    ],
-    [
-      'disallow without blocks',
-      ['disallow', 'demo', '--secret-id', 's'],
-      {},
-      'usage: disallow <app-id> <cidr>...',
-    ],
-    ['a missing key id', ['revoke', 'demo', '--secret-id', 's'], {}, 'usage: revoke <app-id> <key-id>'],
     ['an extra operand', ['list', 'demo', '--secret-id', 's'], {}, 'usage: list'],
-    [
-      'an app id outside the alphabet',
-      ['add-app', 'demo app', '--secret-id', 's'],
-      {},
-      'invalid app id: must be 1 to 64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit',
-    ],
-    [
-      'an overlong app id',
-      ['rotate', 'a'.repeat(65), '--secret-id', 's'],
-      {},
-      'invalid app id: must be 1 to 64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit',
-    ],
-    [
-      'a generated key where the app id belongs',
-      ['add-app', 'payk_' + 'A'.repeat(43), '--secret-id', 's'],
-      {},
-      'invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
-    ],
-    [
-      'an app id that starts like a generated key, in upper case',
-      ['add-app', 'PAYK_shop', '--secret-id', 's'],
-      {},
-      'invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
-    ],
-    [
-      "the stack's generated demo key where the app id belongs",
-      ['add-app', 'Q7tZk2WmX9aB4cD8eF1gH3jK5lM6nP0rS2uV4wY7zA9bC1dE', '--secret-id', 's'],
-      {},
-      'invalid app id: must not look like a key: 32 or more letters and digits with no ".", "_" or "-" is how ' +
-        'generated keys look (use a shorter name, or separate its words)',
-    ],
     [
       'a secret id in the environment longer than Secrets Manager allows',
       ['list'],
       { KEYS_SECRET_ID: 's'.repeat(2049) },
       'KEYS_SECRET_ID is 2049 characters long; a secret name or ARN has at most 2048',
-    ],
-    [
-      'a key where the key id belongs',
-      ['revoke', 'demo', 'payk_notAKeyId0123456789', '--secret-id', 's'],
-      {},
-      'invalid key id: expected the 12 hex characters that "list" shows, not a key',
     ],
     [
       '--hash on revoke',
@@ -191,12 +141,6 @@ describe("the key CLI's arguments", () => {
       ['revoke', 'demo', KEY_ID, '--expires-in', '1d', '--secret-id', 's'],
       {},
       '--expires-in applies only to add-app and rotate',
-    ],
-    [
-      '--grace on add-app',
-      ['add-app', 'demo', '--grace', '1d', '--secret-id', 's'],
-      {},
-      '--grace applies only to rotate',
     ],
     [
       '--in on rotate',
@@ -218,18 +162,6 @@ describe("the key CLI's arguments", () => {
       '--any applies only to allow',
     ],
     [
-      'a duration without a unit',
-      ['rotate', 'demo', '--grace', '7', '--secret-id', 's'],
-      {},
-      'invalid --grace: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
-    ],
-    [
-      'a duration of two units',
-      ['add-app', 'demo', '--expires-in', '1d12h', '--secret-id', 's'],
-      {},
-      'invalid --expires-in: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
-    ],
-    [
       'a negative duration',
       ['expire', 'demo', KEY_ID, '--in=-5m', '--secret-id', 's'],
       {},
@@ -242,82 +174,10 @@ describe("the key CLI's arguments", () => {
       'invalid --grace: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
     ],
     [
-      'a new key that would expire at once',
-      ['add-app', 'demo', '--expires-in', '0s', '--secret-id', 's'],
-      {},
-      '--expires-in must be longer than 0s: a new key that has already expired is of no use',
-    ],
-    [
-      'a date without a time',
-      ['expire', 'demo', KEY_ID, '--at', '2026-12-24', '--secret-id', 's'],
-      {},
-      'invalid --at: expected an RFC 3339 date-time with Z or an offset, such as 2026-12-24T00:00:00Z',
-    ],
-    [
-      'a date-time without an offset',
-      ['expire', 'demo', KEY_ID, '--at', '2026-12-24T00:00:00', '--secret-id', 's'],
-      {},
-      'invalid --at: expected an RFC 3339 date-time with Z or an offset, such as 2026-12-24T00:00:00Z',
-    ],
-    [
-      'an impossible date',
-      ['expire', 'demo', KEY_ID, '--at', '2026-02-30T00:00:00Z', '--secret-id', 's'],
-      {},
-      'invalid --at: expected an RFC 3339 date-time with Z or an offset, such as 2026-12-24T00:00:00Z',
-    ],
-    [
-      'expire without a choice',
-      ['expire', 'demo', KEY_ID, '--secret-id', 's'],
-      {},
-      'expire needs exactly one of --in <duration>, --at <date-time> or --never',
-    ],
-    [
-      'expire with two choices',
-      ['expire', 'demo', KEY_ID, '--in', '1d', '--never', '--secret-id', 's'],
-      {},
-      'expire needs exactly one of --in <duration>, --at <date-time> or --never',
-    ],
-    [
-      'a key where the key id of expire belongs',
-      ['expire', 'demo', 'payk_' + 'K'.repeat(43), '--never', '--secret-id', 's'],
-      {},
-      'invalid key id: expected the 12 hex characters that "list" shows, not a key',
-    ],
-    [
-      'a key where the app id of prune belongs',
-      ['prune', 'payk_' + 'K'.repeat(43), '--secret-id', 's'],
-      {},
-      'invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
-    ],
-    [
       'a CIDR block with host bits set',
       ['allow', 'demo', '10.0.0.0/8', '203.0.113.7/24', '--secret-id', 's'],
       {},
       'CIDR block #2 is not valid: host bits are set: give the network address of the block',
-    ],
-    [
-      'a CIDR block with a prefix too long',
-      ['disallow', 'demo', '10.0.0.0/33', '--secret-id', 's'],
-      {},
-      'CIDR block #1 is not valid: the prefix length must be a whole number from 0 to 32',
-    ],
-    [
-      'something that is no address',
-      ['allow', 'demo', 'office-network', '--secret-id', 's'],
-      {},
-      'CIDR block #1 is not valid: not an IPv4 or IPv6 address or CIDR block',
-    ],
-    [
-      'an IPv4-mapped IPv6 block',
-      ['allow', 'demo', '::ffff:10.0.0.0/104', '--secret-id', 's'],
-      {},
-      'CIDR block #1 is not valid: an IPv4-mapped IPv6 block: write it as an IPv4 block',
-    ],
-    [
-      'blocks and --any together',
-      ['allow', 'demo', '10.0.0.0/8', '--any', '--secret-id', 's'],
-      {},
-      'give CIDR blocks or --any, not both',
     ],
     [
       'limit without an app id',
@@ -332,12 +192,6 @@ describe("the key CLI's arguments", () => {
       'usage: limit <app-id> (--per-second <n> [--burst <m>] | --default)',
     ],
     [
-      'limit without a choice',
-      ['limit', 'demo', '--secret-id', 's'],
-      {},
-      'limit needs exactly one of --per-second <n> or --default',
-    ],
-    [
       'limit with both choices',
       ['limit', 'demo', '--per-second', '5', '--default', '--secret-id', 's'],
       {},
@@ -348,18 +202,6 @@ describe("the key CLI's arguments", () => {
       ['limit', 'demo', '--burst', '5', '--secret-id', 's'],
       {},
       'limit needs exactly one of --per-second <n> or --default',
-    ],
-    [
-      'a burst with --default',
-      ['limit', 'demo', '--default', '--burst', '5', '--secret-id', 's'],
-      {},
-      '--burst goes with --per-second, not with --default',
-    ],
-    [
-      'a key where the app id of limit belongs',
-      ['limit', 'payk_' + 'L'.repeat(43), '--default', '--secret-id', 's'],
-      {},
-      'invalid app id: must not start with "payk_" (in any case), the prefix of generated keys',
     ],
     [
       '--per-second on list',
@@ -390,12 +232,6 @@ describe("the key CLI's arguments", () => {
       ['limit', 'demo', '--default', '--default-burst', '5', '--secret-id', 's'],
       {},
       '--default-burst applies only to list',
-    ],
-    [
-      '--default-burst without --default-limit',
-      ['list', '--default-burst', '5', '--secret-id', 's'],
-      {},
-      '--default-burst needs --default-limit',
     ],
     ...[
       ['of zero', '0'],
@@ -465,22 +301,10 @@ describe("the key CLI's arguments", () => {
       '--secret-id needs a value: --secret-id <id>',
     ],
     [
-      'both flags',
-      ['list', '--secret-id', 's', '--file', 'f'],
-      {},
-      'give one of --stack, --registry, --registry-file, --secret-id or --file, not --secret-id and --file',
-    ],
-    [
       'three flags',
       ['list', '--stack', 'PaymentApi', '--registry', 'r', '--registry-file', 'f'],
       {},
       'give one of --stack, --registry, --registry-file, --secret-id or --file, not --stack, --registry and --registry-file',
-    ],
-    [
-      'both variables',
-      ['list'],
-      { KEYS_SECRET_ID: 's', KEYS_FILE: 'f' },
-      'both KEYS_SECRET_ID and KEYS_FILE are set; pick one with --stack, --registry, --registry-file, --secret-id or --file',
     ],
     [
       'three variables',
@@ -489,54 +313,10 @@ describe("the key CLI's arguments", () => {
       'KEYS_STACK, KEYS_REGISTRY and KEYS_FILE are set; pick one with --stack, --registry, --registry-file, --secret-id or --file',
     ],
     [
-      'no target at all',
-      ['list'],
-      {},
-      'no key store: give --stack <name>, --registry <id>, --registry-file <path>, --secret-id <id> or --file <path> ' +
-        '(or set KEYS_STACK, KEYS_REGISTRY, KEYS_REGISTRY_FILE, KEYS_SECRET_ID or KEYS_FILE)',
-    ],
-    [
-      'a stack name that is no stack name, without echoing it',
-      ['list', '--stack', 'payk_pasted/key'],
-      {},
-      'invalid --stack: a stack name is 1 to 128 letters, digits or "-", starting with a letter (or give its ARN)',
-    ],
-    [
       'a registry id longer than any secret name or ARN',
       ['list'],
       { KEYS_REGISTRY: 'r'.repeat(2049) },
       'KEYS_REGISTRY is 2049 characters long; a secret name or ARN has at most 2048',
-    ],
-    [
-      'init on anything but a local registry',
-      ['init', '--shards', '4', '--secret-id', 's'],
-      {},
-      'init creates a local registry: give --registry-file <path>; a stack creates its own (cdk deploy -c keyShards=<n>)',
-    ],
-    [
-      'init without --shards',
-      ['init', '--registry-file', 'r.json'],
-      {},
-      'usage: init --shards <n> --registry-file <path>',
-    ],
-    [
-      'a shard count out of range',
-      ['init', '--shards', '1025', '--registry-file', 'r.json'],
-      {},
-      '--shards must be a whole number from 1 to 1024',
-    ],
-    [
-      'reshard --shards on a stack',
-      ['reshard', '--shards', '8', '--stack', 'PaymentApi'],
-      {},
-      'the stack owns its shard count: deploy with -c keyShards=<n> -c keyShardsPrevious=<current>, then run ' +
-        'reshard without --shards (--shards is for a local registry)',
-    ],
-    [
-      'a settle that is no duration',
-      ['reshard', '--settle', '90', '--stack', 'PaymentApi'],
-      {},
-      'invalid --settle: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
     ],
     [
       '--keys-out on list',
@@ -557,29 +337,20 @@ describe("the key CLI's arguments", () => {
     expect(message).not.toContain(pastedKey);
   });
 
-  it.each([
-    ['--grace', ['rotate', 'demo', '--grace']],
-    ['--expires-in', ['add-app', 'demo', '--expires-in']],
-    ['--in', ['expire', 'demo', KEY_ID, '--in']],
-    ['--at', ['expire', 'demo', KEY_ID, '--at']],
-  ])('never echoes a key pasted as the value of %s', async (_option, argv) => {
+  it.each<[string, string[], RegExp]>([
+    ['--grace', ['rotate', 'demo', '--grace'], /^invalid --grace: /],
+    ['--expires-in', ['add-app', 'demo', '--expires-in'], /^invalid --expires-in: /],
+    ['--in', ['expire', 'demo', KEY_ID, '--in'], /^invalid --in: /],
+    ['--at', ['expire', 'demo', KEY_ID, '--at'], /^invalid --at: /],
+    ['--per-second', ['limit', 'demo', '--per-second'], /^--per-second must be /],
+    ['--burst', ['limit', 'demo', '--per-second', '5', '--burst'], /^--burst must be /],
+    ['--default-limit', ['list', '--default-limit'], /^--default-limit must be /],
+    ['--default-burst', ['list', '--default-limit', '5', '--default-burst'], /^--default-burst must be /],
+  ])('never echoes a key pasted as the value of %s', async (_option, argv, refused) => {
     const pastedKey = 'payk_' + 'y'.repeat(43);
     const message = await refusal([...argv, pastedKey, '--secret-id', 's']);
 
-    expect(message).toMatch(/^invalid --/);
-    expect(message).not.toContain('payk_');
-  });
-
-  it.each([
-    ['--per-second', ['limit', 'demo', '--per-second']],
-    ['--burst', ['limit', 'demo', '--per-second', '5', '--burst']],
-    ['--default-limit', ['list', '--default-limit']],
-    ['--default-burst', ['list', '--default-limit', '5', '--default-burst']],
-  ])('never echoes a key pasted as the value of %s', async (option, argv) => {
-    const pastedKey = 'payk_' + 'w'.repeat(43);
-    const message = await refusal([...argv, pastedKey, '--secret-id', 's']);
-
-    expect(message).toMatch(new RegExp(`^${option} must be `));
+    expect(message).toMatch(refused);
     expect(message).not.toContain('payk_');
   });
 

@@ -6,20 +6,21 @@ import { generatePrefixedKey } from '../../../../shared/keys/key-format';
 import { parseKeyDocument, type KeyDocument } from '../../../../shared/keys/key-document';
 import { matchDigestOf, toCompactDigestForm, toDigestForm } from '../../../../shared/keys/key-material';
 import { freshKey } from '../../../../tools/keys/changes';
-import { findLeakedKeys, leakedChange, leakedEdits } from '../../../../tools/keys/leaked';
 import {
-  MAX_LEAKED_INPUT_BYTES,
+  findLeakedKeys,
+  leakedChange,
+  leakedEdits,
   parseLeakedInput,
-  readCapped,
   type LeakedKey,
-} from '../../../../tools/keys/leaked-input';
+} from '../../../../tools/keys/leaked';
+import { MAX_LEAKED_INPUT_BYTES, readCapped } from '../../../../tools/keys/leaked-run';
 import {
   formatLeaked,
   formatLeakedJson,
   leakedExitCode,
   outcomeKey,
   type LeakedReport,
-} from '../../../../tools/keys/leaked-report';
+} from '../../../../tools/keys/output';
 import { decide, digestKeyIdOf, runCli } from '../../../support/keys-cli';
 import { keyIdOf } from '../../../../shared/keys/key-document';
 
@@ -412,13 +413,6 @@ describe('keys leaked on a local registry', () => {
       Buffer.alloc(10 * 1024 * 1024, 0x61),
       'error: standard input is over 1 MiB (1,048,576 bytes), the most leaked reads: give the keys in parts; nothing was looked up or written',
     ],
-    [
-      'garbage',
-      ['leaked'],
-      '\u0000\u0001garbage',
-      'error: line 1 of standard input holds a character no key has (a key is visible ASCII, with no space inside); nothing was looked up or written',
-    ],
-    ['--grace without --rotate', ['leaked', '--grace', '1d'], '', 'error: --grace goes with --rotate'],
     [
       '--rotate without --grace',
       ['leaked', '--rotate'],

@@ -1,25 +1,18 @@
 /**
- * The key CLI's expiry, grace, prune, allowlist and rate limit commands and its size guard, run in-process on a key file with
- * a fixed clock; each change is checked by how the payment Lambda's decision sees the file afterwards.
+ * The key CLI on a key file with a fixed clock: the instants it writes, bad input that changes nothing and prints no
+ * key, and the size guard on its write path. What each command does to a document is proved where it is decided
+ * (test/unit/shared/keys/key-rules.test.ts, test/unit/tools/keys/changes.test.ts, how the Lambda judges it in
+ * authenticate.test.ts), and what each command prints by the goldens (test/integration/keys/cli-golden.test.ts).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { keyIdOf } from '../../../../shared/keys/key-document';
-import { parseKeyring } from '../../../../shared/keys/keyring';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY } from '../../../support/keys';
 import { run } from '../../../../tools/keys/main';
-import {
-  decide,
-  digestKeyIdOf,
-  keysTextOfSize,
-  plainKeysText,
-  runCli,
-  storedKeysOf,
-} from '../../../support/keys-cli';
+import { decide, keysTextOfSize, plainKeysText, runCli, storedKeysOf } from '../../../support/keys-cli';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
-const DAY = 86_400_000;
 const SEED = plainKeysText({ demo: [DEMO_KEY, DEMO_NEXT_KEY], partner: [PARTNER_KEY] });
 const SEEDED_KEYS = [DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY];
 
@@ -43,66 +36,6 @@ const verdict = (appId: string, appKey: string, now = NOW, sourceIp?: string): s
   const decision = decide(stored(), appId, appKey, { now, ...(sourceIp === undefined ? {} : { sourceIp }) });
   return decision.ok ? 'ok' : decision.reason;
 };
-const newKeyOf = (stdout: string): string => (JSON.parse(stdout) as { key: string }).key;
-
-describe('rotate --grace', () => {
-  it('keeps the old keys valid until the grace ends, then the Lambda refuses them as expired_key', async () => {
-    const result = await keys('rotate', 'demo', '--grace', '7d', '--json');
-
-    expect(result.code).toBe(0);
-    const key = newKeyOf(result.stdout);
-    const graceEnd = NOW + 7 * DAY;
-    expect([DEMO_KEY, DEMO_NEXT_KEY, key].map((k) => verdict('demo', k, graceEnd - 1))).toEqual([
-      'ok',
-      'ok',
-      'ok',
-    ]);
-    expect([DEMO_KEY, DEMO_NEXT_KEY, key].map((k) => verdict('demo', k, graceEnd))).toEqual([
-      'expired_key',
-      'expired_key',
-      'ok',
-    ]);
-    expect(verdict('partner', PARTNER_KEY, graceEnd)).toBe('ok');
-  });
-
-  it('--grace 0s expires the old keys at once, and list still shows them as expired until prune', async () => {
-    const rotated = await keys('rotate', 'demo', '--grace', '0s', '--json');
-    const key = newKeyOf(rotated.stdout);
-
-    expect(verdict('demo', DEMO_KEY)).toBe('expired_key');
-    expect(verdict('demo', key)).toBe('ok');
-    expect((await keys('list')).stdout).toContain(
-      `demo: any network; rate limit: the local server's APP_RATE_LIMIT, if set\n` +
-        `  ${keyIdOf(DEMO_KEY)}  2026-06-01T12:00:00Z  expired\n` +
-        `  ${keyIdOf(DEMO_NEXT_KEY)}  2026-06-01T12:00:00Z  expired\n` +
-        `  ${digestKeyIdOf(key)}  never  (stored as its sha256 digest)\n`,
-    );
-
-    const pruned = await keys('prune');
-
-    expect(pruned).toEqual({
-      code: 0,
-      stderr: '',
-      stdout: `app demo: removed expired keys ${keyIdOf(DEMO_KEY)} ${keyIdOf(DEMO_NEXT_KEY)}\n`,
-    });
-    expect(verdict('demo', DEMO_KEY)).toBe('wrong_key');
-    expect(verdict('demo', key)).toBe('ok');
-  });
-
-  it('with --expires-in, the new key carries its own expiry', async () => {
-    const result = await keys('rotate', 'partner', '--expires-in', '1h', '--grace', '1h', '--json');
-
-    const key = newKeyOf(result.stdout);
-    expect(JSON.parse(result.stdout)).toMatchObject({
-      expires: '2026-06-01T13:00:00Z',
-      othersExpireBy: '2026-06-01T13:00:00Z',
-    });
-    expect([verdict('partner', key, NOW + 3_599_999), verdict('partner', key, NOW + 3_600_000)]).toEqual([
-      'ok',
-      'expired_key',
-    ]);
-  });
-});
 
 describe('instants written', () => {
   it('are whole seconds, rounded down, so that a key never outlives what was asked', async () => {
@@ -118,177 +51,6 @@ describe('instants written', () => {
     });
     expect(expired.stdout).toContain('has expired (at 2026-06-01T12:00:00Z)');
     expect(verdict('partner', PARTNER_KEY, clock)).toBe('expired_key');
-  });
-});
-
-describe('add-app --expires-in and expire', () => {
-  it('add-app --expires-in makes a key the Lambda refuses from its expiry on', async () => {
-    const result = await keys('add-app', 'shop', '--expires-in', '30m', '--json');
-
-    const key = newKeyOf(result.stdout);
-    expect([verdict('shop', key, NOW + 1_799_999), verdict('shop', key, NOW + 1_800_000)]).toEqual([
-      'ok',
-      'expired_key',
-    ]);
-  });
-
-  it('expire --at, then --never, then --in 0s, each taking effect as the Lambda sees it', async () => {
-    const keyId = keyIdOf(PARTNER_KEY);
-
-    const at = await keys('expire', 'partner', keyId, '--at', '2026-06-02T14:00:00+02:00');
-    expect(at.stdout).toBe(`app partner: key ${keyId} expires at 2026-06-02T12:00:00Z (in 1d)\n`);
-    expect(verdict('partner', PARTNER_KEY, NOW + DAY)).toBe('expired_key');
-
-    const never = await keys('expire', 'partner', keyId, '--never');
-    expect(never.stdout).toBe(`app partner: key ${keyId} no longer expires\n`);
-    expect(verdict('partner', PARTNER_KEY, NOW + 1_000 * DAY)).toBe('ok');
-    expect(stored()).toBe(SEED);
-
-    const now = await keys('expire', 'partner', keyId, '--in', '0s');
-    expect(now.stdout).toBe(
-      `app partner: key ${keyId} has expired (at 2026-06-01T12:00:00Z); list still shows it, prune removes it\n`,
-    );
-    expect(verdict('partner', PARTNER_KEY)).toBe('expired_key');
-  });
-
-  it('prune removes an app whose every key expired, and says so', async () => {
-    await keys('expire', 'partner', keyIdOf(PARTNER_KEY), '--in', '0s');
-
-    const result = await keys('prune', 'partner', '--json');
-
-    expect(JSON.parse(result.stdout)).toEqual({
-      removed: [{ appId: 'partner', keyId: keyIdOf(PARTNER_KEY) }],
-      removedApps: ['partner'],
-    });
-    expect(verdict('partner', PARTNER_KEY)).toBe('unknown_app');
-  });
-});
-
-describe('allow and disallow', () => {
-  it('fences an app to its networks: other sources get source_not_allowed, an IPv4-mapped peer counts as IPv4', async () => {
-    const result = await keys('allow', 'demo', '203.0.113.0/24', '2001:db8::/32');
-
-    expect(result).toEqual({
-      code: 0,
-      stderr: '',
-      stdout: 'app demo: may call only from 203.0.113.0/24 2001:db8::/32\n',
-    });
-    expect(verdict('demo', DEMO_KEY, NOW, '203.0.113.9')).toBe('ok');
-    expect(verdict('demo', DEMO_KEY, NOW, '::ffff:203.0.113.9')).toBe('ok');
-    expect(verdict('demo', DEMO_KEY, NOW, '2001:db8:1::5')).toBe('ok');
-    expect(verdict('demo', DEMO_KEY, NOW, '198.51.100.1')).toBe('source_not_allowed');
-    expect(verdict('demo', DEMO_KEY, NOW, undefined)).toBe('source_not_allowed');
-    expect(verdict('partner', PARTNER_KEY, NOW, '198.51.100.1')).toBe('ok');
-  });
-
-  it('disallow of the last block leaves no network, said plainly; allow --any opens it again', async () => {
-    await keys('allow', 'demo', '203.0.113.0/24');
-
-    const closed = await keys('disallow', 'demo', '203.0.113.0/24');
-
-    expect(closed.stdout).toBe(
-      'app demo: its allowlist is now empty, so it may call from no network: every request is refused ' +
-        '(allow demo <cidr> adds a network; allow demo --any lifts the allowlist)\n',
-    );
-    expect(verdict('demo', DEMO_KEY, NOW, '203.0.113.9')).toBe('source_not_allowed');
-    expect((await keys('list')).stdout).toContain(
-      "demo: no network (its allowlist is empty: every request is refused); rate limit: the local server's APP_RATE_LIMIT, if set\n",
-    );
-
-    const opened = await keys('allow', 'demo', '--any', '--json');
-
-    expect(opened.stdout).toBe('{"appId":"demo","allowedCidrs":null}\n');
-    expect(verdict('demo', DEMO_KEY, NOW, '198.51.100.1')).toBe('ok');
-    expect(stored()).toBe(SEED);
-  });
-});
-
-describe('limit', () => {
-  /** The limit the payment Lambda would apply to the app from the file as it is now; undefined: the stack's. */
-  const servedLimit = (appId: string) => parseKeyring(stored()).keyring.get(appId)?.rateLimit;
-
-  it('gives an app its own limit, which the keyring serves; the other apps keep the default', async () => {
-    const result = await keys('limit', 'partner', '--per-second', '20', '--burst', '40');
-
-    expect(result).toEqual({
-      code: 0,
-      stderr: '',
-      stdout:
-        'app partner: its own rate limit is now 20/s, burst 40 ' +
-        '(in effect at once, where the local server runs with APP_RATE_LIMIT)\n',
-    });
-    expect(servedLimit('partner')).toEqual({ perSecond: 20, burst: 40 });
-    expect(servedLimit('demo')).toBeUndefined();
-    expect(verdict('partner', PARTNER_KEY)).toBe('ok');
-  });
-
-  it('writes a burst left out as left out, and list shows the burst the Lambda applies', async () => {
-    await keys('limit', 'demo', '--per-second', '0.5');
-
-    expect(JSON.parse(stored())).toEqual({
-      demo: { keys: [DEMO_KEY, DEMO_NEXT_KEY], rateLimit: { perSecond: 0.5 } },
-      partner: [PARTNER_KEY],
-    });
-    expect(servedLimit('demo')).toEqual({ perSecond: 0.5, burst: 1 });
-    expect((await keys('list')).stdout).toBe(
-      "demo: any network; rate limit: 0.5/s, burst 1 (this app's own)\n" +
-        `  ${keyIdOf(DEMO_KEY)}  never\n  ${keyIdOf(DEMO_NEXT_KEY)}  never\n` +
-        "partner: any network; rate limit: the local server's APP_RATE_LIMIT, if set\n" +
-        `  ${keyIdOf(PARTNER_KEY)}  never\n`,
-    );
-  });
-
-  it("list --default-limit shows the default's numbers for the apps without their own, in text and JSON", async () => {
-    await keys('limit', 'demo', '--per-second', '20', '--burst', '40');
-
-    const text = await keys('list', '--default-limit', '50', '--default-burst', '100');
-    const json = await keys('list', '--default-limit', '50', '--json');
-
-    expect(text.stdout).toContain("demo: any network; rate limit: 20/s, burst 40 (this app's own)\n");
-    expect(text.stdout).toContain(
-      "partner: any network; rate limit: 50/s, burst 100 (the local server's default)\n",
-    );
-    expect(
-      (JSON.parse(json.stdout) as { appId: string; rateLimit: unknown }[]).map((app) => app.rateLimit),
-    ).toEqual([
-      { perSecond: 20, burst: 40, source: 'app' },
-      { perSecond: 50, burst: 50, source: 'default' },
-    ]);
-    expect(stored()).toBe(
-      JSON.stringify({
-        demo: { keys: [DEMO_KEY, DEMO_NEXT_KEY], rateLimit: { perSecond: 20, burst: 40 } },
-        partner: [PARTNER_KEY],
-      }),
-    );
-  });
-
-  it("--default removes the app's own limit, keeping its allowlist; the file is as before once that goes too", async () => {
-    await keys('allow', 'demo', '203.0.113.0/24');
-    await keys('limit', 'demo', '--per-second', '5');
-
-    const result = await keys('limit', 'demo', '--default', '--json');
-
-    expect(result).toEqual({
-      code: 0,
-      stderr: '',
-      stdout: '{"appId":"demo","rateLimit":{"source":"default"}}\n',
-    });
-    expect(servedLimit('demo')).toBeUndefined();
-    expect(verdict('demo', DEMO_KEY, NOW, '203.0.113.9')).toBe('ok');
-    expect(verdict('demo', DEMO_KEY, NOW, '198.51.100.1')).toBe('source_not_allowed');
-
-    await keys('allow', 'demo', '--any');
-
-    expect(stored()).toBe(SEED);
-  });
-
-  it('--json answers {appId, rateLimit: {perSecond, burst, source}}', async () => {
-    const result = await keys('limit', 'demo', '--per-second', '2.5', '--json');
-
-    expect(JSON.parse(result.stdout)).toEqual({
-      appId: 'demo',
-      rateLimit: { perSecond: 2.5, burst: 3, source: 'app' },
-    });
   });
 });
 
