@@ -12,7 +12,6 @@ import { AwsJsonClient, AwsServiceError, errorOfAnswer } from '../../../../share
 import type { AttemptBounds } from '../../../../shared/aws/aws-json-client';
 import { AttemptError } from '../../../../shared/aws/attempt-errors';
 import { FAKE_CREDENTIALS } from '../../../support/fake-aws';
-import { startStallingServer } from '../../../support/stalling-server';
 import { startUnacceptingServer } from '../../../support/unaccepting-server';
 
 type Answer = (request: IncomingMessage, response: ServerResponse, body: string) => void;
@@ -364,20 +363,6 @@ describe('AwsJsonClient against a host that does not answer', () => {
         'time budget ran out before connecting',
         false,
       ]);
-    } finally {
-      await host.close();
-    }
-  });
-
-  it('ends an attempt on a server that accepts and never answers at the socket time-out, sent', async () => {
-    const host = await startStallingServer('silent');
-    try {
-      const error = await rejection(
-        clientFor(new URL(host.endpoint), { ...BOUNDS, maxAttempts: 1 }).call('X', {}, write()),
-      );
-
-      expect([error.name, error.sent]).toEqual(['TimeoutError', true]);
-      expect(host.connections()).toBe(1);
     } finally {
       await host.close();
     }

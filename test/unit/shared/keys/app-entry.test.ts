@@ -1,5 +1,5 @@
 import { readAppEntry } from '../../../../shared/keys/app-entry';
-import { sha256, toDigestForm } from '../../../../shared/keys/key-material';
+import { generateKey, sha256, toDigestForm } from '../../../../shared/keys/key-material';
 import { DEMO_KEY, DEMO_NEXT_KEY } from '../../../support/keys';
 
 const EXPIRES = '2026-12-24T00:00:00Z';
@@ -143,5 +143,23 @@ describe('readAppEntry: strict, so that a typo never widens access', () => {
 
     expect(JSON.stringify(reading.problems)).not.toContain(DEMO_NEXT_KEY);
     expect(JSON.stringify(reading.problems)).not.toContain(DEMO_KEY);
+  });
+});
+
+describe('readAppEntry: an app id that cannot be one', () => {
+  const PASTED = 'app id starts with payk_, like a generated key (a pasted key?)';
+
+  it.each([
+    ['a character outside the alphabet', 'bad app!', 'app id is outside the allowed alphabet or length'],
+    ['65 characters', 'x'.repeat(65), 'app id is outside the allowed alphabet or length'],
+    ['a generated key', 'payk_' + 'Q'.repeat(43), PASTED],
+    ['a generated key in upper case', 'PAYK_' + 'q'.repeat(43), PASTED],
+    ['the bare prefix', 'payk_', PASTED],
+    ['a key of the key format', generateKey(), 'app id has the shape of a generated key (a pasted key?)'],
+  ])('leaves the app out for %s, by position only, never by its text', (_label, name, reason) => {
+    const reading = readAppEntry({ position: 3, name, value: DEMO_KEY });
+
+    expect(reading.usable).toBe(false);
+    expect(reading.problems).toEqual([{ entryPosition: 3, reason }]);
   });
 });

@@ -40,32 +40,6 @@ describe('parseKeyring', () => {
     expect(problems).toEqual([{ entryPosition: 1, appId: 'demo', keyPosition: 2, reason }]);
   });
 
-  it('drops an app whose key list is empty or whose id is invalid, naming the invalid ones by position only', () => {
-    const { keyring, problems } = parseKeyring(
-      JSON.stringify({ demo: DEMO_KEY, empty: [], 'bad app!': PARTNER_KEY, ['x'.repeat(65)]: PARTNER_KEY }),
-    );
-
-    expect([...keyring.keys()]).toEqual(['demo']);
-    expect(problems).toEqual([
-      { entryPosition: 2, appId: 'empty', reason: 'app has an empty key list' },
-      { entryPosition: 3, reason: 'app id is outside the allowed alphabet or length' },
-      { entryPosition: 4, reason: 'app id is outside the allowed alphabet or length' },
-    ]);
-  });
-
-  it.each([
-    ['a generated key', 'payk_' + 'Q'.repeat(43)],
-    ['a generated key in upper case', 'PAYK_' + 'q'.repeat(43)],
-    ['the bare prefix', 'payk_'],
-  ])('refuses %s pasted as an app id, and names it by position, never by its text', (_label, pasted) => {
-    const { keyring, problems } = parseKeyring(JSON.stringify({ demo: DEMO_KEY, [pasted]: 'short' }));
-
-    expect([...keyring.keys()]).toEqual(['demo']);
-    expect(problems).toEqual([
-      { entryPosition: 2, reason: 'app id starts with payk_, like a generated key (a pasted key?)' },
-    ]);
-  });
-
   it('reads an app id written twice as JSON does (the last one wins), placed at its last position', () => {
     const text = `{"demo": ["short"], "partner": "${PARTNER_KEY}", "demo": ["${DEMO_KEY}", "tiny"]}`;
 

@@ -5,17 +5,18 @@ import { ensureKeysFile, keysFilePermissionWarning } from '../../../../tools/loc
 import { parseKeyring } from '../../../../shared/keys/keyring';
 import { keyShape } from '../../../../shared/keys/key-format';
 
+/** Each test's own directory, removed after it. */
+let directory: string;
+
+beforeEach(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'payment-api-keys-'));
+});
+
+afterEach(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
 describe('ensureKeysFile', () => {
-  let directory: string;
-
-  beforeEach(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'payment-api-keys-'));
-  });
-
-  afterEach(async () => {
-    await rm(directory, { recursive: true, force: true });
-  });
-
   it('creates the file with one generated key for app demo, in the secret format', async () => {
     // Arrange
     const path = join(directory, 'keys.json');
@@ -84,16 +85,6 @@ describe('ensureKeysFile', () => {
 });
 
 describe('keysFilePermissionWarning', () => {
-  let directory: string;
-
-  beforeEach(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'payment-api-keys-'));
-  });
-
-  afterEach(async () => {
-    await rm(directory, { recursive: true, force: true });
-  });
-
   it.each([
     { mode: 0o600, warns: false },
     { mode: 0o400, warns: false },
