@@ -144,8 +144,8 @@ afterEach(() => {
 });
 
 describe('ShardedKeys over one secret', () => {
-  it('serves its one keyring for every app, known or not, built whole, and starts the fetch at init as before', async () => {
-    const { keys, shards } = registryOf(singleShardLayout('payment-api-keys'), [SECRET_STRING]);
+  it('serves its one keyring for every app, known or not, built whole, starts the fetch at init and logs as before, without a shard field', async () => {
+    const { keys, shards, logs } = registryOf(singleShardLayout('payment-api-keys'), [SECRET_STRING]);
 
     keys.warm();
     const known = await keys.getKeys('demo');
@@ -155,13 +155,6 @@ describe('ShardedKeys over one secret', () => {
     expect(unknown.keyring).toBe(known.keyring);
     expect(known.keyring).toBeInstanceOf(Map);
     expect([...known.keyring.keys()]).toEqual(['demo', 'partner', 'hashed']);
-  });
-
-  it('logs as the single secret did, without a shard field', async () => {
-    const { keys, logs } = registryOf(singleShardLayout('payment-api-keys'), [SECRET_STRING]);
-
-    await keys.getKeys('demo');
-
     expect(logs.entries()).toEqual([
       expect.objectContaining({ message: 'keys loaded', source: 'payment-api-keys', apps: 3 }),
     ]);
