@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { KeysUnavailableError, type KeyringProvider } from '../../../../lambda/payment/key-cache';
 import { parseKeyring } from '../../../../shared/keys/keyring';
-import { generateKey, toCompactDigestForm, toDigestForm } from '../../../../shared/keys/key-material';
+import { generateKey, toCompactDigestForm } from '../../../../shared/keys/key-material';
 import type { KeyFormatPolicy } from '../../../../shared/keys/credential-screen';
 import { createHandler, type HandlerDependencies } from '../../../../lambda/payment/create-handler';
 import { captureLogs } from '../../../support/capture-logger';
@@ -98,20 +98,9 @@ describe('POST /payment handler', () => {
   describe('refused credentials', () => {
     const cases: Array<[string, Array<[string, string]>, string]> = [
       ['no headers at all', [], 'missing_app_id'],
-      ['no App-id', [JSON_TYPE, ['App-key', DEMO_KEY]], 'missing_app_id'],
-      ['an empty App-id', credentials('', DEMO_KEY), 'missing_app_id'],
       ['no App-key', [JSON_TYPE, DEMO_ID], 'missing_app_key'],
-      ['an empty App-key', credentials('demo', ''), 'missing_app_key'],
       ['App-key sent twice', [JSON_TYPE, ...DEMO_CREDENTIALS, ['App-key', DEMO_KEY]], 'duplicate_header'],
-      ['App-id sent twice', [JSON_TYPE, ...DEMO_CREDENTIALS, ['App-id', 'demo']], 'duplicate_header'],
-      [
-        'App-key twice under two casings',
-        [JSON_TYPE, ...DEMO_CREDENTIALS, ['app-key', DEMO_KEY]],
-        'duplicate_header',
-      ],
       ['a wrong key', credentials('demo', DEMO_KEY + 'x'), 'wrong_key'],
-      ['another app’s key', credentials('demo', PARTNER_KEY), 'wrong_key'],
-      ['the stored digest as the key', credentials('hashed', toDigestForm(HASHED_APP_KEY)), 'wrong_key'],
       ['an unknown app', credentials('nobody', DEMO_KEY), 'unknown_app'],
       [
         'bad credentials and no Content-Type',
@@ -625,13 +614,14 @@ describe('the outcome metrics', () => {
 
 describe('keys that expire and apps fenced to their networks', () => {
   const NOW = Date.parse('2026-11-21T12:00:00Z');
-  const FENCED_KEY = 'test-fenced-key-0123456789abcdef';
-  const CLOSED_KEY = 'test-closed-key-0123456789abcdef';
-  /** demo: its first key expires at NOW; partner: two networks; closed: an empty allowlist, so no network. */
+  /**
+   * demo: its first key expires at NOW; partner: two networks. The address rules themselves (IPv4-mapped and IPv6
+   * forms, an empty allowlist) are SourceAllowlist's and authenticate's (network.test.ts, authenticate.test.ts): here,
+   * that the handler applies them to the request's source and answers as for any refusal.
+   */
   const RULES_SECRET = JSON.stringify({
     demo: [{ key: DEMO_KEY, expires: '2026-11-21T12:00:00Z' }, DEMO_NEXT_KEY],
-    partner: { keys: [PARTNER_KEY, FENCED_KEY], allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] },
-    closed: { keys: [CLOSED_KEY], allowedCidrs: [] },
+    partner: { keys: [PARTNER_KEY], allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] },
   });
   const keyring = parseKeyring(RULES_SECRET).keyring;
   const handlerAt = () => handlerWith({ keys: keysOf(keyring), now: () => NOW });
@@ -664,22 +654,7 @@ describe('keys that expire and apps fenced to their networks', () => {
       PARTNER_KEY,
       'source_not_allowed',
     ],
-    [
-      'a key sent from an IPv6 address outside them',
-      '2001:db9::1',
-      'partner',
-      FENCED_KEY,
-      'source_not_allowed',
-    ],
     ['a key sent with no known source address', undefined, 'partner', PARTNER_KEY, 'source_not_allowed'],
-    [
-      'a key sent from a source that is not an address',
-      'unknown',
-      'partner',
-      PARTNER_KEY,
-      'source_not_allowed',
-    ],
-    ['a key of an app whose allowlist is empty', '203.0.113.10', 'closed', CLOSED_KEY, 'source_not_allowed'],
   ])(
     'answer %s with the same 401 as any refusal, and log the reason with the app and key id',
     async (_label, sourceIp, appId, appKey, reason) => {
@@ -702,14 +677,10 @@ describe('keys that expire and apps fenced to their networks', () => {
     },
   );
 
-  it.each<[string, string]>([
-    ['an address inside the IPv4 block', '203.0.113.77'],
-    ['the IPv4-mapped form of that address, as a dual-stack socket reports it', '::ffff:203.0.113.77'],
-    ['an address inside the IPv6 block', '2001:db8:1234::9'],
-  ])('answer 200 to a key sent from %s', async (_label, sourceIp) => {
+  it('answer 200 to a key sent from inside its networks', async () => {
     const { handle } = handlerAt();
 
-    const result = await handle(from(sourceIp, 'partner', PARTNER_KEY));
+    const result = await handle(from('203.0.113.77', 'partner', PARTNER_KEY));
 
     expect(result.statusCode).toBe(200);
   });
