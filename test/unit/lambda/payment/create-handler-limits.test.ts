@@ -71,12 +71,16 @@ async function times(
 }
 
 describe('POST /payment with per-app rate limits', () => {
-  it("answers 429 too_many_requests once the app's burst is spent, with Retry-After and the RateLimit fields", async () => {
+  it("tells an accepted request what is left of its quota, and answers 429 too_many_requests once the app's burst is spent, with Retry-After and the RateLimit fields", async () => {
     const { handle } = handlerWith({});
 
     const results = await times(3, () => handle(paymentEvent(demo())));
 
     expect(results.map((result) => result.statusCode)).toEqual([200, 200, 429]);
+    expect(results[0]?.headers).toMatchObject({
+      'RateLimit-Policy': '"app";q=2;w=1',
+      RateLimit: '"app";r=1;t=1',
+    });
     const limited = results[2];
     expect(limited?.body).toBe(errorBody('tooManyRequests'));
     expect(limited?.headers).toMatchObject({
@@ -85,17 +89,6 @@ describe('POST /payment with per-app rate limits', () => {
       'Retry-After': '1',
       'RateLimit-Policy': '"app";q=2;w=1',
       RateLimit: '"app";r=0;t=1',
-    });
-  });
-
-  it('tells an accepted request what is left of its quota', async () => {
-    const { handle } = handlerWith({});
-
-    const accepted = await handle(paymentEvent(demo()));
-
-    expect(accepted.headers).toMatchObject({
-      'RateLimit-Policy': '"app";q=2;w=1',
-      RateLimit: '"app";r=1;t=1',
     });
   });
 
@@ -169,26 +162,38 @@ describe('POST /payment with per-app rate limits', () => {
     expect(logs.lines.join('\n')).not.toContain(DEMO_KEY);
   });
 
-  it('lets the request through when the limiter cannot answer and failure is open, counting it', async () => {
-    const { handle, logs, counted } = handlerWith({
-      limiter: scriptedLimiter({ kind: 'unavailable', error: 'TimeoutError: no decision within 150 ms' }),
-    });
-
-    const result = await handle(paymentEvent(demo()));
-
-    expect(result.statusCode).toBe(200);
-    expect(result.headers).not.toHaveProperty('RateLimit');
-    expect(counted).toEqual([METRIC.rateLimiterUnavailable, METRIC.accepted]);
-    expect(logs.entries()).toContainEqual(
-      expect.objectContaining({
-        level: 'warn',
-        message: 'rate limiter unavailable',
-        appId: 'demo',
-        failure: 'open',
+  it.each<[string, LimitDecision, 'open' | 'local']>([
+    ['failure is open', { kind: 'unavailable', error: 'TimeoutError: no decision within 150 ms' }, 'open'],
+    [
+      'failing local, its own count accepts',
+      {
+        kind: 'unavailable',
         error: 'TimeoutError: no decision within 150 ms',
-      }),
-    );
-  });
+        local: { kind: 'accepted', remaining: 3, resetSeconds: 1 },
+      },
+      'local',
+    ],
+  ])(
+    'lets the request through when the limiter cannot answer and %s, without RateLimit fields, counting it as unavailable',
+    async (_label, decision, failure) => {
+      const { handle, logs, counted } = handlerWith({ limiter: scriptedLimiter(decision), failure });
+
+      const result = await handle(paymentEvent(demo()));
+
+      expect(result.statusCode).toBe(200);
+      expect(result.headers).not.toHaveProperty('RateLimit');
+      expect(counted).toEqual([METRIC.rateLimiterUnavailable, METRIC.accepted]);
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          level: 'warn',
+          message: 'rate limiter unavailable',
+          appId: 'demo',
+          failure,
+          error: 'TimeoutError: no decision within 150 ms',
+        }),
+      );
+    },
+  );
 
   it("failing local, refuses past this environment's own count with 429, Retry-After and reason rate_limited_locally, counting it as unavailable", async () => {
     const { handle, logs, counted } = handlerWith({
@@ -214,23 +219,6 @@ describe('POST /payment with per-app rate limits', () => {
         retryAfterSeconds: 1,
       }),
     );
-  });
-
-  it('failing local, lets through what its own count accepts, without RateLimit fields, counting it as unavailable', async () => {
-    const { handle, counted } = handlerWith({
-      limiter: scriptedLimiter({
-        kind: 'unavailable',
-        error: 'TimeoutError: time budget ran out after sending',
-        local: { kind: 'accepted', remaining: 3, resetSeconds: 1 },
-      }),
-      failure: 'local',
-    });
-
-    const result = await handle(paymentEvent(demo()));
-
-    expect(result.statusCode).toBe(200);
-    expect(result.headers).not.toHaveProperty('RateLimit');
-    expect(counted).toEqual([METRIC.rateLimiterUnavailable, METRIC.accepted]);
   });
 
   it('answers 503 unavailable when the limiter cannot answer and failure is closed', async () => {
@@ -270,10 +258,14 @@ describe('a changed limit, in three execution environments sharing the count', (
     parseKeyring(JSON.stringify({ partner: { keys: [PARTNER_KEY], rateLimit } })).keyring;
 
   /** Three environments, each with the keys it last read and its own limiter, all counting in one store. */
-  function environments(keyring: ReturnType<typeof secretWith>, defaultLimit: RateLimit = DEFAULT_LIMIT) {
-    const store = new CounterStoreDouble({ now: () => MID_WINDOW });
+  function environments(
+    keyring: ReturnType<typeof secretWith>,
+    defaultLimit: RateLimit = DEFAULT_LIMIT,
+    store = new CounterStoreDouble({ now: () => MID_WINDOW }),
+    count = 3,
+  ) {
     const current = { keyring };
-    const handlers = [0, 1, 2].map(() =>
+    const handlers = Array.from({ length: count }, () =>
       createHandler({
         keys: { getKeys: () => Promise.resolve({ keyring: current.keyring, stale: false }) },
         logger: captureLogs().logger,
@@ -316,20 +308,8 @@ describe('a changed limit, in three execution environments sharing the count', (
     const noLimitOfItsOwn = parseKeyring(JSON.stringify({ partner: [PARTNER_KEY] })).keyring;
     const before = environments(noLimitOfItsOwn, { perSecond: 2, burst: 2 });
     await before.send(1);
-    const after = createHandler({
-      keys: { getKeys: () => Promise.resolve({ keyring: noLimitOfItsOwn, stale: false }) },
-      logger: captureLogs().logger,
-      now: () => MID_WINDOW,
-      limits: {
-        limiter: new SharedRateLimiter({ store: before.store, now: () => MID_WINDOW }),
-        defaultLimit: { perSecond: 3, burst: 3 },
-        failure: 'open',
-      },
-    });
+    const after = environments(noLimitOfItsOwn, { perSecond: 3, burst: 3 }, before.store, 1);
 
-    const statuses = [];
-    for (let i = 0; i < 2; i++) statuses.push((await after(paymentEvent(partner))).statusCode);
-
-    expect(statuses).toEqual([200, 429]);
+    expect(await after.send(2)).toEqual([200, 429]);
   });
 });

@@ -1,9 +1,9 @@
-import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { KeysUnavailableError, type KeyringProvider } from '../../../../lambda/payment/key-cache';
 import { parseKeyring } from '../../../../shared/keys/keyring';
-import { generateKey, toCompactDigestForm, toDigestForm } from '../../../../shared/keys/key-material';
+import { generateKey, toCompactDigestForm } from '../../../../shared/keys/key-material';
 import type { KeyFormatPolicy } from '../../../../shared/keys/credential-screen';
-import { createHandler } from '../../../../lambda/payment/create-handler';
+import { createHandler, type HandlerDependencies } from '../../../../lambda/payment/create-handler';
 import { captureLogs } from '../../../support/capture-logger';
 import { paymentEvent } from '../../../support/events';
 import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
@@ -12,22 +12,32 @@ const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
 const DEMO_ID: [string, string] = ['App-id', 'demo'];
 const DEMO_CREDENTIALS: Array<[string, string]> = [DEMO_ID, ['App-key', DEMO_KEY]];
 
-const keyringProvider: KeyringProvider = {
-  getKeys: () => Promise.resolve({ keyring: parseKeyring(SECRET_STRING).keyring, stale: false }),
-};
+/** A request with these credentials, as JSON. */
+const credentials = (appId: string, appKey: string): Array<[string, string]> => [
+  JSON_TYPE,
+  ['App-id', appId],
+  ['App-key', appKey],
+];
+/** demo's request with its first key, as JSON. */
+const demoRequest = (overrides: Partial<APIGatewayProxyEvent> = {}) =>
+  paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides);
 
-function handlerWith(keys: KeyringProvider = keyringProvider) {
+const keysOf = (keyring: ReturnType<typeof parseKeyring>['keyring'], stale = false): KeyringProvider => ({
+  getKeys: () => Promise.resolve({ keyring, stale }),
+});
+const keysFailing = (error: Error): KeyringProvider => ({ getKeys: () => Promise.reject(error) });
+/** Keys parsed once (a spy on JSON.parse then sees only what the handler parses). */
+const keyringProvider = keysOf(parseKeyring(SECRET_STRING).keyring);
+const unavailableKeys = keysFailing(new KeysUnavailableError('keys have never loaded'));
+
+/** A handler over the demo secret unless told otherwise, with the lines it logs and the metrics it counts. */
+function handlerWith(dependencies: Partial<Omit<HandlerDependencies, 'logger' | 'metrics'>> = {}) {
   const logs = captureLogs();
   const counted: string[] = [];
   const metrics = { count: (name: string) => counted.push(name) };
-  return { handle: createHandler({ keys, logger: logs.logger, metrics }), logs, counted };
+  const handle = createHandler({ keys: keyringProvider, ...dependencies, logger: logs.logger, metrics });
+  return { handle, logs, counted };
 }
-
-/** Keys parsed once, so a spy on JSON.parse sees only what the handler parses. */
-const parsedKeys: KeyringProvider = (() => {
-  const { keyring } = parseKeyring(SECRET_STRING);
-  return { getKeys: () => Promise.resolve({ keyring, stale: false }) };
-})();
 
 function bodyOf(result: APIGatewayProxyResult): Record<string, unknown> {
   return JSON.parse(result.body) as Record<string, unknown>;
@@ -36,9 +46,9 @@ function bodyOf(result: APIGatewayProxyResult): Record<string, unknown> {
 describe('POST /payment handler', () => {
   describe('authenticated requests', () => {
     it.each([
-      ['the first key of an app', [JSON_TYPE, DEMO_ID, ['App-key', DEMO_KEY]]],
-      ['the second key of an app during rotation', [JSON_TYPE, DEMO_ID, ['App-key', DEMO_NEXT_KEY]]],
-      ['a key stored as a digest', [JSON_TYPE, ['App-id', 'hashed'], ['App-key', HASHED_APP_KEY]]],
+      ['the first key of an app', credentials('demo', DEMO_KEY)],
+      ['the second key of an app during rotation', credentials('demo', DEMO_NEXT_KEY)],
+      ['a key stored as a digest', credentials('hashed', HASHED_APP_KEY)],
       [
         'lower-case header names',
         [
@@ -66,19 +76,10 @@ describe('POST /payment handler', () => {
       expect(bodyOf(result)).toEqual({ code: 'ok', message: 'Payment request accepted.' });
     });
 
-    it('accept an empty body and a JSON body', async () => {
-      const { handle } = handlerWith();
-
-      const empty = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body: '' }));
-      const json = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body: '{"amount":1}' }));
-
-      expect([empty.statusCode, json.statusCode]).toEqual([200, 200]);
-    });
-
     it('log the app and key id that matched, never the key', async () => {
       const { handle, logs } = handlerWith();
 
-      await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+      await handle(demoRequest());
 
       expect(logs.entries()).toContainEqual(
         expect.objectContaining({
@@ -97,25 +98,10 @@ describe('POST /payment handler', () => {
   describe('refused credentials', () => {
     const cases: Array<[string, Array<[string, string]>, string]> = [
       ['no headers at all', [], 'missing_app_id'],
-      ['no App-id', [JSON_TYPE, ['App-key', DEMO_KEY]], 'missing_app_id'],
-      ['an empty App-id', [JSON_TYPE, ['App-id', ''], ['App-key', DEMO_KEY]], 'missing_app_id'],
       ['no App-key', [JSON_TYPE, DEMO_ID], 'missing_app_key'],
-      ['an empty App-key', [JSON_TYPE, DEMO_ID, ['App-key', '']], 'missing_app_key'],
       ['App-key sent twice', [JSON_TYPE, ...DEMO_CREDENTIALS, ['App-key', DEMO_KEY]], 'duplicate_header'],
-      ['App-id sent twice', [JSON_TYPE, ...DEMO_CREDENTIALS, ['App-id', 'demo']], 'duplicate_header'],
-      [
-        'App-key twice under two casings',
-        [JSON_TYPE, ...DEMO_CREDENTIALS, ['app-key', DEMO_KEY]],
-        'duplicate_header',
-      ],
-      ['a wrong key', [JSON_TYPE, DEMO_ID, ['App-key', DEMO_KEY + 'x']], 'wrong_key'],
-      ['another app’s key', [JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]], 'wrong_key'],
-      [
-        'the stored digest as the key',
-        [JSON_TYPE, ['App-id', 'hashed'], ['App-key', toDigestForm(HASHED_APP_KEY)]],
-        'wrong_key',
-      ],
-      ['an unknown app', [JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]], 'unknown_app'],
+      ['a wrong key', credentials('demo', DEMO_KEY + 'x'), 'wrong_key'],
+      ['an unknown app', credentials('nobody', DEMO_KEY), 'unknown_app'],
       [
         'bad credentials and no Content-Type',
         [
@@ -126,7 +112,7 @@ describe('POST /payment handler', () => {
       ],
       [
         'bad credentials and a body that is not JSON',
-        [JSON_TYPE, DEMO_ID, ['App-key', 'wrong-key-0123456789']],
+        credentials('demo', 'wrong-key-0123456789'),
         'wrong_key',
       ],
     ];
@@ -148,20 +134,26 @@ describe('POST /payment handler', () => {
       const { handle, logs } = handlerWith();
       const presented = 'a-wrong-but-secret-looking-key-123';
 
-      await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', presented]]));
+      await handle(paymentEvent(credentials('demo', presented)));
 
       expect(logs.lines.join('\n')).not.toContain(presented);
     });
   });
 
-  describe('authenticated requests with a bad media type or body', () => {
-    it.each([
-      ['no Content-Type', [...DEMO_CREDENTIALS]],
-      ['text/plain', [['Content-Type', 'text/plain'], ...DEMO_CREDENTIALS]],
-      ['an empty Content-Type', [['Content-Type', ''], ...DEMO_CREDENTIALS]],
-      ['Content-Type sent twice', [JSON_TYPE, JSON_TYPE, ...DEMO_CREDENTIALS]],
-    ] as Array<[string, Array<[string, string]>]>)('answer 415 for %s', async (_label, headers) => {
-      const { handle } = handlerWith();
+  describe('authenticated requests with a bad media type or body, read as RFC 9110 and RFC 8259 say', () => {
+    const withType = (contentType: string): Array<[string, string]> => [
+      ['Content-Type', contentType],
+      ...DEMO_CREDENTIALS,
+    ];
+
+    it.each<[string, Array<[string, string]>, string]>([
+      ['no Content-Type', [...DEMO_CREDENTIALS], 'missing_content_type'],
+      ['text/plain', withType('text/plain'), 'not_application_json'],
+      ['an empty Content-Type', withType(''), 'malformed_content_type'],
+      ['Content-Type sent twice', [JSON_TYPE, JSON_TYPE, ...DEMO_CREDENTIALS], 'repeated_content_type'],
+      ['a charset other than utf-8', withType('application/json; charset=iso-8859-1'), 'charset_not_utf8'],
+    ])('answer 415 for %s, and log why', async (_label, headers, reason) => {
+      const { handle, logs } = handlerWith();
 
       const result = await handle(paymentEvent(headers));
 
@@ -170,25 +162,37 @@ describe('POST /payment handler', () => {
         code: 'unsupported_media_type',
         message: 'Content-Type must be application/json.',
       });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'request refused', status: 415, appId: 'demo', reason }),
+      );
     });
 
-    it.each(['not json', '{"amount":', '{amount: 1}'])('answer 400 for the body %j', async (body) => {
-      const { handle } = handlerWith();
+    it.each<[string, Partial<APIGatewayProxyEvent>, string]>([
+      ['not json', { body: 'not json' }, 'not_json'],
+      [
+        'base64 that is not UTF-8',
+        { body: Buffer.from([0xff]).toString('base64'), isBase64Encoded: true },
+        'not_utf8',
+      ],
+      ['text that is not base64', { body: '{}', isBase64Encoded: true }, 'not_base64'],
+    ])('answer 400 for the body %s, and log why', async (_label, overrides, reason) => {
+      const { handle, logs } = handlerWith();
 
-      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body }));
+      const result = await handle(demoRequest(overrides));
 
       expect(result.statusCode).toBe(400);
       expect(bodyOf(result)).toEqual({ code: 'bad_request', message: 'The request body is not valid JSON.' });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'request refused', status: 400, appId: 'demo', reason }),
+      );
     });
   });
 
   describe('when keys cannot be known', () => {
     it('answers 503 unavailable, never 200 or 401, and logs why', async () => {
-      const { handle, logs } = handlerWith({
-        getKeys: () => Promise.reject(new KeysUnavailableError('keys have never loaded')),
-      });
+      const { handle, logs } = handlerWith({ keys: unavailableKeys });
 
-      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+      const result = await handle(demoRequest());
 
       expect(result.statusCode).toBe(503);
       expect(bodyOf(result)).toEqual({
@@ -205,9 +209,9 @@ describe('POST /payment handler', () => {
     });
 
     it('answers 500 with a generic body, and no stack, for an unexpected error', async () => {
-      const { handle } = handlerWith({ getKeys: () => Promise.reject(new TypeError('boom at line 12')) });
+      const { handle } = handlerWith({ keys: keysFailing(new TypeError('boom at line 12')) });
 
-      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
+      const result = await handle(demoRequest());
 
       expect(result.statusCode).toBe(500);
       expect(bodyOf(result)).toEqual({ code: 'internal_error', message: 'An internal error occurred.' });
@@ -332,45 +336,9 @@ describe('POST /payment handler', () => {
     });
   });
 
-  describe('media types and bodies read as RFC 9110 and RFC 8259 say', () => {
-    it.each([
-      ['a non-breaking space before it', '\u00a0application/json', 'malformed_content_type'],
-      ['a vertical tab after it', 'application/json\u000b', 'malformed_content_type'],
-      ['a charset other than utf-8', 'application/json; charset=iso-8859-1', 'charset_not_utf8'],
-      ['a structured-syntax suffix', 'application/problem+json', 'not_application_json'],
-    ])('answer 415 for a Content-Type with %s, and log why', async (_label, contentType, reason) => {
-      const { handle, logs } = handlerWith();
-
-      const result = await handle(paymentEvent([['Content-Type', contentType], ...DEMO_CREDENTIALS]));
-
-      expect(result.statusCode).toBe(415);
-      expect(logs.entries()).toContainEqual(
-        expect.objectContaining({ message: 'request refused', status: 415, appId: 'demo', reason }),
-      );
-    });
-
-    it.each([
-      ['a non-breaking space only', { body: '\u00a0' }, 'not_json'],
-      [
-        'base64 that is not UTF-8',
-        { body: Buffer.from([0xff]).toString('base64'), isBase64Encoded: true },
-        'not_utf8',
-      ],
-      ['text that is not base64', { body: '{}', isBase64Encoded: true }, 'not_base64'],
-    ])('answer 400 for a body of %s, and log why', async (_label, overrides, reason) => {
-      const { handle, logs } = handlerWith();
-
-      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides));
-
-      expect(result.statusCode).toBe(400);
-      expect(logs.entries()).toContainEqual(
-        expect.objectContaining({ message: 'request refused', status: 400, appId: 'demo', reason }),
-      );
-    });
-
+  describe('bodies past the limits (64 KiB, 64 deep), at them, and any JSON allows', () => {
     it.each([
       ['over 64 KiB of JSON', { body: `"${'a'.repeat(65_535)}"` }],
-      ['of 32,768 two-byte characters (65,538 bytes)', { body: `"${'é'.repeat(32_768)}"` }],
       [
         'over 64 KiB once decoded from base64',
         { body: Buffer.alloc(65_537, 0x20).toString('base64'), isBase64Encoded: true },
@@ -378,7 +346,7 @@ describe('POST /payment handler', () => {
     ])('answer 413 payload_too_large for a body %s, and log why', async (_label, overrides) => {
       const { handle, logs, counted } = handlerWith();
 
-      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides));
+      const result = await handle(demoRequest(overrides));
 
       expect(result.statusCode).toBe(413);
       expect(bodyOf(result)).toMatchObject({ code: 'payload_too_large' });
@@ -394,7 +362,7 @@ describe('POST /payment handler', () => {
     });
 
     it('never parses, decodes or copies a body over the limit, whatever its size', async () => {
-      const { handle } = handlerWith(parsedKeys);
+      const { handle } = handlerWith();
       const parse = jest.spyOn(JSON, 'parse');
       const decode = jest.spyOn(Buffer, 'from');
       try {
@@ -406,7 +374,7 @@ describe('POST /payment handler', () => {
           { body: 'W1tb'.repeat(1_500_000), isBase64Encoded: true },
         ];
         for (const overrides of bodies) {
-          const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides));
+          const result = await handle(demoRequest(overrides));
 
           expect(result.statusCode).toBe(413);
         }
@@ -418,18 +386,18 @@ describe('POST /payment handler', () => {
       }
     });
 
-    it.each([
-      ['exactly 64 KiB of JSON', { body: `"${'a'.repeat(65_534)}"` }],
+    it.each<[string, Partial<APIGatewayProxyEvent>]>([
+      ['empty', { body: '' }],
+      ['of JSON', { body: '{"amount":1}' }],
       [
-        'exactly 64 KiB once decoded from base64',
+        'of exactly 64 KiB once decoded from base64',
         { body: Buffer.from(`"${'a'.repeat(65_534)}"`).toString('base64'), isBase64Encoded: true },
       ],
-      ['arrays nested 64 deep', { body: '['.repeat(64) + ']'.repeat(64) }],
-      ['brackets inside a string, however many', { body: `"${'['.repeat(1_000)}"` }],
-    ])('answer 200 for %s', async (_label, overrides) => {
+      ['of brackets inside a string, however many', { body: `"${'['.repeat(1_000)}"` }],
+    ])('answer 200 for a body %s', async (_label, overrides) => {
       const { handle } = handlerWith();
 
-      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides));
+      const result = await handle(demoRequest(overrides));
 
       expect(result.statusCode).toBe(200);
     });
@@ -438,10 +406,10 @@ describe('POST /payment handler', () => {
       ['arrays nested 65 deep', '['.repeat(65) + ']'.repeat(65)],
       ['objects nested 65 deep', '{"a":'.repeat(65) + '1' + '}'.repeat(65)],
     ])('answer 400 for %s, refused before it is parsed', async (_label, body) => {
-      const { handle, logs } = handlerWith(parsedKeys);
+      const { handle, logs } = handlerWith();
       const parse = jest.spyOn(JSON, 'parse');
       try {
-        const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body }));
+        const result = await handle(demoRequest({ body }));
 
         expect(result.statusCode).toBe(400);
         expect(parse).not.toHaveBeenCalled();
@@ -451,18 +419,6 @@ describe('POST /payment handler', () => {
       expect(logs.entries()).toContainEqual(
         expect.objectContaining({ status: 400, reason: 'json_too_deep' }),
       );
-    });
-
-    it.each([
-      ['a leading byte-order mark', { body: '\uFEFF{"amount":1}' }],
-      ['base64 JSON', { body: Buffer.from('{"amount":1}').toString('base64'), isBase64Encoded: true }],
-      ['JSON whitespace only', { body: ' \r\n\t' }],
-    ])('answer 200 for a body with %s', async (_label, overrides) => {
-      const { handle } = handlerWith();
-
-      const result = await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], overrides));
-
-      expect(result.statusCode).toBe(200);
     });
   });
 
@@ -478,16 +434,17 @@ describe('POST /payment handler', () => {
     expect(result.statusCode).toBe(200);
   });
 
-  it('asks for the keys of the app the request names, which say where they live (its shard)', async () => {
+  it('asks for the keys of the app the request names, which say where they live (its shard), and none without credentials', async () => {
     const getKeys = jest.fn((appId: string) => keyringProvider.getKeys(appId));
-    const { handle } = handlerWith({ getKeys });
+    const { handle } = handlerWith({ keys: { getKeys } });
 
     const results = await Promise.all([
-      handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS])),
-      handle(paymentEvent([JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]])),
+      handle(demoRequest()),
+      handle(paymentEvent(credentials('nobody', DEMO_KEY))),
+      handle(paymentEvent([JSON_TYPE])),
     ]);
 
-    expect(results.map((result) => result.statusCode)).toEqual([200, 401]);
+    expect(results.map((result) => result.statusCode)).toEqual([200, 401, 401]);
     expect(getKeys.mock.calls).toEqual([['demo'], ['nobody']]);
   });
 
@@ -502,16 +459,11 @@ describe('POST /payment handler', () => {
     const keyed = parseKeyring(KEYED_SECRET).keyring;
 
     function screenedHandler(keyFormat?: KeyFormatPolicy) {
-      const logs = captureLogs();
       const getKeys = jest.fn(() => Promise.resolve({ keyring: keyed, stale: false }));
-      const counted: string[] = [];
-      const handle = createHandler({
-        keys: { getKeys },
-        logger: logs.logger,
-        metrics: { count: (name: string) => counted.push(name) },
-        ...(keyFormat === undefined ? {} : { keyFormat }),
-      });
-      return { handle, logs, getKeys, counted };
+      return {
+        ...handlerWith({ keys: { getKeys }, ...(keyFormat === undefined ? {} : { keyFormat }) }),
+        getKeys,
+      };
     }
 
     const wrongChecksum = CURRENT_KEY.slice(0, -1) + (CURRENT_KEY.endsWith('0') ? '1' : '0');
@@ -535,7 +487,7 @@ describe('POST /payment handler', () => {
       async (_label, appId, appKey, reason) => {
         const { handle, logs, getKeys, counted } = screenedHandler();
 
-        const result = await handle(paymentEvent([JSON_TYPE, ['App-id', appId], ['App-key', appKey]]));
+        const result = await handle(paymentEvent(credentials(appId, appKey)));
 
         expect(result.statusCode).toBe(401);
         expect(result.body).toBe('{"code":"unauthorized","message":"Missing or invalid App-id or App-key."}');
@@ -554,36 +506,26 @@ describe('POST /payment handler', () => {
       },
     );
 
-    it('look up a well-formed key of the prefix, and a legacy key without it, as before', async () => {
+    it('look up a well-formed key of the prefix, a legacy key without it as before, and a key of another prefix as a legacy key (for this stack it has no prefix)', async () => {
       const { handle, getKeys } = screenedHandler();
 
       const results = await Promise.all([
-        handle(paymentEvent([JSON_TYPE, ['App-id', 'current'], ['App-key', CURRENT_KEY]])),
-        handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', DEMO_KEY]])),
-        handle(paymentEvent([JSON_TYPE, ['App-id', 'current'], ['App-key', generateKey()]])),
+        handle(paymentEvent(credentials('current', CURRENT_KEY))),
+        handle(paymentEvent(credentials('demo', DEMO_KEY))),
+        handle(paymentEvent(credentials('current', generateKey()))),
+        handle(paymentEvent(credentials('other', OTHER_PREFIX_KEY))),
       ]);
 
-      expect(results.map((result) => result.statusCode)).toEqual([200, 200, 401]);
-      expect(getKeys).toHaveBeenCalledTimes(3);
-    });
-
-    it('look up keys of another prefix as legacy keys: for this stack they have no prefix', async () => {
-      const { handle, getKeys } = screenedHandler();
-
-      const result = await handle(
-        paymentEvent([JSON_TYPE, ['App-id', 'other'], ['App-key', OTHER_PREFIX_KEY]]),
-      );
-
-      expect(result.statusCode).toBe(200);
-      expect(getKeys).toHaveBeenCalledTimes(1);
+      expect(results.map((result) => result.statusCode)).toEqual([200, 200, 401, 200]);
+      expect(getKeys).toHaveBeenCalledTimes(4);
     });
 
     it("judge keys by the stack's own prefix", async () => {
       const { handle, logs, getKeys } = screenedHandler({ prefix: 'acme', legacyKeys: true });
 
       const results = await Promise.all([
-        handle(paymentEvent([JSON_TYPE, ['App-id', 'other'], ['App-key', OTHER_PREFIX_KEY]])),
-        handle(paymentEvent([JSON_TYPE, ['App-id', 'other'], ['App-key', OTHER_PREFIX_KEY.slice(0, -2)]])),
+        handle(paymentEvent(credentials('other', OTHER_PREFIX_KEY))),
+        handle(paymentEvent(credentials('other', OTHER_PREFIX_KEY.slice(0, -2)))),
       ]);
 
       expect(results.map((result) => result.statusCode)).toEqual([200, 401]);
@@ -595,8 +537,8 @@ describe('POST /payment handler', () => {
       const { handle, logs, getKeys } = screenedHandler({ prefix: 'pay', legacyKeys: false });
 
       const results = await Promise.all([
-        handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', DEMO_KEY]])),
-        handle(paymentEvent([JSON_TYPE, ['App-id', 'current'], ['App-key', CURRENT_KEY]])),
+        handle(paymentEvent(credentials('demo', DEMO_KEY))),
+        handle(paymentEvent(credentials('current', CURRENT_KEY))),
       ]);
 
       expect(results.map((result) => result.statusCode)).toEqual([401, 200]);
@@ -607,107 +549,64 @@ describe('POST /payment handler', () => {
     });
 
     it('answer 401, not 503, to a malformed key while the keys cannot be read: nothing was to be read', async () => {
-      const { handle } = handlerWith({
-        getKeys: () => Promise.reject(new KeysUnavailableError('keys have never loaded')),
-      });
+      const { handle } = handlerWith({ keys: unavailableKeys });
 
-      const result = await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', wrongChecksum]]));
+      const result = await handle(paymentEvent(credentials('demo', wrongChecksum)));
 
       expect(result.statusCode).toBe(401);
     });
   });
-
-  it('does not ask for keys when no credentials were sent', async () => {
-    const getKeys = jest.fn((appId: string) => keyringProvider.getKeys(appId));
-    const { handle } = handlerWith({ getKeys });
-
-    await handle(paymentEvent([JSON_TYPE]));
-
-    expect(getKeys).not.toHaveBeenCalled();
-  });
 });
 
 describe('the outcome metrics', () => {
-  function counting(keys: KeyringProvider = keyringProvider) {
-    const counted: string[] = [];
-    const handle = createHandler({
-      keys,
-      logger: captureLogs().logger,
-      metrics: { count: (name) => counted.push(name) },
-    });
-    return { handle, counted };
-  }
+  it.each<[string, KeyringProvider, unknown, string]>([
+    ['a valid key', keyringProvider, demoRequest(), 'Accepted'],
+    ['a wrong key', keyringProvider, paymentEvent(credentials('demo', PARTNER_KEY)), 'Unauthorized'],
+    ['an unknown app', keyringProvider, paymentEvent(credentials('ghost', DEMO_KEY)), 'Unauthorized'],
+    ['no credentials', keyringProvider, paymentEvent([JSON_TYPE]), 'Unauthorized'],
+    [
+      'a text/plain body',
+      keyringProvider,
+      paymentEvent([['Content-Type', 'text/plain'], ...DEMO_CREDENTIALS]),
+      'UnsupportedMediaType',
+    ],
+    ['a body that is not JSON', keyringProvider, demoRequest({ body: '{not json' }), 'BadRequest'],
+    ['keys that cannot be read', unavailableKeys, demoRequest(), 'Unavailable'],
+    ['anything unexpected', keysFailing(new TypeError('boom')), demoRequest(), 'InternalError'],
+  ])('count exactly one outcome for %s', async (_label, keys, event, metric) => {
+    const { handle, counted } = handlerWith({ keys });
 
-  it.each<[string, Array<[string, string]>, string]>([
-    ['a valid key', [JSON_TYPE, ...DEMO_CREDENTIALS], 'Accepted'],
-    ['a wrong key', [JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]], 'Unauthorized'],
-    ['an unknown app', [JSON_TYPE, ['App-id', 'ghost'], ['App-key', DEMO_KEY]], 'Unauthorized'],
-    ['no credentials', [JSON_TYPE], 'Unauthorized'],
-    ['a text/plain body', [['Content-Type', 'text/plain'], ...DEMO_CREDENTIALS], 'UnsupportedMediaType'],
-  ])('count exactly one outcome for %s', async (_label, headers, metric) => {
-    const { handle, counted } = counting();
-
-    await handle(paymentEvent(headers));
+    await handle(event);
 
     expect(counted).toEqual([metric]);
   });
 
-  it('count BadRequest for a body that is not JSON', async () => {
-    const { handle, counted } = counting();
-
-    await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS], { body: '{not json' }));
-
-    expect(counted).toEqual(['BadRequest']);
-  });
-
-  it('count Unavailable when keys cannot be read, and InternalError for anything unexpected', async () => {
-    const unavailable = counting({
-      getKeys: () => Promise.reject(new KeysUnavailableError('keys have never loaded')),
-    });
-    const broken = counting({ getKeys: () => Promise.reject(new TypeError('boom')) });
-
-    await unavailable.handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
-    await broken.handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
-
-    expect([unavailable.counted, broken.counted]).toEqual([['Unavailable'], ['InternalError']]);
-  });
-
   it('count StaleKeysServed for each request answered from keys past their TTL, and log it', async () => {
-    const logs = captureLogs();
-    const counted: string[] = [];
-    const handle = createHandler({
-      keys: { getKeys: () => Promise.resolve({ keyring: parseKeyring(SECRET_STRING).keyring, stale: true }) },
-      logger: logs.logger,
-      metrics: { count: (name) => counted.push(name) },
+    const { handle, logs, counted } = handlerWith({
+      keys: keysOf(parseKeyring(SECRET_STRING).keyring, true),
     });
 
-    await handle(paymentEvent([JSON_TYPE, ...DEMO_CREDENTIALS]));
-    await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]]));
+    await handle(demoRequest());
+    await handle(paymentEvent(credentials('demo', PARTNER_KEY)));
 
     expect(counted).toEqual(['StaleKeysServed', 'Accepted', 'StaleKeysServed', 'Unauthorized']);
     expect(logs.entries().map((entry) => entry.staleKeys)).toEqual([true, true]);
   });
 
-  it('log the app id of a refused request only when it names a real app', async () => {
+  it('log the app id of a refused request only when it names a real app, with the same fields in the same order for a wrong key and an unknown app', async () => {
     const { handle, logs } = handlerWith();
 
-    await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]]));
-    await handle(paymentEvent([JSON_TYPE, ['App-id', PARTNER_KEY], ['App-key', DEMO_KEY]]));
+    await handle(paymentEvent(credentials('demo', PARTNER_KEY)));
+    await handle(paymentEvent(credentials(PARTNER_KEY, DEMO_KEY)));
+    await handle(paymentEvent(credentials('nobody', DEMO_KEY)));
 
     expect(logs.entries().map((entry) => [entry.reason, entry.appId])).toEqual([
       ['wrong_key', 'demo'],
       ['unknown_app', null],
+      ['unknown_app', null],
     ]);
     expect(logs.lines.join('\n')).not.toContain(PARTNER_KEY);
-  });
-
-  it('log the same fields, in the same order, for a wrong key of a real app and for an unknown app', async () => {
-    const { handle, logs } = handlerWith();
-
-    await handle(paymentEvent([JSON_TYPE, DEMO_ID, ['App-key', PARTNER_KEY]]));
-    await handle(paymentEvent([JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]]));
-
-    const [wrongKey, unknownApp] = logs.entries().map((entry) => Object.keys(entry));
+    const [wrongKey, , unknownApp] = logs.entries().map((entry) => Object.keys(entry));
     expect(wrongKey).toEqual(unknownApp);
     expect(wrongKey).toEqual(expect.arrayContaining(['appId', 'keyId', 'reason']));
   });
@@ -715,32 +614,21 @@ describe('the outcome metrics', () => {
 
 describe('keys that expire and apps fenced to their networks', () => {
   const NOW = Date.parse('2026-11-21T12:00:00Z');
-  const FENCED_KEY = 'test-fenced-key-0123456789abcdef';
-  const CLOSED_KEY = 'test-closed-key-0123456789abcdef';
-  /** demo: its first key expires at NOW; partner: two networks; closed: an empty allowlist, so no network. */
+  /**
+   * demo: its first key expires at NOW; partner: two networks. The address rules themselves (IPv4-mapped and IPv6
+   * forms, an empty allowlist) are SourceAllowlist's and authenticate's (network.test.ts, authenticate.test.ts): here,
+   * that the handler applies them to the request's source and answers as for any refusal.
+   */
   const RULES_SECRET = JSON.stringify({
     demo: [{ key: DEMO_KEY, expires: '2026-11-21T12:00:00Z' }, DEMO_NEXT_KEY],
-    partner: { keys: [PARTNER_KEY, FENCED_KEY], allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] },
-    closed: { keys: [CLOSED_KEY], allowedCidrs: [] },
+    partner: { keys: [PARTNER_KEY], allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] },
   });
   const keyring = parseKeyring(RULES_SECRET).keyring;
-  const rulesProvider: KeyringProvider = { getKeys: () => Promise.resolve({ keyring, stale: false }) };
-
-  function handlerAt(clock: () => number = () => NOW) {
-    const logs = captureLogs();
-    const counted: string[] = [];
-    const handle = createHandler({
-      keys: rulesProvider,
-      logger: logs.logger,
-      metrics: { count: (name) => counted.push(name) },
-      now: clock,
-    });
-    return { handle, logs, counted };
-  }
+  const handlerAt = () => handlerWith({ keys: keysOf(keyring), now: () => NOW });
 
   /** A request with these credentials from `sourceIp`; undefined: an event whose identity has no address. */
   function from(sourceIp: string | undefined, appId: string, appKey: string): unknown {
-    const event = paymentEvent([JSON_TYPE, ['App-id', appId], ['App-key', appKey]]);
+    const event = paymentEvent(credentials(appId, appKey));
     const identity: Record<string, unknown> = { ...event.requestContext.identity, sourceIp };
     return { ...event, requestContext: { ...event.requestContext, identity } };
   }
@@ -766,22 +654,7 @@ describe('keys that expire and apps fenced to their networks', () => {
       PARTNER_KEY,
       'source_not_allowed',
     ],
-    [
-      'a key sent from an IPv6 address outside them',
-      '2001:db9::1',
-      'partner',
-      FENCED_KEY,
-      'source_not_allowed',
-    ],
     ['a key sent with no known source address', undefined, 'partner', PARTNER_KEY, 'source_not_allowed'],
-    [
-      'a key sent from a source that is not an address',
-      'unknown',
-      'partner',
-      PARTNER_KEY,
-      'source_not_allowed',
-    ],
-    ['a key of an app whose allowlist is empty', '203.0.113.10', 'closed', CLOSED_KEY, 'source_not_allowed'],
   ])(
     'answer %s with the same 401 as any refusal, and log the reason with the app and key id',
     async (_label, sourceIp, appId, appKey, reason) => {
@@ -804,14 +677,10 @@ describe('keys that expire and apps fenced to their networks', () => {
     },
   );
 
-  it.each<[string, string]>([
-    ['an address inside the IPv4 block', '203.0.113.77'],
-    ['the IPv4-mapped form of that address, as a dual-stack socket reports it', '::ffff:203.0.113.77'],
-    ['an address inside the IPv6 block', '2001:db8:1234::9'],
-  ])('answer 200 to a key sent from %s', async (_label, sourceIp) => {
+  it('answer 200 to a key sent from inside its networks', async () => {
     const { handle } = handlerAt();
 
-    const result = await handle(from(sourceIp, 'partner', PARTNER_KEY));
+    const result = await handle(from('203.0.113.77', 'partner', PARTNER_KEY));
 
     expect(result.statusCode).toBe(200);
   });
@@ -832,17 +701,11 @@ describe('keys that expire and apps fenced to their networks', () => {
     // Arrange: one keyring, loaded once; only the clock moves.
     let clock = NOW - 1;
     const served: unknown[] = [];
-    const logs = captureLogs();
-    const handle = createHandler({
-      keys: {
-        getKeys: () => {
-          served.push(keyring);
-          return Promise.resolve({ keyring, stale: false });
-        },
-      },
-      logger: logs.logger,
-      now: () => clock,
-    });
+    const getKeys = () => {
+      served.push(keyring);
+      return Promise.resolve({ keyring, stale: false });
+    };
+    const { handle, logs } = handlerWith({ keys: { getKeys }, now: () => clock });
 
     // Act
     const before = await handle(from('203.0.113.10', 'demo', DEMO_KEY));

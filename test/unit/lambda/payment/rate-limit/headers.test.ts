@@ -13,6 +13,7 @@ import {
 } from '../../../../../lambda/payment/rate-limit/shared-limiter';
 import { RATE_LIMIT_LIMITS, type RateLimit } from '../../../../../shared/keys/rate-limit';
 import { CounterStoreDouble } from '../../../../support/counter-store-double';
+import { expectToBe } from '../../../../support/properties/cheap-expect';
 
 describe('the RateLimit header fields (draft-ietf-httpapi-ratelimit-headers-11)', () => {
   it.each([
@@ -175,7 +176,7 @@ describe('the headers against the limiter', () => {
             // The client keeps to the policy: it skips an attempt that would make q + 1 within w seconds.
             if (sent.filter((at) => at > clock.now - windowMs).length >= (q ?? 1)) continue;
             sent.push(clock.now);
-            expect((await answer(limiter, limit)).decision.kind).toBe('accepted');
+            expectToBe((await answer(limiter, limit)).decision.kind, 'accepted');
           }
         }),
         { numRuns: 200 },
@@ -207,7 +208,7 @@ describe('the headers against the limiter', () => {
               expect(r).toBe(0);
               expect(Number(last.headers['Retry-After'])).toBe(t);
               clock.now += (t ?? 0) * 1000;
-              expect((await answer(limiter, limit)).decision.kind).toBe('accepted');
+              expectToBe((await answer(limiter, limit)).decision.kind, 'accepted');
               return;
             }
             const answeredAt = clock.now;
@@ -217,7 +218,7 @@ describe('the headers against the limiter', () => {
               .sort((a, b) => a - b);
             for (const at of times) {
               clock.now = at;
-              expect((await answer(limiter, limit)).decision.kind).toBe('accepted');
+              expectToBe((await answer(limiter, limit)).decision.kind, 'accepted');
             }
           },
         ),
