@@ -208,23 +208,6 @@ describe('npm run smoke -- --stack, against moto', () => {
     expect(api.received.length).toBe(before);
   });
 
-  it('reports a secret it cannot find as the key CLI does, naming the region it looked in', async () => {
-    const stack = await createStack({
-      PaymentUrl: api.paymentUrl,
-      KeysSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-AbCdEf',
-    });
-
-    const run = await runSmokeInProcess(['--stack', stack, '--app-id', 'demo'], moto.awsEnv, smokeIo());
-
-    expect(run).toEqual({
-      code: 1,
-      stdout: '',
-      stderr:
-        'error: secret arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-AbCdEf not found in region ' +
-        'us-east-1 (or it has no AWSCURRENT version); check AWS_REGION\n',
-    });
-  });
-
   it('reports missing credentials in one line, before any call', async () => {
     const home = mkdtempSync(join(tmpdir(), 'smoke-no-credentials-'));
     try {
