@@ -11,7 +11,6 @@
  * test/integration/openapi/local-server-answers.test.ts checks this process's answers against openapi.yaml. Here:
  * what only a real process shows (its files, its banner, a key file replaced while it runs, its signals, its exits).
  */
-import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { access, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -29,7 +28,13 @@ import {
   type LocalServerProcess,
   type Reply,
 } from '../../support/local-server-process';
-import { freeLoopbackPort, MOTO_AWS_ENV, sharedMoto, type MotoServer } from '../../support/moto';
+import {
+  createMotoSecret,
+  freeLoopbackPort,
+  MOTO_AWS_ENV,
+  sharedMoto,
+  type MotoServer,
+} from '../../support/moto';
 import { spawnTool } from '../../support/tool-process';
 
 afterAll(() => {
@@ -195,7 +200,9 @@ describe('npm start with an existing keys file', () => {
   });
 });
 
-describe('npm start on a port already in use', () => {
+// Which line each setting gets is test/unit/tools/local-server/local-settings.test.ts's; here, that the process
+// refusing to start says it in one line, with no stack trace, exit 1, and creates no keys file.
+describe('npm start that cannot start', () => {
   let directory: string;
   let blocker: Server;
   let port: number;
@@ -212,12 +219,28 @@ describe('npm start on a port already in use', () => {
     await rm(directory, { recursive: true, force: true });
   });
 
-  it('exits 1 with one clear line and creates no keys file', async () => {
+  it.each<[string, () => Record<string, string>, () => string]>([
+    [
+      'on a port already in use',
+      () => ({ PORT: String(port) }),
+      () => `port ${port} on 127.0.0.1 is already in use; set PORT to a free port`,
+    ],
+    [
+      'with an invalid setting',
+      () => ({ PORT: '0', LOG_LEVEL: 'verbose' }),
+      () => 'LOG_LEVEL must be one of debug, info, warn, error, got "verbose"',
+    ],
+    [
+      'with two places for the keys',
+      () => ({ PORT: '0', KEYS_REGISTRY: 'payment-api/PaymentApi/keys/registry' }),
+      () => 'both KEYS_REGISTRY and KEYS_FILE are set: the keys come from one place, unset all but one',
+    ],
+  ])('%s: exits 1 with one clear line and creates no keys file', async (_case, settings, message) => {
     // Arrange
     const keysFile = join(directory, 'keys.json');
 
     // Act
-    const run = spawnNpmStart({ PORT: String(port), KEYS_FILE: keysFile });
+    const run = spawnNpmStart({ ...settings(), KEYS_FILE: keysFile });
     const code = await run.exited;
 
     // Assert
@@ -226,59 +249,7 @@ describe('npm start on a port already in use', () => {
       .stderr()
       .split('\n')
       .filter((line) => line.startsWith('payment-api local server'));
-    expect(ourLines).toEqual([
-      `payment-api local server: port ${port} on 127.0.0.1 is already in use; set PORT to a free port`,
-    ]);
-    expect(run.stderr()).not.toMatch(/\n\s+at /);
-    expect(await exists(keysFile)).toBe(false);
-  });
-});
-
-describe('npm start with an invalid setting in the environment', () => {
-  let directory: string;
-
-  beforeAll(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
-  });
-
-  afterAll(async () => {
-    await rm(directory, { recursive: true, force: true });
-  });
-
-  it.each([
-    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL must be one of debug, info, warn, error, got "verbose"'],
-    [
-      { KEY_CACHE_TTL_SECONDS: '0' },
-      'KEY_CACHE_TTL_SECONDS must be a whole number of seconds from 1 to 3600, got "0"',
-    ],
-    [
-      { APP_RATE_LIMIT: '0' },
-      'APP_RATE_LIMIT must be a number of requests per second from 0.001 to 10000, got "0"',
-    ],
-    [{ APP_RATE_BURST: '5' }, 'APP_RATE_BURST needs APP_RATE_LIMIT'],
-    [
-      { APP_RATE_LIMIT: '2', APP_RATE_LIMIT_FAILURE: 'closed' },
-      'APP_RATE_LIMIT_FAILURE needs RATE_LIMIT_TABLE',
-    ],
-    [
-      { KEYS_REGISTRY: 'payment-api/PaymentApi/keys/registry' },
-      'both KEYS_REGISTRY and KEYS_FILE are set: the keys come from one place, unset all but one',
-    ],
-  ])('refuses %j: exit 1, one line naming the variable, no keys file', async (settings, message) => {
-    // Arrange
-    const keysFile = join(directory, 'keys.json');
-
-    // Act
-    const run = spawnNpmStart({ ...settings, PORT: '0', KEYS_FILE: keysFile });
-    const code = await run.exited;
-
-    // Assert
-    expect(code).toBe(1);
-    const ourLines = run
-      .stderr()
-      .split('\n')
-      .filter((line) => line.startsWith('payment-api local server'));
-    expect(ourLines).toEqual([`payment-api local server: ${message}`]);
+    expect(ourLines).toEqual([`payment-api local server: ${message()}`]);
     expect(run.stderr()).not.toMatch(/\n\s+at /);
     expect(await exists(keysFile)).toBe(false);
   });
@@ -296,24 +267,14 @@ describe('npm start with KEYS_SECRET_ID (keys from Secrets Manager, here moto)',
 
   beforeAll(async () => {
     moto = await sharedMoto();
-    const client = new SecretsManagerClient({
-      region: MOTO_AWS_ENV.AWS_REGION,
-      endpoint: moto.endpoint,
-      credentials: {
-        accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
-        secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-      },
-    });
-    await client.send(
-      new CreateSecretCommand({
-        Name: secretName,
-        SecretString: JSON.stringify({
-          partner: [partnerKey, { key: expiredKey, expires: '2020-01-01T00:00:00Z' }],
-          fenced: { keys: [fencedKey], allowedCidrs: ['203.0.113.0/24'] },
-        }),
+    await createMotoSecret(
+      moto,
+      secretName,
+      JSON.stringify({
+        partner: [partnerKey, { key: expiredKey, expires: '2020-01-01T00:00:00Z' }],
+        fenced: { keys: [fencedKey], allowedCidrs: ['203.0.113.0/24'] },
       }),
     );
-    client.destroy();
     directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
     keysFile = join(directory, 'keys.json');
     server = await startLocalServer({
