@@ -10,7 +10,10 @@ import {
   ListSecretsCommand,
   ListSecretVersionIdsCommand,
   type SecretsManagerClient,
+  type ServiceInputTypes,
+  type ServiceOutputTypes,
 } from '@aws-sdk/client-secrets-manager';
+import type { InitializeMiddleware } from '@smithy/types';
 import type { CallBounds } from '../../../shared/aws/bounded-client';
 import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-settings';
 import type { CliIo } from '../../../tools/keys/main';
@@ -36,6 +39,18 @@ let admin: SecretsManagerClient;
 /** The CLI's own client, with bounds for moto on a busy machine (or those given) rather than the operator's. */
 function cliClient(env: Env, bounds: CallBounds = EMULATOR_CALL_BOUNDS): SecretsManagerClient {
   return createOperatorSecretsManagerClient(env, bounds);
+}
+
+/** The CLI's client with `middleware` first in every call: a race or a fault played at one step of a write. */
+function clientWith(
+  name: string,
+  middleware: InitializeMiddleware<ServiceInputTypes, ServiceOutputTypes>,
+): (env: Env) => SecretsManagerClient {
+  return (env) => {
+    const client = cliClient(env);
+    client.middlewareStack.add(middleware, { step: 'initialize', name });
+    return client;
+  };
 }
 
 /** The CLI in-process, its AWS calls bounded for moto on a busy machine. */
@@ -193,19 +208,12 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     let reads = 0;
     let allRead: () => void = () => undefined;
     const barrier = new Promise<void>((resolve) => (allRead = resolve));
-    const readThenWait = (env: Env) => {
-      const client = cliClient(env);
-      client.middlewareStack.add(
-        (next, context) => async (args) => {
-          if (context.commandName === 'PutSecretValueCommand') await barrier;
-          const output = await next(args);
-          if (context.commandName === 'GetSecretValueCommand' && ++reads === writers) allRead();
-          return output;
-        },
-        { step: 'initialize', name: 'allReadBeforeAnyWrite' },
-      );
-      return client;
-    };
+    const readThenWait = clientWith('allReadBeforeAnyWrite', (next, context) => async (args) => {
+      if (context.commandName === 'PutSecretValueCommand') await barrier;
+      const output = await next(args);
+      if (context.commandName === 'GetSecretValueCommand' && ++reads === writers) allRead();
+      return output;
+    });
 
     const results = await Promise.all(
       Array.from({ length: writers }, () =>
@@ -249,29 +257,19 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     let firstMoved: () => void = () => undefined;
     const moved = new Promise<void>((resolve) => (firstMoved = resolve));
     let listers = 0;
-    const lateListers = (env: Env) => {
-      const client = cliClient(env);
-      client.middlewareStack.add(
-        (next, context) => async (args) => {
-          const input = args.input as { VersionStage?: string };
-          if (context.commandName === 'ListSecretVersionIdsCommand') {
-            await readBarrier;
-            if (listers++ > 0) await moved;
-          }
-          const output = await next(args);
-          if (context.commandName === 'GetSecretValueCommand' && ++reads === writers) allRead();
-          if (
-            context.commandName === 'UpdateSecretVersionStageCommand' &&
-            input.VersionStage === 'AWSCURRENT'
-          ) {
-            firstMoved();
-          }
-          return output;
-        },
-        { step: 'initialize', name: 'lateListers' },
-      );
-      return client;
-    };
+    const lateListers = clientWith('lateListers', (next, context) => async (args) => {
+      const input = args.input as { VersionStage?: string };
+      if (context.commandName === 'ListSecretVersionIdsCommand') {
+        await readBarrier;
+        if (listers++ > 0) await moved;
+      }
+      const output = await next(args);
+      if (context.commandName === 'GetSecretValueCommand' && ++reads === writers) allRead();
+      if (context.commandName === 'UpdateSecretVersionStageCommand' && input.VersionStage === 'AWSCURRENT') {
+        firstMoved();
+      }
+      return output;
+    });
     const versionsBefore = (await admin.send(new ListSecretVersionIdsCommand({ SecretId: secretId })))
       .Versions;
 
@@ -300,23 +298,13 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     const original = JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] });
     const secretId = await createSecret(original);
     const before = await current(secretId);
-    const failingMove = (env: Env) => {
-      const client = cliClient(env);
-      client.middlewareStack.add(
-        (next, context) => (args) => {
-          const input = args.input as { VersionStage?: string };
-          if (
-            context.commandName === 'UpdateSecretVersionStageCommand' &&
-            input.VersionStage === 'AWSCURRENT'
-          ) {
-            return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
-          }
-          return next(args);
-        },
-        { step: 'initialize', name: 'failTheMove' },
-      );
-      return client;
-    };
+    const failingMove = clientWith('failTheMove', (next, context) => (args) => {
+      const input = args.input as { VersionStage?: string };
+      if (context.commandName === 'UpdateSecretVersionStageCommand' && input.VersionStage === 'AWSCURRENT') {
+        return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+      }
+      return next(args);
+    });
 
     const result = await runCli(['rotate', 'demo', '--secret-id', secretId], moto.awsEnv, {
       createSecretsManagerClient: failingMove,
@@ -338,20 +326,13 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     const original = JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] });
     const secretId = await createSecret(original);
     const before = await current(secretId);
-    const putAnswerLost = (env: Env) => {
-      const client = cliClient(env);
-      client.middlewareStack.add(
-        (next, context) => async (args) => {
-          const output = await next(args);
-          if (context.commandName !== 'PutSecretValueCommand') return output;
-          throw Object.assign(new Error('The operation was aborted due to timeout'), {
-            name: 'TimeoutError',
-          });
-        },
-        { step: 'initialize', name: 'losePutAnswer' },
-      );
-      return client;
-    };
+    const putAnswerLost = clientWith('losePutAnswer', (next, context) => async (args) => {
+      const output = await next(args);
+      if (context.commandName !== 'PutSecretValueCommand') return output;
+      throw Object.assign(new Error('The operation was aborted due to timeout'), {
+        name: 'TimeoutError',
+      });
+    });
 
     const result = await runCli(['rotate', 'demo', '--secret-id', secretId], moto.awsEnv, {
       createSecretsManagerClient: putAnswerLost,
@@ -379,17 +360,10 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       }),
     );
     doomedAdmin.destroy();
-    const stopBeforeMove = (env: Env) => {
-      const client = cliClient(env);
-      client.middlewareStack.add(
-        (next, context) => async (args) => {
-          if (context.commandName === 'UpdateSecretVersionStageCommand') await doomed.stop();
-          return next(args);
-        },
-        { step: 'initialize', name: 'stopMotoBeforeMove' },
-      );
-      return client;
-    };
+    const stopBeforeMove = clientWith('stopMotoBeforeMove', (next, context) => async (args) => {
+      if (context.commandName === 'UpdateSecretVersionStageCommand') await doomed.stop();
+      return next(args);
+    });
 
     const result = await runCli(['rotate', 'demo', '--secret-id', secretId], doomed.awsEnv, {
       createSecretsManagerClient: stopBeforeMove,
