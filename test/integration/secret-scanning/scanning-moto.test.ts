@@ -22,7 +22,7 @@ import { captureLogs } from '../../support/capture-logger';
 import {
   countCommands,
   EMULATOR_CALL_BOUNDS,
-  MOTO_AWS_ENV,
+  motoClientConfig,
   sharedMoto,
   type CommandCount,
   type MotoServer,
@@ -92,14 +92,7 @@ describe('the secret scanning handler against Secrets Manager and SNS (moto)', (
 
   beforeAll(async () => {
     moto = await sharedMoto();
-    const config = {
-      region: MOTO_AWS_ENV.AWS_REGION,
-      endpoint: moto.endpoint,
-      credentials: {
-        accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
-        secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-      },
-    };
+    const config = motoClientConfig(moto);
     // Emulator bounds: moto on two busy cores may take seconds for a call the production bounds allow 2 s.
     client = createSecretsManagerClient(EMULATOR_CALL_BOUNDS, config);
     batchReadsAwsCurrent(client);
