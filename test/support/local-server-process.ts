@@ -4,44 +4,18 @@
  * itself (its pid is in the listening line): npm does not forward a SIGTERM sent to npm, while the server's exit
  * code does travel back up through tsx and npm.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort } from './moto';
+import { startTool, type RunningTool } from './tool-process';
 
-const PROJECT_ROOT = join(__dirname, '..', '..');
 const LISTENING = /payment-api local server listening on (http:\/\/127\.0\.0\.1:\d+) \(pid (\d+)\)/;
 const START_TIMEOUT_MS = 45_000;
 const STOP_TIMEOUT_MS = 15_000;
 /** Starting npm, tsx and (for one suite) moto can take a while on a loaded machine. */
 export const SETUP_TIMEOUT_MS = 120_000;
-
-/** Variables of the surrounding shell that would change which keys the server uses. */
-const INHERITED_SETTINGS = [
-  'PORT',
-  'KEYS_FILE',
-  'KEYS_SECRET_ID',
-  'KEYS_STACK',
-  'KEYS_REGISTRY',
-  'KEYS_REGISTRY_FILE',
-  'KEY_SHARDS',
-  'KEY_SHARDS_PREVIOUS',
-  'KEY_SHARD_NAME_PREFIX',
-  'KEY_CACHE_TTL_SECONDS',
-  'KEY_MAX_STALE_SECONDS',
-  'LOG_LEVEL',
-  'APP_RATE_LIMIT',
-  'APP_RATE_BURST',
-  'APP_RATE_LIMIT_FAILURE',
-  'RATE_LIMIT_TABLE',
-  'RATE_LIMIT_DEADLINE_MS',
-  'AWS_ENDPOINT_URL',
-  'AWS_ENDPOINT_URL_SECRETS_MANAGER',
-  'AWS_ENDPOINT_URL_DYNAMODB',
-  'AWS_PROFILE',
-];
 
 export interface LocalServerProcess {
   readonly baseUrl: string;
@@ -49,63 +23,57 @@ export interface LocalServerProcess {
   /** stdout and stderr so far. */
   output(): string;
   stderr(): string;
-  /** npm's exit code, once it has exited. */
-  readonly exited: Promise<number | null>;
+  /** npm's exit code, once it has exited (-1 when killed). */
+  readonly exited: Promise<number>;
 }
 
-const spawned = new Set<ChildProcess>();
-
-export function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    // The whole group is already gone.
-  }
-}
+const spawned = new Set<RunningTool>();
 
 /** Call from afterAll: SIGKILLs every server group this module started. */
 export function killAllLocalServers(): void {
-  for (const child of spawned) killGroup(child);
+  for (const tool of spawned) tool.kill('SIGKILL');
 }
 
-/** Spawns `npm start` and collects its output; resolves when npm exits. */
-export function spawnNpmStart(env: Readonly<Record<string, string>>): {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-} {
-  const childEnv: Record<string, string | undefined> = {
-    ...process.env,
-    npm_config_update_notifier: 'false',
+export interface NpmStart {
+  /** Each stream's whole lines so far. */
+  readonly stdout: () => string;
+  readonly stderr: () => string;
+  /** npm's exit code, once it has exited (-1 when killed). */
+  readonly exited: Promise<number>;
+  readonly hasExited: () => boolean;
+  readonly kill: (signal: NodeJS.Signals) => void;
+}
+
+/**
+ * Spawns `npm start` (startTool: its own process group, and nothing of this process's environment but PATH and HOME,
+ * so no setting of the surrounding shell changes which keys it uses) and collects its output.
+ */
+export function spawnNpmStart(env: Readonly<Record<string, string>>): NpmStart {
+  const tool = startTool('npm', ['start', '--silent'], { npm_config_update_notifier: 'false', ...env });
+  spawned.add(tool);
+  const state = { exited: false };
+  const exited = tool.exited.then(({ code }) => {
+    state.exited = true;
+    return code;
+  });
+  const text = (stream: 'stdout' | 'stderr') => (): string =>
+    tool.lines
+      .filter((line) => line.stream === stream)
+      .map((line) => `${line.text}\n`)
+      .join('');
+  return {
+    stdout: text('stdout'),
+    stderr: text('stderr'),
+    exited,
+    hasExited: () => state.exited,
+    kill: (signal) => {
+      tool.kill(signal);
+    },
   };
-  for (const name of INHERITED_SETTINGS) Reflect.deleteProperty(childEnv, name);
-  const child = spawn('npm', ['start', '--silent'], {
-    cwd: PROJECT_ROOT,
-    env: { ...childEnv, ...env },
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  spawned.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString('utf8');
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
-  const exited = new Promise<number | null>((resolve) => {
-    child.once('exit', (code) => {
-      resolve(code);
-    });
-  });
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
 export async function startLocalServer(env: Readonly<Record<string, string>>): Promise<LocalServerProcess> {
-  const { child, stdout, stderr, exited } = spawnNpmStart(env);
+  const { stdout, stderr, exited, hasExited, kill } = spawnNpmStart(env);
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     const match = LISTENING.exec(stdout());
@@ -118,8 +86,8 @@ export async function startLocalServer(env: Readonly<Record<string, string>>): P
         exited,
       };
     }
-    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
-      killGroup(child);
+    if (hasExited() || Date.now() > deadline) {
+      kill('SIGKILL');
       throw new Error(`the local server did not start.\nstdout:\n${stdout()}\nstderr:\n${stderr()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -130,7 +98,7 @@ export async function startLocalServer(env: Readonly<Record<string, string>>): P
 export async function stopLocalServer(
   server: LocalServerProcess,
   signal: NodeJS.Signals = 'SIGTERM',
-): Promise<number | null> {
+): Promise<number> {
   process.kill(server.serverPid, signal);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>((resolve) => {
@@ -225,70 +193,6 @@ export async function startLocalServerWithKeys(
         killAllLocalServers();
         await rm(directory, { recursive: true, force: true });
       }
-    },
-  };
-}
-
-export interface LoopedRequest {
-  readonly appId: string;
-  readonly status: number;
-  /** Epoch ms, when the request was sent. */
-  readonly at: number;
-}
-
-export interface RequestLoop {
-  /** Every answer so far, in the order they came. */
-  readonly requests: readonly LoopedRequest[];
-  /** Resolves once every client has asked for every app in a pass that started at or after `since` (epoch ms). */
-  passedSince(since: number): Promise<void>;
-  /** Stops after the requests under way; resolves with every answer. */
-  stop(): Promise<readonly LoopedRequest[]>;
-}
-
-/**
- * `clients` callers, one request at a time each, asking for every app of `apps` (id and key) in turn, over and
- * over, each starting at another app, until stopped: requests for every app throughout whatever the test does
- * meanwhile.
- */
-export function loopRequests(
-  baseUrl: string,
-  apps: readonly (readonly [string, string])[],
-  clients = 3,
-): RequestLoop {
-  const requests: LoopedRequest[] = [];
-  const passes: number[][] = Array.from({ length: clients }, () => []);
-  const state = { stopped: false };
-  // Read through a function: a stop comes from outside the loop, between its awaits.
-  const going = (): boolean => !state.stopped;
-  const loop = async (client: number): Promise<void> => {
-    const offset = Math.floor((client * apps.length) / clients);
-    while (going()) {
-      const startedAt = Date.now();
-      for (let index = 0; index < apps.length && going(); index++) {
-        const [appId, appKey] = apps[(index + offset) % apps.length] ?? ['', ''];
-        const at = Date.now();
-        // A request that got no answer at all is recorded as status 0.
-        const status = await send(baseUrl, { headers: credentials(appId, appKey) }).then(
-          (reply) => reply.status,
-          () => 0,
-        );
-        requests.push({ appId, status, at });
-      }
-      if (going()) passes[client]?.push(startedAt);
-    }
-  };
-  const running = Array.from({ length: clients }, (_, client) => loop(client));
-  return {
-    requests,
-    async passedSince(since) {
-      while (!passes.every((started) => started.some((at) => at >= since))) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    },
-    async stop() {
-      state.stopped = true;
-      await Promise.all(running);
-      return requests;
     },
   };
 }

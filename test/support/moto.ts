@@ -194,8 +194,11 @@ export async function sharedMoto(timeoutMs = 30_000): Promise<MotoServer> {
   };
 }
 
-/** Region, endpoint and credentials of an SDK client for the test process itself, pointed at moto. */
-function motoClientConfig(moto: MotoServer) {
+/**
+ * Region, endpoint and credentials of an SDK client for the test process itself, pointed at moto (or a server in
+ * its place).
+ */
+export function motoClientConfig(moto: { readonly endpoint: string }) {
   return {
     region: MOTO_AWS_ENV.AWS_REGION,
     endpoint: moto.endpoint,

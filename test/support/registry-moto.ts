@@ -77,7 +77,8 @@ async function createSecret(client: SecretsManagerClient, name: string, text: st
   return created.ARN;
 }
 
-async function createStack(
+/** A stack in moto holding only `outputs` (and the one resource CloudFormation requires), as a deploy leaves them. */
+export async function createMotoStack(
   client: CloudFormationClient,
   name: string,
   outputs: Readonly<Record<string, string>>,
@@ -169,7 +170,7 @@ export function createMotoRegistry(
           KeyShardNamePrefix: namePrefix,
         });
       }
-      await createStack(cloudFormation, stackName, { ...outputs, ...options.extraOutputs });
+      await createMotoStack(cloudFormation, stackName, { ...outputs, ...options.extraOutputs });
     }
     return registry;
   });

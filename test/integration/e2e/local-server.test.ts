@@ -5,14 +5,18 @@
  * outlives the suite even when a test fails. Stop signals go to the server process itself (its pid is in the
  * listening line): npm does not forward a SIGTERM sent to npm, while the server's exit code does travel back
  * up through tsx and npm, so npm's exit code is the server's.
+ *
+ * What a request gets (each status, body and header) is the handler's and the server's to prove, at unit level
+ * (test/unit/lambda/payment/create-handler.test.ts, test/unit/tools/local-server/{routing,server}.test.ts), and
+ * test/integration/openapi/local-server-answers.test.ts checks this process's answers against openapi.yaml. Here:
+ * what only a real process shows (its files, its banner, a key file replaced while it runs, its signals, its exits).
  */
-import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { access, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '../../../shared/keys/key-material';
-import { errorBody, SUCCESS_BODY } from '../../../shared/api/responses';
+import { SUCCESS_BODY } from '../../../shared/api/responses';
 import {
   credentials,
   killAllLocalServers,
@@ -24,22 +28,18 @@ import {
   type LocalServerProcess,
   type Reply,
 } from '../../support/local-server-process';
-import { freeLoopbackPort, MOTO_AWS_ENV, sharedMoto, type MotoServer } from '../../support/moto';
+import {
+  createMotoSecret,
+  freeLoopbackPort,
+  MOTO_AWS_ENV,
+  sharedMoto,
+  type MotoServer,
+} from '../../support/moto';
 import { spawnTool } from '../../support/tool-process';
 
 afterAll(() => {
   killAllLocalServers();
 });
-
-/** What `read` returns once it returns something, read again every 20 ms for up to 15 s; else undefined. */
-async function eventually<T>(read: () => T | undefined): Promise<T | undefined> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const value = read();
-    if (value !== undefined || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 function occurrences(text: string, fragment: string): number {
   return text.split(fragment).length - 1;
@@ -118,108 +118,6 @@ describe('npm start on a first run (no keys file yet)', () => {
     expect(body.code).toBe('ok');
     expect(typeof body.message).toBe('string');
     expect(body).toEqual(SUCCESS_BODY);
-  });
-
-  it.each([
-    { cause: 'a wrong key', headers: (): string[] => credentials('demo', generateKey()) },
-    { cause: 'an unknown app', headers: (key: string): string[] => credentials('nobody', key) },
-    {
-      cause: 'a missing App-id',
-      headers: (key: string): string[] => ['Content-Type', 'application/json', 'App-key', key],
-    },
-    {
-      cause: 'a missing App-key',
-      headers: (): string[] => ['Content-Type', 'application/json', 'App-id', 'demo'],
-    },
-    { cause: 'an empty App-key', headers: (): string[] => credentials('demo', '') },
-    {
-      cause: 'a duplicated App-key header',
-      headers: (key: string): string[] => [...credentials('demo', key), 'App-key', key],
-    },
-    {
-      cause: 'a duplicated App-id header in another casing',
-      headers: (key: string): string[] => [...credentials('demo', key), 'app-id', 'demo'],
-    },
-  ])('answers 401 with the one unauthorized body for $cause', async ({ headers }) => {
-    // Act
-    const reply = await send(server.baseUrl, { headers: headers(demoKey) });
-
-    // Assert
-    expect(reply.status).toBe(401);
-    expectJsonNoStore(reply);
-    expect(reply.body).toBe(errorBody('unauthorized'));
-  });
-
-  it('answers 415 to an authenticated request without Content-Type', async () => {
-    // Act
-    const reply = await send(server.baseUrl, { headers: ['App-id', 'demo', 'App-key', demoKey] });
-
-    // Assert
-    expect(reply.status).toBe(415);
-    expectJsonNoStore(reply);
-    expect(reply.body).toBe(errorBody('unsupportedMediaType'));
-  });
-
-  it('accepts application/json with a charset parameter', async () => {
-    // Act
-    const reply = await send(server.baseUrl, {
-      headers: ['Content-Type', 'application/json; charset=UTF-8', 'App-id', 'demo', 'App-key', demoKey],
-      body: '{"amount": 12.5}',
-    });
-
-    // Assert
-    expect(reply.status).toBe(200);
-  });
-
-  it('answers 400 to an authenticated request whose body is not JSON', async () => {
-    // Act
-    const reply = await send(server.baseUrl, { headers: credentials('demo', demoKey), body: '{not json' });
-
-    // Assert
-    expect(reply.status).toBe(400);
-    expectJsonNoStore(reply);
-    expect(reply.body).toBe(errorBody('badRequest'));
-  });
-
-  it('answers 405 with Allow: POST to GET /payment', async () => {
-    // Act
-    const reply = await send(server.baseUrl, { method: 'GET', headers: credentials('demo', demoKey) });
-
-    // Assert
-    expect(reply.status).toBe(405);
-    expect(reply.headers.allow).toBe('POST');
-    expectJsonNoStore(reply);
-    expect(reply.body).toBe(errorBody('methodNotAllowed'));
-  });
-
-  it('answers 404 to any other path', async () => {
-    // Act
-    const reply = await send(server.baseUrl, { path: '/other', headers: credentials('demo', demoKey) });
-
-    // Assert
-    expect(reply.status).toBe(404);
-    expectJsonNoStore(reply);
-    expect(reply.body).toBe(errorBody('notFound'));
-  });
-
-  it('serves /payment/ (one trailing slash) as /payment', async () => {
-    // Act
-    const reply = await send(server.baseUrl, { path: '/payment/', headers: credentials('demo', demoKey) });
-
-    // Assert
-    expect(reply.status).toBe(200);
-  });
-
-  it('answers 413 to a body declared larger than API Gateway accepts (10 MiB)', async () => {
-    // Act
-    const reply = await send(server.baseUrl, {
-      headers: [...credentials('demo', demoKey), 'Content-Length', String(10 * 1024 * 1024 + 1)],
-    });
-
-    // Assert
-    expect(reply.status).toBe(413);
-    expectJsonNoStore(reply);
-    expect(reply.body).toBe(errorBody('payloadTooLarge'));
   });
 
   it('accepts a key added to the file while it runs at once, its TTL far from over', async () => {
@@ -302,85 +200,9 @@ describe('npm start with an existing keys file', () => {
   });
 });
 
-describe('npm start with expiring keys and allowlists in the key file', () => {
-  let directory: string;
-  let server: LocalServerProcess;
-  const keys = {
-    expired: generateKey(),
-    current: generateKey(),
-    loopback: generateKey(),
-    elsewhere: generateKey(),
-    closed: generateKey(),
-  };
-
-  beforeAll(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
-    const keysFile = join(directory, 'keys.json');
-    const secret = {
-      rolling: [
-        { key: keys.expired, expires: '2020-01-01T00:00:00Z' },
-        { key: keys.current, expires: '2999-01-01T00:00:00+01:00' },
-      ],
-      // The server listens on 127.0.0.1: its callers come from the loopback network.
-      local: { keys: [keys.loopback], allowedCidrs: ['127.0.0.0/8', '::1/128'] },
-      remote: { keys: [keys.elsewhere], allowedCidrs: ['203.0.113.0/24'] },
-      nowhere: { keys: [keys.closed], allowedCidrs: [] },
-    };
-    await writeFile(keysFile, JSON.stringify(secret), { mode: 0o600 });
-    server = await startLocalServer({ PORT: String(await freeLoopbackPort()), KEYS_FILE: keysFile });
-  }, SETUP_TIMEOUT_MS);
-
-  afterAll(async () => {
-    await stopLocalServer(server, 'SIGTERM');
-    await rm(directory, { recursive: true, force: true });
-  });
-
-  it.each([
-    ['a key before its expiry', 'rolling', 'current'],
-    ['a key from an allowed network', 'local', 'loopback'],
-  ] as const)('answers 200 to %s', async (_case, appId, key) => {
-    const reply = await send(server.baseUrl, { headers: credentials(appId, keys[key]) });
-
-    expect(reply.status).toBe(200);
-  });
-
-  it.each([
-    ['an expired key', 'rolling', 'expired', 'expired_key'],
-    ['a key from outside its allowlist', 'remote', 'elsewhere', 'source_not_allowed'],
-    ['a key of an app whose allowlist is empty', 'nowhere', 'closed', 'source_not_allowed'],
-  ] as const)(
-    'answers %s with the same 401 as any refusal, logging why',
-    async (_case, appId, key, reason) => {
-      const wrongKey = await send(server.baseUrl, { headers: credentials(appId, generateKey()) });
-
-      const reply = await send(server.baseUrl, { headers: credentials(appId, keys[key]) });
-
-      expect(reply.status).toBe(401);
-      expect(reply.body).toBe(wrongKey.body);
-      expect(reply.headers['www-authenticate']).toBe(wrongKey.headers['www-authenticate']);
-      // The log line travels through the server's stdout: wait for it rather than assume it has arrived.
-      const refusal = await eventually(() =>
-        server
-          .output()
-          .split('\n')
-          .filter((line) => line.includes('"request refused"') && line.includes(`"reason":"${reason}"`))
-          .map((line) => JSON.parse(line) as Record<string, unknown>)
-          .find((line) => line.appId === appId),
-      );
-      expect(refusal).toMatchObject({
-        status: 401,
-        appId,
-        keyId: expect.stringMatching(/^[0-9a-f]{12}$/) as unknown,
-      });
-    },
-  );
-
-  it('never prints a key of the file', () => {
-    for (const key of Object.values(keys)) expect(occurrences(server.output(), key)).toBe(0);
-  });
-});
-
-describe('npm start on a port already in use', () => {
+// Which line each setting gets is test/unit/tools/local-server/local-settings.test.ts's; here, that the process
+// refusing to start says it in one line, with no stack trace, exit 1, and creates no keys file.
+describe('npm start that cannot start', () => {
   let directory: string;
   let blocker: Server;
   let port: number;
@@ -397,12 +219,28 @@ describe('npm start on a port already in use', () => {
     await rm(directory, { recursive: true, force: true });
   });
 
-  it('exits 1 with one clear line and creates no keys file', async () => {
+  it.each<[string, () => Record<string, string>, () => string]>([
+    [
+      'on a port already in use',
+      () => ({ PORT: String(port) }),
+      () => `port ${port} on 127.0.0.1 is already in use; set PORT to a free port`,
+    ],
+    [
+      'with an invalid setting',
+      () => ({ PORT: '0', LOG_LEVEL: 'verbose' }),
+      () => 'LOG_LEVEL must be one of debug, info, warn, error, got "verbose"',
+    ],
+    [
+      'with two places for the keys',
+      () => ({ PORT: '0', KEYS_REGISTRY: 'payment-api/PaymentApi/keys/registry' }),
+      () => 'both KEYS_REGISTRY and KEYS_FILE are set: the keys come from one place, unset all but one',
+    ],
+  ])('%s: exits 1 with one clear line and creates no keys file', async (_case, settings, message) => {
     // Arrange
     const keysFile = join(directory, 'keys.json');
 
     // Act
-    const run = spawnNpmStart({ PORT: String(port), KEYS_FILE: keysFile });
+    const run = spawnNpmStart({ ...settings(), KEYS_FILE: keysFile });
     const code = await run.exited;
 
     // Assert
@@ -411,59 +249,7 @@ describe('npm start on a port already in use', () => {
       .stderr()
       .split('\n')
       .filter((line) => line.startsWith('payment-api local server'));
-    expect(ourLines).toEqual([
-      `payment-api local server: port ${port} on 127.0.0.1 is already in use; set PORT to a free port`,
-    ]);
-    expect(run.stderr()).not.toMatch(/\n\s+at /);
-    expect(await exists(keysFile)).toBe(false);
-  });
-});
-
-describe('npm start with an invalid setting in the environment', () => {
-  let directory: string;
-
-  beforeAll(async () => {
-    directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
-  });
-
-  afterAll(async () => {
-    await rm(directory, { recursive: true, force: true });
-  });
-
-  it.each([
-    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL must be one of debug, info, warn, error, got "verbose"'],
-    [
-      { KEY_CACHE_TTL_SECONDS: '0' },
-      'KEY_CACHE_TTL_SECONDS must be a whole number of seconds from 1 to 3600, got "0"',
-    ],
-    [
-      { APP_RATE_LIMIT: '0' },
-      'APP_RATE_LIMIT must be a number of requests per second from 0.001 to 10000, got "0"',
-    ],
-    [{ APP_RATE_BURST: '5' }, 'APP_RATE_BURST needs APP_RATE_LIMIT'],
-    [
-      { APP_RATE_LIMIT: '2', APP_RATE_LIMIT_FAILURE: 'closed' },
-      'APP_RATE_LIMIT_FAILURE needs RATE_LIMIT_TABLE',
-    ],
-    [
-      { KEYS_REGISTRY: 'payment-api/PaymentApi/keys/registry' },
-      'both KEYS_REGISTRY and KEYS_FILE are set: the keys come from one place, unset all but one',
-    ],
-  ])('refuses %j: exit 1, one line naming the variable, no keys file', async (settings, message) => {
-    // Arrange
-    const keysFile = join(directory, 'keys.json');
-
-    // Act
-    const run = spawnNpmStart({ ...settings, PORT: '0', KEYS_FILE: keysFile });
-    const code = await run.exited;
-
-    // Assert
-    expect(code).toBe(1);
-    const ourLines = run
-      .stderr()
-      .split('\n')
-      .filter((line) => line.startsWith('payment-api local server'));
-    expect(ourLines).toEqual([`payment-api local server: ${message}`]);
+    expect(ourLines).toEqual([`payment-api local server: ${message()}`]);
     expect(run.stderr()).not.toMatch(/\n\s+at /);
     expect(await exists(keysFile)).toBe(false);
   });
@@ -481,24 +267,14 @@ describe('npm start with KEYS_SECRET_ID (keys from Secrets Manager, here moto)',
 
   beforeAll(async () => {
     moto = await sharedMoto();
-    const client = new SecretsManagerClient({
-      region: MOTO_AWS_ENV.AWS_REGION,
-      endpoint: moto.endpoint,
-      credentials: {
-        accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
-        secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-      },
-    });
-    await client.send(
-      new CreateSecretCommand({
-        Name: secretName,
-        SecretString: JSON.stringify({
-          partner: [partnerKey, { key: expiredKey, expires: '2020-01-01T00:00:00Z' }],
-          fenced: { keys: [fencedKey], allowedCidrs: ['203.0.113.0/24'] },
-        }),
+    await createMotoSecret(
+      moto,
+      secretName,
+      JSON.stringify({
+        partner: [partnerKey, { key: expiredKey, expires: '2020-01-01T00:00:00Z' }],
+        fenced: { keys: [fencedKey], allowedCidrs: ['203.0.113.0/24'] },
       }),
     );
-    client.destroy();
     directory = await mkdtemp(join(tmpdir(), 'payment-api-e2e-'));
     keysFile = join(directory, 'keys.json');
     server = await startLocalServer({

@@ -15,22 +15,11 @@ import { ROTATION_CALL_BOUNDS } from '../../../lambda/rotation/settings';
 import { OPERATOR_CALL_BOUNDS } from '../../../tools/common/aws-settings';
 import { run } from '../../../tools/keys/main';
 import { startStallingServer, type StallingServer } from '../../support/stalling-server';
-import { motoAccess, MOTO_AWS_ENV } from '../../support/moto';
+import { motoAccess, motoClientConfig, MOTO_AWS_ENV } from '../../support/moto';
 
 /** Timers, event loop and a busy 2-core machine: the slack allowed past a stated worst case. */
 const SLACK_MS = 500;
 const SECRET_ID = 'payment-api/keys';
-
-function clientConfig(endpoint: string) {
-  return {
-    region: MOTO_AWS_ENV.AWS_REGION,
-    endpoint,
-    credentials: {
-      accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
-      secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-    },
-  };
-}
 
 /** The least time an SDK call takes when every attempt runs to its time-out. */
 function allAttemptsMs(bounds: CallBounds): number {
@@ -105,7 +94,7 @@ describe('Secrets Manager calls are bounded', () => {
 
   it('the rotation Lambda: a call to a silent server fails after 3 attempts of 2 s, within 8 s', async () => {
     const server = await stalling('silent');
-    const client = createSecretsManagerClient(ROTATION_CALL_BOUNDS, clientConfig(server.endpoint));
+    const client = createSecretsManagerClient(ROTATION_CALL_BOUNDS, motoClientConfig(server));
 
     const { outcome, ms } = await timed(() =>
       client.send(new GetSecretValueCommand({ SecretId: SECRET_ID, VersionStage: 'AWSCURRENT' })),

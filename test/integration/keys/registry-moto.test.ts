@@ -146,27 +146,6 @@ describe('the key CLI on a registry of shards (moto)', () => {
     });
   });
 
-  it('reads 45 shards with three BatchGetSecretValue calls', async () => {
-    const registry = await createMotoRegistry(clients, { shards: 45 });
-    const since = proxy.calls.length;
-
-    const listed = await keysCli(['list', '--registry', registry.manifestName]);
-
-    expect(listed).toEqual({ code: 0, stdout: 'no apps\n', stderr: '' });
-    expect(proxy.count('BatchGetSecretValue', since)).toBe(3);
-    expect(proxy.count('GetSecretValue', since)).toBe(1);
-  });
-
-  it('--stack on a stack of one keys secret works as --secret-id does', async () => {
-    const registry = await createMotoRegistry(clients, { shards: 1 });
-
-    const added = await keysCli(['add-app', 'solo', '--json', '--stack', registry.stackName]);
-    const listed = await keysCli(['list', '--secret-id', registry.manifest.shardIds[0] ?? '']);
-
-    expect(added.code).toBe(0);
-    expect(listed.stdout).toContain('solo: any network');
-  });
-
   it('a CLI edit during a scheduled rotation leaves the rotation its AWSPENDING version', async () => {
     const registry = await createMotoRegistry(clients, {
       shards: 1,

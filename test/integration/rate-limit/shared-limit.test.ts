@@ -79,21 +79,8 @@ describe(`one app flooding at ${FLOOD_FACTOR} times its limit from ${ENVIRONMENT
     expect(flood.steady.filter((invocation) => invocation.statusCode !== 200)).toEqual([]);
   });
 
-  it('answers every 429 with Retry-After and the RateLimit-Policy and RateLimit fields', () => {
-    expect(flood.floodLimited.length).toBeGreaterThan(0);
-    const unlike = flood.floodLimited.filter(({ headers }) => {
-      const retryAfter = headers['Retry-After'] ?? '';
-      return !(
-        /^[1-9]\d*$/.test(retryAfter) &&
-        headers['RateLimit-Policy'] === '"app";q=10;w=1' &&
-        headers.RateLimit === `"app";r=0;t=${retryAfter}`
-      );
-    });
-    expect(unlike).toEqual([]);
-    expect(JSON.parse(flood.floodLimited[0]?.body ?? '')).toMatchObject({ code: 'too_many_requests' });
-  });
-
   it('counts every 429 as Throttled, and the limiter is never unavailable', () => {
+    expect(flood.floodLimited.length).toBeGreaterThan(0);
     expect(flood.emfTotals.Throttled).toBe(flood.floodLimited.length);
     expect(flood.emfTotals.RateLimiterUnavailable ?? 0).toBe(0);
   });

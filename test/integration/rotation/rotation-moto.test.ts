@@ -1,3 +1,10 @@
+/**
+ * Scheduled rotation against the Secrets Manager API (moto): what needs the real store, namely the versions and
+ * stages a rotation writes and moves, its idempotence by token, and an operator's write during it. What a rotation
+ * does to each app (expiries, allowlists, rate limits, pruning, a fresh key each) is
+ * test/unit/shared/keys/rotation.test.ts's; each step's checks, logs and size guard are
+ * test/unit/lambda/rotation/create-rotation-handler.test.ts's and rotation-rules.test.ts's.
+ */
 import {
   CreateSecretCommand,
   DescribeSecretCommand,
@@ -8,11 +15,8 @@ import {
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { randomUUID } from 'node:crypto';
-import { authenticate, type AuthDecision } from '../../../shared/keys/authenticate';
-import { keyIdOf } from '../../../shared/keys/key-document';
 import { toDigestForm } from '../../../shared/keys/key-material';
 import { parseKeyring, type Keyring } from '../../../shared/keys/keyring';
-import { SECRET_MAX_BYTES } from '../../../shared/keys/secret-size';
 import {
   createRotationHandler,
   type RotationHandler,
@@ -57,12 +61,6 @@ const FORMS = {
 
 /** The rotation's clock in the test of every form: the expiries below are on either side of it. */
 const ROTATED_AT = Date.parse('2026-06-01T08:00:00Z');
-/**
- * One period after ROTATED_AT's rotation window opened (midnight UTC, the period being in days): when every key the
- * rotation supersedes expires, unless it expired earlier.
- */
-const IN_ONE_PERIOD = '2026-07-01T00:00:00Z';
-
 /** Written by hand, spaced and out of order, as an operator's secret may be. */
 const EVERY_FORM = JSON.stringify(
   {
@@ -187,174 +185,29 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     return entries.map((entry) => (typeof entry === 'string' ? entry : (entry as { key: string }).key));
   }
 
-  describe('from a secret holding every form', () => {
-    let secretArn: string;
-    let token: string;
-    let rotated: Record<string, unknown>;
-    let keyring: Keyring;
-    /** This rotation's own log: it runs once, before the tests that read it. */
-    const rotationLogs = captureLogs();
-    const fresh = (appId: string): string => storedKeys(rotated, appId).at(-1) ?? '';
-    const at = (now: number, sourceIp = '192.0.2.10') => ({ now, sourceIp });
-    const check = (appId: string, appKey: string, facts = at(ROTATED_AT + 60_000)): AuthDecision =>
-      authenticate({ appId, appKey }, keyring, facts);
+  it('rotates a secret holding every form: the rotation is the current version, written compact, read without a problem', async () => {
+    const secretArn = await createKeysSecret(EVERY_FORM);
 
-    beforeAll(async () => {
-      secretArn = await createKeysSecret(EVERY_FORM);
-      token = await rotate(
-        secretArn,
-        rotationHandler({ now: () => ROTATED_AT, logger: rotationLogs.logger }),
-      );
-      rotated = await currentValue(secretArn);
-      keyring = await serviceKeyring(secretArn);
-    });
+    const token = await rotate(secretArn, rotationHandler({ now: () => ROTATED_AT }));
 
-    it('completes: the rotation is the current version, written compact', async () => {
-      const current = await readCurrent(secretArn);
-
-      expect(current.versionId).toBe(token);
-      expect(current.secretString).toBe(JSON.stringify(JSON.parse(current.secretString)));
-      expect(Object.keys(rotated)).toEqual([
-        'bare',
-        'closed',
-        'expiring',
-        'fenced',
-        'hashed',
-        'lapsed',
-        'limited',
-        'listed',
-        'lone',
-        'stale',
-      ]);
-    });
-
-    it('gives a lone key an expiry one period away and a fresh key without one', () => {
-      expect(rotated.bare).toEqual([
-        { key: FORMS.bare, expires: IN_ONE_PERIOD },
-        expect.stringMatching(GENERATED_KEY),
-      ]);
-    });
-
-    it('expires every key of a list one period away', () => {
-      expect(rotated.listed).toEqual([
-        { key: FORMS.listed1, expires: IN_ONE_PERIOD },
-        { key: FORMS.listed2, expires: IN_ONE_PERIOD },
-        expect.stringMatching(GENERATED_KEY),
-      ]);
-    });
-
-    it('keeps an earlier expiry as written, offset included, and gives a key object without one an expiry', () => {
-      expect(rotated.expiring).toEqual([
-        { key: FORMS.expiringSoon, expires: '2026-06-20T10:00:00+02:00' },
-        { key: FORMS.objectNoExpiry, expires: IN_ONE_PERIOD },
-        expect.stringMatching(GENERATED_KEY),
-      ]);
-    });
-
-    it("ends the fresh key of an app whose every key expires with the app's last key, never later", () => {
-      expect(rotated.lone).toEqual([
-        { key: FORMS.lone, expires: IN_ONE_PERIOD },
-        { key: expect.stringMatching(GENERATED_KEY) as unknown, expires: '2027-01-01T00:00:00Z' },
-      ]);
-    });
-
-    it('keeps an allowlist, and an empty one, as they were', () => {
-      expect(rotated.fenced).toEqual({
-        keys: [{ key: FORMS.fenced, expires: IN_ONE_PERIOD }, expect.stringMatching(GENERATED_KEY)],
-        allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'],
-      });
-      expect(rotated.closed).toEqual({
-        keys: [{ key: FORMS.closed, expires: IN_ONE_PERIOD }, expect.stringMatching(GENERATED_KEY)],
-        allowedCidrs: [],
-      });
-    });
-
-    it("keeps an app's own rate limit as written, its burst left out", () => {
-      expect(rotated.limited).toEqual({
-        keys: [{ key: FORMS.limited, expires: IN_ONE_PERIOD }, expect.stringMatching(GENERATED_KEY)],
-        rateLimit: { perSecond: 0.5 },
-      });
-    });
-
-    it('removes a key that had expired and leaves apps it does not rotate as they were', () => {
-      expect(rotated.stale).toEqual([
-        { key: FORMS.staleCurrent, expires: IN_ONE_PERIOD },
-        expect.stringMatching(GENERATED_KEY),
-      ]);
-      expect(rotated.hashed).toEqual([HASHED]);
-      expect(rotated.lapsed).toEqual([{ key: FORMS.lapsed, expires: '2026-01-01T00:00:00Z' }]);
-    });
-
-    it('gives every rotated app a key of its own', () => {
-      const rotatedApps = ['bare', 'closed', 'expiring', 'fenced', 'limited', 'listed', 'lone', 'stale'];
-
-      expect(new Set(rotatedApps.map(fresh)).size).toBe(rotatedApps.length);
-    });
-
-    it('logs what it skipped, pruned and left expired by app and key id, never a key', () => {
-      expect(rotationLogs.entries()).toContainEqual(
-        expect.objectContaining({
-          message: 'wrote the pending version',
-          apps: 10,
-          rotatedApps: 8,
-          skippedAppIds: 'hashed',
-          expiredAppIds: 'lapsed',
-          prunedKeyIds: `stale/${keyIdOf(FORMS.staleOld)}`,
-          supersededKeysExpireBy: IN_ONE_PERIOD,
-        }),
-      );
-      const written = rotationLogs.lines.join('\n');
-      for (const key of [...Object.values(FORMS), HASHED]) expect(written).not.toContain(key);
-      expect(written).not.toMatch(/payk_[A-Za-z0-9_-]{43}|pay_[0-9A-Za-z]{38}/);
-    });
-
-    it.each([
-      ['bare', FORMS.bare],
-      ['listed', FORMS.listed1],
-      ['expiring', FORMS.objectNoExpiry],
-      ['fenced', FORMS.fenced],
-      ['stale', FORMS.staleCurrent],
-    ])(
-      "lets the payment Lambda accept %s's fresh key, and its previous key until one period later",
-      (appId, previous) => {
-        const fenced = appId === 'fenced';
-        const source = fenced ? '203.0.113.7' : '192.0.2.10';
-        const justBefore = Date.parse(IN_ONE_PERIOD) - 1_000;
-
-        expect(check(appId, fresh(appId), at(ROTATED_AT + 60_000, source))).toMatchObject({
-          ok: true,
-          appId,
-        });
-        expect(check(appId, previous, at(justBefore, source))).toMatchObject({ ok: true, appId });
-        expect(check(appId, previous, at(Date.parse(IN_ONE_PERIOD), source))).toEqual({
-          ok: false,
-          reason: 'expired_key',
-          appId,
-          keyId: keyIdOf(previous),
-        });
-        expect(check(appId, fresh(appId), at(Date.parse('2030-01-01T00:00:00Z'), source))).toMatchObject({
-          ok: true,
-        });
-      },
-    );
-
-    it('lets the payment Lambda enforce the allowlists and refuse the removed and lapsed keys', () => {
-      expect(check('fenced', fresh('fenced'), at(ROTATED_AT, '198.51.100.7'))).toMatchObject({
-        ok: false,
-        reason: 'source_not_allowed',
-      });
-      expect(check('fenced', fresh('fenced'), at(ROTATED_AT, '2001:db8::1'))).toMatchObject({ ok: true });
-      expect(check('closed', fresh('closed'), at(ROTATED_AT, '203.0.113.7'))).toMatchObject({
-        ok: false,
-        reason: 'source_not_allowed',
-      });
-      expect(check('stale', FORMS.staleOld)).toEqual({ ok: false, reason: 'wrong_key' });
-      expect(check('lapsed', FORMS.lapsed)).toMatchObject({ ok: false, reason: 'expired_key' });
-      expect(check('lone', fresh('lone'), at(Date.parse('2027-01-01T00:00:00Z')))).toMatchObject({
-        ok: false,
-        reason: 'expired_key',
-      });
-    });
+    const current = await readCurrent(secretArn);
+    expect(current.versionId).toBe(token);
+    expect(current.secretString).toBe(JSON.stringify(JSON.parse(current.secretString)));
+    expect(Object.keys(await currentValue(secretArn))).toEqual([
+      'bare',
+      'closed',
+      'expiring',
+      'fenced',
+      'hashed',
+      'lapsed',
+      'limited',
+      'listed',
+      'lone',
+      'stale',
+    ]);
+    await serviceKeyring(secretArn);
+    const written = logs.lines.join('\n');
+    for (const key of [...Object.values(FORMS), HASHED]) expect(written).not.toContain(key);
   });
 
   it('is idempotent: the same four steps again with the same token change nothing', async () => {
@@ -404,31 +257,6 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     expect(Object.keys(await stagesOf(secretArn))).toHaveLength(2);
   });
 
-  it('removes a superseded key at the first rotation after it expired: rotations on schedule keep keep keys', async () => {
-    const secretArn = await createKeysSecret();
-    const first = Date.now();
-    await rotate(secretArn, rotationHandler({ now: () => first }));
-    const firstFresh = storedKeys(await currentValue(secretArn), 'demo')[1] ?? '';
-
-    // The next rotation on schedule, at the earliest: as its window opens, one period after the first one's did.
-    const next = Math.floor(first / DAY_MS) * DAY_MS + PERIOD_MS;
-    await rotate(secretArn, rotationHandler({ now: () => next }));
-
-    const demo = storedKeys(await currentValue(secretArn), 'demo');
-    expect(demo).toEqual([firstFresh, expect.stringMatching(GENERATED_KEY)]);
-    expect(demo[1]).not.toBe(firstFresh);
-    const keyring = await serviceKeyring(secretArn);
-    const facts = { now: next + 60_000, sourceIp: '192.0.2.10' };
-    expect(authenticate({ appId: 'demo', appKey: KEY_A }, keyring, facts)).toEqual({
-      ok: false,
-      reason: 'wrong_key',
-    });
-    for (const appKey of demo) {
-      expect(authenticate({ appId: 'demo', appKey }, keyring, facts)).toMatchObject({ ok: true });
-    }
-    expect((await currentValue(secretArn)).hashed).toEqual([HASHED]);
-  });
-
   it('leaves no AWSPENDING label behind, so the next rotation can start', async () => {
     const secretArn = await createKeysSecret();
 
@@ -472,32 +300,6 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
       });
     },
   );
-
-  it('fails before writing anything when the rotated secret would not fit, and leaves the current one in use', async () => {
-    // Apps holding a digest fill the secret; rotation leaves them alone, so only demo's new key adds to it.
-    const entries: Record<string, unknown> = { demo: [KEY_A] };
-    for (let index = 0; Buffer.byteLength(JSON.stringify(entries)) < SECRET_MAX_BYTES - 40; index++) {
-      entries[`filler-${index}`] = [HASHED];
-    }
-    const full = JSON.stringify(entries);
-    const secretArn = await createKeysSecret(full);
-    const token = randomUUID();
-    await beginRotation(secretArn, token);
-
-    await expect(
-      rotationHandler()({ Step: 'createSecret', SecretId: secretArn, ClientRequestToken: token }),
-    ).rejects.toThrow(/^the rotated secret would be \d+ bytes, \d+ over Secrets Manager's limit of 65536: /);
-
-    await expect(
-      client.send(
-        new GetSecretValueCommand({ SecretId: secretArn, VersionId: token, VersionStage: 'AWSPENDING' }),
-      ),
-    ).rejects.toThrow(ResourceNotFoundException);
-    expect((await readCurrent(secretArn)).secretString).toBe(full);
-    expect(logs.entries()).toContainEqual(
-      expect.objectContaining({ level: 'error', message: 'rotation step failed', step: 'createSecret' }),
-    );
-  });
 
   it('passes the configuration test Secrets Manager runs when rotation is set up without rotating', async () => {
     const secretArn = await createKeysSecret();

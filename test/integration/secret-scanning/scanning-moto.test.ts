@@ -12,7 +12,7 @@ import { createScanningHandler, type ScanningHandler } from '../../../lambda/sec
 import { fetchText } from '../../../lambda/secret-scanning/fetch-text';
 import { createSnsLeakNotifier } from '../../../lambda/secret-scanning/leak-notice';
 import { PublicKeyCache } from '../../../lambda/secret-scanning/public-keys';
-import { REPORT_LIMITS, SCANNING_CONCURRENT_CALLS } from '../../../lambda/secret-scanning/settings';
+import { SCANNING_CONCURRENT_CALLS } from '../../../lambda/secret-scanning/settings';
 import { createSecretsManagerShardStore } from '../../../lambda/secret-scanning/shard-store';
 import { createSecretsManagerClient } from '../../../shared/aws/bounded-client';
 import { generatePrefixedKey } from '../../../shared/keys/key-format';
@@ -22,7 +22,7 @@ import { captureLogs } from '../../support/capture-logger';
 import {
   countCommands,
   EMULATOR_CALL_BOUNDS,
-  MOTO_AWS_ENV,
+  motoClientConfig,
   sharedMoto,
   type CommandCount,
   type MotoServer,
@@ -68,7 +68,9 @@ function batchReadsAwsCurrent(client: SecretsManagerClient): void {
  * The secret scanning function's handler end to end against Secrets Manager's and SNS's APIs (moto), with GitHub's
  * public keys served from a loopback server: a report signed with a key pair made here, each shard of a registry of
  * 24 read in BatchGetSecretValue calls of 20, a true positive ended in its shard by one compare-and-swap write, a
- * repeat and a false positive writing nothing, and every bad request refused with nothing written.
+ * repeat and a false positive writing nothing. Every bad request (413, 401, 503 for public keys that cannot be had,
+ * 400), refused before any read or write, is test/unit/lambda/secret-scanning/create-handler.test.ts's; a keys URL
+ * that stalls, over real HTTP, is fetch-text.test.ts's.
  */
 describe('the secret scanning handler against Secrets Manager and SNS (moto)', () => {
   const SHARDS = 24;
@@ -86,20 +88,11 @@ describe('the secret scanning handler against Secrets Manager and SNS (moto)', (
   let layout: RegistryLayout;
   let keysServer: Server;
   let keysUrl: string;
-  /** What the keys server answers next: GitHub's document unless a test says otherwise. */
-  let keysAnswer: (respond: (status: number, body: string) => void) => void;
   let counts: { batch: CommandCount; put: CommandCount };
 
   beforeAll(async () => {
     moto = await sharedMoto();
-    const config = {
-      region: MOTO_AWS_ENV.AWS_REGION,
-      endpoint: moto.endpoint,
-      credentials: {
-        accessKeyId: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
-        secretAccessKey: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-      },
-    };
+    const config = motoClientConfig(moto);
     // Emulator bounds: moto on two busy cores may take seconds for a call the production bounds allow 2 s.
     client = createSecretsManagerClient(EMULATOR_CALL_BOUNDS, config);
     batchReadsAwsCurrent(client);
@@ -116,18 +109,13 @@ describe('the secret scanning handler against Secrets Manager and SNS (moto)', (
     ({ layout } = await createMotoRegistry({ secretsManager: client }, { shards: SHARDS, texts }));
 
     keysServer = createServer((_request, response) => {
-      keysAnswer((status, body) => {
-        response.writeHead(status, { 'content-type': 'application/json' }).end(body);
-      });
+      response.writeHead(200, { 'content-type': 'application/json' }).end(publicKeysDocument([github]));
     });
     await new Promise<void>((resolve) => keysServer.listen(0, '127.0.0.1', resolve));
     keysUrl = `http://127.0.0.1:${(keysServer.address() as AddressInfo).port}/meta/public_keys/secret_scanning`;
   });
 
   beforeEach(() => {
-    keysAnswer = (respond) => {
-      respond(200, publicKeysDocument([github]));
-    };
     counts.batch.reset();
     counts.put.reset();
   });
@@ -182,70 +170,6 @@ describe('the secret scanning handler against Secrets Manager and SNS (moto)', (
     }
     return { current, labelled };
   }
-
-  it('refuses every bad request with the right status, and writes nothing', async () => {
-    const before = await versions();
-    const body = JSON.stringify([reportEntry(LEAKED)]);
-    const stranger = createGithubSigner('stranger');
-    const oversize = JSON.stringify([
-      { ...reportEntry(LEAKED), url: 'x'.repeat(REPORT_LIMITS.maxBodyBytes) },
-    ]);
-
-    const statuses = {
-      oversize: (await coldHandler()(scanningEvent(oversize, github))).statusCode,
-      missingHeader: (
-        await coldHandler()(
-          scanningEvent(body, undefined, { 'Github-Public-Key-Identifier': github.keyIdentifier }),
-        )
-      ).statusCode,
-      unknownKeyIdentifier: (await coldHandler()(scanningEvent(body, stranger))).statusCode,
-      wrongSignature: (
-        await coldHandler()(
-          scanningEvent(body, undefined, {
-            'Github-Public-Key-Identifier': github.keyIdentifier,
-            'Github-Public-Key-Signature': stranger.signatureOf(body),
-          }),
-        )
-      ).statusCode,
-    };
-    keysAnswer = (respond) => {
-      respond(200, '<html>not the keys</html>');
-    };
-    const garbageKeys = (await coldHandler()(scanningEvent(body, github))).statusCode;
-    keysAnswer = () => {
-      // Never answers: the fetch's deadline ends it.
-    };
-    const silentLogs = captureLogs();
-    const silent = createScanningHandler({
-      publicKeys: new PublicKeyCache({
-        fetchDocument: () => fetchText(keysUrl, { deadlineMs: 300, maxBytes: 64 * 1024 }),
-        now: Date.now,
-        logger: silentLogs.logger,
-      }),
-      shards: createSecretsManagerShardStore({
-        client,
-        shardIds: layout.shardIds,
-        concurrency: 4,
-      }),
-      logger: silentLogs.logger,
-      action: 'revoke',
-      keyPrefix: 'pay',
-    });
-    const silentKeys = (await silent(scanningEvent(body, github))).statusCode;
-
-    expect({ ...statuses, garbageKeys, silentKeys }).toEqual({
-      oversize: 413,
-      missingHeader: 401,
-      unknownKeyIdentifier: 401,
-      wrongSignature: 401,
-      garbageKeys: 503,
-      silentKeys: 503,
-    });
-    expect(silentLogs.lines.join('\n')).toContain('did not answer within 300 ms');
-    expect(counts.batch.calls()).toBe(0);
-    expect(counts.put.calls()).toBe(0);
-    expect(await versions()).toEqual(before);
-  });
 
   it('answers a false positive without writing, and a report of none of ours without reading', async () => {
     const before = await versions();

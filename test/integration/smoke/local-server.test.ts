@@ -10,7 +10,6 @@ import {
   type LocalServerProcess,
 } from '../../support/local-server-process';
 import { ownStderrLines, parseReport, runSmokeInProcess, spawnSmoke } from '../../support/run-smoke';
-import { OWN_KEY_REFUSED_HINT } from '../../../tools/smoke/evaluate';
 
 const APP_KEY = generateKey();
 let server: LocalServerProcess;
@@ -94,28 +93,6 @@ describe('npm run smoke against npm start', () => {
       ['method-get', 405, '405 method_not_allowed, Allow: POST'],
       ['method-delete', 405, '405 method_not_allowed, Allow: POST'],
       ['other-path', 404, '404 not_found'],
-    ]);
-  });
-
-  it('fails the key checks, and only those, with a key the server does not hold', async () => {
-    const run = await runSmokeInProcess(
-      ['--url', `${server.baseUrl}/payment`, '--app-id', 'demo', '--json'],
-      {
-        APP_KEY: generateKey(),
-      },
-    );
-
-    const report = parseReport(run.stdout);
-    expect(run.code).toBe(1);
-    expect(report.checks.filter((check) => !check.passed).map((check) => check.id)).toEqual([
-      'accepted',
-      'wrong-media-type',
-      'invalid-json',
-    ]);
-    expect(report.checks[0]?.problems).toEqual([
-      'status 401, expected 200',
-      'code "unauthorized", expected "ok"',
-      OWN_KEY_REFUSED_HINT,
     ]);
   });
 });
