@@ -539,18 +539,6 @@ describe('PaymentApi with per-app rate limits', () => {
       { Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: { 'Fn::GetAtt': [tableId, 'Arn'] } },
     ]);
   });
-
-  it('creates one table, keyed by "pk", billed per request, with a TTL on "expiresAt", removed with the stack', () => {
-    template.resourceCountIs('AWS::DynamoDB::Table', 1);
-    template.hasResource('AWS::DynamoDB::Table', {
-      Properties: Match.objectLike({
-        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-        BillingMode: 'PAY_PER_REQUEST',
-        TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
-      }),
-      DeletionPolicy: 'Delete',
-    });
-  });
 });
 
 describe('PaymentApi without the demo app', () => {
