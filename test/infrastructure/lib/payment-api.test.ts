@@ -371,7 +371,10 @@ describe('PaymentApi with default props', () => {
       expect(properties?.ResponseParameters).toEqual(jsonHeaders);
       expect(Object.keys(properties?.ResponseTemplates ?? {})).toEqual(['application/json']);
       expect(Object.keys(body)).toEqual(['code', 'message']);
-      expect(body.code).toBe(code);
+      expect(body).toEqual({
+        code,
+        message: Object.values(ERROR_RESPONSES).find((response) => response.code === code)?.message,
+      });
       expect(body.message).toEqual(expect.stringMatching(/^[^$#]+$/));
     });
 
