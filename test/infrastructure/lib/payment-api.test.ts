@@ -65,32 +65,45 @@ describe('PaymentApi with default props', () => {
   });
 
   describe('handler function', () => {
-    it('runs Node.js 24 on arm64 with 256 MiB and a 10 s timeout', () => {
+    it('runs Node.js 24 on arm64 with 256 MiB, a 10 s timeout and its own log group kept for one month, told the secret ARN, the cache settings and the metrics settings and nothing else, once its role policy exists', () => {
+      const logGroupId = onlyLogicalId(
+        template,
+        'AWS::Logs::LogGroup',
+        { Properties: { RetentionInDays: 30 } },
+        /HandlerLogs/,
+      );
+      const roleId = onlyLogicalId(template, 'AWS::IAM::Role', {}, /^PaymentApiHandlerRole/);
+      const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /^PaymentApiHandlerRole/);
+
       // Two functions: this one and the key registry monitor (test/infrastructure/lib/key-registry-monitor.test.ts).
       template.resourceCountIs('AWS::Lambda::Function', 2);
-      expect(
-        template.findResources('AWS::Lambda::Function')[functionLogicalId(template, 'handler')],
-      ).toMatchObject({
+      expect(resourceOf(template, functionLogicalId(template, 'handler'))).toEqual({
+        Type: 'AWS::Lambda::Function',
         Properties: {
           Runtime: 'nodejs24.x',
           Architectures: ['arm64'],
           Handler: 'index.handler',
           MemorySize: 256,
           Timeout: 10,
+          Code: expect.any(Object) as unknown,
+          Description: expect.any(String) as unknown,
+          Role: { 'Fn::GetAtt': [roleId, 'Arn'] },
+          LoggingConfig: { LogGroup: { Ref: logGroupId } },
+          Environment: {
+            Variables: {
+              KEYS_SECRET_ID: { Ref: secretId },
+              KEY_CACHE_TTL_SECONDS: '60',
+              KEY_MAX_STALE_SECONDS: '900',
+              LOG_LEVEL: 'info',
+              METRICS_NAMESPACE: 'PaymentApi',
+              SERVICE_NAME: 'Test',
+              KEY_PREFIX: 'pay',
+              LEGACY_KEYS: 'true',
+            },
+          },
         },
-      });
-    });
-
-    it('receives the secret ARN, the cache settings and the metrics settings, and nothing else, in its environment', () => {
-      expect(functionEnvironment(template)).toEqual({
-        KEYS_SECRET_ID: { Ref: secretId },
-        KEY_CACHE_TTL_SECONDS: '60',
-        KEY_MAX_STALE_SECONDS: '900',
-        LOG_LEVEL: 'info',
-        METRICS_NAMESPACE: 'PaymentApi',
-        SERVICE_NAME: 'Test',
-        KEY_PREFIX: 'pay',
-        LEGACY_KEYS: 'true',
+        // No redundant dependency on the role.
+        DependsOn: [policyId],
       });
     });
 
@@ -101,19 +114,6 @@ describe('PaymentApi with default props', () => {
 
       expect(literals.length).toBeGreaterThan(0);
       for (const value of literals) expect(value.length).toBeLessThan(MIN_KEY_LENGTH);
-    });
-
-    it('logs to a log group of its own, kept for one month', () => {
-      const logGroupId = onlyLogicalId(
-        template,
-        'AWS::Logs::LogGroup',
-        { Properties: { RetentionInDays: 30 } },
-        /HandlerLogs/,
-      );
-
-      template.hasResourceProperties('AWS::Lambda::Function', {
-        LoggingConfig: { LogGroup: { Ref: logGroupId } },
-      });
     });
   });
 
@@ -354,21 +354,6 @@ describe('PaymentApi with default props', () => {
   });
 });
 
-describe('the payment Lambda', () => {
-  it.each<[string, PaymentApiProps]>([
-    ['default props', {}],
-    ['per-app rate limits, whose table it is thus created after', { appRateLimit: { perSecond: 20 } }],
-  ])(
-    'is created only once its role policy exists, with no redundant dependency on the role, with %s',
-    (_case, props) => {
-      const template = sharedTemplate(props);
-      const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /^PaymentApiHandlerRole/);
-
-      expect(resourceOf(template, functionLogicalId(template, 'handler')).DependsOn).toEqual([policyId]);
-    },
-  );
-});
-
 describe('PaymentApi with every prop set', () => {
   let template: Template;
   let keyId: string;
@@ -504,6 +489,12 @@ describe('PaymentApi with per-app rate limits', () => {
       failure: appRateLimit.failure ?? 'local',
     });
     expect(environment).not.toHaveProperty('RATE_LIMIT_DEADLINE_MS');
+  });
+
+  it('is created only once its role policy exists, and thus after the table, with no redundant dependency on the role', () => {
+    const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /^PaymentApiHandlerRole/);
+
+    expect(resourceOf(template, functionLogicalId(template, 'handler')).DependsOn).toEqual([policyId]);
   });
 
   it('lets the handler update the counters of its one table, and nothing more than before besides', () => {
