@@ -73,6 +73,22 @@ export function synthesizeStack(id: string, props: PaymentApiStackProps = {}): T
   return Template.fromStack(new PaymentApiStack(unbundledApp(), id, props));
 }
 
+const sharedStackTemplates = new Map<string, Template>();
+
+/**
+ * PaymentApiStack "PaymentApi" for these props, synthesized once per test file and shared like sharedTemplate's.
+ * Validation errors are thrown, not cached.
+ */
+export function sharedStackTemplate(props: PaymentApiStackProps = {}): Template {
+  const key = JSON.stringify(props);
+  let template = sharedStackTemplates.get(key);
+  if (template === undefined) {
+    template = synthesizeStack('PaymentApi', props);
+    sharedStackTemplates.set(key, template);
+  }
+  return template;
+}
+
 /** A resource of a template, as the tests read it. */
 export interface TemplateResource {
   readonly Type: string;

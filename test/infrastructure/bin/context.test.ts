@@ -264,6 +264,17 @@ describe('readContext', () => {
       { ...DOMAIN, hostedZoneId: 'Z1', hostedZoneName: 'example.com' },
       { ...DOMAIN, hostedZoneId: 'Z1', hostedZoneName: 'example.com' },
     ],
+    ['leaves the secret scanning endpoint off with secretScanning=false', { secretScanning: 'false' }, {}],
+    [
+      "turns the secret scanning endpoint on with GitHub's keys and revocation by default",
+      { secretScanning: 'true' },
+      { secretScanning: {} },
+    ],
+    [
+      'takes a loopback secret scanning keys URL over plain http, for tests',
+      { secretScanning: true, secretScanningKeysUrl: 'http://127.0.0.1:8443/keys' },
+      { secretScanning: { keysUrl: 'http://127.0.0.1:8443/keys' } },
+    ],
   ])('%s', (_case, context, props) => {
     expect(readContext(context).props).toEqual(props);
   });
@@ -531,24 +542,6 @@ describe('readContext', () => {
       'context "logLevel" must be one of debug, info, warn, error, got "loud"',
       'context "rotationKeep" needs "rotationDays": without it there is no scheduled rotation',
     ]);
-  });
-});
-
-describe('the secret scanning keys', () => {
-  it('leave the endpoint off by default, and off with secretScanning=false', () => {
-    expect(readContext({}).props.secretScanning).toBeUndefined();
-    expect(readContext({ secretScanning: 'false' }).props.secretScanning).toBeUndefined();
-  });
-
-  it("turn it on with GitHub's keys and revocation by default", () => {
-    expect(readContext({ secretScanning: 'true' }).props.secretScanning).toEqual({});
-  });
-
-  it('take a loopback keys URL over plain http, for tests', () => {
-    expect(
-      readContext({ secretScanning: true, secretScanningKeysUrl: 'http://127.0.0.1:8443/keys' }).props
-        .secretScanning,
-    ).toEqual({ keysUrl: 'http://127.0.0.1:8443/keys' });
   });
 });
 

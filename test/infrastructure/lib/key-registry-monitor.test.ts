@@ -12,7 +12,7 @@ import {
   functionRoleStatements,
   onlyLogicalId,
   resourceOf,
-  synthesize,
+  sharedTemplate,
 } from '../../support/construct-template';
 
 describe('the key registry monitor of a one-shard stack', () => {
@@ -21,18 +21,44 @@ describe('the key registry monitor of a one-shard stack', () => {
   let secretId: string;
 
   beforeAll(() => {
-    ({ template } = synthesize());
+    template = sharedTemplate();
     monitorId = functionLogicalId(template, 'monitor');
     secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
   });
 
-  it('runs on Node.js 24, arm64, with 512 MiB and 3 minutes: the reads of 256 shards at their bounds take at most a third of it', () => {
-    expect(resourceOf(template, monitorId).Properties).toMatchObject({
-      Runtime: 'nodejs24.x',
-      Architectures: ['arm64'],
-      Handler: 'index.handler',
-      MemorySize: 512,
-      Timeout: MONITOR_TIMEOUT.toSeconds(),
+  it('runs on Node.js 24, arm64, with 512 MiB and 3 minutes (the reads of 256 shards at their bounds take at most a third of it), told the registry, the expiry window, the log level and the metrics’ namespace and service, and nothing else', () => {
+    const logGroupId = onlyLogicalId(template, 'AWS::Logs::LogGroup', {}, /KeyRegistryMonitorFunctionLogs/);
+    const roleId = onlyLogicalId(template, 'AWS::IAM::Role', {}, /^PaymentApiKeyRegistryMonitorFunctionRole/);
+    const policyId = onlyLogicalId(
+      template,
+      'AWS::IAM::Policy',
+      {},
+      /^PaymentApiKeyRegistryMonitorFunctionRole/,
+    );
+
+    expect(resourceOf(template, monitorId)).toEqual({
+      Type: 'AWS::Lambda::Function',
+      Properties: {
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        MemorySize: 512,
+        Timeout: MONITOR_TIMEOUT.toSeconds(),
+        Code: expect.any(Object) as unknown,
+        Description: expect.any(String) as unknown,
+        Role: { 'Fn::GetAtt': [roleId, 'Arn'] },
+        LoggingConfig: { LogGroup: { Ref: logGroupId } },
+        Environment: {
+          Variables: {
+            KEYS_SECRET_ID: { Ref: secretId },
+            KEY_EXPIRY_WARNING_DAYS: '14',
+            LOG_LEVEL: 'info',
+            METRICS_NAMESPACE: 'PaymentApi',
+            SERVICE_NAME: 'Test',
+          },
+        },
+      },
+      DependsOn: [policyId],
     });
     expect(MONITOR_READ_WORST_CASE_MS).toBe(60_000);
     expect(MONITOR_READ_WORST_CASE_MS * 3).toBeLessThanOrEqual(MONITOR_TIMEOUT.toMilliseconds());
@@ -45,18 +71,6 @@ describe('the key registry monitor of a one-shard stack', () => {
     expect(monitorReadWorstCaseMs(1_024) + 120_000).toBeLessThanOrEqual(
       monitorTimeout(1_024).toMilliseconds(),
     );
-  });
-
-  it('is told the registry, the expiry window, the log level and the metrics’ namespace and service, and nothing else', () => {
-    expect(resourceOf(template, monitorId).Properties.Environment).toEqual({
-      Variables: {
-        KEYS_SECRET_ID: { Ref: secretId },
-        KEY_EXPIRY_WARNING_DAYS: '14',
-        LOG_LEVEL: 'info',
-        METRICS_NAMESPACE: 'PaymentApi',
-        SERVICE_NAME: 'Test',
-      },
-    });
   });
 
   it('runs every hour from an EventBridge schedule, which alone may invoke it, and a run that fails is not retried', () => {

@@ -16,19 +16,10 @@ import {
   synthesize,
 } from '../../support/construct-template';
 
-const HANDLER_ID = /^PaymentApiHandler[0-9A-F]{8}$/;
-const ROTATION_ID = /^PaymentApiKeyRotationFunction[0-9A-F]{8}$/;
-
 function countsByType(template: Template): Map<string, number> {
   const counts = new Map<string, number>();
   for (const { Type } of Object.values(resourcesOf(template))) counts.set(Type, (counts.get(Type) ?? 0) + 1);
   return counts;
-}
-
-/** The acknowledged cdk-nag rules on the one secret of the template. */
-function secretAcknowledgements(template: Template): string[] {
-  const secret = resourceOf(template, onlyLogicalId(template, 'AWS::SecretsManager::Secret'));
-  return (secret.Metadata?.cdk_nag?.rules_to_suppress ?? []).map((rule) => rule.id);
 }
 
 const VIA_SECRETS_MANAGER = {
@@ -46,28 +37,8 @@ describe('PaymentApi scheduled rotation', () => {
   beforeAll(() => {
     plain = synthesize().template;
     ({ template } = synthesize({ rotation: { every: Duration.days(30) } }));
-    rotationId = onlyLogicalId(template, 'AWS::Lambda::Function', {}, ROTATION_ID);
+    rotationId = functionLogicalId(template, 'rotation');
     secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
-  });
-
-  describe('without the rotation prop', () => {
-    it('adds nothing: no rotation function (only the payment Lambda and the monitor), schedule or invoke permission for Secrets Manager', () => {
-      expect(Object.keys(plain.findResources('AWS::Lambda::Function')).sort()).toEqual(
-        [functionLogicalId(plain, 'handler'), functionLogicalId(plain, 'monitor')].sort(),
-      );
-      plain.resourceCountIs('AWS::SecretsManager::RotationSchedule', 0);
-      expect(
-        Object.keys(
-          plain.findResources('AWS::Lambda::Permission', {
-            Properties: { Principal: 'secretsmanager.amazonaws.com' },
-          }),
-        ),
-      ).toEqual([]);
-    });
-
-    it('acknowledges that the secret has no scheduled rotation (AwsSolutions-SMG4)', () => {
-      expect(secretAcknowledgements(plain)).toEqual(['AwsSolutions-SMG4']);
-    });
   });
 
   describe('every 30 days with the default options', () => {
@@ -93,49 +64,43 @@ describe('PaymentApi scheduled rotation', () => {
       ]);
     });
 
-    it('runs the rotation function on Node.js 24, arm64, with 256 MiB and a 60 s timeout', () => {
-      expect(resourceOf(template, rotationId).Properties).toMatchObject({
-        Runtime: 'nodejs24.x',
-        Architectures: ['arm64'],
-        Handler: 'index.handler',
-        MemorySize: 256,
-        Timeout: 60,
-      });
-    });
-
-    it('gives the function more time than a step takes when every Secrets Manager call runs to its deadline', () => {
-      expect(ROTATION_STEP_WORST_CASE_MS).toBeLessThan(ROTATION_TIMEOUT.toMilliseconds());
-      expect(resourceOf(template, rotationId).Properties.Timeout).toBe(ROTATION_TIMEOUT.toSeconds());
-    });
-
-    it('tells the rotation function to keep 2 keys, the period in hours (superseded keys expire by it) and to log at info, and nothing else', () => {
-      expect(resourceOf(template, rotationId).Properties.Environment).toEqual({
-        Variables: {
-          ROTATION_KEEP_KEYS: '2',
-          ROTATION_PERIOD_HOURS: '720',
-          LOG_LEVEL: 'info',
-          KEY_PREFIX: 'pay',
-        },
-      });
-    });
-
-    it('logs the rotation function to a log group of its own, kept for one month', () => {
+    it('runs Node.js 24 on arm64 with 256 MiB, a 60 s timeout, its own log group kept for one month, and only what it needs in its environment, once its role policy exists', () => {
       const logGroupId = onlyLogicalId(
         template,
         'AWS::Logs::LogGroup',
         { Properties: { RetentionInDays: 30 } },
         /KeyRotationFunctionLogs/,
       );
-
-      expect(resourceOf(template, rotationId).Properties.LoggingConfig).toEqual({
-        LogGroup: { Ref: logGroupId },
-      });
-    });
-
-    it('creates the rotation function only once its role policy exists', () => {
+      const roleId = onlyLogicalId(template, 'AWS::IAM::Role', {}, /KeyRotationFunctionRole/);
       const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /KeyRotationFunctionRole/);
 
-      expect(resourceOf(template, rotationId).DependsOn).toEqual([policyId]);
+      // The timeout outlasts a step whose every Secrets Manager call runs to its deadline.
+      expect(ROTATION_STEP_WORST_CASE_MS).toBeLessThan(ROTATION_TIMEOUT.toMilliseconds());
+      expect(resourceOf(template, rotationId)).toEqual({
+        Type: 'AWS::Lambda::Function',
+        Properties: {
+          Runtime: 'nodejs24.x',
+          Architectures: ['arm64'],
+          Handler: 'index.handler',
+          MemorySize: 256,
+          Timeout: 60,
+          Code: expect.any(Object) as unknown,
+          Description: expect.any(String) as unknown,
+          Role: { 'Fn::GetAtt': [roleId, 'Arn'] },
+          LoggingConfig: { LogGroup: { Ref: logGroupId } },
+          // Keep 2 keys, the period in hours (superseded keys expire by it), log at info.
+          Environment: {
+            Variables: {
+              ROTATION_KEEP_KEYS: '2',
+              ROTATION_PERIOD_HOURS: '720',
+              LOG_LEVEL: 'info',
+              KEY_PREFIX: 'pay',
+            },
+          },
+        },
+        DependsOn: [policyId],
+      });
+      expect(ROTATION_TIMEOUT.toSeconds()).toBe(60);
     });
 
     it('lets the rotation function rotate only its one secret and write only its own log group', () => {
@@ -170,7 +135,7 @@ describe('PaymentApi scheduled rotation', () => {
     });
 
     it('leaves the handler with read access only', () => {
-      const handlerId = onlyLogicalId(template, 'AWS::Lambda::Function', {}, HANDLER_ID);
+      const handlerId = functionLogicalId(template, 'handler');
       const actions = functionRoleStatements(template, handlerId).flatMap(actionsOf);
 
       expect(actions.filter((action) => action.startsWith('secretsmanager:'))).toEqual([
@@ -210,10 +175,6 @@ describe('PaymentApi scheduled rotation', () => {
       });
       expect(schedule.DependsOn).toEqual([permissionId]);
     });
-
-    it('drops the acknowledgement that the secret has no scheduled rotation', () => {
-      expect(secretAcknowledgements(template)).toEqual([]);
-    });
   });
 
   describe('every 12 hours, keeping 3 keys, with a customer key and every log option', () => {
@@ -230,7 +191,7 @@ describe('PaymentApi scheduled rotation', () => {
         },
         { extra: (stack) => ({ secretEncryptionKey: new kms.Key(stack, 'Key') }) },
       ));
-      customRotationId = onlyLogicalId(custom, 'AWS::Lambda::Function', {}, ROTATION_ID);
+      customRotationId = functionLogicalId(custom, 'rotation');
     });
 
     it("tells the rotation function to keep 3 keys, a 12-hour period, to log at debug and the stack's key prefix", () => {

@@ -6,35 +6,13 @@ import {
   PaymentApiStack,
   type PaymentApiStackProps,
 } from '../../../lib/payment-api-stack';
-import { unbundledApp } from '../../support/construct-template';
-
-const templates = new Map<string, Template>();
-
-/**
- * The stack "PaymentApi" with these props, synthesized once per distinct props and shared by the tests that
- * read it (the tests only read templates). Validation errors are thrown, not cached.
- */
-function synthesize(props: PaymentApiStackProps = {}): Template {
-  const key = JSON.stringify(props);
-  let template = templates.get(key);
-  if (template === undefined) {
-    template = Template.fromStack(new PaymentApiStack(unbundledApp(), 'PaymentApi', props));
-    templates.set(key, template);
-  }
-  return template;
-}
-
-function logicalId(template: Template, type: string): string {
-  const ids = Object.keys(template.findResources(type));
-  expect(ids).toHaveLength(1);
-  return ids[0] ?? '';
-}
-
-interface Statement {
-  readonly Action: string | string[];
-  readonly Resource: unknown;
-  readonly Condition?: unknown;
-}
+import {
+  actionsOf,
+  onlyLogicalId,
+  sharedStackTemplate as synthesize,
+  type Statement,
+  unbundledApp,
+} from '../../support/construct-template';
 
 /**
  * The statements of one role's policies (the payment Lambda's unless told) on actions starting with `actionPrefix`.
@@ -53,7 +31,7 @@ function statementsFor(
         (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument
           .Statement,
     )
-    .filter((statement) => [statement.Action].flat().some((action) => action.startsWith(actionPrefix)));
+    .filter((statement) => actionsOf(statement).some((action) => action.startsWith(actionPrefix)));
 }
 
 /** The ARN CDK builds from a secret name in an environment-agnostic stack. */
@@ -82,8 +60,8 @@ describe('PaymentApiStack with a new secret', () => {
   });
 
   it('outputs the full URL of POST /payment, stage included', () => {
-    const apiId = logicalId(template, 'AWS::ApiGateway::RestApi');
-    const stageId = logicalId(template, 'AWS::ApiGateway::Stage');
+    const apiId = onlyLogicalId(template, 'AWS::ApiGateway::RestApi');
+    const stageId = onlyLogicalId(template, 'AWS::ApiGateway::Stage');
 
     template.hasOutput('PaymentUrl', {
       Value: {
@@ -105,14 +83,6 @@ describe('PaymentApiStack with a new secret', () => {
     });
   });
 
-  it('has exactly three outputs: the /payment URL, the secret ARN and the key prefix', () => {
-    expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
-      'KeyPrefix',
-      'KeysSecretArn',
-      'PaymentUrl',
-    ]);
-  });
-
   it('outputs the default key prefix, with a literal description', () => {
     template.hasOutput('KeyPrefix', {
       Value: 'pay',
@@ -123,7 +93,7 @@ describe('PaymentApiStack with a new secret', () => {
 
   it('outputs the ARN of the secret it created', () => {
     template.hasOutput('KeysSecretArn', {
-      Value: { Ref: logicalId(template, 'AWS::SecretsManager::Secret') },
+      Value: { Ref: onlyLogicalId(template, 'AWS::SecretsManager::Secret') },
     });
   });
 });
@@ -243,18 +213,11 @@ describe('PaymentApiStack with a custom domain', () => {
     template.hasOutput('CustomDomainUrl', { Value: 'https://payments.example.com/payment' });
     template.hasOutput('CustomDomainTarget', {
       Description: 'Point payments.example.com here in DNS (CNAME, or a Route 53 alias A record)',
-      Value: { 'Fn::GetAtt': [logicalId(template, 'AWS::ApiGateway::DomainName'), 'RegionalDomainName'] },
+      Value: { 'Fn::GetAtt': [onlyLogicalId(template, 'AWS::ApiGateway::DomainName'), 'RegionalDomainName'] },
     });
-    expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
-      'CustomDomainTarget',
-      'CustomDomainUrl',
-      'KeyPrefix',
-      'KeysSecretArn',
-      'PaymentUrl',
-    ]);
   });
 
-  it('makes the alias record in the hosted zone given by id and name, and then needs no target output', () => {
+  it('makes the alias record in the hosted zone given by id and name', () => {
     // Act
     const template = synthesize({
       ...domain,
@@ -268,12 +231,6 @@ describe('PaymentApiStack with a custom domain', () => {
       Type: 'A',
       HostedZoneId: 'Z0123456789ABCDEFGHIJ',
     });
-    expect(Object.keys(template.findOutputs('*')).sort()).toEqual([
-      'CustomDomainUrl',
-      'KeyPrefix',
-      'KeysSecretArn',
-      'PaymentUrl',
-    ]);
   });
 
   it('gives the domain as the payment URL when the default endpoint is closed', () => {
@@ -380,18 +337,36 @@ const DOMAIN = { domainName: 'payments.example.com', certificateArn: CERTIFICATE
 const ZONE = { hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
 const COMPLETE_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
 
-/** One of each way the stack's outputs can be made: the URL, the secret, the custom domain with or without DNS. */
-const OUTPUT_CONFIGURATIONS: [string, PaymentApiStackProps][] = [
-  ['the defaults', {}],
-  ['an existing secret by name', { existingSecret: 'payment-api/keys' }],
-  ['an existing secret by complete ARN', { existingSecret: COMPLETE_SECRET_ARN }],
+/** The outputs every stack has: the /payment URL, the secret ARN and the key prefix. */
+const OUTPUTS = ['KeyPrefix', 'KeysSecretArn', 'PaymentUrl'];
+/** The key registry's: its shard count, its manifest and its shards' name prefix. */
+const REGISTRY_OUTPUTS = ['KeyRegistry', 'KeyShardNamePrefix', 'KeyShards'];
+
+/** One of each way the stack's outputs can be made, and the outputs it then has. */
+const OUTPUT_CONFIGURATIONS: [string, PaymentApiStackProps, string[]][] = [
+  ['the defaults', {}, OUTPUTS],
+  ['an existing secret by name', { existingSecret: 'payment-api/keys' }, OUTPUTS],
+  ['an existing secret by complete ARN', { existingSecret: COMPLETE_SECRET_ARN }, OUTPUTS],
   [
     'an existing secret by partial ARN',
     { existingSecret: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment/keys' },
+    OUTPUTS,
   ],
-  ['a custom domain without a hosted zone', DOMAIN],
-  ['a custom domain with its hosted zone', { ...DOMAIN, ...ZONE }],
-  ['only a custom domain, without a hosted zone', { ...DOMAIN, disableExecuteApiEndpoint: true }],
+  [
+    'a custom domain without a hosted zone, whose DNS target it names',
+    DOMAIN,
+    [...OUTPUTS, 'CustomDomainTarget', 'CustomDomainUrl'],
+  ],
+  [
+    'a custom domain with its hosted zone, which then needs no target output',
+    { ...DOMAIN, ...ZONE },
+    [...OUTPUTS, 'CustomDomainUrl'],
+  ],
+  [
+    'only a custom domain, without a hosted zone',
+    { ...DOMAIN, disableExecuteApiEndpoint: true },
+    [...OUTPUTS, 'CustomDomainTarget', 'CustomDomainUrl'],
+  ],
   [
     'an environment with everything at the edge',
     {
@@ -401,19 +376,26 @@ const OUTPUT_CONFIGURATIONS: [string, PaymentApiStackProps][] = [
       rotation: { every: Duration.days(30) },
       monitoring: { alarmEmail: 'oncall@example.com' },
     },
+    [...OUTPUTS, 'CustomDomainTarget', 'CustomDomainUrl'],
+  ],
+  ['a key registry of 8 shards', { keyShards: 8 }, [...OUTPUTS, ...REGISTRY_OUTPUTS]],
+  [
+    'a key registry during a reshard, which names the previous count too',
+    { keyShards: 8, keyShardsPrevious: 4 },
+    [...OUTPUTS, ...REGISTRY_OUTPUTS, 'KeyShardsPrevious'],
   ],
 ];
 
 describe('PaymentApiStack outputs', () => {
   it.each(OUTPUT_CONFIGURATIONS)(
-    'have a literal description with %s, as CloudFormation requires',
-    (_case, props) => {
+    'are exactly those of %s, each with a literal description, as CloudFormation requires',
+    (_case, props, names) => {
       const outputs = Object.entries(synthesize(props).findOutputs('*')) as [
         string,
         { Description?: unknown },
       ][];
 
-      expect(outputs.length).toBeGreaterThan(0);
+      expect(outputs.map(([name]) => name).sort()).toEqual([...names].sort());
       for (const [name, output] of outputs) {
         expect({ name, description: typeof output.Description }).toEqual({ name, description: 'string' });
       }

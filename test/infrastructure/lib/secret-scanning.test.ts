@@ -57,14 +57,6 @@ describe('without secretScanning', () => {
     expect(template).not.toContain('RequestValidator');
     expect(template).not.toContain('AWS::ApiGateway::Model');
   });
-
-  it("keeps the stage's one method setting, the stage throttle", () => {
-    const { template } = synthesize();
-
-    template.hasResourceProperties('AWS::ApiGateway::Stage', {
-      MethodSettings: [Match.objectLike({ HttpMethod: '*', ResourcePath: '/*' })],
-    });
-  });
 });
 
 describe('with secretScanning', () => {
