@@ -12,6 +12,7 @@ import {
 } from './limiter';
 import { StoreBreaker } from './store-breaker';
 import { appWindowAt, windowLengthMs, type RateLimit } from './window';
+import { boundedMemo } from './bounded-memo';
 
 /**
  * One item takes about 1,000 writes a second (DynamoDB's per-partition limit), and a window's count is one item. An
@@ -27,14 +28,26 @@ export const REQUESTS_PER_SECOND_PER_ITEM = 200;
  * A stripe, as in a striped counter: one count split over several cells so that no one cell is hot. ("Shard" means a
  * key registry secret only.)
  */
-export function counterStripes(limit: RateLimit): {
+export const counterStripes: (limit: RateLimit) => CounterStripes = boundedMemo(
+  1_024,
+  (limit) => `${limit.perSecond}/${limit.burst}`,
+  (limit) => {
+    const count = Math.min(
+      limit.burst,
+      Math.max(1, Math.ceil(limit.perSecond / REQUESTS_PER_SECOND_PER_ITEM)),
+    );
+    const base = Math.floor(limit.burst / count);
+    const extra = limit.burst % count;
+    return {
+      count,
+      capacities: Array.from({ length: count }, (_, stripe) => base + (stripe < extra ? 1 : 0)),
+    };
+  },
+);
+
+export interface CounterStripes {
   readonly count: number;
   readonly capacities: readonly number[];
-} {
-  const count = Math.min(limit.burst, Math.max(1, Math.ceil(limit.perSecond / REQUESTS_PER_SECOND_PER_ITEM)));
-  const base = Math.floor(limit.burst / count);
-  const extra = limit.burst % count;
-  return { count, capacities: Array.from({ length: count }, (_, stripe) => base + (stripe < extra ? 1 : 0)) };
 }
 
 /**

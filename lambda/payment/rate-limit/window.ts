@@ -15,6 +15,7 @@
  */
 import { appHashKey } from '../../../shared/keys/shard';
 import type { RateLimit } from '../../../shared/keys/rate-limit';
+import { boundedMemo } from './bounded-memo';
 
 export type { RateLimit } from '../../../shared/keys/rate-limit';
 
@@ -40,8 +41,14 @@ const TWO_TO_THE_64 = 2 ** 64;
  * window whatever the ids look like.
  */
 export function windowOffsetMs(appId: string, lengthMs: number): number {
-  return (Number(appHashKey(appId)) / TWO_TO_THE_64) * lengthMs;
+  return offsetFraction(appId) * lengthMs;
 }
+
+const offsetFraction = boundedMemo(
+  4_096,
+  (appId: string) => appId,
+  (appId) => Number(appHashKey(appId)) / TWO_TO_THE_64,
+);
 
 /** The window of `appId` under `limit` that `now` falls in. */
 export function appWindowAt(appId: string, limit: RateLimit, now: number): LimitWindow {
