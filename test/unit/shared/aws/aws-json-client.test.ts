@@ -12,7 +12,7 @@ import { AwsJsonClient, AwsServiceError, errorOfAnswer } from '../../../../share
 import type { AttemptBounds } from '../../../../shared/aws/aws-json-client';
 import { AttemptError } from '../../../../shared/aws/attempt-errors';
 import { FAKE_CREDENTIALS } from '../../../support/fake-aws';
-import { startUnacceptingServer } from '../../../support/unaccepting-server';
+import { startUnacceptingServer, type UnacceptingServer } from '../../../support/unaccepting-server';
 
 type Answer = (request: IncomingMessage, response: ServerResponse, body: string) => void;
 
@@ -88,6 +88,11 @@ const BOUNDS: AttemptBounds = {
   retryDelayMs: 10,
 };
 const BUDGET_MS = 2_000;
+/**
+ * Tests that wait for one of the attempt's timers to fire set it shorter still: what it proves is that it fires, and
+ * which comes first, so each timer a test contrasts stays several times apart from the other.
+ */
+const FIRING_MS = 50;
 
 function clientFor(url: URL, bounds: AttemptBounds = BOUNDS): AwsJsonClient {
   return new AwsJsonClient({
@@ -202,12 +207,14 @@ describe('AwsJsonClient over node:http', () => {
   it('ends an attempt whose connection stays silent at the socket time-out (seen firing), sent, and sends the read again on a new connection', async () => {
     server.answer(() => undefined);
 
-    const error = await rejection(clientFor(server.url).call('GetSecretValue', {}, read()));
+    const error = await rejection(
+      clientFor(server.url, { ...BOUNDS, socketTimeoutMs: FIRING_MS }).call('GetSecretValue', {}, read()),
+    );
 
     expect(error).toBeInstanceOf(AttemptError);
     expect([error.name, error.message, error.sent]).toEqual([
       'TimeoutError',
-      'silent for the 150 ms socket time-out',
+      `silent for the ${FIRING_MS} ms socket time-out`,
       true,
     ]);
     expect(server.connections()).toBe(2);
@@ -219,11 +226,13 @@ describe('AwsJsonClient over node:http', () => {
       response.write('{"Secret');
     });
 
-    const error = await rejection(clientFor(server.url, { ...BOUNDS, maxAttempts: 1 }).call('X', {}, read()));
+    const error = await rejection(
+      clientFor(server.url, { ...BOUNDS, maxAttempts: 1, socketTimeoutMs: FIRING_MS }).call('X', {}, read()),
+    );
 
     expect([error.name, error.message, error.sent]).toEqual([
       'TimeoutError',
-      'silent for the 150 ms socket time-out',
+      `silent for the ${FIRING_MS} ms socket time-out`,
       true,
     ]);
   });
@@ -255,7 +264,7 @@ describe('AwsJsonClient over node:http', () => {
     server.answer(json(500, { __type: 'InternalServiceError', message: 'oops' }));
 
     const error = await rejection(
-      clientFor(server.url, { ...BOUNDS, retryDelayMs: 5_000 }).call('X', {}, read(200)),
+      clientFor(server.url, { ...BOUNDS, retryDelayMs: 5_000 }).call('X', {}, read(100)),
     );
 
     expect([error.name, error.sent]).toEqual(['TimeoutError', true]);
@@ -325,47 +334,50 @@ describe('AwsJsonClient over node:http', () => {
 });
 
 describe('AwsJsonClient against a host that does not answer', () => {
+  // One host for both tests: it takes a connect time-out of its own to fill its accept queue, which stays full.
+  let host: UnacceptingServer;
+
+  beforeAll(async () => {
+    host = await startUnacceptingServer();
+  });
+
+  afterAll(async () => {
+    await host.close();
+  });
+
   it('ends an attempt whose connection is not made at the connection time-out (seen firing), never sent, and makes a read a fresh connection again', async () => {
-    const host = await startUnacceptingServer();
-    try {
-      const started = performance.now();
+    const started = performance.now();
 
-      const error = await rejection(clientFor(new URL(host.endpoint)).call('X', {}, read()));
+    const error = await rejection(
+      clientFor(new URL(host.endpoint), { ...BOUNDS, connectionTimeoutMs: FIRING_MS }).call('X', {}, read()),
+    );
 
-      expect(error).toBeInstanceOf(AttemptError);
-      expect([error.name, error.message, error.sent]).toEqual([
-        'TimeoutError',
-        'no connection within the 200 ms connection time-out',
-        false,
-      ]);
-      // Two attempts of 200 ms and the pause between: not the budget's 2 s.
-      expect(performance.now() - started).toBeGreaterThanOrEqual(2 * 200);
-      expect(performance.now() - started).toBeLessThan(BUDGET_MS);
-    } finally {
-      await host.close();
-    }
+    expect(error).toBeInstanceOf(AttemptError);
+    expect([error.name, error.message, error.sent]).toEqual([
+      'TimeoutError',
+      `no connection within the ${FIRING_MS} ms connection time-out`,
+      false,
+    ]);
+    // Two attempts of FIRING_MS and the pause between: not the budget's 2 s.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(2 * FIRING_MS);
+    expect(performance.now() - started).toBeLessThan(BUDGET_MS);
   });
 
   it('says a call whose budget ran out before the connection was made was never sent', async () => {
-    const host = await startUnacceptingServer();
-    try {
-      const error = await rejection(
-        clientFor(new URL(host.endpoint), { maxAttempts: 1, connectionTimeoutMs: 5_000 }).call(
-          'X',
-          {},
-          write(100),
-        ),
-      );
+    const error = await rejection(
+      clientFor(new URL(host.endpoint), { maxAttempts: 1, connectionTimeoutMs: 5_000 }).call(
+        'X',
+        {},
+        write(FIRING_MS),
+      ),
+    );
 
-      expect(error).toBeInstanceOf(AttemptError);
-      expect([error.name, error.message, error.sent]).toEqual([
-        'TimeoutError',
-        'time budget ran out before connecting',
-        false,
-      ]);
-    } finally {
-      await host.close();
-    }
+    expect(error).toBeInstanceOf(AttemptError);
+    expect([error.name, error.message, error.sent]).toEqual([
+      'TimeoutError',
+      'time budget ran out before connecting',
+      false,
+    ]);
   });
 });
 

@@ -4,6 +4,13 @@ import { toDigestForm } from '../../../../shared/keys/key-material';
 import { MalformedSecretError, parseKeyring, type KeyringProblem } from '../../../../shared/keys/keyring';
 import { parseKeyringLazily } from '../../../../shared/keys/lazy-keyring';
 import { appIdArb, plainKeyArb } from '../../../support/properties/arbitraries';
+import {
+  expectAtLeast,
+  expectInstanceOf,
+  expectToBe,
+  expectToEqual,
+  expectToThrow,
+} from '../../../support/properties/cheap-expect';
 import { storedKeyArb, textOf } from '../../../support/properties/secret-members';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY } from '../../../support/keys';
 
@@ -69,14 +76,10 @@ describe('a keyring built an app at a time', () => {
         try {
           eager = parseKeyring(text);
         } catch (error) {
-          expect(error).toBeInstanceOf(MalformedSecretError);
+          expectInstanceOf(error, MalformedSecretError);
           const refusal = error as MalformedSecretError;
-          expect(() => lazily(text)).toThrow(refusal.message);
-          try {
-            lazily(text);
-          } catch (lazyError) {
-            expect((lazyError as MalformedSecretError).problems).toEqual(refusal.problems);
-          }
+          const lazyError = expectToThrow(() => lazily(text), refusal.message);
+          expectToEqual((lazyError as MalformedSecretError).problems, refusal.problems);
           seen.refused++;
           return;
         }
@@ -84,19 +87,19 @@ describe('a keyring built an app at a time', () => {
 
         // Every name asked for (and names the secret lacks) gets the same answer.
         for (const name of [...namesIn(text), 'nobody', '__proto__', 'toString']) {
-          expect(lazy.keyring.get(name)).toEqual(eager.keyring.get(name));
-          expect(lazy.keyring.has(name)).toBe(eager.keyring.has(name));
+          expectToEqual(lazy.keyring.get(name), eager.keyring.get(name));
+          expectToBe(lazy.keyring.has(name), eager.keyring.has(name));
         }
         // Once every entry was asked for, every problem was reported once, located as the eager parse does.
         const reported = [...lazy.problems, ...lazy.later].sort((a, b) => a.entryPosition - b.entryPosition);
-        expect(reported).toEqual(eager.problems);
+        expectToEqual(reported, eager.problems);
         // A walk gives the apps in the order written, as the eager keyring does.
-        expect([...lazy.keyring.keys()]).toEqual([...eager.keyring.keys()]);
-        expect(lazy.keyring.size).toBe(eager.keyring.size);
-        expect(lazy.entries).toBe(namesIn(text).length);
+        expectToEqual([...lazy.keyring.keys()], [...eager.keyring.keys()]);
+        expectToBe(lazy.keyring.size, eager.keyring.size);
+        expectToBe(lazy.entries, namesIn(text).length);
         // Never fewer comparisons than the most keys an app holds, or a right key would go unchecked.
         const most = Math.max(1, ...[...eager.keyring.values()].map((app) => app.keys.length));
-        expect(lazy.keyring.comparisonsPerRequest).toBeGreaterThanOrEqual(most);
+        expectAtLeast(lazy.keyring.comparisonsPerRequest, most);
         seen.served++;
         if (eager.problems.length > 0) seen.withProblems++;
       }),

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { KeyDocumentError, parseKeyDocument } from '../../../../shared/keys/key-document';
 import { MalformedSecretError, parseKeyring, type KeyringProblem } from '../../../../shared/keys/keyring';
+import { expectNotToContain, expectToEqual, expectToThrow } from '../../../support/properties/cheap-expect';
 import { membersArb, textOf } from '../../../support/properties/secret-members';
 
 /** App ids as docs/keys.md states the rule; nothing here calls the code under test. */
@@ -61,21 +62,21 @@ describe('secret entries', () => {
 
         if (usableApps(members).length === 0) {
           // Only a secret with no usable entry at all is refused whole.
-          expect(() => parseKeyring(text)).toThrow(MalformedSecretError);
+          expectToThrow(() => parseKeyring(text), MalformedSecretError);
           return;
         }
 
         const { keyring, problems } = parseKeyring(text);
 
-        expect([...keyring.keys()].sort()).toEqual(usableApps(members).sort());
+        expectToEqual([...keyring.keys()].sort(), usableApps(members).sort());
         const locations = problems.map(({ entryPosition, appId, keyPosition }) => ({
           entryPosition,
           appId,
           keyPosition,
         }));
-        expect(locations).toEqual(expectedLocations(members));
+        expectToEqual(locations, expectedLocations(members));
         const logged = JSON.stringify(problems);
-        for (const name of invalidNames) expect(logged).not.toContain(JSON.stringify(name).slice(1, -1));
+        for (const name of invalidNames) expectNotToContain(logged, JSON.stringify(name).slice(1, -1));
       }),
       { numRuns: 1_000 },
     );
@@ -89,14 +90,9 @@ describe('secret entries', () => {
 
         const parse = (): unknown => parseKeyDocument(textOf(members, spaces));
 
-        expect(parse).toThrow(KeyDocumentError);
-        let message = '';
-        try {
-          parse();
-        } catch (error) {
-          message = error instanceof Error ? error.message : '';
-        }
-        for (const name of invalidNames) expect(message).not.toContain(name);
+        const error = expectToThrow(parse, KeyDocumentError);
+        const message = error instanceof Error ? error.message : '';
+        for (const name of invalidNames) expectNotToContain(message, name);
       }),
       { numRuns: 500 },
     );

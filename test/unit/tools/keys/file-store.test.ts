@@ -72,7 +72,8 @@ describe('FileStore', () => {
   it('waits for a fresh lock and gives up with a message naming the lock file', async () => {
     writeFileSync(file, '{}\n');
     writeFileSync(`${file}.lock`, 'another writer');
-    const store = new FileStore(file, { lockWaitMs: 200 });
+    // A short wait: it is tried again a few times (10, 20, 40 ms apart) before it gives up.
+    const store = new FileStore(file, { lockWaitMs: 50 });
     const snapshot = await store.read();
 
     const replace = store.replace(snapshot.version, '{"mine":1}\n');
@@ -112,7 +113,7 @@ describe('breaking a stale lock', () => {
       writeFileSync(lockPath, 'another writer');
       return stale;
     });
-    const store = new FileStore(file, { staleLockMs: 30_000, lockWaitMs: 200 });
+    const store = new FileStore(file, { staleLockMs: 30_000, lockWaitMs: 50 });
     const snapshot = await store.read();
 
     const replace = store.replace(snapshot.version, '{"mine":1}\n');

@@ -125,9 +125,9 @@ describe('sendRequest', () => {
   it('gives up when no answer comes in time', async () => {
     const { port } = await start(() => undefined);
 
-    expect(await sendRequest(request(port), { timeoutMs: 200 })).toEqual({
+    expect(await sendRequest(request(port), { timeoutMs: 100 })).toEqual({
       kind: 'no-answer',
-      reason: 'no answer within 0.2 s',
+      reason: 'no answer within 0.1 s',
       unreachable: true,
     });
   });
