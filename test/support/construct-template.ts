@@ -101,6 +101,33 @@ export interface TemplateResource {
   };
 }
 
+/**
+ * A function as lib/bundled-function.ts makes every one: Node.js 24 on arm64, `index.handler`, its own role and log
+ * group, created once its role policy exists (and no redundant dependency on the role); what differs (memory,
+ * timeout, environment) is given.
+ */
+export function bundledFunctionResource(
+  ids: { readonly roleId: string; readonly logGroupId: string; readonly policyId: string },
+  own: { readonly MemorySize: number; readonly Timeout: number; readonly Variables: Record<string, unknown> },
+): TemplateResource {
+  return {
+    Type: 'AWS::Lambda::Function',
+    Properties: {
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      MemorySize: own.MemorySize,
+      Timeout: own.Timeout,
+      Code: expect.any(Object) as unknown,
+      Description: expect.any(String) as unknown,
+      Role: { 'Fn::GetAtt': [ids.roleId, 'Arn'] },
+      LoggingConfig: { LogGroup: { Ref: ids.logGroupId } },
+      Environment: { Variables: own.Variables },
+    },
+    DependsOn: [ids.policyId],
+  };
+}
+
 /** The template's resources by logical ID, only those of `type` when given. */
 export function resourcesOf(template: Template, type?: string): Record<string, TemplateResource> {
   const all = (template.toJSON() as { Resources: Record<string, TemplateResource> }).Resources;

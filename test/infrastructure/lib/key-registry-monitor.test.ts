@@ -7,6 +7,7 @@ import {
   MONITOR_TIMEOUT,
 } from '../../../lib/key-registry-monitor';
 import {
+  bundledFunctionResource,
   actionsOf,
   functionLogicalId,
   functionRoleStatements,
@@ -36,19 +37,12 @@ describe('the key registry monitor of a one-shard stack', () => {
       /^PaymentApiKeyRegistryMonitorFunctionRole/,
     );
 
-    expect(resourceOf(template, monitorId)).toEqual({
-      Type: 'AWS::Lambda::Function',
-      Properties: {
-        Runtime: 'nodejs24.x',
-        Architectures: ['arm64'],
-        Handler: 'index.handler',
-        MemorySize: 512,
-        Timeout: MONITOR_TIMEOUT.toSeconds(),
-        Code: expect.any(Object) as unknown,
-        Description: expect.any(String) as unknown,
-        Role: { 'Fn::GetAtt': [roleId, 'Arn'] },
-        LoggingConfig: { LogGroup: { Ref: logGroupId } },
-        Environment: {
+    expect(resourceOf(template, monitorId)).toEqual(
+      bundledFunctionResource(
+        { roleId, logGroupId, policyId },
+        {
+          MemorySize: 512,
+          Timeout: MONITOR_TIMEOUT.toSeconds(),
           Variables: {
             KEYS_SECRET_ID: { Ref: secretId },
             KEY_EXPIRY_WARNING_DAYS: '14',
@@ -57,9 +51,8 @@ describe('the key registry monitor of a one-shard stack', () => {
             SERVICE_NAME: 'Test',
           },
         },
-      },
-      DependsOn: [policyId],
-    });
+      ),
+    );
     expect(MONITOR_READ_WORST_CASE_MS).toBe(60_000);
     expect(MONITOR_READ_WORST_CASE_MS * 3).toBeLessThanOrEqual(MONITOR_TIMEOUT.toMilliseconds());
   });

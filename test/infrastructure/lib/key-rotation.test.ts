@@ -5,6 +5,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { PaymentApiProps } from '../../../lib/payment-api';
 import { ROTATION_STEP_WORST_CASE_MS, ROTATION_TIMEOUT } from '../../../lib/key-rotation';
 import {
+  bundledFunctionResource,
   actionsOf,
   constructUnbundled,
   functionLogicalId,
@@ -76,20 +77,13 @@ describe('PaymentApi scheduled rotation', () => {
 
       // The timeout outlasts a step whose every Secrets Manager call runs to its deadline.
       expect(ROTATION_STEP_WORST_CASE_MS).toBeLessThan(ROTATION_TIMEOUT.toMilliseconds());
-      expect(resourceOf(template, rotationId)).toEqual({
-        Type: 'AWS::Lambda::Function',
-        Properties: {
-          Runtime: 'nodejs24.x',
-          Architectures: ['arm64'],
-          Handler: 'index.handler',
-          MemorySize: 256,
-          Timeout: 60,
-          Code: expect.any(Object) as unknown,
-          Description: expect.any(String) as unknown,
-          Role: { 'Fn::GetAtt': [roleId, 'Arn'] },
-          LoggingConfig: { LogGroup: { Ref: logGroupId } },
-          // Keep 2 keys, the period in hours (superseded keys expire by it), log at info.
-          Environment: {
+      expect(resourceOf(template, rotationId)).toEqual(
+        // Keep 2 keys, the period in hours (superseded keys expire by it), log at info.
+        bundledFunctionResource(
+          { roleId, logGroupId, policyId },
+          {
+            MemorySize: 256,
+            Timeout: 60,
             Variables: {
               ROTATION_KEEP_KEYS: '2',
               ROTATION_PERIOD_HOURS: '720',
@@ -97,9 +91,8 @@ describe('PaymentApi scheduled rotation', () => {
               KEY_PREFIX: 'pay',
             },
           },
-        },
-        DependsOn: [policyId],
-      });
+        ),
+      );
       expect(ROTATION_TIMEOUT.toSeconds()).toBe(60);
     });
 

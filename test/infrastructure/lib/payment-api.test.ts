@@ -10,6 +10,7 @@ import { ERROR_RESPONSES } from '../../../shared/api/responses';
 import * as bundledFunction from '../../../lib/bundled-function';
 import type { PaymentApiProps } from '../../../lib/payment-api';
 import {
+  bundledFunctionResource,
   actionsOf,
   constructUnbundled,
   functionLogicalId,
@@ -77,19 +78,12 @@ describe('PaymentApi with default props', () => {
 
       // Two functions: this one and the key registry monitor (test/infrastructure/lib/key-registry-monitor.test.ts).
       template.resourceCountIs('AWS::Lambda::Function', 2);
-      expect(resourceOf(template, functionLogicalId(template, 'handler'))).toEqual({
-        Type: 'AWS::Lambda::Function',
-        Properties: {
-          Runtime: 'nodejs24.x',
-          Architectures: ['arm64'],
-          Handler: 'index.handler',
-          MemorySize: 256,
-          Timeout: 10,
-          Code: expect.any(Object) as unknown,
-          Description: expect.any(String) as unknown,
-          Role: { 'Fn::GetAtt': [roleId, 'Arn'] },
-          LoggingConfig: { LogGroup: { Ref: logGroupId } },
-          Environment: {
+      expect(resourceOf(template, functionLogicalId(template, 'handler'))).toEqual(
+        bundledFunctionResource(
+          { roleId, logGroupId, policyId },
+          {
+            MemorySize: 256,
+            Timeout: 10,
             Variables: {
               KEYS_SECRET_ID: { Ref: secretId },
               KEY_CACHE_TTL_SECONDS: '60',
@@ -101,10 +95,8 @@ describe('PaymentApi with default props', () => {
               LEGACY_KEYS: 'true',
             },
           },
-        },
-        // No redundant dependency on the role.
-        DependsOn: [policyId],
-      });
+        ),
+      );
     });
 
     it('holds no environment value long enough to be a key', () => {
