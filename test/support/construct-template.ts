@@ -128,6 +128,24 @@ export function bundledFunctionResource(
   };
 }
 
+export /** The ARN CDK builds from a secret name in an environment-agnostic stack. */
+function partialArnJoin(name: string): unknown {
+  return {
+    'Fn::Join': [
+      '',
+      [
+        'arn:',
+        { Ref: 'AWS::Partition' },
+        ':secretsmanager:',
+        { Ref: 'AWS::Region' },
+        ':',
+        { Ref: 'AWS::AccountId' },
+        `:secret:${name}`,
+      ],
+    ],
+  };
+}
+
 /** The template's resources by logical ID, only those of `type` when given. */
 export function resourcesOf(template: Template, type?: string): Record<string, TemplateResource> {
   const all = (template.toJSON() as { Resources: Record<string, TemplateResource> }).Resources;

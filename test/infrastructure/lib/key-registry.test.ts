@@ -23,6 +23,7 @@ import {
   synthesize,
   type TemplateResource,
   unbundledApp,
+  partialArnJoin,
 } from '../../support/construct-template';
 import { rolePolicySizes } from '../../support/iam-size';
 
@@ -421,20 +422,8 @@ describe('PaymentApi with scheduled rotation of 1,024 shards, the most keyShards
   });
 
   it("grants every reader GetSecretValue on the stack's own shard name prefix, and the rotation function its four calls there", () => {
-    const prefix = {
-      'Fn::Join': [
-        '',
-        [
-          'arn:',
-          { Ref: 'AWS::Partition' },
-          ':secretsmanager:',
-          { Ref: 'AWS::Region' },
-          ':',
-          { Ref: 'AWS::AccountId' },
-          ':secret:payment-api/Test/keys/shard-*',
-        ],
-      ],
-    };
+    const prefix = partialArnJoin('payment-api/Test/keys/shard-*');
+
     const byPrefix = (roleId: string, action: string) =>
       Object.values(resourcesOf(template, 'AWS::IAM::ManagedPolicy'))
         .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(JSON.stringify({ Ref: roleId })))

@@ -12,6 +12,7 @@ import {
   sharedStackTemplate as synthesize,
   type Statement,
   unbundledApp,
+  partialArnJoin,
 } from '../../support/construct-template';
 
 /**
@@ -32,24 +33,6 @@ function statementsFor(
           .Statement,
     )
     .filter((statement) => actionsOf(statement).some((action) => action.startsWith(actionPrefix)));
-}
-
-/** The ARN CDK builds from a secret name in an environment-agnostic stack. */
-function partialArnJoin(name: string): unknown {
-  return {
-    'Fn::Join': [
-      '',
-      [
-        'arn:',
-        { Ref: 'AWS::Partition' },
-        ':secretsmanager:',
-        { Ref: 'AWS::Region' },
-        ':',
-        { Ref: 'AWS::AccountId' },
-        `:secret:${name}`,
-      ],
-    ],
-  };
 }
 
 describe('PaymentApiStack with a new secret', () => {
