@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { SmokeRequest } from '../../../../tools/smoke/checks';
 import { describeNoAnswer, sendRequest } from '../../../../tools/smoke/http-client';
-import { freeLoopbackPort } from '../../../support/moto';
+import { freeLoopbackPort } from '../../../support/loopback';
 
 /** A TCP server that records the raw bytes of each request and answers as told. */
 async function rawServer(
