@@ -12,6 +12,7 @@ import { AwsJsonClient, AwsServiceError, errorOfAnswer } from '../../../../share
 import type { AttemptBounds } from '../../../../shared/aws/aws-json-client';
 import { AttemptError } from '../../../../shared/aws/attempt-errors';
 import { FAKE_CREDENTIALS } from '../../../support/fake-aws';
+import { closeServer, listen } from '../../../support/fault-proxy';
 import { startUnacceptingServer, type UnacceptingServer } from '../../../support/unaccepting-server';
 
 type Answer = (request: IncomingMessage, response: ServerResponse, body: string) => void;
@@ -47,9 +48,7 @@ async function startServer(): Promise<TestServer> {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const port = await listen(server, 0);
   return {
     url: new URL(`http://127.0.0.1:${port}/`),
     connections: () => connections,
@@ -57,14 +56,7 @@ async function startServer(): Promise<TestServer> {
     answer: (next) => {
       answer = next;
     },
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-      });
-    },
+    close: () => closeServer(server, sockets),
   };
 }
 
