@@ -296,11 +296,10 @@ async function leaked(command: Extract<Command, { name: 'leaked' }>, run: Run): 
   if (code !== EXIT_CODES.ok) throw new ReportedExit(code);
 }
 
-async function init(shards: number, { target, io }: Run): Promise<void> {
-  if (target.kind !== 'registry-file') throw new UsageError('init needs --registry-file <path>');
-  const manifest = await initRegistryFile(target.path, shards);
+async function init({ shards, path }: Extract<Command, { name: 'init' }>, { io }: Run): Promise<void> {
+  const manifest = await initRegistryFile(path, shards);
   const made = counted(manifest.shards, 'empty shard');
-  io.stdout.write(`created registry file ${target.path}: ${made} (${manifest.shardIds.join(' ')})\n`);
+  io.stdout.write(`created registry file ${path}: ${made} (${manifest.shardIds.join(' ')})\n`);
 }
 
 function runCommand({ command, ...asked }: Invocation, io: CliIo): Promise<void> {
@@ -313,7 +312,7 @@ function runCommand({ command, ...asked }: Invocation, io: CliIo): Promise<void>
   };
   switch (command.name) {
     case 'init':
-      return init(command.shards, run);
+      return init(command, run);
     case 'reshard':
       return runReshard(command, run);
     case 'apply':
