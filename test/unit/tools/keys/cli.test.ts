@@ -35,9 +35,23 @@ async function refusal(argv: readonly string[], env: Readonly<Record<string, str
 }
 
 describe("the key CLI's arguments", () => {
+  it.each([
+    ['stack', 'KEYS_STACK', 'PaymentApi', { kind: 'stack', stackName: 'PaymentApi' }],
+    ['registry', 'KEYS_REGISTRY', 'reg', { kind: 'registry', manifestId: 'reg' }],
+    ['registry-file', 'KEYS_REGISTRY_FILE', 'r.json', { kind: 'registry-file', path: 'r.json' }],
+    ['secret-id', 'KEYS_SECRET_ID', 'from-env', { kind: 'secret', secretId: 'from-env' }],
+    ['file', 'KEYS_FILE', '/srv/keys.json', { kind: 'file', path: '/srv/keys.json' }],
+  ])('takes the target from --%s, or alone from %s', async (flag, variable, value, target) => {
+    const [flagged, fromEnv] = [
+      await parseInvocation(['list', `--${flag}`, value], {}),
+      await parseInvocation(['list'], { [variable]: value }),
+    ];
+
+    expect(flagged).toEqual({ command: { name: 'list' }, target, json: false });
+    expect(fromEnv).toEqual(flagged);
+  });
+
   it.each<[string, string[], Record<string, string>, unknown]>([
-    ['KEYS_SECRET_ID', [], { KEYS_SECRET_ID: 'from-env' }, { kind: 'secret', secretId: 'from-env' }],
-    ['KEYS_FILE', [], { KEYS_FILE: '/srv/keys.json' }, { kind: 'file', path: '/srv/keys.json' }],
     [
       '--file over KEYS_SECRET_ID',
       ['--file', 'local.json'],
@@ -61,27 +75,6 @@ describe("the key CLI's arguments", () => {
       [],
       { KEYS_FILE: '', KEYS_SECRET_ID: 'env' },
       { kind: 'secret', secretId: 'env' },
-    ],
-    ['--stack', ['--stack', 'PaymentApi'], {}, { kind: 'stack', stackName: 'PaymentApi' }],
-    ['KEYS_STACK', [], { KEYS_STACK: 'PaymentApi' }, { kind: 'stack', stackName: 'PaymentApi' }],
-    [
-      '--registry',
-      ['--registry', 'payment-api/PaymentApi/keys/registry'],
-      {},
-      { kind: 'registry', manifestId: 'payment-api/PaymentApi/keys/registry' },
-    ],
-    ['KEYS_REGISTRY', [], { KEYS_REGISTRY: 'reg' }, { kind: 'registry', manifestId: 'reg' }],
-    [
-      '--registry-file',
-      ['--registry-file', '.local/registry.json'],
-      {},
-      { kind: 'registry-file', path: '.local/registry.json' },
-    ],
-    [
-      'KEYS_REGISTRY_FILE',
-      [],
-      { KEYS_REGISTRY_FILE: '.local/registry.json' },
-      { kind: 'registry-file', path: '.local/registry.json' },
     ],
     [
       '--stack over KEYS_SECRET_ID and KEYS_REGISTRY_FILE',
