@@ -577,12 +577,15 @@ const COMMANDS: readonly CommandSpec[] = [
     summary: 'move the apps not in their home shard (after a deploy that changed keyShards)',
     options: ['settle', 'shards', 'dry-run'],
     example: 'reshard --dry-run --stack PaymentApi',
-    build: (_, options) => {
-      const shardsText = text(options, 'shards');
+    build: (_, options, target) => {
       const settleMs = optionalDuration(options, 'settle');
+      const shardsText = text(options, 'shards');
+      const shards = shardsText === undefined ? undefined : checkedShards(shardsText);
+      if (shards !== undefined && target.kind !== 'registry-file')
+        throw new UsageError(shardsMisplaced(target));
       return {
         name: 'reshard',
-        ...(shardsText === undefined ? {} : { shards: checkedShards(shardsText) }),
+        ...(shards === undefined ? {} : { shards }),
         ...(settleMs === undefined ? {} : { settleMs }),
         dryRun: flag(options, 'dry-run'),
       };
@@ -626,15 +629,12 @@ const COMMANDS: readonly CommandSpec[] = [
   },
 ];
 
-/** What reshard --shards needs of its target beyond naming one; the message names the target it was about. */
-function checkTargetFits(command: Command, target: Target): void {
-  if (command.name !== 'reshard' || command.shards === undefined || target.kind === 'registry-file') return;
-  throw new UsageError(
-    target.kind === 'file' || target.kind === 'secret'
-      ? `--shards changes a local registry's shard count; a single ${target.kind === 'file' ? 'key file' : 'secret'} has one shard (give --registry-file <path>)`
-      : 'the stack owns its shard count: deploy with -c keyShards=<n> -c keyShardsPrevious=<current>, then run ' +
-          'reshard without --shards (--shards is for a local registry)',
-  );
+/** Why reshard --shards does not fit a target other than a local registry, naming the target it was about. */
+function shardsMisplaced(target: Target): string {
+  return target.kind === 'file' || target.kind === 'secret'
+    ? `--shards changes a local registry's shard count; a single ${target.kind === 'file' ? 'key file' : 'secret'} has one shard (give --registry-file <path>)`
+    : 'the stack owns its shard count: deploy with -c keyShards=<n> -c keyShardsPrevious=<current>, then run ' +
+        'reshard without --shards (--shards is for a local registry)';
 }
 
 const ENVIRONMENT_HELP = `
@@ -748,7 +748,6 @@ export async function runProgram(
         const options = this.opts<Options>();
         const target = resolveTarget(options, env);
         const built = spec.build(this.args, options, target);
-        checkTargetFits(built, target);
         const keyPrefix = spec.options.includes('key-prefix') ? keyPrefixOf(options, env) : undefined;
         await execute({
           command: built,
