@@ -85,6 +85,16 @@ interface Step {
 const changeFile = (changes: readonly object[]): string =>
   JSON.stringify({ format: 'payment-api-key-changes/1', changes }, null, 2) + '\n';
 
+/** `expire` of the key partner-a was added with, then `options`. */
+const expirePartnerA =
+  (...options: string[]) =>
+  (c: StepContext): readonly string[] => [
+    'expire',
+    'partner-a',
+    c.id('add-app partner-a expiring, json'),
+    ...options,
+  ];
+
 /** The steps every target runs, in order: each command, its options, and its errors. */
 const COMMON_STEPS: readonly Step[] = [
   { label: 'add-app demo', argv: ['add-app', 'demo'] },
@@ -126,48 +136,14 @@ const COMMON_STEPS: readonly Step[] = [
     label: 'revoke last key forced',
     argv: (c) => ['revoke', 'partner-b', c.id('add-app partner-b hashed'), '--force'],
   },
-  {
-    label: 'expire in 1d',
-    argv: (c) => ['expire', 'partner-a', c.id('add-app partner-a expiring, json'), '--in', '1d'],
-  },
-  {
-    label: 'expire never',
-    argv: (c) => ['expire', 'partner-a', c.id('add-app partner-a expiring, json'), '--never'],
-  },
-  {
-    label: 'expire at, json',
-    argv: (c) => [
-      'expire',
-      'partner-a',
-      c.id('add-app partner-a expiring, json'),
-      '--at',
-      '2027-01-01T00:00:00Z',
-      '--json',
-    ],
-  },
-  {
-    label: 'expire no choice',
-    argv: (c) => ['expire', 'partner-a', c.id('add-app partner-a expiring, json')],
-  },
-  {
-    label: 'expire two choices',
-    argv: (c) => ['expire', 'partner-a', c.id('add-app partner-a expiring, json'), '--in', '1d', '--never'],
-  },
-  {
-    label: 'expire bad at',
-    argv: (c) => ['expire', 'partner-a', c.id('add-app partner-a expiring, json'), '--at', 'yesterday'],
-  },
+  { label: 'expire in 1d', argv: expirePartnerA('--in', '1d') },
+  { label: 'expire never', argv: expirePartnerA('--never') },
+  { label: 'expire at, json', argv: expirePartnerA('--at', '2027-01-01T00:00:00Z', '--json') },
+  { label: 'expire no choice', argv: expirePartnerA() },
+  { label: 'expire two choices', argv: expirePartnerA('--in', '1d', '--never') },
+  { label: 'expire bad at', argv: expirePartnerA('--at', 'yesterday') },
   { label: 'expire unknown key', argv: ['expire', 'partner-a', '0123456789ab', '--in', '1d'] },
-  {
-    label: 'expire at a past instant',
-    argv: (c) => [
-      'expire',
-      'partner-a',
-      c.id('add-app partner-a expiring, json'),
-      '--at',
-      '2026-01-01T00:00:00Z',
-    ],
-  },
+  { label: 'expire at a past instant', argv: expirePartnerA('--at', '2026-01-01T00:00:00Z') },
   { label: 'allow two networks', argv: ['allow', 'demo', '203.0.113.0/24', '2001:db8::/32'] },
   { label: 'allow json', argv: ['allow', 'demo', '198.51.100.7', '--json'] },
   { label: 'allow invalid block', argv: ['allow', 'demo', '10.0.0.999/8'] },
