@@ -9,7 +9,7 @@ import { SLIM_BUNDLING } from '../../../lib/bundled-function';
 import { advanceClock, invokeAsset, invokeAssetOutcomes } from '../../support/asset-runner';
 import { emfProblems, logEntries, readEmfLines, samplesOf, totalCounts } from '../../support/emf';
 import { startFaultProxy } from '../../support/fault-proxy';
-import { paymentEvent } from '../../support/events';
+import { paymentEvent, requestOf } from '../../support/events';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY, SECRET_STRING } from '../../support/keys';
 import { expiresAtOf, parseKeyDocument } from '../../../shared/keys/key-document';
 import { ROTATION_STEPS } from '../../../lambda/rotation/rotation-rules';
@@ -30,11 +30,7 @@ import { createMotoRegistry, type MotoRegistry } from '../../support/registry-mo
 import { shardsToSearch } from '../../../shared/keys/registry';
 import { shardOf } from '../../../shared/keys/shard';
 
-const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
 const PROJECT_ROOT = join(__dirname, '..', '..', '..');
-
-const requestOf = (appId: string, appKey: string) =>
-  paymentEvent([JSON_TYPE, ['App-id', appId], ['App-key', appKey]]);
 
 /**
  * The deployable artifacts, not the source: synthesize with the real CLI (scheduled rotation on, so both functions
@@ -181,20 +177,20 @@ describe('the bundled payment Lambda in cdk.out', () => {
     // Secrets Manager answers the first fetch (at init), then stops: connections are refused.
     const proxy = await startFaultProxy(moto.port);
     await proxy.setMode('refused', { afterCalls: 1 });
-    const valid = paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]]);
+    const valid = requestOf('demo', DEMO_KEY);
     const steps = [
       valid,
-      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', PARTNER_KEY]]),
-      paymentEvent([JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]]),
+      requestOf('demo', PARTNER_KEY),
+      requestOf('nobody', DEMO_KEY),
       paymentEvent([
         ['Content-Type', 'text/plain'],
         ['App-id', 'demo'],
         ['App-key', DEMO_KEY],
       ]),
-      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]], { body: '{not json' }),
+      requestOf('demo', DEMO_KEY, { body: '{not json' }),
       // A right key past its expiry; a right key from a network its app does not allow (the events' 203.0.113.10).
-      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_NEXT_KEY]]),
-      paymentEvent([JSON_TYPE, ['App-id', 'partner'], ['App-key', PARTNER_KEY]]),
+      requestOf('demo', DEMO_NEXT_KEY),
+      requestOf('partner', PARTNER_KEY),
       // Past the 60 s TTL, within TTL + 60 s of staleness: the refresh fails, the stale keys answer. The runner's
       // clock moves on instead of the test waiting, so a slow machine cannot carry it past either bound.
       advanceClock(61_000),
@@ -412,11 +408,11 @@ describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', ()
   });
 
   it('answers 429 with Retry-After, RateLimit-Policy and RateLimit once the burst is spent, after authentication and before the media type, and counts Throttled', async () => {
-    const demo = paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]]);
-    const partner = paymentEvent([JSON_TYPE, ['App-id', 'partner'], ['App-key', PARTNER_KEY]]);
+    const demo = requestOf('demo', DEMO_KEY);
+    const partner = requestOf('partner', PARTNER_KEY);
     const steps = [
       // Refused before any limit: it spends nothing of demo's burst of 3.
-      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', PARTNER_KEY]]),
+      requestOf('demo', PARTNER_KEY),
       demo,
       demo,
       demo,

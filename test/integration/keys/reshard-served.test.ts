@@ -24,7 +24,7 @@ import { shardOf } from '../../../shared/keys/shard';
 import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-settings';
 import { invokeAsset } from '../../support/asset-runner';
 import { startFleet, type Invocation, type NamedEvent, type RunningFleet } from '../../support/asset-fleet';
-import { paymentEvent } from '../../support/events';
+import { requestOf } from '../../support/events';
 import { keysHandedOut, runCli, startCli } from '../../support/keys-cli';
 import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';
 import {
@@ -118,11 +118,7 @@ async function deployedForReshard(
 function requestsOf(keys: ReadonlyMap<string, string>): NamedEvent[] {
   return [...keys].map(([appId, key]) => ({
     name: appId,
-    event: paymentEvent([
-      ['Content-Type', 'application/json'],
-      ['App-id', appId],
-      ['App-key', key],
-    ]),
+    event: requestOf(appId, key),
   }));
 }
 
