@@ -40,8 +40,7 @@ afterAll(() => {
 
 const APPS = Array.from({ length: 24 }, (_, index) => `partner-${String(index).padStart(2, '0')}`);
 
-/** An apply file adding `apps`. */
-/** demo's key is stored as itself ("plain"): the banner's ready command reads it back from its shard file. */
+/** An apply file adding `apps`; demo's key stored as itself ("plain"), for the banner's ready command to read. */
 const addAll = (apps: readonly string[]): string =>
   JSON.stringify({
     changes: apps.map((app) => ({ op: 'add', app, ...(app === 'demo' ? { plain: true } : {}) })),
