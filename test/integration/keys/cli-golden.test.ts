@@ -85,6 +85,11 @@ interface Step {
 const changeFile = (changes: readonly object[]): string =>
   JSON.stringify({ format: 'payment-api-key-changes/1', changes }, null, 2) + '\n';
 
+/** `apply` of `file`, its keys to `keysFile` in the temporary directory. */
+const applyKeysOut =
+  (file: string, keysFile: string) =>
+  (c: StepContext): readonly string[] => ['apply', file, '--keys-out', join(c.tmp, keysFile)];
+
 /** `expire` of the key partner-a was added with, then `options`. */
 const expirePartnerA =
   (...options: string[]) =>
@@ -190,18 +195,11 @@ const COMMON_STEPS: readonly Step[] = [
   { label: 'apply dry run json', argv: ['apply', 'changes.json', '--dry-run', '--json'] },
   { label: 'apply without keys-out', argv: ['apply', 'changes.json'] },
   { label: 'apply keys-out stdout and json', argv: ['apply', 'changes.json', '--keys-out', '-', '--json'] },
-  {
-    label: 'apply',
-    argv: (c) => ['apply', 'changes.json', '--keys-out', join(c.tmp, 'new.keys.jsonl')],
-    show: ['new.keys.jsonl'],
-  },
-  {
-    label: 'apply keys-out exists',
-    argv: (c) => ['apply', 'changes.json', '--keys-out', join(c.tmp, 'new.keys.jsonl')],
-  },
+  { label: 'apply', argv: applyKeysOut('changes.json', 'new.keys.jsonl'), show: ['new.keys.jsonl'] },
+  { label: 'apply keys-out exists', argv: applyKeysOut('changes.json', 'new.keys.jsonl') },
   {
     label: 'apply that no longer fits',
-    argv: (c) => ['apply', 'changes.json', '--keys-out', join(c.tmp, 'other.keys.jsonl')],
+    argv: applyKeysOut('changes.json', 'other.keys.jsonl'),
     show: ['other.keys.jsonl'],
   },
   {
@@ -282,7 +280,7 @@ const COMMON_STEPS: readonly Step[] = [
 /** Twelve more apps, so that a change of the shard count has apps to move. */
 const MANY_ADDS: Step = {
   label: 'apply twelve adds',
-  argv: (c) => ['apply', 'many.json', '--keys-out', join(c.tmp, 'many.keys.jsonl')],
+  argv: applyKeysOut('many.json', 'many.keys.jsonl'),
   files: {
     'many.json': () =>
       changeFile(
