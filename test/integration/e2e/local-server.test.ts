@@ -11,7 +11,7 @@
  * test/integration/openapi/local-server-answers.test.ts checks this process's answers against openapi.yaml. Here:
  * what only a real process shows (its files, its banner, a key file replaced while it runs, its signals, its exits).
  */
-import { access, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,17 +94,6 @@ describe('npm start on a first run (no keys file yet)', () => {
     expect(run.stdout).toContain(JSON.stringify(SUCCESS_BODY));
     expect(server.output()).toContain(`keys: file ${keysFile}, just created with a new key for app "demo"`);
     expect(server.output()).toContain('re-read as soon as it changes (and every 60 s)');
-  });
-
-  it('creates the keys file in the secret format, mode 0600 in a new directory of mode 0700', async () => {
-    // Act
-    const fileStat = await stat(keysFile);
-    const directoryStat = await stat(join(directory, 'private'));
-
-    // Assert
-    expect(fileStat.mode & 0o777).toBe(0o600);
-    expect(directoryStat.mode & 0o777).toBe(0o700);
-    expect(JSON.parse(await readFile(keysFile, 'utf8'))).toEqual({ demo: [demoKey] });
   });
 
   it('accepts a key added to the file while it runs at once, its TTL far from over', async () => {
