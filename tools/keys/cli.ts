@@ -15,7 +15,7 @@ import { parseTimestamp, TIMESTAMP_RULE } from '../../shared/keys/timestamp';
 import { nonEmpty } from '../common/args';
 import { UsageError } from '../common/exit';
 import { KEY_STORE_ENV } from '../common/key-store-env';
-import { stackNameProblem } from '../common/stack-outputs';
+import { stackNameProblem } from '../common/stack-name';
 import type { Env } from '../common/tool-io';
 import type { EditRequest, ExpiryChange, KeyStorage, LimitChange } from './changes';
 import { DURATION_RULE, parseDuration } from './duration';

@@ -6,7 +6,7 @@ import { shardsToSearch, type RegistryManifest } from '../../shared/keys/registr
 import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
-} from '../common/aws-settings';
+} from '../common/aws-clients';
 import { errorLine as toolErrorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
 import { StackReadError } from '../common/stack-outputs';
 import type { Env, ToolIo } from '../common/tool-io';

@@ -19,9 +19,9 @@ import {
   stopLocalServer,
   type LocalServerProcess,
 } from '../../support/local-server-process';
+import { freeLoopbackPort } from '../../support/loopback';
 import {
   beginMotoRotation,
-  freeLoopbackPort,
   motoSecretSource,
   motoSecretsManager,
   sharedMoto,
