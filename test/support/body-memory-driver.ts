@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { createHandler } from '../../lambda/payment/create-handler';
 import { parseKeyring } from '../../shared/keys/keyring';
 import { createJsonLogger } from '../../shared/logger';
-import { paymentEvent } from './events';
+import { requestOf } from './events';
 import { DEMO_KEY, SECRET_STRING } from './keys';
 
 export interface BodyMemoryReport {
@@ -42,14 +42,7 @@ async function main(): Promise<void> {
     keys: { getKeys: () => Promise.resolve({ keyring, stale: false }) },
     logger: createJsonLogger('info', () => undefined),
   });
-  const event = paymentEvent(
-    [
-      ['Content-Type', 'application/json'],
-      ['App-id', 'demo'],
-      ['App-key', DEMO_KEY],
-    ],
-    { body },
-  );
+  const event = requestOf('demo', DEMO_KEY, { body });
 
   const peakRssBeforeKib = process.resourceUsage().maxRSS;
   const statuses: number[] = [];

@@ -155,3 +155,12 @@ export function totalCounts(
 export function samplesOf(lines: readonly EmfLine[], name: string): number[] {
   return lines.flatMap((line) => line.samples[name] ?? []);
 }
+
+/** The JSON log lines of `output` (EMF lines left out) whose message is one of `messages`, read. */
+export function logEntries(output: string, ...messages: readonly string[]): Record<string, unknown>[] {
+  return output
+    .split('\n')
+    .filter((text) => text.startsWith('{') && !text.includes('"_aws"'))
+    .map((text) => JSON.parse(text) as Record<string, unknown>)
+    .filter((entry) => messages.includes(String(entry.message)));
+}

@@ -61,3 +61,19 @@ export function paymentEvent(
   }
   return { ...baseEvent, headers, multiValueHeaders, ...overrides };
 }
+
+/** A request of `appId` with `key` and a JSON body type, as API Gateway sends it; `overrides` on top. */
+export function requestOf(
+  appId: string,
+  key: string,
+  overrides: Partial<APIGatewayProxyEvent> = {},
+): APIGatewayProxyEvent {
+  return paymentEvent(
+    [
+      ['Content-Type', 'application/json'],
+      ['App-id', appId],
+      ['App-key', key],
+    ],
+    overrides,
+  );
+}

@@ -120,7 +120,6 @@ export interface FaultProxy {
   /** `http://127.0.0.1:<port>`, for AWS_ENDPOINT_URL. */
   readonly endpoint: string;
   readonly calls: readonly RecordedCall[];
-  mode(): ProxyMode;
   /** Switches the behaviour for calls from now on; calls already held (black-holed) stay held. */
   setMode(mode: ProxyMode, options?: ModeOptions): Promise<void>;
   /**
@@ -375,7 +374,6 @@ export async function startFaultProxy(
   return {
     endpoint: `http://127.0.0.1:${port}`,
     calls,
-    mode: () => mode,
     async setMode(next, options = {}) {
       if (options.secretId !== undefined) {
         if (next === 'pass') secretModes.delete(options.secretId);

@@ -76,14 +76,14 @@ async function timedProbe(probe: Probe, phaseStart: number): Promise<RequestReco
   return { startedMs: started - phaseStart, tookMs: performance.now() - started, status };
 }
 
-function callsSince(proxy: FaultProxy, since: number, secretId?: string, until = Date.now()): number {
+/** The GetSecretValue calls of `secretId` (of any secret, when none is given) the proxy saw from `since` on. */
+function callsSince(proxy: FaultProxy, since: number, secretId?: string): FaultProxy['calls'] {
   return proxy.calls.filter(
     (call) =>
       call.operation === 'GetSecretValue' &&
       (secretId === undefined || call.secretId === secretId) &&
-      call.at >= since &&
-      call.at <= until,
-  ).length;
+      call.at >= since,
+  );
 }
 
 /** The proxy's mode for the calls a placement faults. */
@@ -121,7 +121,7 @@ export async function runBrownout(
     await sendAlongside(options, phaseStart, alongside);
     await pause(5);
   }
-  const calls = callsSince(proxy, since, options.secretId);
+  const calls = callsSince(proxy, since, options.secretId).length;
   await placeFault(proxy, 'pass', options);
   return {
     fault,
@@ -157,10 +157,11 @@ export async function runRecovery(
   const restore = (async () => {
     await pause(options.outageMs);
     // The worst moment: just as an attempt reached the failing service (a black-holed one stays stuck).
-    const seen = callsSince(proxy, since, options.secretId);
+    const seen = callsSince(proxy, since, options.secretId).length;
     const waitUntil = Date.now() + HELD_ATTEMPT_WAIT_MS;
-    while (callsSince(proxy, since, options.secretId) === seen && Date.now() < waitUntil) await pause(2);
-    callsDuringOutage = callsSince(proxy, since, options.secretId);
+    while (callsSince(proxy, since, options.secretId).length === seen && Date.now() < waitUntil)
+      await pause(2);
+    callsDuringOutage = callsSince(proxy, since, options.secretId).length;
     await placeFault(proxy, 'pass', options);
     recoveredAt = performance.now();
     recoveredAtEpoch = Date.now();
@@ -186,12 +187,7 @@ export async function runRecovery(
   }
   const outageMs = (await restore) - outageStart;
   stalls.stop();
-  const firstCallAfter = proxy.calls.find(
-    (call) =>
-      call.operation === 'GetSecretValue' &&
-      (options.secretId === undefined || call.secretId === options.secretId) &&
-      call.at >= recoveredAtEpoch,
-  );
+  const [firstCallAfter] = callsSince(proxy, recoveredAtEpoch, options.secretId);
   return {
     fault,
     outage,

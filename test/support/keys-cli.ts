@@ -27,6 +27,17 @@ export function digestKeyIdOf(key: string): string {
 
 export type CliResult = ToolRun;
 
+/** The key lines apply hands out (a --keys-out file's text): app id → key. */
+export function keysHandedOut(text: string): Map<string, string> {
+  return new Map(
+    text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { appId: string; key: string })
+      .map(({ appId, key }) => [appId, key]),
+  );
+}
+
 /** A document of plain keys without expiry or allowlist: app id → its keys, oldest first. */
 export function plainKeyDocument(apps: Readonly<Record<string, readonly string[]>>): KeyDocument {
   return new Map(

@@ -1,5 +1,10 @@
 import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import {
+  CreateSecretCommand,
+  ResourceNotFoundException,
+  RotateSecretCommand,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -260,6 +265,39 @@ export async function createMotoSecret(
     return created.ARN;
   } finally {
     client.destroy();
+  }
+}
+
+/**
+ * Starts a scheduled rotation of `secretId` as Secrets Manager does, as far as moto does it: RotateSecret turns
+ * rotation on and attaches AWSPENDING to an empty version named by `token`, then fails (ResourceNotFoundException,
+ * checked here) on the rotation function, which moto does not host. The test then plays Secrets Manager's part by
+ * invoking the four steps itself.
+ */
+export async function beginMotoRotation(
+  client: SecretsManagerClient,
+  secretId: string,
+  token: string,
+  rotateImmediately?: boolean,
+): Promise<void> {
+  const failure = await client
+    .send(
+      new RotateSecretCommand({
+        SecretId: secretId,
+        ClientRequestToken: token,
+        RotationLambdaARN: 'arn:aws:lambda:us-east-1:123456789012:function:payment-api-rotation',
+        RotationRules: { AutomaticallyAfterDays: 30 },
+        ...(rotateImmediately === undefined ? {} : { RotateImmediately: rotateImmediately }),
+      }),
+    )
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  if (!(failure instanceof ResourceNotFoundException)) {
+    throw new Error(
+      `RotateSecret on an unhosted function should fail as not found, not with ${String(failure)}`,
+    );
   }
 }
 

@@ -12,7 +12,7 @@ import { appWindowAt } from '../../lambda/payment/rate-limit/window';
 import type { RateLimit } from '../../shared/keys/rate-limit';
 import { runFleet, type FleetRun, type Invocation } from './asset-fleet';
 import { readEmfLines, totalCounts } from './emf';
-import { paymentEvent } from './events';
+import { requestOf } from './events';
 import { ItemWriteQueue, startFaultProxy, type Fault } from './fault-proxy';
 import { DEMO_KEY, HASHED_APP_KEY, PARTNER_KEY } from './keys';
 import {
@@ -25,14 +25,7 @@ import {
 /** The metrics sampled as levels, not counted: left out of the totals. */
 const LEVEL_METRICS = ['KeysExpiringSoon', 'SecretFill'];
 
-/** A valid request of `appId` with `key`, as API Gateway sends it. */
-export function requestOf(appId: string, key: string): ReturnType<typeof paymentEvent> {
-  return paymentEvent([
-    ['Content-Type', 'application/json'],
-    ['App-id', appId],
-    ['App-key', key],
-  ]);
-}
+export { requestOf };
 
 export interface LimitedAssetSettings {
   readonly moto: MotoServer;

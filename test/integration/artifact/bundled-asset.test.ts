@@ -1,9 +1,4 @@
-import {
-  CreateSecretCommand,
-  DescribeSecretCommand,
-  ResourceNotFoundException,
-  RotateSecretCommand,
-} from '@aws-sdk/client-secrets-manager';
+import { CreateSecretCommand, DescribeSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -12,13 +7,14 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { SLIM_BUNDLING } from '../../../lib/bundled-function';
 import { advanceClock, invokeAsset, invokeAssetOutcomes } from '../../support/asset-runner';
-import { emfProblems, readEmfLines, samplesOf, totalCounts } from '../../support/emf';
+import { emfProblems, logEntries, readEmfLines, samplesOf, totalCounts } from '../../support/emf';
 import { startFaultProxy } from '../../support/fault-proxy';
-import { paymentEvent } from '../../support/events';
+import { paymentEvent, requestOf } from '../../support/events';
 import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY, SECRET_STRING } from '../../support/keys';
 import { expiresAtOf, parseKeyDocument } from '../../../shared/keys/key-document';
 import { ROTATION_STEPS } from '../../../lambda/rotation/rotation-rules';
 import {
+  beginMotoRotation,
   createMotoRateLimitTable,
   createMotoSecret,
   EMULATOR_LIMITER_DEADLINE_MS,
@@ -34,11 +30,7 @@ import { createMotoRegistry, type MotoRegistry } from '../../support/registry-mo
 import { shardsToSearch } from '../../../shared/keys/registry';
 import { shardOf } from '../../../shared/keys/shard';
 
-const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
 const PROJECT_ROOT = join(__dirname, '..', '..', '..');
-
-const requestOf = (appId: string, appKey: string) =>
-  paymentEvent([JSON_TYPE, ['App-id', appId], ['App-key', appKey]]);
 
 /**
  * The deployable artifacts, not the source: synthesize with the real CLI (scheduled rotation on, so both functions
@@ -185,20 +177,20 @@ describe('the bundled payment Lambda in cdk.out', () => {
     // Secrets Manager answers the first fetch (at init), then stops: connections are refused.
     const proxy = await startFaultProxy(moto.port);
     await proxy.setMode('refused', { afterCalls: 1 });
-    const valid = paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]]);
+    const valid = requestOf('demo', DEMO_KEY);
     const steps = [
       valid,
-      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', PARTNER_KEY]]),
-      paymentEvent([JSON_TYPE, ['App-id', 'nobody'], ['App-key', DEMO_KEY]]),
+      requestOf('demo', PARTNER_KEY),
+      requestOf('nobody', DEMO_KEY),
       paymentEvent([
         ['Content-Type', 'text/plain'],
         ['App-id', 'demo'],
         ['App-key', DEMO_KEY],
       ]),
-      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]], { body: '{not json' }),
+      requestOf('demo', DEMO_KEY, { body: '{not json' }),
       // A right key past its expiry; a right key from a network its app does not allow (the events' 203.0.113.10).
-      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_NEXT_KEY]]),
-      paymentEvent([JSON_TYPE, ['App-id', 'partner'], ['App-key', PARTNER_KEY]]),
+      requestOf('demo', DEMO_NEXT_KEY),
+      requestOf('partner', PARTNER_KEY),
       // Past the 60 s TTL, within TTL + 60 s of staleness: the refresh fails, the stale keys answer. The runner's
       // clock moves on instead of the test waiting, so a slow machine cannot carry it past either bound.
       advanceClock(61_000),
@@ -228,13 +220,7 @@ describe('the bundled payment Lambda in cdk.out', () => {
       expect([2, 5, 6].map((index) => results[index]?.body)).toEqual([2, 5, 6].map(() => results[1]?.body));
       expect(output).toContain('"message":"keys loaded"');
       // Every request logged once, with the Lambda request id, the API Gateway request id and the cold start.
-      const requestLines = output
-        .split('\n')
-        .filter((line) => line.startsWith('{') && !line.includes('"_aws"'))
-        .map((line) => JSON.parse(line) as Record<string, unknown>)
-        .filter((entry) =>
-          ['request accepted', 'request refused', 'keys unavailable'].includes(String(entry.message)),
-        );
+      const requestLines = logEntries(output, 'request accepted', 'request refused', 'keys unavailable');
       expect(
         requestLines.map((entry) => [
           entry.function_request_id,
@@ -283,11 +269,9 @@ describe('the bundled payment Lambda in cdk.out', () => {
       expect([samplesOf(lines, 'KeysExpiringSoon'), samplesOf(lines, 'SecretFill')]).toEqual([[], []]);
       expect(Object.keys(units)).not.toContain('KeysExpiringSoon');
       expect(Object.keys(units)).not.toContain('SecretFill');
-      const refusals = output
-        .split('\n')
-        .filter((line) => line.includes('"message":"request refused"'))
-        .map((line) => JSON.parse(line) as Record<string, unknown>)
-        .filter((entry) => entry.reason === 'expired_key' || entry.reason === 'source_not_allowed');
+      const refusals = logEntries(output, 'request refused').filter(
+        (entry) => entry.reason === 'expired_key' || entry.reason === 'source_not_allowed',
+      );
       expect(refusals.map((entry) => [entry.reason, entry.appId])).toEqual([
         ['expired_key', 'demo'],
         ['source_not_allowed', 'partner'],
@@ -384,10 +368,7 @@ describe('the bundled payment Lambda over a key registry of 4 shards, a reshard 
         [...needed].map((index) => registry.layout.shardIds[index]).sort(),
       );
       // Each load logged once, by shard number and the secret it came from, never a key.
-      const loaded = output
-        .split('\n')
-        .filter((line) => line.includes('"message":"keys loaded"'))
-        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const loaded = logEntries(output, 'keys loaded');
       expect(loaded.map((line) => line.source).sort()).toEqual([...secretIds].sort());
       expect(loaded.map((line) => line.source)).toEqual(
         loaded.map((line) => registry.layout.shardIds[Number(line.shard)]),
@@ -427,11 +408,11 @@ describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', ()
   });
 
   it('answers 429 with Retry-After, RateLimit-Policy and RateLimit once the burst is spent, after authentication and before the media type, and counts Throttled', async () => {
-    const demo = paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', DEMO_KEY]]);
-    const partner = paymentEvent([JSON_TYPE, ['App-id', 'partner'], ['App-key', PARTNER_KEY]]);
+    const demo = requestOf('demo', DEMO_KEY);
+    const partner = requestOf('partner', PARTNER_KEY);
     const steps = [
       // Refused before any limit: it spends nothing of demo's burst of 3.
-      paymentEvent([JSON_TYPE, ['App-id', 'demo'], ['App-key', PARTNER_KEY]]),
+      requestOf('demo', PARTNER_KEY),
       demo,
       demo,
       demo,
@@ -510,10 +491,7 @@ describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', ()
       Accepted: 4,
       Throttled: 3,
     });
-    const refusals = output
-      .split('\n')
-      .filter((line) => line.includes('"message":"request refused"') && line.includes('"status":429'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const refusals = logEntries(output, 'request refused').filter((entry) => entry.status === 429);
     expect(refusals.map((entry) => [entry.reason, entry.appId, typeof entry.retryAfterSeconds])).toEqual([
       ['rate_limited', 'demo', 'number'],
       ['rate_limited', 'demo', 'number'],
@@ -531,17 +509,7 @@ describe('the bundled rotation Lambda in cdk.out', () => {
       new CreateSecretCommand({ Name: 'payment-api/rotated-keys', SecretString: SECRET_STRING }),
     );
     const token = randomUUID();
-    // moto turns rotation on and stages the pending version, then cannot invoke the (unhosted) function.
-    await expect(
-      client.send(
-        new RotateSecretCommand({
-          SecretId: arn,
-          ClientRequestToken: token,
-          RotationLambdaARN: 'arn:aws:lambda:us-east-1:123456789012:function:payment-api-rotation',
-          RotationRules: { AutomaticallyAfterDays: 30 },
-        }),
-      ),
-    ).rejects.toThrow(ResourceNotFoundException);
+    await beginMotoRotation(client, arn, token);
     const rotationDir = app.rotationAssetDir ?? '';
 
     const startedAt = Date.now();

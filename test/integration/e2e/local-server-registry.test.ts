@@ -19,7 +19,7 @@ import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
 } from '../../../tools/common/aws-clients';
-import { runCli, spawnCli } from '../../support/keys-cli';
+import { keysHandedOut, runCli, spawnCli } from '../../support/keys-cli';
 import {
   credentials,
   killAllLocalServers,
@@ -41,22 +41,11 @@ afterAll(() => {
 
 const APPS = Array.from({ length: 24 }, (_, index) => `partner-${String(index).padStart(2, '0')}`);
 
-/** An apply file adding `apps`. */
-/** demo's key is stored as itself ("plain"): the banner's ready command reads it back from its shard file. */
+/** An apply file adding `apps`; demo's key stored as itself ("plain"), for the banner's ready command to read. */
 const addAll = (apps: readonly string[]): string =>
   JSON.stringify({
     changes: apps.map((app) => ({ op: 'add', app, ...(app === 'demo' ? { plain: true } : {}) })),
   });
-
-/** The keys an apply wrote to its --keys-out file: app id → key. */
-async function keysOut(path: string): Promise<Map<string, string>> {
-  const lines = (await readFile(path, 'utf8')).trim().split('\n');
-  return new Map(
-    lines
-      .map((line) => JSON.parse(line) as { appId: string; key: string })
-      .map(({ appId, key }) => [appId, key]),
-  );
-}
 
 function occurrences(text: string, fragment: string): number {
   return text.split(fragment).length - 1;
@@ -82,7 +71,7 @@ describe('npm start on a local registry of several shards (KEYS_REGISTRY_FILE)',
       {},
     );
     expect(applied.code).toBe(0);
-    keys = await keysOut(join(directory, 'keys.jsonl'));
+    keys = keysHandedOut(await readFile(join(directory, 'keys.jsonl'), 'utf8'));
     // The default TTL (60 s): whatever works at once below works because the files are watched.
     server = await startLocalServer({
       PORT: String(await freeLoopbackPort()),
@@ -216,7 +205,7 @@ describe('npm start on a key registry in Secrets Manager (moto: KEYS_REGISTRY, K
       { awsCallBounds: EMULATOR_CALL_BOUNDS },
     );
     expect(applied.code).toBe(0);
-    keys = await keysOut(join(directory, 'keys.jsonl'));
+    keys = keysHandedOut(await readFile(join(directory, 'keys.jsonl'), 'utf8'));
     server = await startLocalServer({
       ...moto.awsEnv,
       PORT: String(await freeLoopbackPort()),

@@ -6,7 +6,7 @@
  */
 import { KEY_FETCH_ATTEMPTS, KEY_FETCH_BUDGET_MS } from '../../../lambda/payment/secrets-manager-source';
 import type { RegistryLayout } from '../../../shared/keys/registry';
-import { paymentEvent } from '../../support/events';
+import { requestOf } from '../../support/events';
 import { FAULTS, startFaultProxy, type FaultProxy } from '../../support/fault-proxy';
 import {
   inProcessPaymentHandler,
@@ -31,13 +31,6 @@ const REFETCH_BOUND_MS = 1_000;
 /** With nothing usable, a failed fetch is followed by the next no sooner than this after it started. */
 const UNAVAILABLE_RETRY_MS = 500;
 const OUTAGE_MS = 2_500;
-
-const requestOf = (appId: string, appKey: string) =>
-  paymentEvent([
-    ['Content-Type', 'application/json'],
-    ['App-id', appId],
-    ['App-key', appKey],
-  ]);
 
 /** The app whose shard fails and, with shards, an app on a healthy shard. */
 const SHARDS = 4;

@@ -86,6 +86,21 @@ interface Step {
 const changeFile = (changes: readonly object[]): string =>
   JSON.stringify({ format: 'payment-api-key-changes/1', changes }, null, 2) + '\n';
 
+/** `apply` of `file`, its keys to `keysFile` in the temporary directory. */
+const applyKeysOut =
+  (file: string, keysFile: string) =>
+  (c: StepContext): readonly string[] => ['apply', file, '--keys-out', join(c.tmp, keysFile)];
+
+/** `expire` of the key partner-a was added with, then `options`. */
+const expirePartnerA =
+  (...options: string[]) =>
+  (c: StepContext): readonly string[] => [
+    'expire',
+    'partner-a',
+    c.id('add-app partner-a expiring, json'),
+    ...options,
+  ];
+
 /** The steps every target runs, in order: each command, its options, and its errors. */
 const COMMON_STEPS: readonly Step[] = [
   { label: 'add-app demo', argv: ['add-app', 'demo'] },
@@ -127,48 +142,14 @@ const COMMON_STEPS: readonly Step[] = [
     label: 'revoke last key forced',
     argv: (c) => ['revoke', 'partner-b', c.id('add-app partner-b hashed'), '--force'],
   },
-  {
-    label: 'expire in 1d',
-    argv: (c) => ['expire', 'partner-a', c.id('add-app partner-a expiring, json'), '--in', '1d'],
-  },
-  {
-    label: 'expire never',
-    argv: (c) => ['expire', 'partner-a', c.id('add-app partner-a expiring, json'), '--never'],
-  },
-  {
-    label: 'expire at, json',
-    argv: (c) => [
-      'expire',
-      'partner-a',
-      c.id('add-app partner-a expiring, json'),
-      '--at',
-      '2027-01-01T00:00:00Z',
-      '--json',
-    ],
-  },
-  {
-    label: 'expire no choice',
-    argv: (c) => ['expire', 'partner-a', c.id('add-app partner-a expiring, json')],
-  },
-  {
-    label: 'expire two choices',
-    argv: (c) => ['expire', 'partner-a', c.id('add-app partner-a expiring, json'), '--in', '1d', '--never'],
-  },
-  {
-    label: 'expire bad at',
-    argv: (c) => ['expire', 'partner-a', c.id('add-app partner-a expiring, json'), '--at', 'yesterday'],
-  },
+  { label: 'expire in 1d', argv: expirePartnerA('--in', '1d') },
+  { label: 'expire never', argv: expirePartnerA('--never') },
+  { label: 'expire at, json', argv: expirePartnerA('--at', '2027-01-01T00:00:00Z', '--json') },
+  { label: 'expire no choice', argv: expirePartnerA() },
+  { label: 'expire two choices', argv: expirePartnerA('--in', '1d', '--never') },
+  { label: 'expire bad at', argv: expirePartnerA('--at', 'yesterday') },
   { label: 'expire unknown key', argv: ['expire', 'partner-a', '0123456789ab', '--in', '1d'] },
-  {
-    label: 'expire at a past instant',
-    argv: (c) => [
-      'expire',
-      'partner-a',
-      c.id('add-app partner-a expiring, json'),
-      '--at',
-      '2026-01-01T00:00:00Z',
-    ],
-  },
+  { label: 'expire at a past instant', argv: expirePartnerA('--at', '2026-01-01T00:00:00Z') },
   { label: 'allow two networks', argv: ['allow', 'demo', '203.0.113.0/24', '2001:db8::/32'] },
   { label: 'allow json', argv: ['allow', 'demo', '198.51.100.7', '--json'] },
   { label: 'allow invalid block', argv: ['allow', 'demo', '10.0.0.999/8'] },
@@ -215,18 +196,11 @@ const COMMON_STEPS: readonly Step[] = [
   { label: 'apply dry run json', argv: ['apply', 'changes.json', '--dry-run', '--json'] },
   { label: 'apply without keys-out', argv: ['apply', 'changes.json'] },
   { label: 'apply keys-out stdout and json', argv: ['apply', 'changes.json', '--keys-out', '-', '--json'] },
-  {
-    label: 'apply',
-    argv: (c) => ['apply', 'changes.json', '--keys-out', join(c.tmp, 'new.keys.jsonl')],
-    show: ['new.keys.jsonl'],
-  },
-  {
-    label: 'apply keys-out exists',
-    argv: (c) => ['apply', 'changes.json', '--keys-out', join(c.tmp, 'new.keys.jsonl')],
-  },
+  { label: 'apply', argv: applyKeysOut('changes.json', 'new.keys.jsonl'), show: ['new.keys.jsonl'] },
+  { label: 'apply keys-out exists', argv: applyKeysOut('changes.json', 'new.keys.jsonl') },
   {
     label: 'apply that no longer fits',
-    argv: (c) => ['apply', 'changes.json', '--keys-out', join(c.tmp, 'other.keys.jsonl')],
+    argv: applyKeysOut('changes.json', 'other.keys.jsonl'),
     show: ['other.keys.jsonl'],
   },
   {
@@ -307,7 +281,7 @@ const COMMON_STEPS: readonly Step[] = [
 /** Twelve more apps, so that a change of the shard count has apps to move. */
 const MANY_ADDS: Step = {
   label: 'apply twelve adds',
-  argv: (c) => ['apply', 'many.json', '--keys-out', join(c.tmp, 'many.keys.jsonl')],
+  argv: applyKeysOut('many.json', 'many.keys.jsonl'),
   files: {
     'many.json': () =>
       changeFile(

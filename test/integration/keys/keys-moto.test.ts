@@ -70,8 +70,12 @@ afterAll(async () => {
   await moto.stop();
 });
 
+/** The one key the secrets below start with, for app demo. */
+const ORIGINAL_KEY = 'test-demo-key-0123456789abcdef';
+const ORIGINAL = JSON.stringify({ demo: [ORIGINAL_KEY] });
+
 /** SDK retries reuse the create's ClientRequestToken, which Secrets Manager (and moto) take as the same create. */
-async function createSecret(value: string): Promise<string> {
+async function createSecret(value = ORIGINAL): Promise<string> {
   const name = `payment-api-keys-${randomUUID()}`;
   await admin.send(new CreateSecretCommand({ Name: name, SecretString: value }));
   return name;
@@ -152,7 +156,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
   });
 
   it('runs as a real process with `npx tsx bin/keys.ts`', async () => {
-    const secretId = await createSecret(JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }));
+    const secretId = await createSecret();
 
     const result = await spawnCli(['rotate', 'demo', '--json', '--secret-id', secretId], moto.awsEnv, 'npx');
 
@@ -163,8 +167,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
   });
 
   it('keeps every key that concurrent rotate processes reported as created', async () => {
-    const original = 'test-demo-key-0123456789abcdef';
-    const secretId = await createSecret(JSON.stringify({ demo: [original] }));
+    const secretId = await createSecret();
     const processes = 8;
 
     const results = await Promise.all(
@@ -185,7 +188,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       expect(result.stdout).toBe('');
       expect(cliStderrLines(result.stderr)).toEqual([expect.stringMatching(/^error: /) as unknown]);
     }
-    expect(decide(text, 'demo', original).ok).toBe(true);
+    expect(decide(text, 'demo', ORIGINAL_KEY).ok).toBe(true);
     expect(keyring.get('demo')?.keys).toHaveLength(1 + succeeded.length);
     expect(await stagesOf(secretId)).not.toContain('AWSPENDING');
 
@@ -201,8 +204,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
   });
 
   it("tells the losers of a race, given no retries, that nothing was stored, and keeps the winner's key", async () => {
-    const original = 'test-demo-key-0123456789abcdef';
-    const secretId = await createSecret(JSON.stringify({ demo: [original] }));
+    const secretId = await createSecret();
     const writers = 6;
     // Every writer's PutSecretValue waits until all have read, so all edits start from the same version.
     let reads = 0;
@@ -239,15 +241,14 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     );
     const { keyring } = parseKeyring((await current(secretId)).text);
     expect(keyring.get('demo')?.keys.map((key) => key.id)).toEqual([
-      keyIdOf(original),
+      keyIdOf(ORIGINAL_KEY),
       digestKeyIdOf(keyOf(winner)),
     ]);
     expect(await stagesOf(secretId)).not.toContain('AWSPENDING');
   });
 
   it('a writer whose race is already lost when it lists the versions writes nothing, so leaves no unused version', async () => {
-    const original = 'test-demo-key-0123456789abcdef';
-    const secretId = await createSecret(JSON.stringify({ demo: [original] }));
+    const secretId = await createSecret();
     const writers = 4;
     // All read the same version; every writer but the first lists the versions only once the first has moved
     // AWSCURRENT.
@@ -295,8 +296,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
   });
 
   it('a move that fails after the new version was written leaves AWSCURRENT unchanged and readable', async () => {
-    const original = JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] });
-    const secretId = await createSecret(original);
+    const secretId = await createSecret();
     const before = await current(secretId);
     const failingMove = clientWith('failTheMove', (next, context) => (args) => {
       const input = args.input as { VersionStage?: string };
@@ -318,13 +318,12 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
         '(ECONNREFUSED); AWSCURRENT was not moved, the secret is unchanged\n',
     });
     expect(await current(secretId)).toEqual(before);
-    expect(before.text).toBe(original);
+    expect(before.text).toBe(ORIGINAL);
     expect(await stagesOf(secretId)).toEqual(['AWSCURRENT']);
   });
 
   it('a put that landed although its answer was lost leaves no AWSPENDING behind and AWSCURRENT unchanged', async () => {
-    const original = JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] });
-    const secretId = await createSecret(original);
+    const secretId = await createSecret();
     const before = await current(secretId);
     const putAnswerLost = clientWith('losePutAnswer', (next, context) => async (args) => {
       const output = await next(args);
@@ -356,7 +355,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     await doomedAdmin.send(
       new CreateSecretCommand({
         Name: secretId,
-        SecretString: JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }),
+        SecretString: ORIGINAL,
       }),
     );
     doomedAdmin.destroy();
@@ -409,7 +408,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
   });
 
   it('gives the command that restores a secret scheduled for deletion, and changes nothing', async () => {
-    const secretId = await createSecret(JSON.stringify({ demo: ['test-demo-key-0123456789abcdef'] }));
+    const secretId = await createSecret();
     await admin.send(new DeleteSecretCommand({ SecretId: secretId, RecoveryWindowInDays: 7 }));
 
     const result = await runCli(['rotate', 'demo', '--secret-id', secretId], moto.awsEnv);

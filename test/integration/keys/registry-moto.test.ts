@@ -17,7 +17,7 @@ import { shardsToSearch } from '../../../shared/keys/registry';
 import { shardOf } from '../../../shared/keys/shard';
 import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-clients';
 import { CLI_STAGING_LABEL } from '../../../tools/keys/secrets-manager-store';
-import { digestKeyIdOf, runCli as runCliWithBounds } from '../../support/keys-cli';
+import { digestKeyIdOf, keysHandedOut, runCli as runCliWithBounds } from '../../support/keys-cli';
 import { EMULATOR_CALL_BOUNDS } from '../../support/moto';
 import {
   createMotoRegistry,
@@ -84,14 +84,7 @@ function applyFile(changes: readonly object[]): string {
   return file;
 }
 
-function keysFromFile(path: string): Map<string, string> {
-  const lines = readFileSync(path, 'utf8').trim().split('\n');
-  return new Map(
-    lines
-      .map((line) => JSON.parse(line) as { appId: string; key: string })
-      .map(({ appId, key }) => [appId, key]),
-  );
-}
+const keysFromFile = (path: string): Map<string, string> => keysHandedOut(readFileSync(path, 'utf8'));
 
 const appIds = (count: number, prefix = 'partner') =>
   Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);

@@ -24,8 +24,8 @@ import { shardOf } from '../../../shared/keys/shard';
 import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-clients';
 import { invokeAsset } from '../../support/asset-runner';
 import { startFleet, type Invocation, type NamedEvent, type RunningFleet } from '../../support/asset-fleet';
-import { paymentEvent } from '../../support/events';
-import { runCli, startCli } from '../../support/keys-cli';
+import { requestOf } from '../../support/events';
+import { keysHandedOut, runCli, startCli } from '../../support/keys-cli';
 import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';
 import {
   createMotoRegistry,
@@ -109,24 +109,16 @@ async function deployedForReshard(
     },
   );
   expect(seeded.code).toBe(0);
-  const keys = new Map(
-    readFileSync(keysOut, 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { appId: string; key: string })
-      .map(({ appId, key }) => [appId, key]),
-  );
-  return { registry: await deployShards(admin, small, 8, 4), keys };
+  return {
+    registry: await deployShards(admin, small, 8, 4),
+    keys: keysHandedOut(readFileSync(keysOut, 'utf8')),
+  };
 }
 
 function requestsOf(keys: ReadonlyMap<string, string>): NamedEvent[] {
   return [...keys].map(([appId, key]) => ({
     name: appId,
-    event: paymentEvent([
-      ['Content-Type', 'application/json'],
-      ['App-id', appId],
-      ['App-key', key],
-    ]),
+    event: requestOf(appId, key),
   }));
 }
 

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BREAKER_FAILURES_TO_OPEN } from '../../../lambda/payment/rate-limit/store-breaker';
-import { runFleet, type FleetRun } from '../../support/asset-fleet';
-import { readEmfLines, totalCounts } from '../../support/emf';
+import { runFleet } from '../../support/asset-fleet';
+import { logEntries, readEmfLines, totalCounts } from '../../support/emf';
 import { FAULTS, startFaultProxy, type Fault } from '../../support/fault-proxy';
 import { DEMO_KEY, PARTNER_KEY } from '../../support/keys';
 import { LIMITER_WORST_ADDED_MS } from '../../../lambda/payment/rate-limit/limiter';
@@ -135,14 +135,6 @@ const FAULTED_CALLS: Readonly<Record<Fault, { readonly min: number; readonly max
   'access-denied': { min: 6, max: 6 },
 };
 
-function logLines(run: FleetRun, environment: number, message: string): Record<string, unknown>[] {
-  return (run.outputs[environment] ?? '')
-    .split('\n')
-    .filter((line) => line.startsWith('{') && !line.includes('"_aws"'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((entry) => entry.message === message);
-}
-
 describe('while DynamoDB fails', () => {
   let secretArn: string;
   const tableName = 'rate-limits-faults';
@@ -203,7 +195,7 @@ describe('while DynamoDB fails', () => {
             'SecretFill',
           ]);
           expect(totals.RateLimiterUnavailable).toBe(requests);
-          const warnings = logLines(run, environment, 'rate limiter unavailable');
+          const warnings = logEntries(run.outputs[environment] ?? '', 'rate limiter unavailable');
           expect(warnings.map((entry) => [entry.level, entry.appId, entry.failure])).toEqual(
             Array.from({ length: requests }, () => ['warn', 'demo', failure]),
           );

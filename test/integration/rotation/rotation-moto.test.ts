@@ -10,8 +10,6 @@ import {
   DescribeSecretCommand,
   GetSecretValueCommand,
   PutSecretValueCommand,
-  ResourceNotFoundException,
-  RotateSecretCommand,
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { randomUUID } from 'node:crypto';
@@ -24,7 +22,13 @@ import {
 } from '../../../lambda/rotation/create-rotation-handler';
 import { ROTATION_STEPS, type RotationEvent } from '../../../lambda/rotation/rotation-rules';
 import { captureLogs, type CapturedLogs } from '../../support/capture-logger';
-import { motoSecretSource, motoSecretsManager, sharedMoto, type MotoServer } from '../../support/moto';
+import {
+  beginMotoRotation,
+  motoSecretSource,
+  motoSecretsManager,
+  sharedMoto,
+  type MotoServer,
+} from '../../support/moto';
 
 const KEY_A = 'test-moto-rotation-demo-key-a-0123456789';
 const KEY_P = 'test-moto-rotation-partner-key-0123456789';
@@ -34,14 +38,6 @@ const INITIAL = JSON.stringify({ demo: [KEY_A], partner: KEY_P, hashed: [HASHED]
 const DAY_MS = 86_400_000;
 const PERIOD_MS = 30 * DAY_MS;
 const GENERATED_KEY = /^pay_[0-9A-Za-z]{38}$/;
-
-/**
- * moto cannot invoke a rotation Lambda it does not host, but RotateSecret still does what Secrets Manager does
- * before it invokes one: it turns rotation on and attaches AWSPENDING to an empty version named by the token.
- * The call then fails on the unknown function, and the test plays Secrets Manager's part by invoking the four
- * steps itself.
- */
-const UNHOSTED_FUNCTION_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:payment-api-rotation';
 
 /** One key of each app, in every form the secret may hold. */
 const FORMS = {
@@ -126,17 +122,7 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
 
   /** What Secrets Manager does when a rotation starts, as far as moto does it; checked, not assumed. */
   async function beginRotation(secretArn: string, token: string, rotateImmediately = true): Promise<void> {
-    await expect(
-      client.send(
-        new RotateSecretCommand({
-          SecretId: secretArn,
-          ClientRequestToken: token,
-          RotationLambdaARN: UNHOSTED_FUNCTION_ARN,
-          RotationRules: { AutomaticallyAfterDays: 30 },
-          RotateImmediately: rotateImmediately,
-        }),
-      ),
-    ).rejects.toThrow(ResourceNotFoundException);
+    await beginMotoRotation(client, secretArn, token, rotateImmediately);
     const description = await client.send(new DescribeSecretCommand({ SecretId: secretArn }));
     expect(description.RotationEnabled).toBe(true);
     expect(description.VersionIdsToStages?.[token]).toEqual(['AWSPENDING']);
@@ -210,7 +196,7 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     for (const key of [...Object.values(FORMS), HASHED]) expect(written).not.toContain(key);
   });
 
-  it('is idempotent: the same four steps again with the same token change nothing', async () => {
+  it('is idempotent: the same four steps again with the same token change nothing; and leaves no AWSPENDING label behind, so the next rotation can start', async () => {
     const secretArn = await createKeysSecret();
     const token = await rotate(secretArn);
     const stagesAfterFirstRun = await stagesOf(secretArn);
@@ -220,6 +206,11 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
 
     expect(await stagesOf(secretArn)).toEqual(stagesAfterFirstRun);
     expect(await readCurrent(secretArn)).toEqual(valueAfterFirstRun);
+    await rotate(secretArn);
+    const pending = Object.entries(await stagesOf(secretArn)).filter(([, stages]) =>
+      stages.includes('AWSPENDING'),
+    );
+    expect(pending).toEqual([]);
   });
 
   it('is idempotent step by step: each step run twice, on clocks a period apart, still rotates once', async () => {
@@ -255,18 +246,6 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
       expect.stringMatching(GENERATED_KEY),
     ]);
     expect(Object.keys(await stagesOf(secretArn))).toHaveLength(2);
-  });
-
-  it('leaves no AWSPENDING label behind, so the next rotation can start', async () => {
-    const secretArn = await createKeysSecret();
-
-    await rotate(secretArn);
-    await rotate(secretArn);
-
-    const pending = Object.entries(await stagesOf(secretArn)).filter(([, stages]) =>
-      stages.includes('AWSPENDING'),
-    );
-    expect(pending).toEqual([]);
   });
 
   it.each([

@@ -91,15 +91,6 @@ describe('scanning/.secretlintrc.json with secretlint', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
-  it('uses @secretlint/secretlint-rule-pattern beside the checksum rule', () => {
-    const config = JSON.parse(readFileSync(CONFIG, 'utf8')) as { rules: { id: string }[] };
-
-    expect(config.rules.map((rule) => rule.id)).toEqual([
-      'secretlint-rule-payment-api-key',
-      '@secretlint/secretlint-rule-pattern',
-    ]);
-  });
-
   it('finds a generated key in a .env, a JSON and a YAML file, any prefix, and a legacy key; no near miss', async () => {
     const keys = { env: generateKey(), json: generateKey('acme_live'), yaml: generateKey('st') };
     const misses = nearMisses();

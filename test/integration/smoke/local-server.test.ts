@@ -22,21 +22,6 @@ beforeAll(async () => {
 
 afterAll(() => local.stop());
 
-const TITLES = [
-  'POST with the key',
-  'wrong App-key',
-  'unknown App-id',
-  'no App-key header',
-  'no App-id header',
-  'App-key sent twice',
-  'every 401 identical',
-  'Content-Type: text/plain',
-  'body not JSON',
-  'GET instead of POST',
-  'DELETE instead of POST',
-  'POST to another path',
-];
-
 describe('npm run smoke against npm start', () => {
   it(
     'passes every check, prints the table and exits 0, never printing the key',
@@ -51,11 +36,9 @@ describe('npm run smoke against npm start', () => {
       // Assert
       expect(run.code).toBe(0);
       expect(ownStderrLines(run.stderr)).toEqual([]);
-      const lines = run.stdout.split('\n');
-      expect(lines[0]).toBe(`payment-api smoke test of ${server.baseUrl}/payment as App-id demo`);
-      for (const title of TITLES) {
-        expect(lines.find((line) => line.startsWith(`${title}  `))).toMatch(/ pass$/);
-      }
+      expect(run.stdout.split('\n')[0]).toBe(
+        `payment-api smoke test of ${server.baseUrl}/payment as App-id demo`,
+      );
       expect(run.stdout).toContain('passed: 12 of 12 checks, 11 requests sent');
       expect(run.stdout + run.stderr).not.toContain(APP_KEY);
     },
