@@ -9,7 +9,7 @@ import { shardSlots, shardsToSearch } from '../../shared/keys/registry';
 import { secretSize, type SecretSize } from '../../shared/keys/secret-size';
 import { KeyStoreError, type Snapshot } from './key-store';
 import { shardLabel, type Registry } from './registry-access';
-import { groupByShard } from './placement';
+import { groupBy } from './placement';
 import { checkSecretSize } from './size-guard';
 import { budgetRefusal } from './write-budget';
 
@@ -304,7 +304,7 @@ export async function planEdits<Result>(
   // Each edit goes to the first shard searched that holds its app, else its first; only a shard holding a second
   // copy of a routed edit's app can lose a leftover.
   const copiesOf = new Map<number, readonly number[]>();
-  const groups = groupByShard(
+  const groups = groupBy(
     edits.map((edit, position) => {
       const search = searchOf(registry, edit);
       const holding = search.filter((index) => documents.get(index)?.has(edit.appId) === true);
@@ -330,7 +330,7 @@ export async function planEdits<Result>(
       shards.set(index, measureShard(registry, shard, made.working, found));
     }
   }
-  const leftoversOf = groupByShard(leftovers);
+  const leftoversOf = groupBy(leftovers);
   for (const index of new Set([...waiting.keys(), ...leftoversOf.keys()])) {
     const working = waiting.get(index) ?? new Map(documents.get(index));
     const gone = leftoversOf.get(index) ?? [];
