@@ -581,7 +581,8 @@ export async function writePlan<Result>(
 
 /**
  * A command of a few edits (one app's edit, prune, a step of a reshard): planned, refused on its first problem (thrown
- * as found), its warnings given to `warn` before anything is written, then written one shard at a time.
+ * as found), its warnings given to `warn` before anything is written, then written one shard at a time; a shard
+ * that failed is thrown once every shard has been tried.
  */
 export async function planAndWrite<Result>(
   registry: Registry,
@@ -610,5 +611,8 @@ export async function planAndWrite<Result>(
       return onShard?.(done, shard);
     },
   });
+  // Every shard is tried; then the first that failed, in the plan's order, fails the command.
+  const failed = writes.find((done) => done.status === 'failed');
+  if (failed?.status === 'failed') throw failed.error;
   return { plan, writes, results };
 }
