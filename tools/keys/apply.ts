@@ -6,6 +6,7 @@ import { editOf, type EditResult } from './changes';
 import {
   planEdits,
   readShardsFor,
+  tallyWrites,
   unusedVersionsText,
   writePlan,
   type AppEdit,
@@ -207,19 +208,15 @@ export async function runApply(
     report.write(formatDryRun(registry, plan, requests, options.json));
     return;
   }
-  await writeAndReport(registry, plan, requests, command, options, io);
+  await writeAndReport(registry, plan, requests, command, { ...options, report }, io);
 }
 
 /** The stores' warnings of the shards written, and a note of the versions other writers made us spend. */
 function writeNotes(stderr: OutputStream, writes: readonly ShardWrite<EditResult>[]): void {
-  const done = writes.flatMap((write) => (write.status === 'failed' ? [] : [write]));
-  for (const warning of done.flatMap((write) => write.warnings)) stderr.write(`warning: ${warning}\n`);
-  const unused = done.reduce((sum, write) => sum + write.unusedVersions, 0);
-  if (unused > 0) {
-    stderr.write(
-      `note: the keys changed while apply ran${unusedVersionsText(unused, 'the shards written')}\n`,
-    );
-  }
+  const { warnings, unusedVersions } = tallyWrites(writes);
+  for (const warning of warnings) stderr.write(`warning: ${warning}\n`);
+  const unused = unusedVersionsText(unusedVersions, 'the shards written');
+  if (unusedVersions > 0) stderr.write(`note: the keys changed while apply ran${unused}\n`);
 }
 
 /** One app whose new key was stored but not handed out: what to run, never the key. */
@@ -229,8 +226,6 @@ function lostKeyLine(key: NewKey, sink: string, failure: string | undefined): st
     `give it one with "keys rotate ${key.appId}", then "keys revoke ${key.appId} ${key.keyId}"\n`
   );
 }
-
-const retryOf = (io: ApplyIo) => (io.retry === undefined ? {} : { retry: io.retry });
 
 /** Where the keys go: standard output for `-`, else a new file. */
 function keySinkOf(keysOut: string, io: ApplyIo): Promise<KeySink> {
@@ -243,11 +238,10 @@ async function writeAndReport(
   plan: Plan<EditResult>,
   requests: readonly ChangeRequest[],
   command: ApplyCommand,
-  options: { readonly json: boolean; readonly createsKeys: boolean },
+  options: { readonly json: boolean; readonly createsKeys: boolean; readonly report: OutputStream },
   io: ApplyIo,
 ): Promise<void> {
-  const createIfMissing = registry.kind === 'files';
-  const report = command.keysOut === '-' ? io.stderr : io.stdout;
+  const { report } = options;
   const sink = options.createsKeys ? await keySinkOf(command.keysOut ?? '', io) : undefined;
   const handout = new KeyHandout(sink);
   const lines = new ShardLines(
@@ -256,9 +250,9 @@ async function writeAndReport(
     plan.shards.map(({ index }) => index),
   );
   const writes = await writePlan(registry, plan, {
-    createIfMissing,
+    createIfMissing: registry.kind === 'files',
     concurrency: APPLY_CONCURRENCY,
-    ...retryOf(io),
+    retry: io.retry,
     release: true,
     onShard: async (write, shard) => {
       await handout.hand(newKeysOf(write));

@@ -271,11 +271,6 @@ export interface NetworkResult {
   readonly allowedCidrs?: readonly string[];
 }
 
-/** Whether the app's allowlist holds `cidr` in any spelling. */
-function isListed(document: KeyDocument, appId: string, cidr: string): boolean {
-  return listsCidr(appOf(document, appId), cidr);
-}
-
 /**
  * `allow`, `allow --any` and `disallow`. On a retry, blocks another writer (or our own lost-answer write) has
  * already removed are the state asked for: only those still listed are removed, and none left means done.
@@ -291,7 +286,9 @@ export function networkChange(appId: string, change: NetworkChange): Change<Netw
         next = allowAnyNetwork(document, appId);
         break;
       case 'disallow': {
-        const cidrs = isRetry ? change.cidrs.filter((cidr) => isListed(document, appId, cidr)) : change.cidrs;
+        // listsCidr: in any spelling.
+        const listed = (cidr: string) => listsCidr(appOf(document, appId), cidr);
+        const cidrs = isRetry ? change.cidrs.filter(listed) : change.cidrs;
         next = cidrs.length === 0 ? undefined : disallowCidrs(document, appId, cidrs);
         break;
       }

@@ -9,7 +9,7 @@ import { shardSlots, shardsToSearch } from '../../shared/keys/registry';
 import { secretSize, type SecretSize } from '../../shared/keys/secret-size';
 import { KeyStoreError, type Snapshot } from './key-store';
 import { shardLabel, type Registry } from './registry-access';
-import { groupByShard } from './placement';
+import { groupBy } from './placement';
 import { checkSecretSize } from './size-guard';
 import { budgetRefusal } from './write-budget';
 
@@ -126,9 +126,8 @@ export function documentOfShard(
     if (createIfMissing) return new Map();
     throw new KeyStoreError(`${registry.shard(index).store.description} does not exist (add-app creates it)`);
   }
-  const text = snapshot.text;
   try {
-    return parseKeyDocument(text);
+    return parseKeyDocument(snapshot.text);
   } catch (error) {
     throw labelled(registry, index, error);
   }
@@ -206,12 +205,15 @@ async function readForPlan(
   return { snapshots, documents };
 }
 
-/** One shard's edits made on a copy of its document; the leftovers they leave in other shards, and their problems. */
+/**
+ * One shard's edits made on a copy of its document; the leftovers they leave in other shards, and their problems.
+ * `copiesOf`: by position, the other shards that hold a routed edit's app (where it has a second copy).
+ */
 function makeShardEdits<Result>(
   document: KeyDocument | undefined,
   positions: readonly number[],
   edits: readonly AppEdit<Result>[],
-  holds: (appId: string) => readonly number[],
+  copiesOf: ReadonlyMap<number, readonly number[]>,
 ): { working: Map<string, DocumentApp>; leftovers: [number, string][]; problems: PlanProblem[] } {
   const made = {
     working: new Map(document),
@@ -223,9 +225,7 @@ function makeShardEdits<Result>(
     if (edit === undefined) continue;
     try {
       const { removed } = applyEdit(made.working, edit, { isRetry: false });
-      if (removed && edit.shard === undefined) {
-        for (const other of holds(edit.appId)) made.leftovers.push([other, edit.appId]);
-      }
+      if (removed) for (const other of copiesOf.get(position) ?? []) made.leftovers.push([other, edit.appId]);
     } catch (error) {
       made.problems.push({ edit: position, error });
     }
@@ -301,19 +301,19 @@ export async function planEdits<Result>(
   read?: ShardsRead,
 ): Promise<Plan<Result>> {
   const { snapshots, documents, budget } = read ?? (await readShardsFor(registry, edits, options));
-  const holders = (search: readonly number[], appId: string) =>
-    search.filter((index) => documents.get(index)?.has(appId) === true);
   // Each edit goes to the first shard searched that holds its app, else its first; only a shard holding a second
-  // copy of an edited app can lose a leftover.
-  const mayLose = new Set<number>();
-  const groups = groupByShard(
+  // copy of a routed edit's app can lose a leftover.
+  const copiesOf = new Map<number, readonly number[]>();
+  const groups = groupBy(
     edits.map((edit, position) => {
       const search = searchOf(registry, edit);
-      const [first = search[0] ?? 0, ...others] = holders(search, edit.appId);
-      if (edit.shard === undefined) for (const other of others) mayLose.add(other);
+      const holding = search.filter((index) => documents.get(index)?.has(edit.appId) === true);
+      const [first = search[0] ?? 0, ...others] = holding;
+      if (edit.shard === undefined && others.length > 0) copiesOf.set(position, others);
       return [first, position] as const;
     }),
   );
+  const mayLose = new Set([...copiesOf.values()].flat());
   const editProblems: PlanProblem[] = [];
   const found = { problems: [] as PlanProblem[], warnings: [] as string[] };
   const leftovers: [number, string][] = [];
@@ -321,9 +321,7 @@ export async function planEdits<Result>(
   const shards = new Map<number, ShardPlan>();
   const snapshotOf = (index: number) => snapshots.get(index) ?? { text: undefined, version: 'absent' };
   for (const [index, positions] of groups) {
-    const holds = (appId: string) =>
-      holders(shardsToSearch(registry.manifest, appId), appId).filter((other) => other !== index);
-    const made = makeShardEdits(documents.get(index), positions, edits, holds);
+    const made = makeShardEdits(documents.get(index), positions, edits, copiesOf);
     editProblems.push(...made.problems);
     leftovers.push(...made.leftovers);
     if (mayLose.has(index)) waiting.set(index, made.working);
@@ -332,7 +330,7 @@ export async function planEdits<Result>(
       shards.set(index, measureShard(registry, shard, made.working, found));
     }
   }
-  const leftoversOf = groupByShard(leftovers);
+  const leftoversOf = groupBy(leftovers);
   for (const index of new Set([...waiting.keys(), ...leftoversOf.keys()])) {
     const working = waiting.get(index) ?? new Map(documents.get(index));
     const gone = leftoversOf.get(index) ?? [];
@@ -360,20 +358,32 @@ export async function budgetProblems(
   writes: readonly (readonly [number, number])[],
 ): Promise<PlanProblem[]> {
   const problems: PlanProblem[] = [];
-  let next = 0;
   // Reads, not writes: several at once, so 256 shards are listed in a few round trips rather than 256.
+  await inTurn(writes, BUDGET_READS_AT_ONCE, async ([index, count]) => {
+    const budget = await registry.shard(index).store.writeBudget?.(count);
+    if (budget?.verdict === 'refuse') {
+      const error = new KeyStoreError(budgetRefusal(shardLabel(registry, index), budget));
+      problems.push({ shard: index, error });
+    }
+    return undefined;
+  });
+  return problems.sort(byShardOfProblem);
+}
+
+/** Runs `task` on each item, `width` at a time, started in order; none is started once one has said 'stop'. */
+async function inTurn<Item>(
+  items: readonly Item[],
+  width: number,
+  task: (item: Item) => Promise<'stop' | undefined>,
+): Promise<'stop' | undefined> {
+  let next = 0;
   const worker = async (): Promise<void> => {
-    for (let position = next++; position < writes.length; position = next++) {
-      const [index = 0, count = 1] = writes[position] ?? [];
-      const budget = await registry.shard(index).store.writeBudget?.(count);
-      if (budget?.verdict === 'refuse') {
-        const error = new KeyStoreError(budgetRefusal(shardLabel(registry, index), budget));
-        problems.push({ shard: index, error });
-      }
+    for (let item = items[next++]; item !== undefined; item = items[next++]) {
+      if ((await task(item)) === 'stop') next = Infinity;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(BUDGET_READS_AT_ONCE, writes.length) }, worker));
-  return problems.sort(byShardOfProblem);
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+  return next === Infinity ? 'stop' : undefined;
 }
 
 /** Version listings made at once while checking a plan's write budget. */
@@ -422,6 +432,18 @@ export function unusedVersionsText(unusedVersions: number, description: string):
       ? 'the lost race left 1 unused version'
       : `the lost races left ${unusedVersions} unused versions`;
   return ` (${left} of ${description}, counted toward its version quota for 24 hours)`;
+}
+
+/** What the writes that landed add up to: the shards written, their warnings, the most attempts one took, and the
+ * versions lost races left. */
+export function tallyWrites(writes: readonly ShardWrite<unknown>[]) {
+  const done = writes.flatMap((write) => (write.status === 'failed' ? [] : [write]));
+  return {
+    written: done.filter((write) => write.status === 'written').length,
+    warnings: done.flatMap((write) => write.warnings),
+    attempts: Math.max(1, ...done.map((write) => write.attempts)),
+    unusedVersions: done.reduce((sum, write) => sum + write.unusedVersions, 0),
+  };
 }
 
 /** Every attempt lost a race with another writer. Nothing of ours was stored. */
@@ -525,11 +547,9 @@ export async function writePlan<Result>(
     .map((shard, position) => ({ position, rank: shard.edits.length === 0 ? 0 : 1 }))
     .sort((a, b) => a.rank - b.rank || a.position - b.position)
     .map(({ position }) => position);
-  let next = 0;
-  const writeNext = async (): Promise<void> => {
-    const position = order[next++] ?? 0;
+  const writeAt = async (position: number): Promise<'stop' | undefined> => {
     const shard = plan.shards[position];
-    if (shard === undefined) return;
+    if (shard === undefined) return undefined;
     const edits = shard.edits.flatMap((edit) => plan.edits[edit] ?? []);
     let write: ShardWrite<Result>;
     try {
@@ -537,36 +557,32 @@ export async function writePlan<Result>(
         registry,
         shard.index,
         shardChange(edits, shard.leftovers),
-        {
-          createIfMissing: options.createIfMissing,
-          firstRead: shard.snapshot,
-          ...(options.retry === undefined ? {} : { retry: options.retry }),
-        },
+        { createIfMissing: options.createIfMissing, firstRead: shard.snapshot, retry: options.retry },
       );
       write = { ...written, results: result };
     } catch (error) {
       write = { index: shard.index, status: 'failed', error };
     }
     writes[position] = write;
-    if ((await options.onShard?.(write, shard)) === 'stop') next = order.length;
+    const verdict = await options.onShard?.(write, shard);
     if (options.release === true) {
       for (const edit of shard.edits) plan.edits[edit] = undefined;
       if (write.status !== 'failed') writes[position] = { ...write, results: [] };
     }
-  };
-  const worker = async (): Promise<void> => {
-    while (next < order.length) await writeNext();
+    return verdict;
   };
   // The first shard goes alone: it is done after one write's round trips rather than after `concurrency` writes
   // sharing the service, so apply's first line comes early.
-  if (order.length > 0) await writeNext();
-  await Promise.all(Array.from({ length: Math.min(options.concurrency, plan.shards.length) }, worker));
+  if ((await inTurn(order.slice(0, 1), 1, writeAt)) !== 'stop') {
+    await inTurn(order.slice(1), options.concurrency, writeAt);
+  }
   return writes.flatMap((write) => write ?? []);
 }
 
 /**
  * A command of a few edits (one app's edit, prune, a step of a reshard): planned, refused on its first problem (thrown
- * as found), its warnings given to `warn` before anything is written, then written one shard at a time.
+ * as found), its warnings given to `warn` before anything is written, then written one shard at a time; a shard
+ * that failed is thrown once every shard has been tried.
  */
 export async function planAndWrite<Result>(
   registry: Registry,
@@ -595,5 +611,8 @@ export async function planAndWrite<Result>(
       return onShard?.(done, shard);
     },
   });
+  // Every shard is tried; then the first that failed, in the plan's order, fails the command.
+  const failed = writes.find((done) => done.status === 'failed');
+  if (failed?.status === 'failed') throw failed.error;
   return { plan, writes, results };
 }

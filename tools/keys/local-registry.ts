@@ -6,7 +6,7 @@ import { serializeRegistryManifest, shardSlots, type RegistryManifest } from '..
 import { shardFilePath } from '../common/registry-locator';
 import { KeyStoreError } from './key-store';
 import { createNewFile } from './file-store';
-import { readManifestFile } from './registry-access';
+import { readManifestFile, type ManifestFile } from './registry-access';
 import { DEFAULT_KEY_CACHE_TTL_SECONDS } from './reshard';
 
 /**
@@ -67,13 +67,12 @@ export async function initRegistryFile(path: string, shards: number): Promise<Re
   return manifest;
 }
 
-/** Writes the manifest over the one read (compare-and-swap through the file store's lock). */
-async function replaceManifest(path: string, next: RegistryManifest): Promise<void> {
-  const { store, version } = await readManifestFile(path);
-  const outcome = await store.replace(version, serializeRegistryManifest(next));
+/** Writes the manifest over the one read, compare-and-swap through the file store's lock. */
+async function replaceManifest(read: ManifestFile, next: RegistryManifest): Promise<void> {
+  const outcome = await read.store.replace(read.version, serializeRegistryManifest(next));
   if (outcome.status !== 'replaced') {
     throw new KeyStoreError(
-      `registry file ${path} changed while this command ran; nothing was lost, re-run it`,
+      `registry file ${read.path} changed while this command ran; nothing was lost, re-run it`,
     );
   }
 }
@@ -105,14 +104,14 @@ export function reshardedManifest(
 
 /** The first step of `reshard --shards <n>` on a local registry: the manifest as above, new shard files empty. */
 export async function startFileReshard(path: string, shards: number): Promise<RegistryManifest> {
-  const { manifest } = await readManifestFile(path);
+  const { manifest, ...read } = await readManifestFile(path);
   const next = reshardedManifest(path, manifest, shards);
   if (next === manifest) return manifest;
   for (const id of next.shardIds.slice(manifest.shardIds.length)) {
     const file = join(dirname(path), id);
     if (!(await exists(file))) await createFile(file, '{}');
   }
-  await replaceManifest(path, next);
+  await replaceManifest(read, next);
   return next;
 }
 
@@ -130,14 +129,14 @@ async function holdsNoApp(file: string): Promise<boolean> {
  * the files of those shards go once they hold no app (a shrink emptied them). Returns the files removed.
  */
 export async function finishFileReshard(path: string): Promise<string[]> {
-  const { manifest } = await readManifestFile(path);
+  const { manifest, ...read } = await readManifestFile(path);
   if (manifest.previousShards === undefined) return [];
   const next: RegistryManifest = {
     shards: manifest.shards,
     shardIds: manifest.shardIds.slice(0, manifest.shards),
     ...(manifest.keyCacheTtlSeconds === undefined ? {} : { keyCacheTtlSeconds: manifest.keyCacheTtlSeconds }),
   };
-  await replaceManifest(path, next);
+  await replaceManifest(read, next);
   const removed: string[] = [];
   for (const id of manifest.shardIds.slice(manifest.shards)) {
     const file = shardFilePath(path, id);

@@ -37,14 +37,11 @@ export function placeApps(
   layout: Pick<RegistryLayout, 'shards' | 'previousShards'>,
   documents: ReadonlyMap<number, KeyDocument>,
 ): RegistryPlacement {
-  const copies = new Map<string, number[]>();
-  for (const [index, document] of [...documents].sort(([a], [b]) => a - b)) {
-    for (const appId of document.keys()) {
-      const held = copies.get(appId);
-      if (held === undefined) copies.set(appId, [index]);
-      else held.push(index);
-    }
-  }
+  const copies = groupBy(
+    [...documents]
+      .sort(([a], [b]) => a - b)
+      .flatMap(([index, document]) => [...document.keys()].map((appId) => [appId, index] as const)),
+  );
   const apps = [...copies.keys()].sort(byCodeUnit).map((appId): AppPlacement => {
     const held = copies.get(appId) ?? [];
     return {
@@ -110,12 +107,12 @@ export function planReshard(
   return { moves, leftovers };
 }
 
-/** Items grouped by their shard index, in the order each index first comes. */
-export function groupByShard<Item>(items: Iterable<readonly [number, Item]>): Map<number, Item[]> {
-  const groups = new Map<number, Item[]>();
-  for (const [index, item] of items) {
-    const group = groups.get(index);
-    if (group === undefined) groups.set(index, [item]);
+/** Items grouped by their key (a shard index, an app id), in the order each key first comes. */
+export function groupBy<Key, Item>(items: Iterable<readonly [Key, Item]>): Map<Key, Item[]> {
+  const groups = new Map<Key, Item[]>();
+  for (const [key, item] of items) {
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [item]);
     else group.push(item);
   }
   return groups;
@@ -126,6 +123,6 @@ export function byShard<Item>(
   items: readonly Item[],
   shardOfItem: (item: Item) => number,
 ): Map<number, Item[]> {
-  const groups = groupByShard(items.map((item) => [shardOfItem(item), item] as const));
+  const groups = groupBy(items.map((item) => [shardOfItem(item), item] as const));
   return new Map([...groups].sort(([a], [b]) => a - b));
 }

@@ -244,40 +244,33 @@ export async function openRegistry(
   asIf?: (manifest: RegistryManifest) => RegistryManifest,
 ): Promise<Registry> {
   switch (target.kind) {
-    case 'secret':
-      return new SecretsRegistry(
-        secretLabel(target.secretId),
-        singleShardLayout(target.secretId),
-        clients.secretsManager(),
-        clients.now,
-      );
     case 'file':
       return new FilesRegistry(`key file ${target.path}`, singleShardLayout(target.path), undefined);
     case 'registry-file': {
       const { manifest, ...manifestFile } = await readManifestFile(target.path);
       return new FilesRegistry(`registry file ${target.path}`, asIf?.(manifest) ?? manifest, manifestFile);
     }
-    case 'registry': {
-      const client = clients.secretsManager();
-      const manifest = await readManifestSecret(client, target.manifestId, CREDENTIALS_HINT);
-      return new SecretsRegistry(`registry ${target.manifestId}`, manifest, client, clients.now);
-    }
     case 'stack': {
-      const client = clients.secretsManager();
       const outputs = await readStackOutputs(clients.cloudFormation(), target.stackName);
       const found = stackRegistry(target.stackName, outputs);
-      const keyPrefix = stackKeyPrefix(target.stackName, outputs);
-      if (found.kind === 'single') {
-        return new SecretsRegistry(
-          secretLabel(found.secretId),
-          singleShardLayout(found.secretId),
-          client,
-          clients.now,
-          keyPrefix,
-        );
-      }
-      const manifest = await readManifestSecret(client, found.manifestId, CREDENTIALS_HINT);
-      return new SecretsRegistry(`registry ${found.manifestId}`, manifest, client, clients.now, keyPrefix);
+      return openSecrets(found, clients, stackKeyPrefix(target.stackName, outputs));
     }
+    default:
+      return openSecrets(target, clients);
   }
+}
+
+/** A single secret, or the registry a manifest secret describes (read here). */
+async function openSecrets(
+  named: { readonly secretId: string } | { readonly manifestId: string },
+  clients: RegistryClients,
+  keyPrefix?: string,
+): Promise<Registry> {
+  const client = clients.secretsManager();
+  if ('secretId' in named) {
+    const layout = singleShardLayout(named.secretId);
+    return new SecretsRegistry(secretLabel(named.secretId), layout, client, clients.now, keyPrefix);
+  }
+  const manifest = await readManifestSecret(client, named.manifestId, CREDENTIALS_HINT);
+  return new SecretsRegistry(`registry ${named.manifestId}`, manifest, client, clients.now, keyPrefix);
 }

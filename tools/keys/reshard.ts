@@ -4,6 +4,7 @@ import {
   budgetProblems,
   planAndWrite,
   readAllDocuments,
+  tallyWrites,
   type AppEdit,
   type Change,
   type RetryOptions,
@@ -103,7 +104,7 @@ async function runPhase<Result>(
   const warnings: string[] = [];
   const { writes, results } = await planAndWrite(registry, edits, {
     createIfMissing: registry.kind === 'files',
-    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    retry: options.retry,
     warn: (warning) => warnings.push(warning),
     onShard: (write) => {
       if (write.status === 'failed') throw write.error;
@@ -128,12 +129,10 @@ async function settle(ms: number, options: ReshardOptions): Promise<void> {
 
 export async function reshard(registry: Registry, options: ReshardOptions): Promise<ReshardReport> {
   const layout = registry.manifest;
-  const { documents } = await readAllDocuments(registry, registry.kind === 'files');
-  const plan = planReshard(layout, documents);
-  const base = {
-    shards: layout.shards,
-    ...(layout.previousShards === undefined ? {} : { previousShards: layout.previousShards }),
-  };
+  const readPlan = async () =>
+    planReshard(layout, (await readAllDocuments(registry, registry.kind === 'files')).documents);
+  const plan = await readPlan();
+  const base = { shards: layout.shards, previousShards: layout.previousShards };
   const nothing = { copied: [], removed: [], carried: [], kept: [], writes: 0, settledMs: 0, warnings: [] };
   if (options.dryRun || (plan.moves.length === 0 && plan.leftovers.length === 0)) {
     return { ...base, ...nothing, left: plan, unusedVersions: 0 };
@@ -168,7 +167,7 @@ export async function reshard(registry: Registry, options: ReshardOptions): Prom
   }
 
   // 3. Carry over edits made in an old home during the copy, then remove the old copies.
-  const current = (await readAllDocuments(registry, registry.kind === 'files')).documents;
+  const { documents: current } = await readAllDocuments(registry, registry.kind === 'files');
   const carry = copied.flatMap((move) => {
     const source = current.get(move.from)?.get(move.appId);
     const target = current.get(move.to)?.get(move.appId);
@@ -202,23 +201,18 @@ export async function reshard(registry: Registry, options: ReshardOptions): Prom
   );
   const outcome = (wanted: string) => leftovers.filter((_, position) => removal.results[position] === wanted);
 
-  const writes = [...copy.writes, ...carried.writes, ...removal.writes].flatMap((write) =>
-    write.status === 'failed' ? [] : [write],
-  );
-  const left = planReshard(layout, (await readAllDocuments(registry, registry.kind === 'files')).documents);
+  const tally = tallyWrites([...copy.writes, ...carried.writes, ...removal.writes]);
+  const left = await readPlan();
   return {
     ...base,
     copied,
     removed: outcome('removed'),
     carried: carry.map((move) => move.appId),
     kept: outcome('kept'),
-    writes: writes.filter((write) => write.status === 'written').length,
+    writes: tally.written,
     left,
     settledMs,
-    warnings: [
-      ...[copy, carried, removal].flatMap((phase) => phase.warnings),
-      ...writes.flatMap((write) => write.warnings),
-    ],
-    unusedVersions: writes.reduce((sum, write) => sum + write.unusedVersions, 0),
+    warnings: [...[copy, carried, removal].flatMap((phase) => phase.warnings), ...tally.warnings],
+    unusedVersions: tally.unusedVersions,
   };
 }

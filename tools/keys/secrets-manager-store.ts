@@ -120,9 +120,7 @@ export class SecretsManagerStore implements KeyStore {
   }
 
   async read(): Promise<Snapshot> {
-    const output = await this.guarded('could not read', () =>
-      this.client.send(new GetSecretValueCommand({ SecretId: this.secretId, VersionStage: 'AWSCURRENT' })),
-    );
+    const output = await this.guarded('could not read', () => this.getCurrent());
     if (output.SecretString === undefined) {
       throw new KeyStoreError(`${this.description} has no SecretString (binary secrets are not supported)`);
     }
@@ -162,7 +160,7 @@ export class SecretsManagerStore implements KeyStore {
         `could not move AWSCURRENT of ${this.description} to the new version: ${moved.reason}; ${outcome}`,
       );
     }
-    const warnings = [...(leftover === undefined ? [] : [leftover])];
+    const warnings = leftover === undefined ? [] : [leftover];
     if (moved.status === 'conflict') return { status: 'conflict', warnings, unusedVersions: 1 };
     return { status: 'replaced', warnings: [...warnings, ...budgetWarnings] };
   }
@@ -190,7 +188,8 @@ export class SecretsManagerStore implements KeyStore {
       );
       return { status: 'replaced' };
     } catch (error) {
-      const holder = await this.currentVersionId();
+      // Undefined when that cannot be learned now.
+      const holder = (await this.getCurrent().catch(() => undefined))?.VersionId;
       if (holder === ours) return { status: 'replaced' };
       if (holder !== undefined && holder !== expectedVersion) return { status: 'conflict' };
       return { status: 'failed', reason: describeFailure(error), currentKnown: holder !== undefined };
@@ -251,16 +250,10 @@ export class SecretsManagerStore implements KeyStore {
     }
   }
 
-  /** The version AWSCURRENT is on, or undefined when that cannot be learned now. */
-  private async currentVersionId(): Promise<string | undefined> {
-    try {
-      const output = await this.client.send(
-        new GetSecretValueCommand({ SecretId: this.secretId, VersionStage: 'AWSCURRENT' }),
-      );
-      return output.VersionId;
-    } catch {
-      return undefined;
-    }
+  private async getCurrent() {
+    return await this.client.send(
+      new GetSecretValueCommand({ SecretId: this.secretId, VersionStage: 'AWSCURRENT' }),
+    );
   }
 
   /**

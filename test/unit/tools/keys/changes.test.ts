@@ -6,6 +6,7 @@ import {
   newKeyChange,
   pruneChange,
   type EditResult,
+  type NetworkChange,
 } from '../../../../tools/keys/changes';
 import type { Change } from '../../../../tools/keys/engine';
 import { formatList, formatListJson, formatResult, formatResultJson } from '../../../../tools/keys/output';
@@ -38,7 +39,8 @@ function apply<Result extends EditResult>(
 /** The id of NEW_KEY stored as its compact digest, the default. */
 const NEW_ID = keyIdOf(toCompactDigestForm(NEW_KEY));
 
-const DEMO = documentOf({ demo: { keys: [{ stored: DEMO_KEY }, { stored: DEMO_NEXT_KEY }] } });
+const DEMO_APP: DocumentApp = { keys: [{ stored: DEMO_KEY }, { stored: DEMO_NEXT_KEY }] };
+const DEMO = documentOf({ demo: DEMO_APP });
 
 describe('add-app and rotate with expiries', () => {
   it('add-app --expires-in stores the new key with its expiry and says when it expires', () => {
@@ -252,50 +254,46 @@ describe('allow and disallow', () => {
     demo: { keys: [{ stored: DEMO_KEY }], allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] },
   });
 
-  it('allow adds blocks to the allowlist and shows the whole list', () => {
-    const { next, result } = apply(
-      networkChange('demo', { kind: 'allow', cidrs: ['203.0.113.0/24', '198.51.100.7'] }),
+  it.each<[string, KeyDocument, NetworkChange, DocumentApp, string, object]>([
+    [
+      'allow adds blocks to the allowlist and shows the whole list',
       DEMO,
-    );
-
-    expect(next?.get('demo')?.allowedCidrs).toEqual(['203.0.113.0/24', '198.51.100.7']);
-    expect(formatResult(result, NOW)).toBe('app demo: may call only from 203.0.113.0/24 198.51.100.7\n');
-    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({
-      appId: 'demo',
-      allowedCidrs: ['203.0.113.0/24', '198.51.100.7'],
-    });
-  });
-
-  it('allow --any removes the allowlist', () => {
-    const { next, result } = apply(networkChange('demo', { kind: 'allow-any' }), fenced);
-
-    expect(next?.get('demo')).toEqual({ keys: [{ stored: DEMO_KEY }] });
-    expect(formatResult(result, NOW)).toBe('app demo: no allowlist; it may call from any network\n');
-    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({ appId: 'demo', allowedCidrs: null });
-  });
-
-  it('disallow removes blocks, whatever their spelling', () => {
-    const { next, result } = apply(
-      networkChange('demo', { kind: 'disallow', cidrs: ['2001:DB8:0::/32'] }),
+      { kind: 'allow', cidrs: ['203.0.113.0/24', '198.51.100.7'] },
+      { ...DEMO_APP, allowedCidrs: ['203.0.113.0/24', '198.51.100.7'] },
+      'app demo: may call only from 203.0.113.0/24 198.51.100.7\n',
+      { appId: 'demo', allowedCidrs: ['203.0.113.0/24', '198.51.100.7'] },
+    ],
+    [
+      'allow --any removes the allowlist',
       fenced,
-    );
-
-    expect(next?.get('demo')?.allowedCidrs).toEqual(['203.0.113.0/24']);
-    expect(formatResult(result, NOW)).toBe('app demo: may call only from 203.0.113.0/24\n');
-  });
-
-  it('says plainly when the last block is gone and no network may call', () => {
-    const { next, result } = apply(
-      networkChange('demo', { kind: 'disallow', cidrs: ['203.0.113.0/24', '2001:db8::/32'] }),
+      { kind: 'allow-any' },
+      { keys: [{ stored: DEMO_KEY }] },
+      'app demo: no allowlist; it may call from any network\n',
+      { appId: 'demo', allowedCidrs: null },
+    ],
+    [
+      'disallow removes blocks, whatever their spelling',
       fenced,
-    );
-
-    expect(next?.get('demo')?.allowedCidrs).toEqual([]);
-    expect(formatResult(result, NOW)).toBe(
+      { kind: 'disallow', cidrs: ['2001:DB8:0::/32'] },
+      { keys: [{ stored: DEMO_KEY }], allowedCidrs: ['203.0.113.0/24'] },
+      'app demo: may call only from 203.0.113.0/24\n',
+      { appId: 'demo', allowedCidrs: ['203.0.113.0/24'] },
+    ],
+    [
+      'says plainly when the last block is gone and no network may call',
+      fenced,
+      { kind: 'disallow', cidrs: ['203.0.113.0/24', '2001:db8::/32'] },
+      { keys: [{ stored: DEMO_KEY }], allowedCidrs: [] },
       'app demo: its allowlist is now empty, so it may call from no network: every request is refused ' +
         '(allow demo <cidr> adds a network; allow demo --any lifts the allowlist)\n',
-    );
-    expect(JSON.parse(formatResultJson(result, NOW))).toEqual({ appId: 'demo', allowedCidrs: [] });
+      { appId: 'demo', allowedCidrs: [] },
+    ],
+  ])('%s', (_label, document, change, app, line, json) => {
+    const { next, result } = apply(networkChange('demo', change), document);
+
+    expect(next?.get('demo')).toEqual(app);
+    expect(formatResult(result, NOW)).toBe(line);
+    expect(JSON.parse(formatResultJson(result, NOW))).toEqual(json);
   });
 
   it.each([

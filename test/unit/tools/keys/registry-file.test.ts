@@ -20,8 +20,9 @@ afterEach(() => {
 
 const keys = (argv: readonly string[], extra: Parameters<typeof runCli>[2] = {}) =>
   runCli([...argv, '--registry-file', registryFile], {}, extra);
-const shardText = (index: number): string =>
-  readFileSync(join(directory, 'registry', `keys-${index}.json`), 'utf8');
+/** A file of the registry's directory. */
+const inRegistry = (file: string): string => join(directory, 'registry', file);
+const shardText = (index: number): string => readFileSync(inRegistry(`keys-${index}.json`), 'utf8');
 const manifest = () => {
   const reading = parseRegistryManifest(readFileSync(registryFile, 'utf8'));
   if (!reading.ok) throw new Error(reading.problem);
@@ -36,23 +37,31 @@ function changes(list: readonly object[]): string {
   return file;
 }
 
+/** apply: adds apps(count), their keys to k.jsonl. */
+const addApps = (count: number) =>
+  keys([
+    'apply',
+    changes(apps(count).map((app) => ({ op: 'add', app }))),
+    '--keys-out',
+    join(directory, 'k.jsonl'),
+  ]);
+
 describe('a local registry', () => {
   it('init creates the manifest and one empty shard file each, 0600 in a 0700 directory, and overwrites nothing', async () => {
     const created = await keys(['init', '--shards', '4']);
     const again = await keys(['init', '--shards', '4']);
 
     expect(created.code).toBe(0);
-    expect(readdirSync(join(directory, 'registry')).sort()).toEqual([
+    expect(readdirSync(inRegistry('')).sort()).toEqual([
       'keys-0.json',
       'keys-1.json',
       'keys-2.json',
       'keys-3.json',
       'registry.json',
     ]);
-    for (const file of readdirSync(join(directory, 'registry'))) {
-      expect(statSync(join(directory, 'registry', file)).mode & 0o777).toBe(0o600);
-    }
-    expect(statSync(join(directory, 'registry')).mode & 0o777).toBe(0o700);
+    for (const file of readdirSync(inRegistry('')))
+      expect(statSync(inRegistry(file)).mode & 0o777).toBe(0o600);
+    expect(statSync(inRegistry('')).mode & 0o777).toBe(0o700);
     expect(manifest()).toEqual({
       shards: 4,
       shardIds: ['keys-0.json', 'keys-1.json', 'keys-2.json', 'keys-3.json'],
@@ -73,7 +82,7 @@ describe('a local registry', () => {
     expect(decide(shardText(home), 'shop', key).ok).toBe(true);
     expect([0, 1, 2, 3].filter((i) => parseKeyDocument(shardText(i)).has('shop'))).toEqual([home]);
     expect(where.stdout).toBe(
-      `app shop: home shard ${home} of 4 (${join(directory, 'registry', `keys-${home}.json`)}); it is there\n`,
+      `app shop: home shard ${home} of 4 (${inRegistry(`keys-${home}.json`)}); it is there\n`,
     );
   });
 
@@ -145,12 +154,7 @@ describe('a local registry', () => {
 
   it('reshard --shards grows it: new shard files, every app moved home, then the manifest forgets the old count', async () => {
     await keys(['init', '--shards', '2']);
-    const added = await keys([
-      'apply',
-      changes(apps(40).map((app) => ({ op: 'add', app }))),
-      '--keys-out',
-      join(directory, 'k.jsonl'),
-    ]);
+    const added = await addApps(40);
     const waits: number[] = [];
     const misplacedDuring: string[] = [];
 
@@ -187,12 +191,7 @@ describe('a local registry', () => {
 
   it('reshard --shards shrinks it too, removing the files it emptied, and --dry-run says what it will move', async () => {
     await keys(['init', '--shards', '4']);
-    await keys([
-      'apply',
-      changes(apps(20).map((app) => ({ op: 'add', app }))),
-      '--keys-out',
-      join(directory, 'k.jsonl'),
-    ]);
+    await addApps(20);
     const before = [0, 1, 2, 3].map(shardText);
 
     const dryRun = await keys(['reshard', '--shards', '1', '--dry-run']);
@@ -210,7 +209,7 @@ describe('a local registry', () => {
     expect(before.some((text) => text !== '{}')).toBe(true);
     expect(shrunk.code).toBe(0);
     expect([...parseKeyDocument(shardText(0)).keys()].sort()).toEqual(apps(20));
-    expect([1, 2, 3].map((index) => existsSync(join(directory, 'registry', `keys-${index}.json`)))).toEqual([
+    expect([1, 2, 3].map((index) => existsSync(inRegistry(`keys-${index}.json`)))).toEqual([
       false,
       false,
       false,

@@ -1,4 +1,8 @@
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import {
+  CloudFormationClient,
+  DescribeStacksCommand,
+  type StackStatus,
+} from '@aws-sdk/client-cloudformation';
 import {
   BatchGetSecretValueCommand,
   GetSecretValueCommand,
@@ -36,23 +40,25 @@ function layoutOf(shards: number, previousShards?: number) {
   });
 }
 
-/** A registry whose shards hold `texts` (by index; others `{}`), answered by BatchGetSecretValue as AWS does. */
-function registry(shards: number, texts: Readonly<Record<number, string>> = {}, previousShards?: number) {
-  const layout = layoutOf(shards, previousShards);
-  const textOf = (id: string) => texts[layout.shardIds.indexOf(id)] ?? '{}';
+/** The stack DescribeStacks answers with: `outputs` by key. */
+function stackWith(status: StackStatus, outputs: Readonly<Record<string, string>>): void {
   cloudFormation.on(DescribeStacksCommand).resolves({
     Stacks: [
       {
         StackName: STACK,
-        StackStatus: 'UPDATE_COMPLETE',
+        StackStatus: status,
         CreationTime: new Date(0),
-        Outputs: [
-          { OutputKey: 'KeysSecretArn', OutputValue: SHARD_ZERO },
-          { OutputKey: 'KeyRegistry', OutputValue: MANIFEST },
-        ],
+        Outputs: Object.entries(outputs).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })),
       },
     ],
   });
+}
+
+/** A registry whose shards hold `texts` (by index; others `{}`), answered by BatchGetSecretValue as AWS does. */
+function registry(shards: number, texts: Readonly<Record<number, string>> = {}, previousShards?: number) {
+  const layout = layoutOf(shards, previousShards);
+  const textOf = (id: string) => texts[layout.shardIds.indexOf(id)] ?? '{}';
+  stackWith('UPDATE_COMPLETE', { KeysSecretArn: SHARD_ZERO, KeyRegistry: MANIFEST });
   secretsManager.on(GetSecretValueCommand, { SecretId: MANIFEST }).resolves({
     SecretString: serializeRegistryManifest({ ...layout, keyCacheTtlSeconds: 60 }),
     VersionId: 'm',
@@ -217,16 +223,7 @@ describe('a registry named by its stack', () => {
   });
 
   it('a stack without a KeyRegistry output is its one keys secret', async () => {
-    cloudFormation.on(DescribeStacksCommand).resolves({
-      Stacks: [
-        {
-          StackName: STACK,
-          StackStatus: 'CREATE_COMPLETE',
-          CreationTime: new Date(0),
-          Outputs: [{ OutputKey: 'KeysSecretArn', OutputValue: SHARD_ZERO }],
-        },
-      ],
-    });
+    stackWith('CREATE_COMPLETE', { KeysSecretArn: SHARD_ZERO });
     secretsManager
       .on(GetSecretValueCommand)
       .resolves({ SecretString: plainKeysText({ demo: [DEMO_KEY] }), VersionId: 'v' });
@@ -238,9 +235,7 @@ describe('a registry named by its stack', () => {
   });
 
   it('a stack that is no payment-api stack gets one line', async () => {
-    cloudFormation.on(DescribeStacksCommand).resolves({
-      Stacks: [{ StackName: STACK, StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(0), Outputs: [] }],
-    });
+    stackWith('CREATE_COMPLETE', {});
 
     expect(await cli('list')).toEqual({
       code: 1,
