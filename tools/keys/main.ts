@@ -19,6 +19,7 @@ import {
   planAndWrite,
   readAllDocuments,
   ShardError,
+  tallyWrites,
   unusedVersionsText,
   type AppEdit,
   type RetryOptions,
@@ -125,10 +126,8 @@ export function errorLine(error: unknown): string {
 
 /** The warnings of shard writes, and a note when other writers made the edits run again. */
 function writeNotes(io: CliIo, writes: readonly ShardWrite<unknown>[], label: string): void {
-  const done = writes.flatMap((write) => (write.status === 'failed' ? [] : [write]));
-  for (const warning of done.flatMap((write) => write.warnings)) io.stderr.write(`warning: ${warning}\n`);
-  const attempts = Math.max(1, ...done.map((write) => write.attempts));
-  const unused = done.reduce((sum, write) => sum + write.unusedVersions, 0);
+  const { warnings, attempts, unusedVersions: unused } = tallyWrites(writes);
+  for (const warning of warnings) io.stderr.write(`warning: ${warning}\n`);
   if (attempts > 1) {
     io.stderr.write(
       `note: the keys changed while this command ran; applied on attempt ${attempts}${unusedVersionsText(unused, label)}\n`,
@@ -145,10 +144,9 @@ async function runEdits<Result>(
 ): Promise<(Result | undefined)[]> {
   const { writes, results } = await planAndWrite(registry, edits, {
     createIfMissing,
-    ...(io.retry === undefined ? {} : { retry: io.retry }),
+    retry: io.retry,
     warn: (warning) => io.stderr.write(`warning: ${warning}\n`),
   });
-  for (const write of writes) if (write.status === 'failed') throw write.error;
   writeNotes(io, writes, registry.sharded ? "the app's shard" : registry.shard(0).store.description);
   return results;
 }
@@ -232,7 +230,7 @@ async function apply(command: Extract<Command, { name: 'apply' }>, run: Run): Pr
   const applyIo = {
     stdout: io.stdout,
     stderr: io.stderr,
-    ...(io.retry === undefined ? {} : { retry: io.retry }),
+    retry: io.retry,
   };
   // The file first: a bad one is refused before anything is read, let alone written.
   const requests = await readChangeFile(command.file, now, applyIo);
@@ -250,7 +248,7 @@ function reshardOptions(command: Extract<Command, { name: 'reshard' }>, io: CliI
     sleep: io.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     progress: (line) => io.stderr.write(`${line}\n`),
     ...(io.stderr.isTTY === true ? { countdown: (text: string) => io.stderr.write(text) } : {}),
-    ...(io.retry === undefined ? {} : { retry: io.retry }),
+    retry: io.retry,
   };
 }
 
@@ -288,7 +286,7 @@ async function leaked(command: Extract<Command, { name: 'leaked' }>, run: Run): 
     keyPrefix: keyPrefixFor(registry, keyPrefix),
     newKey: keyMaker(io, registry, keyPrefix),
     concurrency: APPLY_CONCURRENCY,
-    ...(io.retry === undefined ? {} : { retry: io.retry }),
+    retry: io.retry,
     stdout: io.stdout,
     stderr: io.stderr,
     errorLine,
