@@ -1,4 +1,4 @@
-import { DescribeStacksCommand, type CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { errorMessage, errorName } from '../../shared/errors';
 import { nonEmpty } from './args';
 import { describeAwsFailure } from './aws-failure';
@@ -43,6 +43,8 @@ export async function readStackOutputs(
   client: CloudFormationClient,
   stackName: string,
 ): Promise<StackOutputs> {
+  // The SDK's commands load here, not with this module: the CLI's messages about stacks need only the rest.
+  const { DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
   let stack;
   try {
     const output = await client.send(new DescribeStacksCommand({ StackName: stackName }));

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { errorCode } from '../../shared/errors';
 import { parseKeyDocument } from '../../shared/keys/key-document';
 import { serializeRegistryManifest, shardSlots, type RegistryManifest } from '../../shared/keys/registry';
-import { shardFilePath } from '../common/registry-locator';
+import { shardFilePath } from '../common/registry-file';
 import { KeyStoreError } from './key-store';
 import { createNewFile } from './file-store';
 import { readManifestFile, type ManifestFile } from './registry-access';

@@ -3,10 +3,6 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { byCodeUnit, KeyDocumentError, MalformedEntryError } from '../../shared/keys/key-document';
 import { DEFAULT_KEY_PREFIX, generatePrefixedKey } from '../../shared/keys/key-format';
 import { shardsToSearch, type RegistryManifest } from '../../shared/keys/registry';
-import {
-  createOperatorCloudFormationClient,
-  createOperatorSecretsManagerClient,
-} from '../common/aws-clients';
 import { errorLine as toolErrorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
 import { StackReadError } from '../common/stack-outputs';
 import type { Env, ToolIo } from '../common/tool-io';
@@ -61,21 +57,28 @@ export interface CliIo extends ToolIo {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** The clients a registry needs, each made once and only when it is needed. */
+/**
+ * The clients a registry needs, each made once and only when it is needed: the SDK loads with the first, so a
+ * command on local files runs without it.
+ */
 function registryClients(io: CliIo): RegistryClients {
-  let secretsManager: SecretsManagerClient | undefined;
-  let cloudFormation: CloudFormationClient | undefined;
-  const secretsManagerClient = (): SecretsManagerClient =>
-    (secretsManager ??=
-      io.createSecretsManagerClient?.(io.env) ??
-      createOperatorSecretsManagerClient(io.env, io.awsCallBounds));
+  let secretsManager: Promise<SecretsManagerClient> | undefined;
+  let cloudFormation: Promise<CloudFormationClient> | undefined;
+  const secretsManagerClient = (): Promise<SecretsManagerClient> =>
+    (secretsManager ??= import('../common/aws-clients').then(
+      ({ createOperatorSecretsManagerClient }) =>
+        io.createSecretsManagerClient?.(io.env) ??
+        createOperatorSecretsManagerClient(io.env, io.awsCallBounds),
+    ));
   return {
     now: () => (io.now ?? Date.now)(),
     secretsManager: secretsManagerClient,
     cloudFormation: () =>
-      (cloudFormation ??=
-        io.createCloudFormationClient?.(io.env, secretsManagerClient()) ??
-        createOperatorCloudFormationClient(secretsManagerClient(), io.env, io.awsCallBounds)),
+      (cloudFormation ??= Promise.all([import('../common/aws-clients'), secretsManagerClient()]).then(
+        ([{ createOperatorCloudFormationClient }, client]) =>
+          io.createCloudFormationClient?.(io.env, client) ??
+          createOperatorCloudFormationClient(client, io.env, io.awsCallBounds),
+      )),
   };
 }
 

@@ -22,7 +22,8 @@ import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
 } from '../common/aws-clients';
-import { readManifestSecret, shardFilePath, stackRegistry } from '../common/registry-locator';
+import { shardFilePath } from '../common/registry-file';
+import { readManifestSecret, stackRegistry } from '../common/registry-locator';
 import { readStackOutputs } from '../common/stack-outputs';
 import type { Env } from '../common/tool-io';
 import { shellQuoted, type BannerKeys, type RegistryFacts } from './banner';
