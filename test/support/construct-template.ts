@@ -202,16 +202,39 @@ export function policyStatements(template: Template): Statement[] {
   );
 }
 
-/** The statements of the policies attached to one function's role. */
-export function functionRoleStatements(template: Template, functionId: string): Statement[] {
+/** The logical ID of one function's role. */
+export function roleLogicalId(template: Template, functionId: string): string {
   const fn = template.findResources('AWS::Lambda::Function')[functionId] as
     { Properties: { Role: { 'Fn::GetAtt': [string, string] } } } | undefined;
-  const roleRef = { Ref: fn?.Properties.Role['Fn::GetAtt'][0] };
-  return Object.values(template.findResources('AWS::IAM::Policy'))
+  return fn?.Properties.Role['Fn::GetAtt'][0] ?? '';
+}
+
+/** The statements of the policies (`AWS::IAM::Policy`, or managed ones when told) attached to one function's role. */
+export function functionRoleStatements(
+  template: Template,
+  functionId: string,
+  type: 'AWS::IAM::Policy' | 'AWS::IAM::ManagedPolicy' = 'AWS::IAM::Policy',
+): Statement[] {
+  const roleRef = JSON.stringify({ Ref: roleLogicalId(template, functionId) });
+  return Object.values(template.findResources(type))
     .map((policy) => (policy as PolicyResource).Properties)
-    .filter((policy) => policy.Roles.some((role) => JSON.stringify(role) === JSON.stringify(roleRef)))
+    .filter((policy) => policy.Roles.some((role) => JSON.stringify(role) === roleRef))
     .flatMap((policy) => policy.PolicyDocument.Statement);
 }
+
+/** The statements with an action of that service (`kms:`, `secretsmanager:`). */
+export function statementsOn(statements: Statement[], actionPrefix: string): Statement[] {
+  return statements.filter((statement) =>
+    actionsOf(statement).some((action) => action.startsWith(actionPrefix)),
+  );
+}
+
+/** The condition of a KMS grant a function may use only through Secrets Manager. */
+export const VIA_SECRETS_MANAGER = {
+  StringEquals: {
+    'kms:ViaService': { 'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+  },
+};
 
 export function actionsOf(statement: Statement): string[] {
   return Array.isArray(statement.Action) ? statement.Action : [statement.Action];

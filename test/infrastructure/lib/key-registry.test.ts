@@ -18,7 +18,9 @@ import {
   functionRoleStatements,
   onlyLogicalId,
   resourcesOf,
+  roleLogicalId,
   sharedStackTemplate,
+  statementsOn,
   type Statement,
   synthesize,
   type TemplateResource,
@@ -76,22 +78,24 @@ function manifestText(template: Template): string {
     .join('');
 }
 
-/** The secrets a role's managed policies grant `action` on, by logical ID, in order. */
-function managedGrants(template: Template, roleId: string, action: string): string[] {
-  return Object.values(resourcesOf(template, 'AWS::IAM::ManagedPolicy'))
-    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(JSON.stringify({ Ref: roleId })))
-    .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+type Fn = 'handler' | 'monitor' | 'rotation';
+
+/** The resources a function's managed policies grant `action` on. */
+function managedResources(template: Template, fn: Fn, action: string): unknown[] {
+  return functionRoleStatements(template, functionLogicalId(template, fn), 'AWS::IAM::ManagedPolicy')
     .filter((statement) => actionsOf(statement).includes(action))
-    .flatMap((statement) => [statement.Resource].flat() as { Ref: string }[])
-    .map((resource) => resource.Ref)
+    .flatMap((statement) => [statement.Resource].flat());
+}
+
+/** The secrets a function's managed policies grant `action` on, by logical ID, in order. */
+function managedGrants(template: Template, fn: Fn, action: string): string[] {
+  return managedResources(template, fn, action)
+    .map((resource) => (resource as { Ref: string }).Ref)
     .sort();
 }
 
-function roleOf(template: Template, fn: 'handler' | 'monitor' | 'rotation'): string {
-  const role = resourcesOf(template)[functionLogicalId(template, fn)]?.Properties.Role as {
-    'Fn::GetAtt': [string, string];
-  };
-  return role['Fn::GetAtt'][0];
+function roleOf(template: Template, fn: Fn): string {
+  return roleLogicalId(template, functionLogicalId(template, fn));
 }
 
 describe('PaymentApi with a key registry of 8 shards', () => {
@@ -168,9 +172,7 @@ describe('PaymentApi with a key registry of 8 shards', () => {
   it('lets the payment Lambda GetSecretValue on exactly the shards: shard 0 as before, 1 to 7 in a managed policy', () => {
     // Arrange
     const handlerId = functionLogicalId(template, 'handler');
-    const inline = functionRoleStatements(template, handlerId).filter((statement) =>
-      actionsOf(statement).some((action) => action.startsWith('secretsmanager:')),
-    );
+    const inline = statementsOn(functionRoleStatements(template, handlerId), 'secretsmanager:');
 
     // Assert
     expect(inline).toEqual([
@@ -180,7 +182,7 @@ describe('PaymentApi with a key registry of 8 shards', () => {
         Resource: { Ref: SHARD_ZERO_ID },
       },
     ]);
-    expect(managedGrants(template, roleOf(template, 'handler'), 'secretsmanager:GetSecretValue')).toEqual(
+    expect(managedGrants(template, 'handler', 'secretsmanager:GetSecretValue')).toEqual(
       [1, 2, 3, 4, 5, 6, 7].map((index) => shards.get(index)?.id).sort(),
     );
     const managed = Object.values(resourcesOf(template, 'AWS::IAM::ManagedPolicy'));
@@ -272,8 +274,9 @@ describe('PaymentApi with a customer KMS key and 4 shards', () => {
       expect(resource.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
     }
     for (const fn of ['handler', 'monitor'] as const) {
-      const kmsStatements = functionRoleStatements(template, functionLogicalId(template, fn)).filter(
-        (statement) => actionsOf(statement).some((action) => action.startsWith('kms:')),
+      const kmsStatements = statementsOn(
+        functionRoleStatements(template, functionLogicalId(template, fn)),
+        'kms:',
       );
       expect(kmsStatements).toEqual([
         expect.objectContaining({ Action: 'kms:Decrypt', Resource: { 'Fn::GetAtt': [keyId, 'Arn'] } }),
@@ -354,7 +357,6 @@ describe('PaymentApi with scheduled rotation of 256 shards', () => {
 
   it('lets the rotation function rotate exactly the shards, and the readers only read them', () => {
     const every = [...shardSecrets(template).values()].map(({ id }) => id).sort();
-    const rotationRole = roleOf(template, 'rotation');
 
     for (const action of [
       'secretsmanager:DescribeSecret',
@@ -362,14 +364,14 @@ describe('PaymentApi with scheduled rotation of 256 shards', () => {
       'secretsmanager:PutSecretValue',
       'secretsmanager:UpdateSecretVersionStage',
     ]) {
-      expect({ action, granted: managedGrants(template, rotationRole, action) }).toEqual({
+      expect({ action, granted: managedGrants(template, 'rotation', action) }).toEqual({
         action,
         granted: every,
       });
     }
     for (const fn of ['handler', 'monitor'] as const) {
-      expect(managedGrants(template, roleOf(template, fn), 'secretsmanager:GetSecretValue')).toEqual(every);
-      expect(managedGrants(template, roleOf(template, fn), 'secretsmanager:PutSecretValue')).toEqual([]);
+      expect(managedGrants(template, fn, 'secretsmanager:GetSecretValue')).toEqual(every);
+      expect(managedGrants(template, fn, 'secretsmanager:PutSecretValue')).toEqual([]);
     }
   });
 });
@@ -424,19 +426,12 @@ describe('PaymentApi with scheduled rotation of 1,024 shards, the most keyShards
   it("grants every reader GetSecretValue on the stack's own shard name prefix, and the rotation function its four calls there", () => {
     const prefix = partialArnJoin('payment-api/Test/keys/shard-*');
 
-    const byPrefix = (roleId: string, action: string) =>
-      Object.values(resourcesOf(template, 'AWS::IAM::ManagedPolicy'))
-        .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(JSON.stringify({ Ref: roleId })))
-        .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
-        .filter((statement) => actionsOf(statement).includes(action))
-        .map((statement) => statement.Resource);
-
     for (const fn of ['handler', 'monitor'] as const) {
-      expect(byPrefix(roleOf(template, fn), 'secretsmanager:GetSecretValue')).toEqual([prefix]);
-      expect(byPrefix(roleOf(template, fn), 'secretsmanager:PutSecretValue')).toEqual([]);
+      expect(managedResources(template, fn, 'secretsmanager:GetSecretValue')).toEqual([prefix]);
+      expect(managedResources(template, fn, 'secretsmanager:PutSecretValue')).toEqual([]);
     }
     for (const action of ['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue']) {
-      expect(byPrefix(roleOf(template, 'rotation'), action)).toEqual([prefix]);
+      expect(managedResources(template, 'rotation', action)).toEqual([prefix]);
     }
   });
 

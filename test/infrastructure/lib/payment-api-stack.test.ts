@@ -7,32 +7,27 @@ import {
   type PaymentApiStackProps,
 } from '../../../lib/payment-api-stack';
 import {
-  actionsOf,
+  functionLogicalId,
+  functionRoleStatements,
   onlyLogicalId,
   sharedStackTemplate as synthesize,
   type Statement,
+  statementsOn,
   unbundledApp,
   partialArnJoin,
+  VIA_SECRETS_MANAGER,
 } from '../../support/construct-template';
 
 /**
- * The statements of one role's policies (the payment Lambda's unless told) on actions starting with `actionPrefix`.
+ * The statements of one function's role (the payment Lambda's unless told) on actions starting with `actionPrefix`.
  * The key registry monitor reads the secret too: test/infrastructure/lib/key-registry-monitor.test.ts checks its grants.
  */
 function statementsFor(
   template: Template,
   actionPrefix: string,
-  role = 'PaymentApiHandlerRole',
+  fn: 'handler' | 'rotation' = 'handler',
 ): Statement[] {
-  return Object.entries(template.findResources('AWS::IAM::Policy'))
-    .filter(([id]) => id.startsWith(role))
-    .map(([, policy]) => policy)
-    .flatMap(
-      (policy) =>
-        (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument
-          .Statement,
-    )
-    .filter((statement) => actionsOf(statement).some((action) => action.startsWith(actionPrefix)));
+  return statementsOn(functionRoleStatements(template, functionLogicalId(template, fn)), actionPrefix);
 }
 
 describe('PaymentApiStack with a new secret', () => {
@@ -131,13 +126,7 @@ describe('PaymentApiStack with an existing secret', () => {
         Effect: 'Allow',
         Action: 'kms:Decrypt',
         Resource: keyArn,
-        Condition: {
-          StringEquals: {
-            'kms:ViaService': {
-              'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']],
-            },
-          },
-        },
+        Condition: VIA_SECRETS_MANAGER,
       },
     ]);
   });
@@ -171,7 +160,7 @@ describe('PaymentApiStack with scheduled rotation of an existing secret', () => 
       RotationRules: { ScheduleExpression: 'rate(7 days)' },
     });
     expect(
-      statementsFor(template, 'secretsmanager:', 'PaymentApiKeyRotationFunctionRole').filter((statement) =>
+      statementsFor(template, 'secretsmanager:', 'rotation').filter((statement) =>
         [statement.Action].flat().includes('secretsmanager:PutSecretValue'),
       ),
     ).toEqual([{ Effect: 'Allow', Action: ROTATION_ACTIONS, Resource: grantedArn }]);

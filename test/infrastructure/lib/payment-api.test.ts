@@ -11,7 +11,6 @@ import * as bundledFunction from '../../../lib/bundled-function';
 import type { PaymentApiProps } from '../../../lib/payment-api';
 import {
   bundledFunctionResource,
-  actionsOf,
   constructUnbundled,
   functionLogicalId,
   functionRoleStatements,
@@ -19,8 +18,10 @@ import {
   policyStatements,
   resourceOf,
   sharedTemplate,
+  statementsOn,
   synthesize,
   type Statement,
+  VIA_SECRETS_MANAGER,
 } from '../../support/construct-template';
 
 const PROJECT_ROOT = path.join(__dirname, '..', '..', '..');
@@ -410,22 +411,12 @@ describe('PaymentApi with every prop set', () => {
   });
 
   it('lets the handler decrypt with the customer key, through Secrets Manager only', () => {
-    const kmsStatements = handlerStatements(template).filter((statement) =>
-      actionsOf(statement).some((action) => action.startsWith('kms:')),
-    );
-
-    expect(kmsStatements).toEqual([
+    expect(statementsOn(handlerStatements(template), 'kms:')).toEqual([
       {
         Effect: 'Allow',
         Action: 'kms:Decrypt',
         Resource: { 'Fn::GetAtt': [keyId, 'Arn'] },
-        Condition: {
-          StringEquals: {
-            'kms:ViaService': {
-              'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']],
-            },
-          },
-        },
+        Condition: VIA_SECRETS_MANAGER,
       },
     ]);
   });

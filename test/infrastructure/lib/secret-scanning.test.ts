@@ -10,9 +10,7 @@ import {
   functionRoleStatements,
   onlyLogicalId,
   resourcesOf,
-  type Statement,
   synthesize,
-  type TemplateResource,
   unbundledApp,
 } from '../../support/construct-template';
 
@@ -34,15 +32,6 @@ function appTemplate(context: Record<string, unknown>): Record<string, unknown> 
 
 function functionId(template: Template): string {
   return onlyLogicalId(template, 'AWS::Lambda::Function', {}, FUNCTION_ID);
-}
-
-/** The statements of the managed policies attached to the function's role (the grants on shards 1 and up). */
-function managedPolicyStatements(template: Template, fnId: string): Statement[] {
-  const role = (resourcesOf(template)[fnId]?.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
-  return Object.values(template.findResources('AWS::IAM::ManagedPolicy'))
-    .map((policy) => (policy as TemplateResource).Properties)
-    .filter((policy) => JSON.stringify(policy.Roles).includes(`"${role}"`))
-    .flatMap((policy) => (policy.PolicyDocument as { Statement: Statement[] }).Statement);
 }
 
 describe('without secretScanning', () => {
@@ -198,7 +187,8 @@ describe('with secretScanning over 64 shards', () => {
   it('grants read and write on every other shard by ARN in managed policies, and nothing else there', () => {
     const { template } = synthesize({ secretScanning: { action: 'report' }, keyShards: 64 });
     const fnId = functionId(template);
-    const statements = managedPolicyStatements(template, fnId);
+    // The grants on shards 1 and up, in the managed policies attached to the function's role.
+    const statements = functionRoleStatements(template, fnId, 'AWS::IAM::ManagedPolicy');
 
     expect(new Set(statements.flatMap(actionsOf))).toEqual(
       new Set([
