@@ -8,7 +8,6 @@ import { REGISTRY_METRIC_UNITS } from '../../../lambda/registry-monitor/metric-n
 import { LOG_FIELDS } from '../../../shared/log-fields';
 import type { MonitoringOptions } from '../../../lib/monitoring';
 import type { PaymentApiProps } from '../../../lib/payment-api';
-import { PaymentApiStack } from '../../../lib/payment-api-stack';
 import {
   constructUnbundled,
   functionLogicalId,
@@ -19,7 +18,6 @@ import {
   sharedTemplate,
   synthesize,
   synthesizeStack,
-  unbundledApp,
 } from '../../support/construct-template';
 import { PROJECT_ROOT } from '../../support/markdown';
 
@@ -41,6 +39,17 @@ function dashboardBody(template: Template): string {
 }
 
 const CUSTOM = { namespace: 'PaymentApi', dimensions: [{ Name: 'Service', Value: 'Test' }] };
+
+/** With per-app rate limits and an alarm topic, as on-call would run it. */
+const RATE_LIMITED: PaymentApiProps = {
+  appRateLimit: { perSecond: 20 },
+  monitoring: { alarmEmail: 'oncall@example.com' },
+};
+/** With scheduled rotation, which adds the RotationFailing alarm, and an alarm topic. */
+const ROTATING: PaymentApiProps = {
+  rotation: { every: Duration.days(30) },
+  monitoring: { alarmEmail: 'oncall@example.com' },
+};
 
 /** An alarm on one metric, in one line: `<namespace> <metric> <statistic>/<period s> <datapoints>/<evaluations> <comparison> <threshold> <missing data>`. */
 function alarmShape(alarm: Record<string, unknown> | undefined): string {
@@ -331,26 +340,34 @@ describe('PaymentApi monitoring with default props', () => {
       expect(names).toEqual(names.map(() => expect.stringMatching(/^Test\//) as unknown));
     });
 
-    it('each read a log group whose function writes every message they filter on and every field they use', () => {
-      const sources = { payment: sourceOf('payment'), monitor: sourceOf('monitor') };
+    // With per-app rate limits, the sixth query too: 'saves a sixth query, "429s by app"'.
+    it.each<[string, PaymentApiProps, number]>([
+      ['default props', {}, 4],
+      ['per-app rate limits', RATE_LIMITED, 5],
+    ])(
+      'each read a log group whose function writes every message they filter on and every field they use, with %s',
+      (_case, props, paymentReaders) => {
+        const sources = { payment: sourceOf('payment'), monitor: sourceOf('monitor') };
+        const queries = logQueries(sharedTemplate(props));
 
-      const missing = logQueries(template).flatMap(({ name, reads, text }) => {
-        const { literals, fields } = queryNeeds(text);
-        const known = (field: string): boolean =>
-          reads === 'payment' ? field in LOG_FIELDS : new RegExp(`\\b${field}\\b`).test(sources.monitor);
-        return [
-          ...literals.filter((literal) => !sources[reads].includes(`'${literal}'`)),
-          ...fields.filter((field) => !known(field)),
-        ].map((need) => `${name}: ${need}`);
-      });
+        const missing = queries.flatMap(({ name, reads, text }) => {
+          const { literals, fields } = queryNeeds(text);
+          const known = (field: string): boolean =>
+            reads === 'payment' ? field in LOG_FIELDS : new RegExp(`\\b${field}\\b`).test(sources.monitor);
+          return [
+            ...literals.filter((literal) => !sources[reads].includes(`'${literal}'`)),
+            ...fields.filter((field) => !known(field)),
+          ].map((need) => `${name}: ${need}`);
+        });
 
-      expect(
-        logQueries(template)
-          .map(({ reads }) => reads)
-          .sort(),
-      ).toEqual(['monitor', 'monitor', 'payment', 'payment', 'payment', 'payment']);
-      expect(missing).toEqual([]);
-    });
+        expect(queries.map(({ reads }) => reads).sort()).toEqual([
+          'monitor',
+          'monitor',
+          ...Array<string>(paymentReaders).fill('payment'),
+        ]);
+        expect(missing).toEqual([]);
+      },
+    );
   });
 
   describe('tracing, off by default', () => {
@@ -361,17 +378,6 @@ describe('PaymentApi monitoring with default props', () => {
     });
   });
 });
-
-/** With per-app rate limits and an alarm topic, as on-call would run it. */
-const RATE_LIMITED: PaymentApiProps = {
-  appRateLimit: { perSecond: 20 },
-  monitoring: { alarmEmail: 'oncall@example.com' },
-};
-/** With scheduled rotation, which adds the RotationFailing alarm, and an alarm topic. */
-const ROTATING: PaymentApiProps = {
-  rotation: { every: Duration.days(30) },
-  monitoring: { alarmEmail: 'oncall@example.com' },
-};
 
 describe('the dashboard', () => {
   it.each<[string, PaymentApiProps]>([
@@ -438,16 +444,12 @@ describe('PaymentApi monitoring with per-app rate limits', () => {
     });
   });
 
-  it('saves a sixth query, "429s by app", over the Lambda log group, of what the Lambda writes', () => {
-    const queries = logQueries(template);
-    const sources = { payment: sourceOf('payment') };
-    const throttled = queries.find(({ name }) => name === 'Test/429s by app');
-    const { literals, fields } = queryNeeds(throttled?.text ?? '');
+  // That it needs only what the Lambda writes: 'each read a log group whose function writes every message ...'.
+  it('saves a sixth query, "429s by app", over the Lambda log group', () => {
+    const throttled = logQueries(template).find(({ name }) => name === 'Test/429s by app');
 
     template.resourceCountIs('AWS::Logs::QueryDefinition', 6);
     expect(throttled?.reads).toBe('payment');
-    expect(literals.filter((literal) => !sources.payment.includes(`'${literal}'`))).toEqual([]);
-    expect(fields.filter((field) => !(field in LOG_FIELDS))).toEqual([]);
     expect(throttled?.text).toContain('status = 429');
   });
 });
@@ -750,34 +752,6 @@ describe('PaymentApi monitoring props', () => {
     expect(() => synthesizeStack('PaymentApi', { monitoring: { alarmTopicArn: topicArn } })).toThrow(
       `monitoring.alarmTopicArn must be a standard SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), got "${topicArn}"`,
     );
-  });
-});
-
-describe('two environments in one account', () => {
-  let production: Template;
-  let staging: Template;
-
-  beforeAll(() => {
-    // Arrange: both stacks exist before either is synthesized, as in one CDK app.
-    const app = unbundledApp();
-    const props = { monitoring: { alarmEmail: 'oncall@example.com' } };
-    const productionStack = new PaymentApiStack(app, 'PaymentApi', props);
-    const stagingStack = new PaymentApiStack(app, 'PaymentApi-staging', props);
-    production = Template.fromStack(productionStack);
-    staging = Template.fromStack(stagingStack);
-  });
-
-  it('emit and watch their metrics under their own Service dimension', () => {
-    const serviceOf = (template: Template): unknown[] =>
-      Object.values(alarmsByName(template))
-        .filter((alarm) => alarm.Namespace === 'PaymentApi')
-        .map((alarm) => alarm.Dimensions);
-
-    expect(serviceOf(production)).toEqual(Array(6).fill([{ Name: 'Service', Value: 'PaymentApi' }]));
-    expect(serviceOf(staging)).toEqual(Array(6).fill([{ Name: 'Service', Value: 'PaymentApi-staging' }]));
-    staging.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ SERVICE_NAME: 'PaymentApi-staging' }) },
-    });
   });
 });
 
