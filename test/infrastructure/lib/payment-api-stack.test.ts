@@ -352,6 +352,11 @@ const OUTPUT_CONFIGURATIONS: [string, PaymentApiStackProps, string[]][] = [
   ],
   ['a key registry of 8 shards', { keyShards: 8 }, [...OUTPUTS, ...REGISTRY_OUTPUTS]],
   [
+    'the secret scanning endpoint, whose URL is registered with GitHub',
+    { secretScanning: {} },
+    [...OUTPUTS, 'SecretScanningUrl'],
+  ],
+  [
     'a key registry during a reshard, which names the previous count too',
     { keyShards: 8, keyShardsPrevious: 4 },
     [...OUTPUTS, ...REGISTRY_OUTPUTS, 'KeyShardsPrevious'],

@@ -171,16 +171,6 @@ describe('with secretScanning', () => {
       /secretsmanager:\*|DeleteSecret|RotateSecret|PutResourcePolicy/,
     );
   });
-
-  it('gives the stack an output: the URL to register with GitHub', () => {
-    const stack = appTemplate({ secretScanning: 'true' }) as {
-      Outputs: Record<string, { Description: string }>;
-    };
-
-    expect(stack.Outputs.SecretScanningUrl?.Description).toBe(
-      "Register this URL with GitHub's secret scanning partner program (docs/operations.md)",
-    );
-  });
 });
 
 describe('with secretScanning over 64 shards', () => {
