@@ -13,6 +13,7 @@ import {
 import { createApp } from '../../../bin/payment-api';
 import type { PaymentApiProps } from '../../../lib/payment-api';
 import { constructUnbundled } from '../../support/construct-template';
+import { contextProblems } from './app';
 
 /** Where the configuration table lives, kept in step with CONTEXT_SETTINGS. */
 const CONFIGURATION_PAGE = path.join(__dirname, '..', '..', '..', 'docs', 'configuration.md');
@@ -46,13 +47,7 @@ function comparable({ stackName, env, props, pipelineAccess }: AppConfig): Recor
 
 /** The problems readContext reports, one line each; [] when it accepts the context. */
 function problemsWith(context: Record<string, unknown>): readonly string[] {
-  try {
-    readContext(context);
-    return [];
-  } catch (error) {
-    if (error instanceof ContextError) return error.problems;
-    throw error;
-  }
+  return contextProblems(() => readContext(context));
 }
 
 describe('readContext', () => {

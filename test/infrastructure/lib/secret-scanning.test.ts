@@ -1,7 +1,4 @@
-import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { readContext } from '../../../bin/context';
-import { createApp } from '../../../bin/payment-api';
 import { SECRET_SCANNING_THROTTLING, SECRET_SCANNING_TIMEOUT } from '../../../lib/secret-scanning';
 import { REPORT_LIMITS } from '../../../lambda/secret-scanning/settings';
 import {
@@ -11,23 +8,14 @@ import {
   onlyLogicalId,
   resourcesOf,
   synthesize,
-  unbundledApp,
 } from '../../support/construct-template';
+import { sharedAppStack } from '../bin/app';
 
 const FUNCTION_ID = /^PaymentApiSecretScanningFunction[0-9A-F]{8}$/;
 
-const appTemplates = new Map<string, Record<string, unknown>>();
-
-/** The app's stack as `cdk synth` builds it from this context, as a template: built once per context, and read. */
+/** The app's stack as `cdk synth` builds it from this context, as a template. */
 function appTemplate(context: Record<string, unknown>): Record<string, unknown> {
-  const key = JSON.stringify(context);
-  let template = appTemplates.get(key);
-  if (template === undefined) {
-    const app = createApp(unbundledApp(context));
-    template = Template.fromStack(Stack.of(app.node.findChild(readContext(context).stackName))).toJSON();
-    appTemplates.set(key, template);
-  }
-  return template;
+  return Template.fromStack(sharedAppStack(context)).toJSON();
 }
 
 function functionId(template: Template): string {
