@@ -18,6 +18,12 @@ import {
   VIA_SECRETS_MANAGER,
 } from '../../support/construct-template';
 
+const CERTIFICATE_ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012';
+const DOMAIN = { domainName: 'payments.example.com', certificateArn: CERTIFICATE_ARN };
+const ZONE = { hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
+const COMPLETE_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
+const PARTIAL_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment/keys';
+
 /**
  * The statements of one function's role (the payment Lambda's unless told) on actions starting with `actionPrefix`.
  * The key registry monitor reads the secret too: test/infrastructure/lib/key-registry-monitor.test.ts checks its grants.
@@ -77,9 +83,6 @@ describe('PaymentApiStack with a new secret', () => {
 });
 
 describe('PaymentApiStack with an existing secret', () => {
-  const completeArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
-  const partialArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment/keys';
-
   it.each<[string, string, unknown, unknown]>([
     [
       'by name, with the 6-character suffix wildcard CDK requires for names',
@@ -87,12 +90,17 @@ describe('PaymentApiStack with an existing secret', () => {
       partialArnJoin('payment-api/keys'),
       partialArnJoin('payment-api/keys-??????'),
     ],
-    ['by its complete ARN, granting that ARN exactly', completeArn, completeArn, completeArn],
+    [
+      'by its complete ARN, granting that ARN exactly',
+      COMPLETE_SECRET_ARN,
+      COMPLETE_SECRET_ARN,
+      COMPLETE_SECRET_ARN,
+    ],
     [
       'by a partial ARN, granting any suffix of that name only',
-      partialArn,
-      partialArn,
-      `${partialArn}-??????`,
+      PARTIAL_SECRET_ARN,
+      PARTIAL_SECRET_ARN,
+      `${PARTIAL_SECRET_ARN}-??????`,
     ],
   ])('uses a secret given %s', (_case, existingSecret, secretId, grantedArn) => {
     // Act
@@ -139,8 +147,6 @@ describe('PaymentApiStack with scheduled rotation of an existing secret', () => 
     'secretsmanager:PutSecretValue',
     'secretsmanager:UpdateSecretVersionStage',
   ];
-  const completeArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
-
   it.each<[string, string, unknown, unknown]>([
     [
       'given by name, granting any suffix of that name only',
@@ -148,7 +154,12 @@ describe('PaymentApiStack with scheduled rotation of an existing secret', () => 
       partialArnJoin('payment-api/keys'),
       partialArnJoin('payment-api/keys-??????'),
     ],
-    ['given by its complete ARN, granting that ARN exactly', completeArn, completeArn, completeArn],
+    [
+      'given by its complete ARN, granting that ARN exactly',
+      COMPLETE_SECRET_ARN,
+      COMPLETE_SECRET_ARN,
+      COMPLETE_SECRET_ARN,
+    ],
   ])('rotates a secret %s', (_case, existingSecret, secretId, grantedArn) => {
     // Act
     const template = synthesize({ existingSecret, rotation: { every: Duration.days(7) } });
@@ -168,19 +179,14 @@ describe('PaymentApiStack with scheduled rotation of an existing secret', () => 
 });
 
 describe('PaymentApiStack with a custom domain', () => {
-  const domain = {
-    domainName: 'payments.example.com',
-    certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012',
-  };
-
   it('outputs the URL on the domain, and where to point the name when it makes no DNS record', () => {
     // Act
-    const template = synthesize(domain);
+    const template = synthesize(DOMAIN);
 
     // Assert
     template.hasResourceProperties('AWS::ApiGateway::DomainName', {
       DomainName: 'payments.example.com',
-      RegionalCertificateArn: domain.certificateArn,
+      RegionalCertificateArn: CERTIFICATE_ARN,
     });
     template.hasOutput('CustomDomainUrl', { Value: 'https://payments.example.com/payment' });
     template.hasOutput('CustomDomainTarget', {
@@ -191,11 +197,7 @@ describe('PaymentApiStack with a custom domain', () => {
 
   it('makes the alias record in the hosted zone given by id and name', () => {
     // Act
-    const template = synthesize({
-      ...domain,
-      hostedZoneId: 'Z0123456789ABCDEFGHIJ',
-      hostedZoneName: 'example.com',
-    });
+    const template = synthesize({ ...DOMAIN, ...ZONE });
 
     // Assert
     template.hasResourceProperties('AWS::Route53::RecordSet', {
@@ -206,7 +208,7 @@ describe('PaymentApiStack with a custom domain', () => {
   });
 
   it('gives the domain as the payment URL when the default endpoint is closed', () => {
-    const template = synthesize({ ...domain, disableExecuteApiEndpoint: true });
+    const template = synthesize({ ...DOMAIN, disableExecuteApiEndpoint: true });
 
     template.hasOutput('PaymentUrl', { Value: 'https://payments.example.com/payment' });
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { DisableExecuteApiEndpoint: true });
@@ -237,7 +239,7 @@ describe('PaymentApiStack props validation', () => {
     ],
     [
       'a certificate without a domain',
-      { certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/1234' },
+      { certificateArn: CERTIFICATE_ARN },
       'certificateArn needs domainName: the certificate is for the custom domain',
     ],
     [
@@ -247,29 +249,17 @@ describe('PaymentApiStack props validation', () => {
     ],
     [
       'a hosted zone id without its name',
-      {
-        domainName: 'payments.example.com',
-        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/1234',
-        hostedZoneId: 'Z1',
-      },
+      { ...DOMAIN, hostedZoneId: 'Z1' },
       'hostedZoneId and hostedZoneName go together: give both or neither',
     ],
     [
       'a certificate ARN of another service',
-      {
-        domainName: 'payments.example.com',
-        certificateArn: 'arn:aws:iam::123456789012:server-certificate/x',
-      },
+      { ...DOMAIN, certificateArn: 'arn:aws:iam::123456789012:server-certificate/x' },
       'certificateArn must be an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>), got "arn:aws:iam::123456789012:server-certificate/x"',
     ],
     [
       'a hosted zone name with a trailing dot',
-      {
-        domainName: 'payments.example.com',
-        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/1234',
-        hostedZoneId: 'Z1',
-        hostedZoneName: 'example.com.',
-      },
+      { ...DOMAIN, hostedZoneId: 'Z1', hostedZoneName: 'example.com.' },
       'hostedZoneName must be a lower-case domain name such as payments.example.com, got "example.com."',
     ],
   ])('rejects %s', (_case, props, message) => {
@@ -304,11 +294,6 @@ describe('PaymentApiStack props validation', () => {
   });
 });
 
-const CERTIFICATE_ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012';
-const DOMAIN = { domainName: 'payments.example.com', certificateArn: CERTIFICATE_ARN };
-const ZONE = { hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
-const COMPLETE_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
-
 /** The outputs every stack has: the /payment URL, the secret ARN and the key prefix. */
 const OUTPUTS = ['KeyPrefix', 'KeysSecretArn', 'PaymentUrl'];
 /** The key registry's: its shard count, its manifest and its shards' name prefix. */
@@ -319,11 +304,7 @@ const OUTPUT_CONFIGURATIONS: [string, PaymentApiStackProps, string[]][] = [
   ['the defaults', {}, OUTPUTS],
   ['an existing secret by name', { existingSecret: 'payment-api/keys' }, OUTPUTS],
   ['an existing secret by complete ARN', { existingSecret: COMPLETE_SECRET_ARN }, OUTPUTS],
-  [
-    'an existing secret by partial ARN',
-    { existingSecret: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment/keys' },
-    OUTPUTS,
-  ],
+  ['an existing secret by partial ARN', { existingSecret: PARTIAL_SECRET_ARN }, OUTPUTS],
   [
     'a custom domain without a hosted zone, whose DNS target it names',
     DOMAIN,
