@@ -553,40 +553,45 @@ describe('PaymentApi monitoring with alarmEmail', () => {
   });
 });
 
+const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:oncall';
+
+/**
+ * The template with an existing topic, given as the option each key names (alarmTopic on the construct, alarmTopicArn
+ * on the stack), beside other monitoring options.
+ */
+const WITH_EXISTING_TOPIC: Record<'alarmTopic' | 'alarmTopicArn', (others?: MonitoringOptions) => Template> =
+  {
+    alarmTopic: (others) =>
+      synthesize(
+        {},
+        {
+          extra: (stack) => ({
+            monitoring: { ...others, alarmTopic: sns.Topic.fromTopicArn(stack, 'Oncall', TOPIC_ARN) },
+          }),
+        },
+      ).template,
+    alarmTopicArn: (others) =>
+      synthesizeStack('PaymentApi', { monitoring: { ...others, alarmTopicArn: TOPIC_ARN } }),
+  };
+
 describe('PaymentApi monitoring with an existing topic', () => {
-  const topicArn = 'arn:aws:sns:eu-west-1:123456789012:oncall';
+  it.each(Object.entries(WITH_EXISTING_TOPIC))(
+    'sends every alarm and recovery to it, given as %s, and creates no topic',
+    (_option, build) => {
+      // Act
+      const template = build();
 
-  it.each<[string, () => Template]>([
-    [
-      'alarmTopic on the construct',
-      () =>
-        synthesize(
-          {},
-          {
-            extra: (stack) => ({
-              monitoring: { alarmTopic: sns.Topic.fromTopicArn(stack, 'Oncall', topicArn) },
-            }),
-          },
-        ).template,
-    ],
-    [
-      'alarmTopicArn on the stack',
-      () => synthesizeStack('PaymentApi', { monitoring: { alarmTopicArn: topicArn } }),
-    ],
-  ])('sends every alarm and recovery to it, given as %s, and creates no topic', (_case, build) => {
-    // Act
-    const template = build();
-
-    // Assert
-    template.resourceCountIs('AWS::SNS::Topic', 0);
-    template.resourceCountIs('AWS::SNS::TopicPolicy', 0);
-    template.resourceCountIs('AWS::KMS::Key', 0);
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 11);
-    template.allResourcesProperties('AWS::CloudWatch::Alarm', {
-      AlarmActions: [topicArn],
-      OKActions: [topicArn],
-    });
-  });
+      // Assert
+      template.resourceCountIs('AWS::SNS::Topic', 0);
+      template.resourceCountIs('AWS::SNS::TopicPolicy', 0);
+      template.resourceCountIs('AWS::KMS::Key', 0);
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 11);
+      template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+        AlarmActions: [TOPIC_ARN],
+        OKActions: [TOPIC_ARN],
+      });
+    },
+  );
 });
 
 describe('PaymentApi monitoring with tuned options', () => {
@@ -709,38 +714,9 @@ describe('PaymentApi monitoring props', () => {
     }).toThrow(message);
   });
 
-  it('refuses alarmEmail and alarmTopic together', () => {
-    expect(() =>
-      synthesize(
-        {},
-        {
-          extra: (stack) => ({
-            monitoring: {
-              alarmEmail: 'oncall@example.com',
-              alarmTopic: sns.Topic.fromTopicArn(
-                stack,
-                'Oncall',
-                'arn:aws:sns:eu-west-1:123456789012:oncall',
-              ),
-            },
-          }),
-        },
-      ),
-    ).toThrow(
-      'Give monitoring.alarmEmail or monitoring.alarmTopic, not both: subscribe the address to your topic to get notices from both',
-    );
-  });
-
-  it('refuses alarmEmail and alarmTopicArn together on the stack', () => {
-    expect(() =>
-      synthesizeStack('PaymentApi', {
-        monitoring: {
-          alarmEmail: 'oncall@example.com',
-          alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:oncall',
-        },
-      }),
-    ).toThrow(
-      'Give monitoring.alarmEmail or monitoring.alarmTopicArn, not both: subscribe the address to your topic to get notices from both',
+  it.each(Object.entries(WITH_EXISTING_TOPIC))('refuses alarmEmail and %s together', (option, build) => {
+    expect(() => build({ alarmEmail: 'oncall@example.com' })).toThrow(
+      `Give monitoring.alarmEmail or monitoring.${option}, not both: subscribe the address to your topic to get notices from both`,
     );
   });
 
