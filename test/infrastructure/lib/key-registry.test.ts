@@ -33,6 +33,16 @@ const SHARD_ZERO_ID = 'PaymentApiKeysSecret965420B1';
 /** The ARN shard 0's `Ref` stands for, substituted where a test reads a value the Lambda would get. */
 const SHARD_ZERO_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:KeysSecret-AbCdEf';
 
+/** The layout of a registry of stack "Test", shard 0 by its ARN, as readers get it. */
+function layoutOf(shards: number, previousShards?: number): RegistryLayout {
+  return secretRegistryLayout({
+    shardZeroId: SHARD_ZERO_ARN,
+    namePrefix: 'payment-api/Test/keys/',
+    shards,
+    previousShards,
+  });
+}
+
 /** Shard secrets 1 and up, by index, from their fixed names under stack "Test". */
 function shardSecrets(template: Template): Map<number, { id: string; resource: TemplateResource }> {
   const shards = new Map<number, { id: string; resource: TemplateResource }>();
@@ -140,11 +150,7 @@ describe('PaymentApi with a key registry of 8 shards', () => {
     expect(reading).toEqual({
       ok: true,
       manifest: {
-        ...secretRegistryLayout({
-          shardZeroId: SHARD_ZERO_ARN,
-          namePrefix: 'payment-api/Test/keys/',
-          shards: 8,
-        }),
+        ...layoutOf(8),
         keyCacheTtlSeconds: 60,
       },
     });
@@ -155,11 +161,7 @@ describe('PaymentApi with a key registry of 8 shards', () => {
   });
 
   it('tells the payment Lambda and the monitor the layout, which readRegistryLayout reads back exactly', () => {
-    const expected: RegistryLayout = secretRegistryLayout({
-      shardZeroId: SHARD_ZERO_ARN,
-      namePrefix: 'payment-api/Test/keys/',
-      shards: 8,
-    });
+    const expected = layoutOf(8);
 
     for (const fn of ['handler', 'monitor'] as const) {
       const environment = environmentOf(template, fn);
@@ -244,12 +246,7 @@ describe.each<[string, PaymentApiProps, { shards: number; previousShards: number
   });
 
   it('keeps every shard either count uses, and tells readers both counts', () => {
-    const layout = secretRegistryLayout({
-      shardZeroId: SHARD_ZERO_ARN,
-      namePrefix: 'payment-api/Test/keys/',
-      shards: expected.shards,
-      previousShards: expected.previousShards,
-    });
+    const layout = layoutOf(expected.shards, expected.previousShards);
 
     expect(shardSecrets(template).size).toBe(expected.slots - 1);
     expect(readRegistryLayout(environmentOf(template, 'handler'))).toEqual(layout);
@@ -461,13 +458,7 @@ describe('PaymentApi with scheduled rotation of 1,024 shards, the most keyShards
   });
 
   it('tells the payment Lambda the layout by count and prefix, as at 256', () => {
-    expect(readRegistryLayout(environmentOf(template, 'handler'))).toEqual(
-      secretRegistryLayout({
-        shardZeroId: SHARD_ZERO_ARN,
-        namePrefix: 'payment-api/Test/keys/',
-        shards: 1_024,
-      }),
-    );
+    expect(readRegistryLayout(environmentOf(template, 'handler'))).toEqual(layoutOf(1_024));
     expect(Buffer.byteLength(manifestText(template))).toBeLessThanOrEqual(65_536);
   });
 });
