@@ -104,12 +104,25 @@ export interface TemplateResource {
 /**
  * A function as lib/bundled-function.ts makes every one: Node.js 24 on arm64, `index.handler`, its own role and log
  * group, created once its role policy exists (and no redundant dependency on the role); what differs (memory,
- * timeout, environment) is given.
+ * timeout, environment) is given. Its log group, kept `logRetentionDays`, its role and its role's policy are found
+ * by the construct path their logical IDs start with (`PaymentApiHandler`).
  */
 export function bundledFunctionResource(
-  ids: { readonly roleId: string; readonly logGroupId: string; readonly policyId: string },
-  own: { readonly MemorySize: number; readonly Timeout: number; readonly Variables: Record<string, unknown> },
+  template: Template,
+  path: string,
+  own: {
+    readonly logRetentionDays: number;
+    readonly MemorySize: number;
+    readonly Timeout: number;
+    readonly Variables: Record<string, unknown>;
+  },
 ): TemplateResource {
+  const retention = { Properties: { RetentionInDays: own.logRetentionDays } };
+  const ids = {
+    logGroupId: onlyLogicalId(template, 'AWS::Logs::LogGroup', retention, new RegExp(`^${path}Logs`)),
+    roleId: onlyLogicalId(template, 'AWS::IAM::Role', {}, new RegExp(`^${path}Role[0-9A-F]{8}$`)),
+    policyId: onlyLogicalId(template, 'AWS::IAM::Policy', {}, new RegExp(`^${path}Role`)),
+  };
   return {
     Type: 'AWS::Lambda::Function',
     Properties: {

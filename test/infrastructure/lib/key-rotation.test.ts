@@ -62,32 +62,21 @@ describe('PaymentApi scheduled rotation', () => {
     });
 
     it('runs Node.js 24 on arm64 with 256 MiB, a 60 s timeout, its own log group kept for one month, and only what it needs in its environment, once its role policy exists', () => {
-      const logGroupId = onlyLogicalId(
-        template,
-        'AWS::Logs::LogGroup',
-        { Properties: { RetentionInDays: 30 } },
-        /KeyRotationFunctionLogs/,
-      );
-      const roleId = onlyLogicalId(template, 'AWS::IAM::Role', {}, /KeyRotationFunctionRole/);
-      const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /KeyRotationFunctionRole/);
-
       // The timeout outlasts a step whose every Secrets Manager call runs to its deadline.
       expect(ROTATION_STEP_WORST_CASE_MS).toBeLessThan(ROTATION_TIMEOUT.toMilliseconds());
       expect(resourceOf(template, rotationId)).toEqual(
         // Keep 2 keys, the period in hours (superseded keys expire by it), log at info.
-        bundledFunctionResource(
-          { roleId, logGroupId, policyId },
-          {
-            MemorySize: 256,
-            Timeout: 60,
-            Variables: {
-              ROTATION_KEEP_KEYS: '2',
-              ROTATION_PERIOD_HOURS: '720',
-              LOG_LEVEL: 'info',
-              KEY_PREFIX: 'pay',
-            },
+        bundledFunctionResource(template, 'PaymentApiKeyRotationFunction', {
+          logRetentionDays: 30,
+          MemorySize: 256,
+          Timeout: 60,
+          Variables: {
+            ROTATION_KEEP_KEYS: '2',
+            ROTATION_PERIOD_HOURS: '720',
+            LOG_LEVEL: 'info',
+            KEY_PREFIX: 'pay',
           },
-        ),
+        }),
       );
     });
 
