@@ -197,6 +197,15 @@ export function functionLogicalId(template: Template, fn: keyof typeof FUNCTION_
   return onlyLogicalId(template, 'AWS::Lambda::Function', {}, FUNCTION_IDS[fn]);
 }
 
+/** The environment variables of the payment Lambda, the monitor or the rotation function. */
+export function functionEnvironment(
+  template: Template,
+  fn: keyof typeof FUNCTION_IDS = 'handler',
+): Record<string, unknown> {
+  const environment = resourceOf(template, functionLogicalId(template, fn)).Properties.Environment;
+  return (environment as { Variables: Record<string, unknown> }).Variables;
+}
+
 export interface Statement {
   readonly Action: string | string[];
   readonly Resource: unknown;

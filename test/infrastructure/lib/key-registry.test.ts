@@ -14,6 +14,7 @@ import {
 import {
   actionsOf,
   constructUnbundled,
+  functionEnvironment,
   functionLogicalId,
   functionRoleStatements,
   onlyLogicalId,
@@ -53,20 +54,18 @@ function shardSecrets(template: Template): Map<number, { id: string; resource: T
   return shards;
 }
 
-/** A function's environment, shard 0's Ref replaced by an ARN, as the function reads it. */
+/** A template value as the function reads it: shard 0's Ref as its ARN, another token as its JSON. */
+function resolved(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value) === JSON.stringify({ Ref: SHARD_ZERO_ID })
+    ? SHARD_ZERO_ARN
+    : JSON.stringify(value);
+}
+
+/** A function's environment, as the function reads it. */
 function environmentOf(template: Template, fn: 'handler' | 'monitor'): Record<string, string | undefined> {
-  const variables = resourcesOf(template)[functionLogicalId(template, fn)]?.Properties.Environment as {
-    Variables: Record<string, unknown>;
-  };
   return Object.fromEntries(
-    Object.entries(variables.Variables).map(([name, value]) => [
-      name,
-      typeof value === 'string'
-        ? value
-        : JSON.stringify(value) === JSON.stringify({ Ref: SHARD_ZERO_ID })
-          ? SHARD_ZERO_ARN
-          : JSON.stringify(value),
-    ]),
+    Object.entries(functionEnvironment(template, fn)).map(([name, value]) => [name, resolved(value)]),
   );
 }
 
@@ -77,15 +76,7 @@ function manifestText(template: Template): string {
   );
   const value = manifest?.Properties.SecretString as string | { 'Fn::Join': [string, unknown[]] };
   if (typeof value === 'string') return value;
-  return value['Fn::Join'][1]
-    .map((part) =>
-      typeof part === 'string'
-        ? part
-        : JSON.stringify(part) === JSON.stringify({ Ref: SHARD_ZERO_ID })
-          ? SHARD_ZERO_ARN
-          : '?',
-    )
-    .join('');
+  return value['Fn::Join'][1].map(resolved).join('');
 }
 
 type Fn = 'handler' | 'monitor' | 'rotation';

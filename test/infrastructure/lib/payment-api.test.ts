@@ -12,6 +12,7 @@ import type { PaymentApiProps } from '../../../lib/payment-api';
 import {
   bundledFunctionResource,
   constructUnbundled,
+  functionEnvironment,
   functionLogicalId,
   functionRoleStatements,
   onlyLogicalId,
@@ -40,16 +41,6 @@ function handlerEntry(props: PaymentApiProps): string {
   const entries = build.mock.calls.filter(([, id]) => id === 'Handler').map(([, , options]) => options.entry);
   expect(entries).toHaveLength(1);
   return path.relative(PROJECT_ROOT, entries[0] ?? '');
-}
-
-/** The payment Lambda's environment variables. */
-function functionEnvironment(
-  template: Template,
-  which: Parameters<typeof functionLogicalId>[1] = 'handler',
-): Record<string, unknown> {
-  const fn = template.findResources('AWS::Lambda::Function')[functionLogicalId(template, which)];
-  return (fn as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties
-    .Environment.Variables;
 }
 
 /** The statements of the payment Lambda's role. */
