@@ -6,6 +6,7 @@ import {
   PaymentApiStack,
   type PaymentApiStackProps,
 } from '../../../lib/payment-api-stack';
+import { STACK_OUTPUTS } from '../../../tools/common/stack-outputs';
 import {
   functionLogicalId,
   functionRoleStatements,
@@ -294,10 +295,14 @@ describe('PaymentApiStack props validation', () => {
   });
 });
 
-/** The outputs every stack has: the /payment URL, the secret ARN and the key prefix. */
-const OUTPUTS = ['KeyPrefix', 'KeysSecretArn', 'PaymentUrl'];
+/** The outputs every stack has, by the names the tools read them by: the /payment URL, the secret ARN, the key prefix. */
+const OUTPUTS = [STACK_OUTPUTS.keyPrefix, STACK_OUTPUTS.keysSecretArn, STACK_OUTPUTS.paymentUrl];
 /** The key registry's: its shard count, its manifest and its shards' name prefix. */
-const REGISTRY_OUTPUTS = ['KeyRegistry', 'KeyShardNamePrefix', 'KeyShards'];
+const REGISTRY_OUTPUTS = [
+  STACK_OUTPUTS.keyRegistry,
+  STACK_OUTPUTS.keyShardNamePrefix,
+  STACK_OUTPUTS.keyShards,
+];
 
 /** One of each way the stack's outputs can be made, and the outputs it then has. */
 const OUTPUT_CONFIGURATIONS: [string, PaymentApiStackProps, string[]][] = [
