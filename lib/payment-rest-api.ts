@@ -9,7 +9,7 @@ import {
   errorBody,
   METHOD_NOT_ALLOWED_HEADERS,
 } from '../shared/api/responses';
-import { PAYMENT_ROUTE } from '../shared/api/route';
+import { DEFAULT_STAGE_NAME, PAYMENT_ROUTE } from '../shared/api/route';
 import { staticHeaders, vtlLiteral } from './api-gateway-text';
 import {
   requireFormat,
@@ -41,7 +41,7 @@ export interface RestApiOptions {
 }
 
 export const REST_API_DEFAULTS = {
-  stageName: 'prod',
+  stageName: DEFAULT_STAGE_NAME,
   throttlingRateLimit: 50,
   throttlingBurstLimit: 100,
 } as const satisfies Partial<Record<keyof RestApiOptions, unknown>>;

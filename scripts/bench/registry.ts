@@ -15,7 +15,7 @@ import { shardOf } from '../../shared/keys/shard';
 import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
-} from '../../tools/common/aws-settings';
+} from '../../tools/common/aws-clients';
 import { runCli } from '../../test/support/keys-cli';
 import { EMULATOR_CALL_BOUNDS, type MotoServer } from '../../test/support/moto';
 import { createMotoRegistry } from '../../test/support/registry-moto';

@@ -8,7 +8,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeLoopbackPort } from './moto';
+import { freeLoopbackPort } from './loopback';
 import { startTool, type RunningTool } from './tool-process';
 
 const LISTENING = /payment-api local server listening on (http:\/\/127\.0\.0\.1:\d+) \(pid (\d+)\)/;

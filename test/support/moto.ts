@@ -2,7 +2,6 @@ import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aw
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
 import { join } from 'node:path';
 import { COUNTER_TABLE } from '../../lambda/payment/rate-limit/counter-table';
 import type { SecretSource } from '../../lambda/payment/key-cache';
@@ -12,6 +11,7 @@ import {
 } from '../../lambda/payment/secrets-manager-source';
 import type { AttemptBounds, AwsJsonClient } from '../../shared/aws/aws-json-client';
 import type { CallBounds } from '../../shared/aws/call-bounds';
+import { canConnect, freeLoopbackPort } from './loopback';
 
 /** Any credentials and a region: moto accepts them, and the SDK needs them to sign. */
 export const MOTO_AWS_ENV = {
@@ -72,35 +72,6 @@ export function motoServerCommand(): string {
   if (fromEnv) return fromEnv;
   const local = join(PROJECT_ROOT, '.venv', 'bin', 'moto_server');
   return existsSync(local) ? local : 'moto_server';
-}
-
-export async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => {
-        resolve(port);
-      });
-    });
-  });
-}
-
-export function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = new Socket();
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.connect(port, '127.0.0.1');
-  });
 }
 
 function exited(child: ChildProcess): Promise<void> {

@@ -7,7 +7,7 @@ import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
-} from '../../tools/common/aws-settings';
+} from '../../tools/common/aws-clients';
 import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from './moto';
 import type { MotoClients } from './registry-moto';
 import { startSecretsManagerRules, type SecretsManagerRulesProxy } from './secrets-manager-rules';

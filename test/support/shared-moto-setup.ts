@@ -6,7 +6,8 @@
  * on purpose, or need two at once, still start their own with `startMoto()`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { canConnect, freeLoopbackPort, motoServerCommand, SHARED_MOTO_PORTS } from './moto';
+import { canConnect, freeLoopbackPort } from './loopback';
+import { motoServerCommand, SHARED_MOTO_PORTS } from './moto';
 
 /** The servers this run started, for globalTeardown (which runs in the same process). */
 const RUNNING = Symbol.for('payment-api.shared-moto');

@@ -1,11 +1,4 @@
-import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import {
-  addCallDeadline,
-  boundedClientConfig,
-  createSecretsManagerClient,
-  type CallBounds,
-} from '../../shared/aws/bounded-client';
+import type { CallBounds } from '../../shared/aws/bounded-client';
 import { nonEmpty } from './args';
 import type { Env } from './tool-io';
 
@@ -93,18 +86,6 @@ export function operatorClientSettings(env: Env, service: AwsService): AwsClient
   return readAwsClientSettings(env, service);
 }
 
-/**
- * A bounded client configured from `env` rather than from the process, so a tool can run in-process with a
- * given environment. `bounds` defaults to the operator's; tests against an emulator on a loaded machine pass
- * their own.
- */
-export function createOperatorSecretsManagerClient(
-  env: Env,
-  bounds: CallBounds = OPERATOR_CALL_BOUNDS,
-): SecretsManagerClient {
-  return createSecretsManagerClient(bounds, operatorClientSettings(env, AWS_SERVICES.secretsManager));
-}
-
 /** The region a client resolved (from its settings or the profile), or undefined when it has none. */
 export async function resolvedRegion(client: {
   readonly config: { region: () => Promise<string> };
@@ -114,25 +95,4 @@ export async function resolvedRegion(client: {
   } catch {
     return undefined;
   }
-}
-
-/**
- * A CloudFormation client for reading a stack's outputs, bounded like `secretsManager` and taking its resolved
- * region and credentials: one identity, one region, one resolution of a profile or SSO session. It keeps its own
- * endpoint (AWS_ENDPOINT_URL_CLOUDFORMATION, else AWS_ENDPOINT_URL).
- */
-export function createOperatorCloudFormationClient(
-  secretsManager: SecretsManagerClient,
-  env: Env,
-  bounds: CallBounds = OPERATOR_CALL_BOUNDS,
-): CloudFormationClient {
-  const { endpoint } = readAwsClientSettings(env, AWS_SERVICES.cloudFormation);
-  const cloudFormation = new CloudFormationClient({
-    region: secretsManager.config.region,
-    credentials: secretsManager.config.credentials,
-    ...(endpoint === undefined ? {} : { endpoint }),
-    ...boundedClientConfig(bounds),
-  });
-  addCallDeadline(cloudFormation, bounds.callDeadlineMs);
-  return cloudFormation;
 }

@@ -15,7 +15,7 @@ import { parseTimestamp, TIMESTAMP_RULE } from '../../shared/keys/timestamp';
 import { nonEmpty } from '../common/args';
 import { UsageError } from '../common/exit';
 import { KEY_STORE_ENV } from '../common/key-store-env';
-import { stackNameProblem } from '../common/stack-outputs';
+import { stackNameProblem } from '../common/stack-name';
 import type { Env } from '../common/tool-io';
 import type { EditRequest, ExpiryChange, KeyStorage, LimitChange } from './changes';
 import { DURATION_RULE, parseDuration } from './duration';
@@ -44,7 +44,7 @@ export type Command =
       readonly settleMs?: number;
       readonly dryRun: boolean;
     }
-  | { readonly name: 'init'; readonly shards: number }
+  | { readonly name: 'init'; readonly shards: number; readonly path: string }
   /**
    * Keys read from standard input, each ended: revoked (expired now) or, with `rotate`, replaced by a new key while
    * the leaked one stays valid for `graceMs`. `keysOut` as apply's (rotate only); absent: standard output.
@@ -146,17 +146,26 @@ function targetOf(flag: TargetFlag, value: string, source: string): Target {
   }
 }
 
+type Options = Readonly<Record<string, string | boolean | undefined>>;
+
+const text = (options: Options, name: string): string | undefined => {
+  const value = options[camel(name)];
+  return typeof value === 'string' ? value : undefined;
+};
+const flag = (options: Options, name: string): boolean => options[camel(name)] === true;
+
+function camel(option: string): string {
+  return option.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
+
 const ALL_TARGET_FLAGS = listed(
   TARGETS.map(({ flag }) => `--${flag}`),
   'or',
 );
 
 /** Exactly one target: a flag wins over the environment. */
-function resolveTarget(options: Readonly<Record<string, unknown>>, env: Env): Target {
-  const value = (flag: TargetFlag) => {
-    const given = options[camel(flag)];
-    return typeof given === 'string' ? nonEmpty(given) : undefined;
-  };
+function resolveTarget(options: Options, env: Env): Target {
+  const value = (flag: TargetFlag) => nonEmpty(text(options, flag));
   const flagged = TARGETS.filter(({ flag }) => value(flag) !== undefined);
   if (flagged.length > 1) {
     const given = listed(
@@ -202,32 +211,26 @@ function checkedDuration(option: string, text: string): number {
   return ms;
 }
 
-/**
- * A number as an operator types it: digits, optionally a fraction (`20`, `0.5`); NaN for anything else, so that
- * `1e3`, `0x10`, ` 20` or `Infinity` get the rule rather than a reading nobody meant.
- */
-function decimalOf(text: string): number {
-  return /^\d{1,9}(\.\d{1,9})?$/.test(text) ? Number(text) : NaN;
-}
+/** A decimal as an operator types it: digits, optionally a fraction (`20`, `0.5`). */
+const DECIMAL = /^\d{1,9}(\.\d{1,9})?$/;
 
+/**
+ * A number typed in the `shape` given (a shard count: up to 4 digits); never echoed. Anything else is NaN to
+ * `problemOf`, so that `1e3`, `0x10`, ` 20` or `Infinity` get the rule rather than a reading nobody meant.
+ */
 function checkedNumber(
   option: string,
   text: string,
   problemOf: (value: number) => string | undefined,
+  shape = DECIMAL,
 ): number {
-  const value = decimalOf(text);
+  const value = shape.test(text) ? Number(text) : NaN;
   const problem = problemOf(value);
   if (problem !== undefined) throw new UsageError(`--${option} ${problem}`);
   return value;
 }
 
-/** A shard count as typed; never echoed. */
-function checkedShards(text: string): number {
-  const shards = /^\d{1,4}$/.test(text) ? Number(text) : NaN;
-  const problem = shardCountProblem(shards);
-  if (problem !== undefined) throw new UsageError(`--shards ${problem}`);
-  return shards;
-}
+const checkedShards = (text: string): number => checkedNumber('shards', text, shardCountProblem, /^\d{1,4}$/);
 
 /** Every block checked before anything is read; a bad one is named by position (it may be anything). */
 function checkedCidrs(values: readonly string[]): string[] {
@@ -236,18 +239,6 @@ function checkedCidrs(values: readonly string[]): string[] {
     if (!reading.ok) throw new UsageError(`CIDR block #${index + 1} is not valid: ${reading.reason}`);
     return value;
   });
-}
-
-type Options = Readonly<Record<string, string | boolean | undefined>>;
-
-const text = (options: Options, name: string): string | undefined => {
-  const value = options[camel(name)];
-  return typeof value === 'string' ? value : undefined;
-};
-const flag = (options: Options, name: string): boolean => options[camel(name)] === true;
-
-function camel(option: string): string {
-  return option.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
 }
 
 function optionalDuration(options: Options, name: string): number | undefined {
@@ -365,7 +356,7 @@ interface CommandSpec {
   readonly example: string;
   /** What its values may be, when the options' own lines cannot say it all. */
   readonly notes?: string;
-  readonly build: (operands: readonly string[], options: Options) => Command;
+  readonly build: (operands: readonly string[], options: Options, target: Target) => Command;
 }
 
 const CIDR_RULE =
@@ -586,12 +577,15 @@ const COMMANDS: readonly CommandSpec[] = [
     summary: 'move the apps not in their home shard (after a deploy that changed keyShards)',
     options: ['settle', 'shards', 'dry-run'],
     example: 'reshard --dry-run --stack PaymentApi',
-    build: (_, options) => {
-      const shardsText = text(options, 'shards');
+    build: (_, options, target) => {
       const settleMs = optionalDuration(options, 'settle');
+      const shardsText = text(options, 'shards');
+      const shards = shardsText === undefined ? undefined : checkedShards(shardsText);
+      if (shards !== undefined && target.kind !== 'registry-file')
+        throw new UsageError(shardsMisplaced(target));
       return {
         name: 'reshard',
-        ...(shardsText === undefined ? {} : { shards: checkedShards(shardsText) }),
+        ...(shards === undefined ? {} : { shards }),
         ...(settleMs === undefined ? {} : { settleMs }),
         dryRun: flag(options, 'dry-run'),
       };
@@ -623,29 +617,24 @@ const COMMANDS: readonly CommandSpec[] = [
     summary: 'create a local registry of n empty shards',
     options: ['shards'],
     example: 'init --shards 4 --registry-file .local/registry/registry.json',
-    build: (_, options) => {
+    build: (_, options, target) => {
       const shardsText = text(options, 'shards');
       if (shardsText === undefined) throw new UsageError('usage: init --shards <n> --registry-file <path>');
-      return { name: 'init', shards: checkedShards(shardsText) };
+      const shards = checkedShards(shardsText);
+      if (target.kind === 'registry-file') return { name: 'init', shards, path: target.path };
+      throw new UsageError(
+        'init creates a local registry: give --registry-file <path>; a stack creates its own (cdk deploy -c keyShards=<n>)',
+      );
     },
   },
 ];
 
-/** What a command needs of its target beyond naming one; the message names the target it was about. */
-function checkTargetFits(command: Command, target: Target): void {
-  const local = target.kind === 'registry-file';
-  if (command.name === 'init' && !local) {
-    throw new UsageError(
-      'init creates a local registry: give --registry-file <path>; a stack creates its own (cdk deploy -c keyShards=<n>)',
-    );
-  }
-  if (command.name !== 'reshard' || command.shards === undefined || local) return;
-  throw new UsageError(
-    target.kind === 'file' || target.kind === 'secret'
-      ? `--shards changes a local registry's shard count; a single ${target.kind === 'file' ? 'key file' : 'secret'} has one shard (give --registry-file <path>)`
-      : 'the stack owns its shard count: deploy with -c keyShards=<n> -c keyShardsPrevious=<current>, then run ' +
-          'reshard without --shards (--shards is for a local registry)',
-  );
+/** Why reshard --shards does not fit a target other than a local registry, naming the target it was about. */
+function shardsMisplaced(target: Target): string {
+  return target.kind === 'file' || target.kind === 'secret'
+    ? `--shards changes a local registry's shard count; a single ${target.kind === 'file' ? 'key file' : 'secret'} has one shard (give --registry-file <path>)`
+    : 'the stack owns its shard count: deploy with -c keyShards=<n> -c keyShardsPrevious=<current>, then run ' +
+        'reshard without --shards (--shards is for a local registry)';
 }
 
 const ENVIRONMENT_HELP = `
@@ -758,8 +747,7 @@ export async function runProgram(
       .action(async function (this: Program) {
         const options = this.opts<Options>();
         const target = resolveTarget(options, env);
-        const built = spec.build(this.args, options);
-        checkTargetFits(built, target);
+        const built = spec.build(this.args, options, target);
         const keyPrefix = spec.options.includes('key-prefix') ? keyPrefixOf(options, env) : undefined;
         await execute({
           command: built,

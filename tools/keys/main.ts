@@ -6,7 +6,7 @@ import { shardsToSearch, type RegistryManifest } from '../../shared/keys/registr
 import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
-} from '../common/aws-settings';
+} from '../common/aws-clients';
 import { errorLine as toolErrorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
 import { StackReadError } from '../common/stack-outputs';
 import type { Env, ToolIo } from '../common/tool-io';
@@ -21,7 +21,6 @@ import {
   ShardError,
   unusedVersionsText,
   type AppEdit,
-  type Plan,
   type RetryOptions,
   type ShardWrite,
 } from './engine';
@@ -137,33 +136,19 @@ function writeNotes(io: CliIo, writes: readonly ShardWrite<unknown>[], label: st
   }
 }
 
-/** What each edit returned, in plan order, from the writes that landed; throws the first failure. */
-function resultsOf<Result>(plan: Plan<Result>, writes: readonly ShardWrite<Result>[]): Result[] {
-  const results: Result[] = [];
-  for (const [position, shard] of plan.shards.entries()) {
-    const write = writes[position];
-    if (write?.status === 'failed') throw write.error;
-    shard.edits.forEach((edit, at) => {
-      const result = write?.results[at];
-      if (result !== undefined) results[edit] = result;
-    });
-  }
-  return results;
-}
-
-/** Plans, checks and writes a command's edits of apps; a problem found before writing is thrown as it was found. */
+/** Plans, checks and writes a command's edits of apps; throws a problem as it was found, then a failed write. */
 async function runEdits<Result>(
   registry: Registry,
   edits: readonly AppEdit<Result>[],
   io: CliIo,
   createIfMissing: boolean,
-): Promise<Result[]> {
-  const { plan, writes } = await planAndWrite(registry, edits, {
+): Promise<(Result | undefined)[]> {
+  const { writes, results } = await planAndWrite(registry, edits, {
     createIfMissing,
     ...(io.retry === undefined ? {} : { retry: io.retry }),
     warn: (warning) => io.stderr.write(`warning: ${warning}\n`),
   });
-  const results = resultsOf(plan, writes);
+  for (const write of writes) if (write.status === 'failed') throw write.error;
   writeNotes(io, writes, registry.sharded ? "the app's shard" : registry.shard(0).store.description);
   return results;
 }
@@ -208,7 +193,9 @@ async function pruneAll(run: Run): Promise<void> {
     })),
   );
   const results = await runEdits(registry, edits, run.io, false);
-  const shown = results.filter((_, position) => edits[position]?.shard === undefined);
+  const shown = results.flatMap((result, position) =>
+    result === undefined || edits[position]?.shard !== undefined ? [] : [result],
+  );
   const removed = shown.flatMap((result) => result.removed);
   const removedApps = shown.flatMap((result) => result.removedApps);
   if (registry.sharded) {
@@ -309,11 +296,10 @@ async function leaked(command: Extract<Command, { name: 'leaked' }>, run: Run): 
   if (code !== EXIT_CODES.ok) throw new ReportedExit(code);
 }
 
-async function init(shards: number, { target, io }: Run): Promise<void> {
-  if (target.kind !== 'registry-file') throw new UsageError('init needs --registry-file <path>');
-  const manifest = await initRegistryFile(target.path, shards);
+async function init({ shards, path }: Extract<Command, { name: 'init' }>, { io }: Run): Promise<void> {
+  const manifest = await initRegistryFile(path, shards);
   const made = counted(manifest.shards, 'empty shard');
-  io.stdout.write(`created registry file ${target.path}: ${made} (${manifest.shardIds.join(' ')})\n`);
+  io.stdout.write(`created registry file ${path}: ${made} (${manifest.shardIds.join(' ')})\n`);
 }
 
 function runCommand({ command, ...asked }: Invocation, io: CliIo): Promise<void> {
@@ -326,7 +312,7 @@ function runCommand({ command, ...asked }: Invocation, io: CliIo): Promise<void>
   };
   switch (command.name) {
     case 'init':
-      return init(command.shards, run);
+      return init(command, run);
     case 'reshard':
       return runReshard(command, run);
     case 'apply':

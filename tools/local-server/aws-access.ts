@@ -1,6 +1,7 @@
 import type { AwsJsonClientOptions } from '../../shared/aws/aws-json-client';
 import { resolveTarget, type AwsJsonService } from '../../shared/aws/aws-environment';
-import { createOperatorSecretsManagerClient, resolvedRegion } from '../common/aws-settings';
+import { resolvedRegion } from '../common/aws-settings';
+import { createOperatorSecretsManagerClient } from '../common/aws-clients';
 import type { Env } from '../common/tool-io';
 
 /**

@@ -21,7 +21,7 @@ import type { KeyCacheSettings } from '../../lambda/payment/settings';
 import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
-} from '../common/aws-settings';
+} from '../common/aws-clients';
 import { readManifestSecret, shardFilePath, stackRegistry } from '../common/registry-locator';
 import { readStackOutputs } from '../common/stack-outputs';
 import type { Env } from '../common/tool-io';

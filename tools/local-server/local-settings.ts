@@ -18,7 +18,7 @@ import { LIMITER_WORST_ADDED_MS } from '../../lambda/payment/rate-limit/limiter'
 import type { RateLimit } from '../../shared/keys/rate-limit';
 import { nonEmpty } from '../common/args';
 import { KEY_STORE_ENV } from '../common/key-store-env';
-import { stackNameProblem } from '../common/stack-outputs';
+import { stackNameProblem } from '../common/stack-name';
 import { REGISTRY_ENV } from '../../shared/keys/registry';
 import { shortened } from '../common/text';
 

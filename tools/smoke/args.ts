@@ -2,7 +2,7 @@ import { appIdProblem } from '../../shared/keys/app-id';
 import { DIGEST_PREFIX, readStoredKey } from '../../shared/keys/key-material';
 import { nonEmpty, parseArgsQuietly } from '../common/args';
 import { UsageError } from '../common/exit';
-import { stackNameProblem } from '../common/stack-outputs';
+import { stackNameProblem } from '../common/stack-name';
 import type { Env } from '../common/tool-io';
 import { REQUEST_TIMEOUT_MS } from './http-client';
 import { readPaymentUrl } from './payment-url';

@@ -1,11 +1,11 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { CallBounds } from '../../shared/aws/bounded-client';
+import { OPERATOR_CALL_BOUNDS } from '../common/aws-settings';
 import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
-  OPERATOR_CALL_BOUNDS,
-} from '../common/aws-settings';
+} from '../common/aws-clients';
 import type { Env } from '../common/tool-io';
 
 export interface SmokeAwsClients {

@@ -3,7 +3,7 @@ import { generateKey } from '../../shared/keys/key-material';
 import { errorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
 import type { Env, ToolIo } from '../common/tool-io';
 import { parseSmokeInvocation, USAGE, type SmokeInvocation } from './args';
-import { createSmokeAwsClients, type SmokeAwsClients } from './aws-clients';
+import type { SmokeAwsClients } from './aws-clients';
 import { buildChecks } from './checks';
 import { evaluateChecks } from './evaluate';
 import { REQUEST_TIMEOUT_MS, sendRequest, type SendOptions } from './http-client';
@@ -11,7 +11,6 @@ import { formatJson, formatTable, reportPassed, type SmokeReport } from './repor
 import { runChecks, type ChecksRun, type RunOptions } from './runner';
 import { createSecretMask, type SecretMask } from './secret-mask';
 import { SmokeError } from './smoke-error';
-import { readStackTarget } from './stack-target';
 
 export interface SmokeIo extends ToolIo {
   /** Test seams; the defaults are the real thing. */
@@ -41,6 +40,11 @@ async function resolveTarget(
 ): Promise<Target> {
   const { target, appId } = invocation;
   if (target.kind === 'url') return { url: target.url, appKey: target.appKey };
+  // Only a run against a stack loads the SDK: a run against a URL starts without it.
+  const [{ createSmokeAwsClients }, { readStackTarget }] = await Promise.all([
+    import('./aws-clients'),
+    import('./stack-target'),
+  ]);
   const clients = io.createAwsClients?.(io.env) ?? createSmokeAwsClients(io.env, io.awsCallBounds);
   try {
     const { url, appKey, keyPrefix } = await readStackTarget(target.stackName, appId, clients);

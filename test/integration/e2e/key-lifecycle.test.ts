@@ -24,13 +24,8 @@ import {
   stopLocalServer,
   type LocalServerProcess,
 } from '../../support/local-server-process';
-import {
-  freeLoopbackPort,
-  motoSecretSource,
-  motoSecretsManager,
-  sharedMoto,
-  type MotoServer,
-} from '../../support/moto';
+import { freeLoopbackPort } from '../../support/loopback';
+import { motoSecretSource, motoSecretsManager, sharedMoto, type MotoServer } from '../../support/moto';
 
 const TTL_SECONDS = 2;
 /** Past the TTL, the next request refreshes: wait the TTL and a little more, then look once. */

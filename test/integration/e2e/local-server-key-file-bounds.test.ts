@@ -17,7 +17,7 @@ import {
   startLocalServer,
   stopLocalServer,
 } from '../../support/local-server-process';
-import { freeLoopbackPort } from '../../support/moto';
+import { freeLoopbackPort } from '../../support/loopback';
 
 /** Long enough on a loaded machine; the server answers a refused read at once. */
 const REQUEST_DEADLINE_MS = 10_000;

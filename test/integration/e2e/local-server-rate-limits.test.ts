@@ -28,10 +28,10 @@ import {
   type Reply,
 } from '../../support/local-server-process';
 import { withinOneWindow, type AppLimit } from '../../support/limit-windows';
+import { freeLoopbackPort } from '../../support/loopback';
 import {
   createMotoRateLimitTable,
   EMULATOR_LIMITER_DEADLINE_MS,
-  freeLoopbackPort,
   MOTO_AWS_ENV,
   motoDynamoDb,
   startMoto,

@@ -18,7 +18,7 @@ import { shardOf } from '../../../shared/keys/shard';
 import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
-} from '../../../tools/common/aws-settings';
+} from '../../../tools/common/aws-clients';
 import { runCli, spawnCli } from '../../support/keys-cli';
 import {
   credentials,
@@ -30,7 +30,8 @@ import {
   stopLocalServer,
   type LocalServerProcess,
 } from '../../support/local-server-process';
-import { EMULATOR_CALL_BOUNDS, freeLoopbackPort, sharedMoto, type MotoServer } from '../../support/moto';
+import { freeLoopbackPort } from '../../support/loopback';
+import { EMULATOR_CALL_BOUNDS, sharedMoto, type MotoServer } from '../../support/moto';
 import { createMotoRegistry, type MotoRegistry } from '../../support/registry-moto';
 import { spawnTool } from '../../support/tool-process';
 

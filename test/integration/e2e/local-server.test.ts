@@ -28,13 +28,8 @@ import {
   type LocalServerProcess,
   type Reply,
 } from '../../support/local-server-process';
-import {
-  createMotoSecret,
-  freeLoopbackPort,
-  MOTO_AWS_ENV,
-  sharedMoto,
-  type MotoServer,
-} from '../../support/moto';
+import { freeLoopbackPort } from '../../support/loopback';
+import { createMotoSecret, MOTO_AWS_ENV, sharedMoto, type MotoServer } from '../../support/moto';
 import { spawnTool } from '../../support/tool-process';
 
 afterAll(() => {

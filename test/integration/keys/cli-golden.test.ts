@@ -27,9 +27,10 @@ import { toCompactDigestForm } from '../../../shared/keys/key-material';
 import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
-} from '../../../tools/common/aws-settings';
+} from '../../../tools/common/aws-clients';
 import { runCli, spawnCli, type CliResult } from '../../support/keys-cli';
-import { EMULATOR_CALL_BOUNDS, freeLoopbackPort, startMoto, type MotoServer } from '../../support/moto';
+import { freeLoopbackPort } from '../../support/loopback';
+import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';
 import { createMotoRegistry, deployShards, type MotoClients } from '../../support/registry-moto';
 
 const GOLDEN_DIRECTORY = join(__dirname, 'golden');

@@ -5,7 +5,7 @@ import {
   ListSecretsCommand,
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-settings';
+import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-clients';
 import { SecretsManagerStore } from '../../../tools/keys/secrets-manager-store';
 import { describeKeyStoreContract } from '../../support/key-store-contract';
 import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';

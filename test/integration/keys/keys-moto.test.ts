@@ -15,7 +15,7 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import type { InitializeMiddleware } from '@smithy/types';
 import type { CallBounds } from '../../../shared/aws/bounded-client';
-import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-settings';
+import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-clients';
 import type { CliIo } from '../../../tools/keys/main';
 import { CLI_STAGING_LABEL } from '../../../tools/keys/secrets-manager-store';
 import { keyIdOf } from '../../../shared/keys/key-document';

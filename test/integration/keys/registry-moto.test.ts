@@ -15,7 +15,7 @@ import { serializeKeyDocument, type KeyDocument } from '../../../shared/keys/key
 import { parseKeyring } from '../../../shared/keys/keyring';
 import { shardsToSearch } from '../../../shared/keys/registry';
 import { shardOf } from '../../../shared/keys/shard';
-import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-settings';
+import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-clients';
 import { CLI_STAGING_LABEL } from '../../../tools/keys/secrets-manager-store';
 import { digestKeyIdOf, runCli as runCliWithBounds } from '../../support/keys-cli';
 import { EMULATOR_CALL_BOUNDS } from '../../support/moto';

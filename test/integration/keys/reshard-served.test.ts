@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListSecretsCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { shardOf } from '../../../shared/keys/shard';
-import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-settings';
+import { createOperatorSecretsManagerClient } from '../../../tools/common/aws-clients';
 import { invokeAsset } from '../../support/asset-runner';
 import { startFleet, type Invocation, type NamedEvent, type RunningFleet } from '../../support/asset-fleet';
 import { paymentEvent } from '../../support/events';

@@ -17,7 +17,7 @@ import {
   stopLocalServer,
   type LocalServerProcess,
 } from '../../support/local-server-process';
-import { freeLoopbackPort } from '../../support/moto';
+import { freeLoopbackPort } from '../../support/loopback';
 import { PROJECT_ROOT } from '../../support/openapi-document';
 import { spawnTool } from '../../support/tool-process';
 

@@ -1,6 +1,6 @@
 /** The smoke test as a process, as users run it; the in-process cases are in test/unit/tools/smoke/main.test.ts. */
 import { generateKey } from '../../../shared/keys/key-material';
-import { freeLoopbackPort } from '../../support/moto';
+import { freeLoopbackPort } from '../../support/loopback';
 import { spawnSmoke } from '../../support/run-smoke';
 
 describe('npm run smoke as a process', () => {

@@ -11,9 +11,8 @@ import {
   SUCCESS_BODY,
   UNAUTHORIZED_HEADERS,
 } from '../../../shared/api/responses';
-import { PAYMENT_ROUTE } from '../../../shared/api/route';
+import { DEFAULT_STAGE_NAME, PAYMENT_ROUTE } from '../../../shared/api/route';
 import { BODY_LIMITS } from '../../../shared/api/body-limits';
-import { PAYMENT_API_DEFAULTS } from '../../../lib/payment-api';
 import {
   limitedHeaders,
   RATE_LIMIT_POLICY_NAME,
@@ -165,7 +164,7 @@ describe('openapi.yaml', () => {
     const [deployed, custom, local] = document.servers;
 
     expect(deployed?.url).toBe('https://{apiId}.execute-api.{region}.amazonaws.com/{stage}');
-    expect(deployed?.variables?.stage?.default).toBe(PAYMENT_API_DEFAULTS.stageName);
+    expect(deployed?.variables?.stage?.default).toBe(DEFAULT_STAGE_NAME);
     expect(custom?.url).toBe('https://{domain}');
     expect(local?.url).toBe('http://127.0.0.1:{port}');
     expect(local?.variables?.port?.default).toBe(String(DEFAULT_PORT));

@@ -12,6 +12,7 @@ import { AwsJsonClient, AwsServiceError, errorOfAnswer } from '../../../../share
 import type { AttemptBounds } from '../../../../shared/aws/aws-json-client';
 import { AttemptError } from '../../../../shared/aws/attempt-errors';
 import { FAKE_CREDENTIALS } from '../../../support/fake-aws';
+import { closeServer, listen } from '../../../support/fault-proxy';
 import { startUnacceptingServer, type UnacceptingServer } from '../../../support/unaccepting-server';
 
 type Answer = (request: IncomingMessage, response: ServerResponse, body: string) => void;
@@ -47,9 +48,7 @@ async function startServer(): Promise<TestServer> {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const port = await listen(server, 0);
   return {
     url: new URL(`http://127.0.0.1:${port}/`),
     connections: () => connections,
@@ -57,14 +56,7 @@ async function startServer(): Promise<TestServer> {
     answer: (next) => {
       answer = next;
     },
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-      });
-    },
+    close: () => closeServer(server, sockets),
   };
 }
 
@@ -204,12 +196,21 @@ describe('AwsJsonClient over node:http', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it('ends an attempt whose connection stays silent at the socket time-out (seen firing), sent, and sends the read again on a new connection', async () => {
-    server.answer(() => undefined);
+  it.each<[string, Answer, number]>([
+    ['whose connection stays silent, and sends the read again on a new connection', () => undefined, 2],
+    [
+      'whose answer stops halfway (one attempt)',
+      (_request, response) => {
+        response.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1', 'Content-Length': '100' });
+        response.write('{"Secret');
+      },
+      1,
+    ],
+  ])('ends an attempt %s at the socket time-out (seen firing), sent', async (_label, answer, attempts) => {
+    server.answer(answer);
+    const bounds = { ...BOUNDS, maxAttempts: attempts, socketTimeoutMs: FIRING_MS };
 
-    const error = await rejection(
-      clientFor(server.url, { ...BOUNDS, socketTimeoutMs: FIRING_MS }).call('GetSecretValue', {}, read()),
-    );
+    const error = await rejection(clientFor(server.url, bounds).call('GetSecretValue', {}, read()));
 
     expect(error).toBeInstanceOf(AttemptError);
     expect([error.name, error.message, error.sent]).toEqual([
@@ -217,24 +218,7 @@ describe('AwsJsonClient over node:http', () => {
       `silent for the ${FIRING_MS} ms socket time-out`,
       true,
     ]);
-    expect(server.connections()).toBe(2);
-  });
-
-  it('ends an answer that stops halfway at the socket time-out', async () => {
-    server.answer((_request, response) => {
-      response.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1', 'Content-Length': '100' });
-      response.write('{"Secret');
-    });
-
-    const error = await rejection(
-      clientFor(server.url, { ...BOUNDS, maxAttempts: 1, socketTimeoutMs: FIRING_MS }).call('X', {}, read()),
-    );
-
-    expect([error.name, error.message, error.sent]).toEqual([
-      'TimeoutError',
-      `silent for the ${FIRING_MS} ms socket time-out`,
-      true,
-    ]);
+    expect([server.requests.length, server.connections()]).toEqual([attempts, attempts]);
   });
 
   it("ends the whole call at the caller's budget, however the attempts go: an answer that never stops trickling", async () => {

@@ -151,10 +151,7 @@ describe('readAppEntry: an app id that cannot be one', () => {
 
   it.each([
     ['a character outside the alphabet', 'bad app!', 'app id is outside the allowed alphabet or length'],
-    ['65 characters', 'x'.repeat(65), 'app id is outside the allowed alphabet or length'],
     ['a generated key', 'payk_' + 'Q'.repeat(43), PASTED],
-    ['a generated key in upper case', 'PAYK_' + 'q'.repeat(43), PASTED],
-    ['the bare prefix', 'payk_', PASTED],
     ['a key of the key format', generateKey(), 'app id has the shape of a generated key (a pasted key?)'],
   ])('leaves the app out for %s, by position only, never by its text', (_label, name, reason) => {
     const reading = readAppEntry({ position: 3, name, value: DEMO_KEY });

@@ -167,73 +167,29 @@ describe('authenticate with expiring keys and allowed networks', () => {
     }),
   );
   const idOf = (appId: string, position: number): string | undefined => rules.get(appId)?.keys[position]?.id;
-  const from = (sourceIp: string | undefined, now = NOW) => ({ now, sourceIp });
+  const accepted = (appId: string, position = 0) => ({ ok: true, appId, keyId: idOf(appId, position) });
+  const refused = (reason: string, appId: string) => ({ ok: false, reason, appId, keyId: idOf(appId, 0) });
+  const fencedOut = (appId: string) => refused('source_not_allowed', appId);
+  const OUT = '198.51.100.1';
 
-  it('refuses a key from the instant it expires, naming the app and the key', () => {
-    expect(authenticate({ appId: 'rolling', appKey: DEMO_KEY }, rules, from('198.51.100.1'))).toEqual({
-      ok: false,
-      reason: 'expired_key',
-      appId: 'rolling',
-      keyId: idOf('rolling', 0),
-    });
-  });
-
-  it('accepts a key until its expiry, judged by the clock of each request', () => {
-    const justBefore = NOW - 1;
-
-    expect(
-      authenticate({ appId: 'rolling', appKey: DEMO_KEY }, rules, from('198.51.100.1', justBefore)),
-    ).toEqual({ ok: true, appId: 'rolling', keyId: idOf('rolling', 0) });
-    expect(authenticate({ appId: 'rolling', appKey: DEMO_NEXT_KEY }, rules, from('198.51.100.1'))).toEqual({
-      ok: true,
-      appId: 'rolling',
-      keyId: idOf('rolling', 1),
-    });
-  });
-
-  it.each([
-    ['inside an IPv4 block', '203.0.113.200'],
-    ['inside it, as an IPv4-mapped IPv6 address', '::ffff:203.0.113.200'],
-    ['inside an IPv6 block', '2001:db8:ffff::1'],
-  ])('accepts the right key from an address %s', (_label, sourceIp) => {
-    expect(authenticate({ appId: 'fenced', appKey: PARTNER_KEY }, rules, from(sourceIp))).toEqual({
-      ok: true,
-      appId: 'fenced',
-      keyId: idOf('fenced', 0),
-    });
-  });
-
-  it.each([
-    ['outside its blocks', '198.51.100.1'],
-    ['unknown', undefined],
-  ])('refuses the right key from an address %s, naming the app and the key', (_label, sourceIp) => {
-    expect(authenticate({ appId: 'fenced', appKey: PARTNER_KEY }, rules, from(sourceIp))).toEqual({
-      ok: false,
-      reason: 'source_not_allowed',
-      appId: 'fenced',
-      keyId: idOf('fenced', 0),
-    });
-  });
-
-  it('refuses every address when the allowlist is empty', () => {
-    expect(
-      authenticate({ appId: 'closed', appKey: HASHED_APP_KEY }, rules, from('203.0.113.1')),
-    ).toMatchObject({
-      ok: false,
-      reason: 'source_not_allowed',
-    });
-  });
-
-  it('says wrong_key for a wrong key from a disallowed address: the network is judged only for a key that matched', () => {
-    expect(authenticate({ appId: 'fenced', appKey: DEMO_KEY }, rules, from('198.51.100.1'))).toEqual({
-      ok: false,
-      reason: 'wrong_key',
-    });
-  });
-
-  it('says expired_key before source_not_allowed when both apply', () => {
-    expect(
-      authenticate({ appId: 'expiredAndFenced', appKey: PARTNER_KEY }, rules, from('198.51.100.1')),
-    ).toMatchObject({ ok: false, reason: 'expired_key' });
+  it.each<[string, string, string, string | undefined, object, number?]>([
+    ['a key from the instant it expires', 'rolling', DEMO_KEY, OUT, refused('expired_key', 'rolling')],
+    ['a key until then, by the clock of the request', 'rolling', DEMO_KEY, OUT, accepted('rolling'), NOW - 1],
+    ['the next key, which expires a second later', 'rolling', DEMO_NEXT_KEY, OUT, accepted('rolling', 1)],
+    ['the right key from inside an IPv4 block', 'fenced', PARTNER_KEY, '203.0.113.200', accepted('fenced')],
+    ['the right key from outside its blocks', 'fenced', PARTNER_KEY, OUT, fencedOut('fenced')],
+    ['the right key from an unknown address', 'fenced', PARTNER_KEY, undefined, fencedOut('fenced')],
+    ['any address, the allowlist empty', 'closed', HASHED_APP_KEY, '203.0.113.1', fencedOut('closed')],
+    // The network is judged only for a key that matched.
+    ['a wrong key from outside: wrong_key', 'fenced', DEMO_KEY, OUT, { ok: false, reason: 'wrong_key' }],
+    [
+      'expired_key before source_not_allowed',
+      'expiredAndFenced',
+      PARTNER_KEY,
+      OUT,
+      refused('expired_key', 'expiredAndFenced'),
+    ],
+  ])('judges %s, naming the app and the key', (_label, appId, appKey, sourceIp, decision, now = NOW) => {
+    expect(authenticate({ appId, appKey }, rules, { now, sourceIp })).toEqual(decision);
   });
 });

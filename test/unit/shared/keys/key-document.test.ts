@@ -223,8 +223,11 @@ describe('addKey (rotate)', () => {
 });
 
 describe('revokeKey', () => {
-  it('removes the named key and keeps the others', () => {
-    const after = revokeKey(document({ demo: [DEMO_KEY, DEMO_NEXT_KEY] }), 'demo', id(DEMO_KEY));
+  it.each([
+    ['as written', [DEMO_KEY, DEMO_NEXT_KEY]],
+    ['stored as its digest, by the same key id', [toDigestForm(DEMO_KEY), DEMO_NEXT_KEY]],
+  ])('removes the named key, %s, and keeps the others', (_label, keys) => {
+    const after = revokeKey(document({ demo: keys }), 'demo', id(DEMO_KEY));
 
     expect(storedKeys(after, 'demo')).toEqual([DEMO_NEXT_KEY]);
     const { keyring } = parseKeyring(serializeKeyDocument(after));
@@ -232,16 +235,6 @@ describe('revokeKey', () => {
       ok: false,
       reason: 'wrong_key',
     });
-  });
-
-  it('removes a key stored as its digest by the same key id', () => {
-    const after = revokeKey(
-      document({ demo: [toDigestForm(DEMO_KEY), DEMO_NEXT_KEY] }),
-      'demo',
-      id(DEMO_KEY),
-    );
-
-    expect(storedKeys(after, 'demo')).toEqual([DEMO_NEXT_KEY]);
   });
 
   it('removes the last key, and with it the app, only with force', () => {

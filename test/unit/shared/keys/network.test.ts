@@ -88,19 +88,9 @@ describe('canonicalAddress', () => {
 describe('SourceAllowlist', () => {
   const allowlist = new SourceAllowlist([cidr('203.0.113.0/24'), cidr('2001:db8::/32')]);
 
+  // Addresses inside and outside the blocks, both families, IPv4-mapped included, at every prefix length:
+  // network.property.test.ts, against node:net's BlockList.
   it.each([
-    ['an address inside an IPv4 block', '203.0.113.9'],
-    ['an IPv4-mapped form of it', '::ffff:203.0.113.9'],
-    ['the first address of the block', '203.0.113.0'],
-    ['the last address of the block', '203.0.113.255'],
-    ['an address inside an IPv6 block', '2001:db8:1234::7'],
-  ])('allows %s', (_label, source) => {
-    expect(allowlist.allows(source)).toBe(true);
-  });
-
-  it.each([
-    ['the next IPv4 block', '203.0.114.0'],
-    ['an IPv6 address outside the block', '2001:db9::1'],
     ['an unknown source', undefined],
     ['a source that is not an address', 'not-an-address'],
   ])('refuses %s', (_label, source) => {

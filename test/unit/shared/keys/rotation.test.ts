@@ -56,33 +56,70 @@ describe('rotateAllApps', () => {
     expect(rotated.supersededKeysExpireBy).toBe(Date.parse(IN_ONE_PERIOD));
   });
 
-  it('gives superseded keys keep - 1 periods: two with keep 3', () => {
-    const rotated = rotateAllApps(
-      document({ demo: [KEY_A, KEY_B] }),
-      { ...MONTHLY, keep: 3 },
-      NOW,
+  it.each<[string, unknown[], Partial<RotationPolicy> & { now?: number }, object[]]>([
+    [
+      'gives superseded keys keep - 1 periods: two with keep 3',
+      [KEY_A, KEY_B],
+      { keep: 3 },
+      [
+        { stored: KEY_A, expires: '2026-04-30T00:00:00Z' },
+        { stored: KEY_B, expires: '2026-04-30T00:00:00Z' },
+        { stored: FRESH_1 },
+      ],
+    ],
+    [
+      'keeps an earlier expiry as written (its offset too) and lowers a later one',
+      [
+        { key: KEY_A, expires: '2026-03-10T09:00:00+02:00' },
+        { key: KEY_B, expires: '2027-01-01T00:00:00Z' },
+        KEY_C,
+      ],
+      {},
+      [
+        { stored: KEY_A, expires: '2026-03-10T09:00:00+02:00' },
+        { stored: KEY_B, expires: IN_ONE_PERIOD },
+        { stored: KEY_C, expires: IN_ONE_PERIOD },
+        { stored: FRESH_1 },
+      ],
+    ],
+    [
+      'never extends an app that has an end date: when every key expires, the fresh key ends with the last of them',
+      [
+        { key: KEY_A, expires: '2026-03-20T00:00:00Z' },
+        { key: KEY_B, expires: '2026-06-01T00:00:00+02:00' },
+      ],
+      {},
+      [
+        { stored: KEY_A, expires: '2026-03-20T00:00:00Z' },
+        { stored: KEY_B, expires: IN_ONE_PERIOD },
+        { stored: FRESH_1, expires: '2026-06-01T00:00:00+02:00' },
+      ],
+    ],
+    [
+      'gives the fresh key no expiry as soon as one key of the app has none',
+      [{ key: KEY_A, expires: '2026-03-20T00:00:00Z' }, KEY_B],
+      {},
+      [
+        { stored: KEY_A, expires: '2026-03-20T00:00:00Z' },
+        { stored: KEY_B, expires: IN_ONE_PERIOD },
+        { stored: FRESH_1 },
+      ],
+    ],
+    [
+      'counts from the start of the hour when the period is in hours',
+      [KEY_A],
+      { periodMs: 12 * HOUR_MS, now: Date.parse('2026-03-01T13:45:10Z') },
+      [{ stored: KEY_A, expires: '2026-03-02T01:00:00Z' }, { stored: FRESH_1 }],
+    ],
+  ])('%s', (_label, keys, { now = NOW, ...policy }, rotated) => {
+    const { document: after } = rotateAllApps(
+      document({ demo: keys }),
+      { ...MONTHLY, ...policy },
+      now,
       freshKeys(),
     );
 
-    expect(rotated.document.get('demo')?.keys).toEqual([
-      { stored: KEY_A, expires: '2026-04-30T00:00:00Z' },
-      { stored: KEY_B, expires: '2026-04-30T00:00:00Z' },
-      { stored: FRESH_1 },
-    ]);
-  });
-
-  it('keeps an earlier expiry as written (its offset too) and lowers a later one', () => {
-    const earlier = { key: KEY_A, expires: '2026-03-10T09:00:00+02:00' };
-    const later = { key: KEY_B, expires: '2027-01-01T00:00:00Z' };
-
-    const rotated = rotateAllApps(document({ demo: [earlier, later, KEY_C] }), MONTHLY, NOW, freshKeys());
-
-    expect(rotated.document.get('demo')?.keys).toEqual([
-      { stored: KEY_A, expires: '2026-03-10T09:00:00+02:00' },
-      { stored: KEY_B, expires: IN_ONE_PERIOD },
-      { stored: KEY_C, expires: IN_ONE_PERIOD },
-      { stored: FRESH_1 },
-    ]);
+    expect(after.get('demo')?.keys).toEqual(rotated);
   });
 
   it('removes the keys that have expired by the rotation, a key expiring at that very instant included', () => {
@@ -125,32 +162,6 @@ describe('rotateAllApps', () => {
     expect(rotated.document.get('closed')?.allowedCidrs).toEqual([]);
     expect(rotated.document.get('shop')?.rateLimit).toEqual({ perSecond: 20 });
     expect(rotated.rotatedAppIds).toEqual(['closed', 'shop']);
-  });
-
-  it('never extends an app that has an end date: when every key expires, the fresh key ends with the last of them', () => {
-    const ending = [
-      { key: KEY_A, expires: '2026-03-20T00:00:00Z' },
-      { key: KEY_B, expires: '2026-06-01T00:00:00+02:00' },
-    ];
-
-    const rotated = rotateAllApps(document({ temporary: ending }), MONTHLY, NOW, freshKeys());
-
-    expect(rotated.document.get('temporary')?.keys).toEqual([
-      { stored: KEY_A, expires: '2026-03-20T00:00:00Z' },
-      { stored: KEY_B, expires: IN_ONE_PERIOD },
-      { stored: FRESH_1, expires: '2026-06-01T00:00:00+02:00' },
-    ]);
-  });
-
-  it('gives the fresh key no expiry as soon as one key of the app has none', () => {
-    const rotated = rotateAllApps(
-      document({ demo: [{ key: KEY_A, expires: '2026-03-20T00:00:00Z' }, KEY_B] }),
-      MONTHLY,
-      NOW,
-      freshKeys(),
-    );
-
-    expect(rotated.document.get('demo')?.keys.at(-1)).toEqual({ stored: FRESH_1 });
   });
 
   it('leaves an app whose every key has expired as it was: rotation never gives access back', () => {
@@ -214,19 +225,6 @@ describe('rotateAllApps', () => {
     expect(doc.get('demo')?.keys[0]?.expires).toBe('2026-04-05T00:00:00Z');
   });
 
-  it('counts from the start of the hour when the period is in hours', () => {
-    const twiceADay: RotationPolicy = { keep: 2, periodMs: 12 * HOUR_MS };
-
-    const rotated = rotateAllApps(
-      document({ demo: [KEY_A] }),
-      twiceADay,
-      Date.parse('2026-03-01T13:45:10Z'),
-      freshKeys(),
-    );
-
-    expect(rotated.document.get('demo')?.keys[0]).toEqual({ stored: KEY_A, expires: '2026-03-02T01:00:00Z' });
-  });
-
   it('does not change the document it was given', () => {
     const original = document({ demo: [KEY_A, KEY_B] });
     const before = serializeKeyDocument(original);
@@ -260,14 +258,11 @@ describe('rotateAllApps', () => {
     },
   );
 
-  it('refuses a fresh key the app already has', () => {
-    expect(() => rotateAllApps(document({ demo: [KEY_A] }), MONTHLY, NOW, () => KEY_A)).toThrow(
-      KeyDocumentError,
-    );
-  });
-
-  it('refuses a fresh key that is not a valid key', () => {
-    expect(() => rotateAllApps(document({ demo: [KEY_A] }), MONTHLY, NOW, () => 'short')).toThrow(
+  it.each([
+    ['the app already has', KEY_A],
+    ['that is not a valid key', 'short'],
+  ])('refuses a fresh key %s', (_label, fresh) => {
+    expect(() => rotateAllApps(document({ demo: [KEY_A] }), MONTHLY, NOW, () => fresh)).toThrow(
       KeyDocumentError,
     );
   });

@@ -1,10 +1,10 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import {
   AWS_SERVICES,
-  createOperatorSecretsManagerClient,
   OPERATOR_CALL_BOUNDS,
   readAwsClientSettings,
 } from '../../../../tools/common/aws-settings';
+import { createOperatorSecretsManagerClient } from '../../../../tools/common/aws-clients';
 
 const STATIC_KEYS = { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'example-secret' };
 

@@ -35,9 +35,23 @@ async function refusal(argv: readonly string[], env: Readonly<Record<string, str
 }
 
 describe("the key CLI's arguments", () => {
+  it.each([
+    ['stack', 'KEYS_STACK', 'PaymentApi', { kind: 'stack', stackName: 'PaymentApi' }],
+    ['registry', 'KEYS_REGISTRY', 'reg', { kind: 'registry', manifestId: 'reg' }],
+    ['registry-file', 'KEYS_REGISTRY_FILE', 'r.json', { kind: 'registry-file', path: 'r.json' }],
+    ['secret-id', 'KEYS_SECRET_ID', 'from-env', { kind: 'secret', secretId: 'from-env' }],
+    ['file', 'KEYS_FILE', '/srv/keys.json', { kind: 'file', path: '/srv/keys.json' }],
+  ])('takes the target from --%s, or alone from %s', async (flag, variable, value, target) => {
+    const [flagged, fromEnv] = [
+      await parseInvocation(['list', `--${flag}`, value], {}),
+      await parseInvocation(['list'], { [variable]: value }),
+    ];
+
+    expect(flagged).toEqual({ command: { name: 'list' }, target, json: false });
+    expect(fromEnv).toEqual(flagged);
+  });
+
   it.each<[string, string[], Record<string, string>, unknown]>([
-    ['KEYS_SECRET_ID', [], { KEYS_SECRET_ID: 'from-env' }, { kind: 'secret', secretId: 'from-env' }],
-    ['KEYS_FILE', [], { KEYS_FILE: '/srv/keys.json' }, { kind: 'file', path: '/srv/keys.json' }],
     [
       '--file over KEYS_SECRET_ID',
       ['--file', 'local.json'],
@@ -62,27 +76,6 @@ describe("the key CLI's arguments", () => {
       { KEYS_FILE: '', KEYS_SECRET_ID: 'env' },
       { kind: 'secret', secretId: 'env' },
     ],
-    ['--stack', ['--stack', 'PaymentApi'], {}, { kind: 'stack', stackName: 'PaymentApi' }],
-    ['KEYS_STACK', [], { KEYS_STACK: 'PaymentApi' }, { kind: 'stack', stackName: 'PaymentApi' }],
-    [
-      '--registry',
-      ['--registry', 'payment-api/PaymentApi/keys/registry'],
-      {},
-      { kind: 'registry', manifestId: 'payment-api/PaymentApi/keys/registry' },
-    ],
-    ['KEYS_REGISTRY', [], { KEYS_REGISTRY: 'reg' }, { kind: 'registry', manifestId: 'reg' }],
-    [
-      '--registry-file',
-      ['--registry-file', '.local/registry.json'],
-      {},
-      { kind: 'registry-file', path: '.local/registry.json' },
-    ],
-    [
-      'KEYS_REGISTRY_FILE',
-      [],
-      { KEYS_REGISTRY_FILE: '.local/registry.json' },
-      { kind: 'registry-file', path: '.local/registry.json' },
-    ],
     [
       '--stack over KEYS_SECRET_ID and KEYS_REGISTRY_FILE',
       ['--stack', 'Staging'],
@@ -95,143 +88,83 @@ describe("the key CLI's arguments", () => {
     expect(invocation).toEqual({ command: { name: 'list' }, target, json: false });
   });
 
-  it.each<[string, string[], Record<string, string>, string]>([
-    ['no command', ['--secret-id', 's'], {}, 'no command given; run with --help for usage'],
+  it.each<[string, string[], string]>([
+    ['no command', [], 'no command given; run with --help for usage'],
     [
       'an unknown command',
-      ['delete', '--secret-id', 's'],
-      {},
+      ['delete'],
       'unknown command; expected list, add-app, rotate, revoke, remove-app, expire, prune, allow, disallow, limit, where, apply, reshard, leaked or init',
     ],
-    ['a missing app id', ['rotate', '--secret-id', 's'], {}, 'usage: rotate <app-id>'],
+    ['a missing app id', ['rotate'], 'usage: rotate <app-id>'],
     [
       'expire without its key id',
-      ['expire', 'demo', '--never', '--secret-id', 's'],
-      {},
+      ['expire', 'demo', '--never'],
       'usage: expire <app-id> <key-id> (--in <duration> | --at <date-time> | --never)',
     ],
-    ['prune of two apps', ['prune', 'a', 'b', '--secret-id', 's'], {}, 'usage: prune [<app-id>]'],
-    [
-      'allow without an app id',
-      ['allow', '--any', '--secret-id', 's'],
-      {},
-      'usage: allow <app-id> (<cidr>... | --any)',
-    ],
-    ['an extra operand', ['list', 'demo', '--secret-id', 's'], {}, 'usage: list'],
-    [
-      'a secret id in the environment longer than Secrets Manager allows',
-      ['list'],
-      { KEYS_SECRET_ID: 's'.repeat(2049) },
-      'KEYS_SECRET_ID is 2049 characters long; a secret name or ARN has at most 2048',
-    ],
-    [
-      '--hash on revoke',
-      ['revoke', 'demo', KEY_ID, '--hash', '--secret-id', 's'],
-      {},
-      '--hash applies only to add-app and rotate',
-    ],
-    [
-      '--force on rotate',
-      ['rotate', 'demo', '--force', '--secret-id', 's'],
-      {},
-      '--force applies only to revoke',
-    ],
+    ['prune of two apps', ['prune', 'a', 'b'], 'usage: prune [<app-id>]'],
+    ['allow without an app id', ['allow', '--any'], 'usage: allow <app-id> (<cidr>... | --any)'],
+    ['an extra operand', ['list', 'demo'], 'usage: list'],
+    ['where without an app', ['where'], 'usage: where <app-id>'],
+    ['--hash on revoke', ['revoke', 'demo', KEY_ID, '--hash'], '--hash applies only to add-app and rotate'],
+    ['--force on rotate', ['rotate', 'demo', '--force'], '--force applies only to revoke'],
     [
       '--expires-in on revoke',
-      ['revoke', 'demo', KEY_ID, '--expires-in', '1d', '--secret-id', 's'],
-      {},
+      ['revoke', 'demo', KEY_ID, '--expires-in', '1d'],
       '--expires-in applies only to add-app and rotate',
     ],
-    [
-      '--in on rotate',
-      ['rotate', 'demo', '--in', '1d', '--secret-id', 's'],
-      {},
-      '--in applies only to expire',
-    ],
-    [
-      '--at on prune',
-      ['prune', '--at', '2026-12-24T00:00:00Z', '--secret-id', 's'],
-      {},
-      '--at applies only to expire',
-    ],
-    ['--never on list', ['list', '--never', '--secret-id', 's'], {}, '--never applies only to expire'],
-    [
-      '--any on disallow',
-      ['disallow', 'demo', '10.0.0.0/8', '--any', '--secret-id', 's'],
-      {},
-      '--any applies only to allow',
-    ],
-    [
-      'a negative duration',
-      ['expire', 'demo', KEY_ID, '--in=-5m', '--secret-id', 's'],
-      {},
-      'invalid --in: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
-    ],
-    [
-      'an empty duration',
-      ['rotate', 'demo', '--grace=', '--secret-id', 's'],
-      {},
-      'invalid --grace: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
-    ],
-    [
-      'a CIDR block with host bits set',
-      ['allow', 'demo', '10.0.0.0/8', '203.0.113.7/24', '--secret-id', 's'],
-      {},
-      'CIDR block #2 is not valid: host bits are set: give the network address of the block',
-    ],
-    [
-      'limit without an app id',
-      ['limit', '--per-second', '5', '--secret-id', 's'],
-      {},
-      'usage: limit <app-id> (--per-second <n> [--burst <m>] | --default)',
-    ],
-    [
-      'limit of two apps',
-      ['limit', 'demo', 'shop', '--default', '--secret-id', 's'],
-      {},
-      'usage: limit <app-id> (--per-second <n> [--burst <m>] | --default)',
-    ],
-    [
-      'limit with both choices',
-      ['limit', 'demo', '--per-second', '5', '--default', '--secret-id', 's'],
-      {},
-      'limit needs exactly one of --per-second <n> or --default',
-    ],
-    [
-      'limit with a burst alone',
-      ['limit', 'demo', '--burst', '5', '--secret-id', 's'],
-      {},
-      'limit needs exactly one of --per-second <n> or --default',
-    ],
-    [
-      '--per-second on list',
-      ['list', '--per-second', '5', '--secret-id', 's'],
-      {},
-      '--per-second applies only to limit',
-    ],
-    [
-      '--burst on rotate',
-      ['rotate', 'demo', '--burst', '5', '--secret-id', 's'],
-      {},
-      '--burst applies only to limit',
-    ],
-    [
-      '--default on allow',
-      ['allow', 'demo', '--default', '--secret-id', 's'],
-      {},
-      '--default applies only to limit',
-    ],
+    ['--in on rotate', ['rotate', 'demo', '--in', '1d'], '--in applies only to expire'],
+    ['--at on prune', ['prune', '--at', '2026-12-24T00:00:00Z'], '--at applies only to expire'],
+    ['--never on list', ['list', '--never'], '--never applies only to expire'],
+    ['--any on disallow', ['disallow', 'demo', '10.0.0.0/8', '--any'], '--any applies only to allow'],
+    ['--keys-out on list', ['list', '--keys-out', 'k'], '--keys-out applies only to apply and leaked'],
+    ['--per-second on list', ['list', '--per-second', '5'], '--per-second applies only to limit'],
+    ['--burst on rotate', ['rotate', 'demo', '--burst', '5'], '--burst applies only to limit'],
+    ['--default on allow', ['allow', 'demo', '--default'], '--default applies only to limit'],
     [
       '--default-limit on limit',
-      ['limit', 'demo', '--per-second', '5', '--default-limit', '5', '--secret-id', 's'],
-      {},
+      ['limit', 'demo', '--per-second', '5', '--default-limit', '5'],
       '--default-limit applies only to list',
     ],
     [
       '--default-burst on limit',
-      ['limit', 'demo', '--default', '--default-burst', '5', '--secret-id', 's'],
-      {},
+      ['limit', 'demo', '--default', '--default-burst', '5'],
       '--default-burst applies only to list',
+    ],
+    ['an unknown option', ['list', '--secret'], "unknown option '--secret' (did you mean --secret-id?)"],
+    [
+      'a negative duration',
+      ['expire', 'demo', KEY_ID, '--in=-5m'],
+      'invalid --in: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
+    ],
+    [
+      'an empty duration',
+      ['rotate', 'demo', '--grace='],
+      'invalid --grace: expected one whole number and a unit, such as 90d, 24h, 30m or 45s (at most 36500d)',
+    ],
+    [
+      'a CIDR block with host bits set',
+      ['allow', 'demo', '10.0.0.0/8', '203.0.113.7/24'],
+      'CIDR block #2 is not valid: host bits are set: give the network address of the block',
+    ],
+    [
+      'limit without an app id',
+      ['limit', '--per-second', '5'],
+      'usage: limit <app-id> (--per-second <n> [--burst <m>] | --default)',
+    ],
+    [
+      'limit of two apps',
+      ['limit', 'demo', 'shop', '--default'],
+      'usage: limit <app-id> (--per-second <n> [--burst <m>] | --default)',
+    ],
+    [
+      'limit with both choices',
+      ['limit', 'demo', '--per-second', '5', '--default'],
+      'limit needs exactly one of --per-second <n> or --default',
+    ],
+    [
+      'limit with a burst alone',
+      ['limit', 'demo', '--burst', '5'],
+      'limit needs exactly one of --per-second <n> or --default',
     ],
     ...[
       ['of zero', '0'],
@@ -246,17 +179,15 @@ describe("the key CLI's arguments", () => {
       ['with no digit before the point', '.5'],
       ['empty', ''],
       ['holding a pasted key', 'payk_' + 'R'.repeat(43)],
-    ].flatMap(([what, value = '']): [string, string[], Record<string, string>, string][] => [
+    ].flatMap(([what, value = '']): [string, string[], string][] => [
       [
         `--per-second ${what}`,
-        ['limit', 'demo', `--per-second=${value}`, '--secret-id', 's'],
-        {},
+        ['limit', 'demo', `--per-second=${value}`],
         '--per-second must be a number of requests per second from 0.001 to 10000',
       ],
       [
         `--default-limit ${what}`,
-        ['list', `--default-limit=${value}`, '--secret-id', 's'],
-        {},
+        ['list', `--default-limit=${value}`],
         '--default-limit must be a number of requests per second from 0.001 to 10000',
       ],
     ]),
@@ -268,31 +199,33 @@ describe("the key CLI's arguments", () => {
       ['in exponent notation', '1e2'],
       ['empty', ''],
       ['holding a pasted key', 'payk_' + 'B'.repeat(43)],
-    ].flatMap(([what, value = '']): [string, string[], Record<string, string>, string][] => [
+    ].flatMap(([what, value = '']): [string, string[], string][] => [
       [
         `--burst ${what}`,
-        ['limit', 'demo', '--per-second', '5', `--burst=${value}`, '--secret-id', 's'],
-        {},
+        ['limit', 'demo', '--per-second', '5', `--burst=${value}`],
         '--burst must be a whole number of requests from 1 to 100000',
       ],
       [
         `--default-burst ${what}`,
-        ['list', '--default-limit', '5', `--default-burst=${value}`, '--secret-id', 's'],
-        {},
+        ['list', '--default-limit', '5', `--default-burst=${value}`],
         '--default-burst must be a whole number of requests from 1 to 100000',
       ],
     ]),
     [
       'a good rate and a bad burst, the burst named',
-      ['limit', 'demo', '--per-second', '5', '--burst', 'lots', '--secret-id', 's'],
-      {},
+      ['limit', 'demo', '--per-second', '5', '--burst', 'lots'],
       '--burst must be a whole number of requests from 1 to 100000',
     ],
+  ])('refuses %s with a one-line message', async (_label, argv, message) => {
+    expect(await refusal([...argv, '--secret-id', 's'])).toBe(message);
+  });
+
+  it.each<[string, string[], Record<string, string>, string]>([
     [
-      'an unknown option',
-      ['list', '--secret', 's'],
+      'no target',
+      ['list'],
       {},
-      "unknown option '--secret' (did you mean --secret-id?)",
+      'no key store: give --stack <name>, --registry <id>, --registry-file <path>, --secret-id <id> or --file <path> (or set KEYS_STACK, KEYS_REGISTRY, KEYS_REGISTRY_FILE, KEYS_SECRET_ID or KEYS_FILE)',
     ],
     [
       'an option without its value',
@@ -313,18 +246,17 @@ describe("the key CLI's arguments", () => {
       'KEYS_STACK, KEYS_REGISTRY and KEYS_FILE are set; pick one with --stack, --registry, --registry-file, --secret-id or --file',
     ],
     [
+      'a secret id in the environment longer than Secrets Manager allows',
+      ['list'],
+      { KEYS_SECRET_ID: 's'.repeat(2049) },
+      'KEYS_SECRET_ID is 2049 characters long; a secret name or ARN has at most 2048',
+    ],
+    [
       'a registry id longer than any secret name or ARN',
       ['list'],
       { KEYS_REGISTRY: 'r'.repeat(2049) },
       'KEYS_REGISTRY is 2049 characters long; a secret name or ARN has at most 2048',
     ],
-    [
-      '--keys-out on list',
-      ['list', '--keys-out', 'k', '--stack', 'PaymentApi'],
-      {},
-      '--keys-out applies only to apply and leaked',
-    ],
-    ['where without an app', ['where', '--stack', 'PaymentApi'], {}, 'usage: where <app-id>'],
   ])('refuses %s with a one-line message', async (_label, argv, env, message) => {
     expect(await refusal(argv, env)).toBe(message);
   });
@@ -342,10 +274,6 @@ describe("the key CLI's arguments", () => {
     ['--expires-in', ['add-app', 'demo', '--expires-in'], /^invalid --expires-in: /],
     ['--in', ['expire', 'demo', KEY_ID, '--in'], /^invalid --in: /],
     ['--at', ['expire', 'demo', KEY_ID, '--at'], /^invalid --at: /],
-    ['--per-second', ['limit', 'demo', '--per-second'], /^--per-second must be /],
-    ['--burst', ['limit', 'demo', '--per-second', '5', '--burst'], /^--burst must be /],
-    ['--default-limit', ['list', '--default-limit'], /^--default-limit must be /],
-    ['--default-burst', ['list', '--default-limit', '5', '--default-burst'], /^--default-burst must be /],
   ])('never echoes a key pasted as the value of %s', async (_option, argv, refused) => {
     const pastedKey = 'payk_' + 'y'.repeat(43);
     const message = await refusal([...argv, pastedKey, '--secret-id', 's']);

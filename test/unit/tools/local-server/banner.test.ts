@@ -178,54 +178,46 @@ describe('the rate limit line of the banner', () => {
     ttlSeconds: 60,
   } as const;
 
-  it('says the limit applies to every app without its own, counted in this process', () => {
-    const lines = startupLines({
-      ...base,
-      rateLimiting: { kind: 'memory', defaultLimit: { perSecond: 2, burst: 2 } },
-    });
+  const dynamodb = { kind: 'dynamodb', budgetMs: 150 } as const;
 
-    expect(lines[1]).toBe(
+  it.each<[string, Partial<Parameters<typeof startupLines>[0]>, string]>([
+    [
+      'says the limit applies to every app without its own, counted in this process',
+      { rateLimiting: { kind: 'memory', defaultLimit: { perSecond: 2, burst: 2 } } },
       'rate limits: 2/s, burst 2 for every app without a rateLimit of its own, counted in this process',
-    );
-  });
-
-  it('names the table, its region and endpoint, the deadline and what happens past it', () => {
-    const lines = startupLines({
-      ...base,
-      rateLimiting: {
-        kind: 'dynamodb',
-        defaultLimit: { perSecond: 0.5, burst: 1 },
-        tableName: 'PaymentApi-RateLimits',
-        failure: 'closed',
-        budgetMs: 150,
+    ],
+    [
+      'names the table, its region and endpoint, the deadline and what happens past it',
+      {
+        rateLimiting: {
+          ...dynamodb,
+          defaultLimit: { perSecond: 0.5, burst: 1 },
+          tableName: 'PaymentApi-RateLimits',
+          failure: 'closed',
+        },
+        limiterRegion: 'eu-west-1',
+        limiterEndpoint: 'http://127.0.0.1:5000',
       },
-      limiterRegion: 'eu-west-1',
-      limiterEndpoint: 'http://127.0.0.1:5000',
-    });
-
-    expect(lines[1]).toBe(
       'rate limits: 0.5/s, burst 1 for every app without a rateLimit of its own, counted in DynamoDB table ' +
         'PaymentApi-RateLimits (region eu-west-1, endpoint http://127.0.0.1:5000); when it cannot answer within ' +
         '150 ms, requests get 503 (closed)',
-    );
-  });
-
-  it('says where region and endpoint come from when the environment names neither', () => {
-    const lines = startupLines({
-      ...base,
-      rateLimiting: {
-        kind: 'dynamodb',
-        defaultLimit: { perSecond: 20, burst: 40 },
-        tableName: 'limits',
-        failure: 'open',
-        budgetMs: 150,
+    ],
+    [
+      'says where region and endpoint come from when the environment names neither',
+      {
+        rateLimiting: {
+          ...dynamodb,
+          defaultLimit: { perSecond: 20, burst: 40 },
+          tableName: 'limits',
+          failure: 'open',
+        },
       },
-    });
-
-    expect(lines[1]).toContain(
-      'counted in DynamoDB table limits (region from the AWS config, endpoint the default AWS endpoint); ' +
+      'rate limits: 20/s, burst 40 for every app without a rateLimit of its own, counted in DynamoDB table limits ' +
+        '(region from the AWS config, endpoint the default AWS endpoint); ' +
         'when it cannot answer within 150 ms, requests go on (open)',
-    );
+    ],
+  ])('%s', (_label, settings, line) => {
+    expect(startupLines({ ...base, ...settings })[1]).toBe(line);
   });
 });
 

@@ -18,13 +18,6 @@ describe('readLocalSettings', () => {
     });
   });
 
-  it('reads the key prefix and legacy keys as the Lambda does', () => {
-    expect(readLocalSettings({ KEY_PREFIX: 'acme', LEGACY_KEYS: 'false' }, '/w').keyFormat).toEqual({
-      prefix: 'acme',
-      legacyKeys: false,
-    });
-  });
-
   it.each([
     { keysFile: 'keys.json', expected: '/work/project/keys.json' },
     { keysFile: '../other/keys.json', expected: '/work/other/keys.json' },
@@ -38,15 +31,11 @@ describe('readLocalSettings', () => {
     expect(settings.keys).toEqual({ kind: 'file', path: expected });
   });
 
-  it('uses Secrets Manager when KEYS_SECRET_ID is set, whatever KEYS_FILE says', () => {
-    // Act
-    const settings = readLocalSettings({ KEYS_SECRET_ID: 'payment-api/keys', KEYS_FILE: 'k.json' }, '/w');
-
-    // Assert
-    expect(settings.keys).toEqual({ kind: 'secretsManager', secretId: 'payment-api/keys' });
-  });
-
   it.each([
+    {
+      env: { KEYS_SECRET_ID: 'payment-api/keys', KEYS_FILE: 'k.json' },
+      keys: { kind: 'secretsManager', secretId: 'payment-api/keys' },
+    },
     {
       env: { KEYS_REGISTRY_FILE: '.local/registry/registry.json' },
       keys: { kind: 'registryFile', path: '/w/.local/registry/registry.json' },
@@ -56,10 +45,13 @@ describe('readLocalSettings', () => {
       keys: { kind: 'registry', manifestId: 'payment-api/PaymentApi/keys/registry' },
     },
     { env: { KEYS_STACK: 'PaymentApi-staging' }, keys: { kind: 'stack', stackName: 'PaymentApi-staging' } },
-  ])('reads a registry of shards from $env', ({ env, keys }) => {
-    // Act / Assert
-    expect(readLocalSettings(env, '/w').keys).toEqual(keys);
-  });
+  ])(
+    'reads the keys from $env: Secrets Manager whatever KEYS_FILE says, or a registry of shards',
+    ({ env, keys }) => {
+      // Act / Assert
+      expect(readLocalSettings(env, '/w').keys).toEqual(keys);
+    },
+  );
 
   it.each([
     [
@@ -91,15 +83,15 @@ describe('readLocalSettings', () => {
     expect(() => readLocalSettings(env, '/w')).toThrow(message);
   });
 
-  it('reads the key cache and log settings with the Lambda variable names', () => {
-    // Act
-    const settings = readLocalSettings(
-      { KEY_CACHE_TTL_SECONDS: '2', KEY_MAX_STALE_SECONDS: '30', LOG_LEVEL: 'debug' },
-      '/w',
-    );
+  it('reads the key cache, log and key format settings with the Lambda variable names', () => {
+    const env = { KEY_CACHE_TTL_SECONDS: '2', KEY_MAX_STALE_SECONDS: '30', LOG_LEVEL: 'debug' };
 
-    // Assert
-    expect(settings).toMatchObject({ ttlMs: 2_000, maxStaleMs: 30_000, logLevel: 'debug' });
+    expect(readLocalSettings({ ...env, KEY_PREFIX: 'acme', LEGACY_KEYS: 'false' }, '/w')).toMatchObject({
+      ttlMs: 2_000,
+      maxStaleMs: 30_000,
+      logLevel: 'debug',
+      keyFormat: { prefix: 'acme', legacyKeys: false },
+    });
   });
 
   it.each([
@@ -128,49 +120,42 @@ describe('readLocalSettings', () => {
 });
 
 describe('readRateLimiting', () => {
-  it('applies no limit without APP_RATE_LIMIT', () => {
-    expect(readRateLimiting({ APP_RATE_LIMIT: '' })).toEqual({ kind: 'off' });
+  const tableArn = 'arn:aws:dynamodb:eu-west-1:123456789012:table/PaymentApi-RateLimits';
+  const dynamodb = (perSecond: number, burst: number) => ({
+    kind: 'dynamodb',
+    defaultLimit: { perSecond, burst },
   });
 
-  it("counts in memory with APP_RATE_LIMIT, one second's worth as burst unless APP_RATE_BURST says", () => {
-    expect(readRateLimiting({ APP_RATE_LIMIT: '2' })).toEqual({
-      kind: 'memory',
-      defaultLimit: { perSecond: 2, burst: 2 },
-    });
-    expect(readRateLimiting({ APP_RATE_LIMIT: '0.5', APP_RATE_BURST: '3' })).toEqual({
-      kind: 'memory',
-      defaultLimit: { perSecond: 0.5, burst: 3 },
-    });
-  });
-
-  it("counts in DynamoDB with RATE_LIMIT_TABLE, failing local within the Lambda's 150 ms by default", () => {
-    expect(readRateLimiting({ APP_RATE_LIMIT: '20', RATE_LIMIT_TABLE: 'PaymentApi-RateLimits' })).toEqual({
-      kind: 'dynamodb',
-      defaultLimit: { perSecond: 20, burst: 20 },
-      tableName: 'PaymentApi-RateLimits',
-      failure: 'local',
-      budgetMs: 150,
-    });
-  });
-
-  it('takes a failure mode and, for tests against an emulator, a longer deadline', () => {
-    const tableArn = 'arn:aws:dynamodb:eu-west-1:123456789012:table/PaymentApi-RateLimits';
-
-    expect(
-      readRateLimiting({
+  it.each<[string, Record<string, string>, object]>([
+    ['applies no limit without APP_RATE_LIMIT', { APP_RATE_LIMIT: '' }, { kind: 'off' }],
+    [
+      "counts in memory with APP_RATE_LIMIT, one second's worth as burst",
+      { APP_RATE_LIMIT: '2' },
+      { kind: 'memory', defaultLimit: { perSecond: 2, burst: 2 } },
+    ],
+    [
+      'counts in memory with the burst APP_RATE_BURST says',
+      { APP_RATE_LIMIT: '0.5', APP_RATE_BURST: '3' },
+      { kind: 'memory', defaultLimit: { perSecond: 0.5, burst: 3 } },
+    ],
+    [
+      "counts in DynamoDB with RATE_LIMIT_TABLE, failing local within the Lambda's 150 ms by default",
+      { APP_RATE_LIMIT: '20', RATE_LIMIT_TABLE: 'PaymentApi-RateLimits' },
+      { ...dynamodb(20, 20), tableName: 'PaymentApi-RateLimits', failure: 'local', budgetMs: 150 },
+    ],
+    [
+      'takes a failure mode and, for tests against an emulator, a longer deadline',
+      {
         APP_RATE_LIMIT: '20',
         APP_RATE_BURST: '40',
         RATE_LIMIT_TABLE: tableArn,
         APP_RATE_LIMIT_FAILURE: 'closed',
         RATE_LIMIT_DEADLINE_MS: '10000',
-      }),
-    ).toEqual({
-      kind: 'dynamodb',
-      defaultLimit: { perSecond: 20, burst: 40 },
-      tableName: tableArn,
-      failure: 'closed',
-      budgetMs: 10_000,
-    });
+      },
+      { ...dynamodb(20, 40), tableName: tableArn, failure: 'closed', budgetMs: 10_000 },
+    ],
+  ])('%s', (_label, env, rateLimiting) => {
+    expect(readRateLimiting(env)).toEqual(rateLimiting);
   });
 
   it.each([

@@ -85,65 +85,46 @@ describe('toProxyEvent', () => {
     });
   });
 
-  it('keeps the caller casing of header names', () => {
-    // Arrange
-    const request = { ...baseRequest, rawHeaders: ['aPP-iD', 'demo', 'APP-KEY', 'secret-value-1234'] };
-
+  it.each<[string, string[], Record<string, string>, Record<string, string[]>]>([
+    [
+      "keeps the caller's casing of header names",
+      ['aPP-iD', 'demo', 'APP-KEY', 'secret-value-1234'],
+      { 'aPP-iD': 'demo', 'APP-KEY': 'secret-value-1234' },
+      { 'aPP-iD': ['demo'], 'APP-KEY': ['secret-value-1234'] },
+    ],
+    [
+      'puts every value of a repeated header in multiValueHeaders and the last one in headers',
+      ['App-key', 'first-key-0000000', 'App-key', 'second-key-000000'],
+      { 'App-key': 'second-key-000000' },
+      { 'App-key': ['first-key-0000000', 'second-key-000000'] },
+    ],
+    [
+      'keeps names that differ only in case apart, as API Gateway does',
+      ['App-Key', 'one', 'app-key', 'two'],
+      { 'App-Key': 'one', 'app-key': 'two' },
+      { 'App-Key': ['one'], 'app-key': ['two'] },
+    ],
+    [
+      'keeps a header named __proto__ as an ordinary header',
+      ['__proto__', 'x'],
+      { ['__proto__']: 'x' },
+      { ['__proto__']: ['x'] },
+    ],
+    ['gives empty header maps when the request has no headers', [], {}, {}],
+  ])('%s', (_label, rawHeaders, headers, multiValueHeaders) => {
     // Act
-    const event = toProxyEvent(request, context);
+    const event = toProxyEvent({ ...baseRequest, rawHeaders }, context);
 
-    // Assert
-    expect(event.headers).toEqual({ 'aPP-iD': 'demo', 'APP-KEY': 'secret-value-1234' });
-    expect(event.multiValueHeaders).toEqual({ 'aPP-iD': ['demo'], 'APP-KEY': ['secret-value-1234'] });
+    // Assert: as entries, so that a header named __proto__ counts as one
+    expect(Object.entries(event.headers)).toEqual(Object.entries(headers));
+    expect(Object.entries(event.multiValueHeaders)).toEqual(Object.entries(multiValueHeaders));
   });
 
-  it('puts every value of a repeated header in multiValueHeaders and the last one in headers', () => {
-    // Arrange
-    const request = {
-      ...baseRequest,
-      rawHeaders: ['App-key', 'first-key-0000000', 'App-key', 'second-key-000000'],
-    };
+  it('has no user agent or domain when the request has no headers', () => {
+    const { requestContext } = toProxyEvent({ ...baseRequest, rawHeaders: [] }, context);
 
-    // Act
-    const event = toProxyEvent(request, context);
-
-    // Assert
-    expect(event.multiValueHeaders['App-key']).toEqual(['first-key-0000000', 'second-key-000000']);
-    expect(event.headers['App-key']).toBe('second-key-000000');
-  });
-
-  it('keeps names that differ only in case apart, as API Gateway does', () => {
-    // Arrange
-    const request = { ...baseRequest, rawHeaders: ['App-Key', 'one', 'app-key', 'two'] };
-
-    // Act
-    const event = toProxyEvent(request, context);
-
-    // Assert
-    expect(event.multiValueHeaders).toEqual({ 'App-Key': ['one'], 'app-key': ['two'] });
-  });
-
-  it('keeps a header named __proto__ as an ordinary header', () => {
-    // Arrange
-    const request = { ...baseRequest, rawHeaders: ['__proto__', 'x'] };
-
-    // Act
-    const event = toProxyEvent(request, context);
-
-    // Assert
-    expect(Object.entries(event.headers)).toEqual([['__proto__', 'x']]);
-    expect(Object.entries(event.multiValueHeaders)).toEqual([['__proto__', ['x']]]);
-  });
-
-  it('gives empty header maps when the request has no headers', () => {
-    // Act
-    const event = toProxyEvent({ ...baseRequest, rawHeaders: [] }, context);
-
-    // Assert
-    expect(event.headers).toEqual({});
-    expect(event.multiValueHeaders).toEqual({});
-    expect(event.requestContext.identity.userAgent).toBeNull();
-    expect(event.requestContext.domainName).toBeUndefined();
+    expect(requestContext.identity.userAgent).toBeNull();
+    expect(requestContext.domainName).toBeUndefined();
   });
 
   it.each([

@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { SmokeRequest } from '../../../../tools/smoke/checks';
 import { describeNoAnswer, sendRequest } from '../../../../tools/smoke/http-client';
-import { freeLoopbackPort } from '../../../support/moto';
+import { freeLoopbackPort } from '../../../support/loopback';
 
 /** A TCP server that records the raw bytes of each request and answers as told. */
 async function rawServer(
@@ -112,47 +112,37 @@ describe('sendRequest', () => {
     });
   });
 
-  it('reports a refused connection as unreachable', async () => {
-    const port = await freeLoopbackPort();
+  const big = 'x'.repeat(100 * 1024);
+  it.each<
+    [
+      string,
+      ((socket: Socket) => void) | undefined,
+      { timeoutMs?: number; maxAnswerBytes?: number },
+      string,
+      boolean,
+    ]
+  >([
+    ['a refused connection', undefined, {}, 'connection refused (ECONNREFUSED)', true],
+    ['no answer in time', () => undefined, { timeoutMs: 100 }, 'no answer within 0.1 s', true],
+    [
+      'an answer larger than any the API gives, not read to its end',
+      (socket) =>
+        socket.end(`HTTP/1.1 200 OK\r\nContent-Length: ${big.length}\r\nConnection: close\r\n\r\n${big}`),
+      { maxAnswerBytes: 64 * 1024 },
+      'answer body over 64 KiB',
+      false,
+    ],
+    [
+      'a connection closed without an answer',
+      (socket) => socket.destroy(),
+      {},
+      'connection closed without an answer',
+      false,
+    ],
+  ])('reports %s', async (_label, onRequest, options, reason, unreachable) => {
+    const port = onRequest === undefined ? await freeLoopbackPort() : (await start(onRequest)).port;
 
-    expect(await sendRequest(request(port))).toEqual({
-      kind: 'no-answer',
-      reason: 'connection refused (ECONNREFUSED)',
-      unreachable: true,
-    });
-  });
-
-  it('gives up when no answer comes in time', async () => {
-    const { port } = await start(() => undefined);
-
-    expect(await sendRequest(request(port), { timeoutMs: 100 })).toEqual({
-      kind: 'no-answer',
-      reason: 'no answer within 0.1 s',
-      unreachable: true,
-    });
-  });
-
-  it('stops reading an answer larger than any the API gives', async () => {
-    const big = 'x'.repeat(100 * 1024);
-    const { port } = await start((socket) =>
-      socket.end(`HTTP/1.1 200 OK\r\nContent-Length: ${big.length}\r\nConnection: close\r\n\r\n${big}`),
-    );
-
-    expect(await sendRequest(request(port), { maxAnswerBytes: 64 * 1024 })).toEqual({
-      kind: 'no-answer',
-      reason: 'answer body over 64 KiB',
-      unreachable: false,
-    });
-  });
-
-  it('reports a connection closed without an answer', async () => {
-    const { port } = await start((socket) => socket.destroy());
-
-    expect(await sendRequest(request(port))).toEqual({
-      kind: 'no-answer',
-      reason: 'connection closed without an answer',
-      unreachable: false,
-    });
+    expect(await sendRequest(request(port), options)).toEqual({ kind: 'no-answer', reason, unreachable });
   });
 
   it('reports a TLS failure as unreachable: https to a server that speaks plain HTTP', async () => {

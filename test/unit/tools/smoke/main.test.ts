@@ -1,7 +1,7 @@
 /** The smoke test run in-process: usage, and what it says when the API cannot be reached or takes too long. */
 import { generateKey } from '../../../../shared/keys/key-material';
 import { USAGE } from '../../../../tools/smoke/args';
-import { freeLoopbackPort } from '../../../support/moto';
+import { freeLoopbackPort } from '../../../support/loopback';
 import type { LimitDecision, RateLimiter } from '../../../../lambda/payment/rate-limit/limiter';
 import { startContractServer, type ContractServer } from '../../../support/contract-server';
 import { parseReport, runSmokeInProcess } from '../../../support/run-smoke';

@@ -13,38 +13,34 @@ const documentWith = (appId: string, keys: readonly DocumentKey[]): KeyDocument 
   new Map([[appId, { keys }]]);
 
 describe('chooseSmokeKey', () => {
-  it('takes the newest plain key: the last in the list', () => {
-    expect(chooseSmokeKey(documentWith('demo', [plain(OLD), plain(NEW)]), 'demo', NOW)).toEqual({
-      kind: 'key',
-      key: NEW,
-    });
-  });
-
-  it('skips digests after the newest plain key', () => {
-    expect(
-      chooseSmokeKey(documentWith('demo', [plain(OLD), plain(NEW), plain(DIGEST)]), 'demo', NOW),
-    ).toEqual({ kind: 'key', key: NEW });
-  });
-
-  it('skips a newer key that has expired, and takes one that has not yet', () => {
-    const keys = [expiring(OLD, '2026-06-02T00:00:00Z'), expiring(NEW, '2026-06-01T12:00:00Z')];
-
-    expect(chooseSmokeKey(documentWith('demo', keys), 'demo', NOW)).toEqual({ kind: 'key', key: OLD });
-  });
-
-  it('says when every plain key of the app has expired', () => {
-    const keys = [expiring(OLD, '2026-01-01T00:00:00Z'), plain(DIGEST)];
-
-    expect(chooseSmokeKey(documentWith('demo', keys), 'demo', NOW)).toEqual({ kind: 'expired-only' });
-  });
-
-  it('says when the app holds only digests', () => {
-    expect(chooseSmokeKey(documentWith('demo', [plain(DIGEST)]), 'demo', NOW)).toEqual({
-      kind: 'digests-only',
-    });
-  });
-
-  it('says when the app is not there', () => {
-    expect(chooseSmokeKey(documentWith('other', [plain(OLD)]), 'demo', NOW)).toEqual({ kind: 'unknown-app' });
+  it.each<[string, string, readonly DocumentKey[], object]>([
+    [
+      'takes the newest plain key: the last in the list',
+      'demo',
+      [plain(OLD), plain(NEW)],
+      { kind: 'key', key: NEW },
+    ],
+    [
+      'skips digests after the newest plain key',
+      'demo',
+      [plain(OLD), plain(NEW), plain(DIGEST)],
+      { kind: 'key', key: NEW },
+    ],
+    [
+      'skips a newer key that has expired, and takes one that has not yet',
+      'demo',
+      [expiring(OLD, '2026-06-02T00:00:00Z'), expiring(NEW, '2026-06-01T12:00:00Z')],
+      { kind: 'key', key: OLD },
+    ],
+    [
+      'says when every plain key of the app has expired',
+      'demo',
+      [expiring(OLD, '2026-01-01T00:00:00Z'), plain(DIGEST)],
+      { kind: 'expired-only' },
+    ],
+    ['says when the app holds only digests', 'demo', [plain(DIGEST)], { kind: 'digests-only' }],
+    ['says when the app is not there', 'other', [plain(OLD)], { kind: 'unknown-app' }],
+  ])('%s', (_label, holder, keys, choice) => {
+    expect(chooseSmokeKey(documentWith(holder, keys), 'demo', NOW)).toEqual(choice);
   });
 });
