@@ -30,12 +30,17 @@ describe('PaymentApi scheduled rotation', () => {
   let template: Template;
   let rotationId: string;
   let secretId: string;
+  /** Secrets Manager's permission to invoke the rotation function. */
+  let permissionId: string;
 
   beforeAll(() => {
     plain = synthesize().template;
     ({ template } = synthesize({ rotation: { every: Duration.days(30) } }));
     rotationId = functionLogicalId(template, 'rotation');
     secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
+    permissionId = onlyLogicalId(template, 'AWS::Lambda::Permission', {
+      Properties: { Principal: 'secretsmanager.amazonaws.com' },
+    });
   });
 
   describe('every 30 days with the default options', () => {
@@ -122,10 +127,6 @@ describe('PaymentApi scheduled rotation', () => {
     });
 
     it('lets Secrets Manager invoke the rotation function on behalf of this account only', () => {
-      const permissionId = onlyLogicalId(template, 'AWS::Lambda::Permission', {
-        Properties: { Principal: 'secretsmanager.amazonaws.com' },
-      });
-
       expect(resourceOf(template, permissionId).Properties).toEqual({
         Action: 'lambda:InvokeFunction',
         FunctionName: { 'Fn::GetAtt': [rotationId, 'Arn'] },
@@ -137,9 +138,6 @@ describe('PaymentApi scheduled rotation', () => {
     it('schedules the rotation of the secret every 30 days, once Secrets Manager may invoke the function', () => {
       // Arrange
       const scheduleId = onlyLogicalId(template, 'AWS::SecretsManager::RotationSchedule');
-      const permissionId = onlyLogicalId(template, 'AWS::Lambda::Permission', {
-        Properties: { Principal: 'secretsmanager.amazonaws.com' },
-      });
 
       // Act
       const schedule = resourceOf(template, scheduleId);

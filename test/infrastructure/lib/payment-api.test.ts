@@ -48,6 +48,9 @@ function handlerStatements(template: Template): Statement[] {
   return functionRoleStatements(template, functionLogicalId(template, 'handler'));
 }
 
+/** The API's /payment resource. */
+const PAYMENT_RESOURCE = { Properties: { PathPart: 'payment' } };
+
 describe('PaymentApi with default props', () => {
   let template: Template;
   let secretId: string;
@@ -146,9 +149,7 @@ describe('PaymentApi with default props', () => {
   describe('REST API', () => {
     it('serves POST /payment through a Lambda proxy integration', () => {
       const handlerId = functionLogicalId(template, 'handler');
-      const resourceId = onlyLogicalId(template, 'AWS::ApiGateway::Resource', {
-        Properties: { PathPart: 'payment' },
-      });
+      const resourceId = onlyLogicalId(template, 'AWS::ApiGateway::Resource', PAYMENT_RESOURCE);
 
       template.hasResourceProperties('AWS::ApiGateway::Method', {
         HttpMethod: 'POST',
@@ -187,9 +188,7 @@ describe('PaymentApi with default props', () => {
     });
 
     it('answers any other method on /payment with 405 from a mock, never invoking the handler', () => {
-      const resourceId = onlyLogicalId(template, 'AWS::ApiGateway::Resource', {
-        Properties: { PathPart: 'payment' },
-      });
+      const resourceId = onlyLogicalId(template, 'AWS::ApiGateway::Resource', PAYMENT_RESOURCE);
       const headers = {
         'method.response.header.Content-Type': "'application/json'",
         'method.response.header.Cache-Control': "'no-store'",
