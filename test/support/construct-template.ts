@@ -104,12 +104,25 @@ export interface TemplateResource {
 /**
  * A function as lib/bundled-function.ts makes every one: Node.js 24 on arm64, `index.handler`, its own role and log
  * group, created once its role policy exists (and no redundant dependency on the role); what differs (memory,
- * timeout, environment) is given.
+ * timeout, environment) is given. Its log group, kept `logRetentionDays`, its role and its role's policy are found
+ * by the construct path their logical IDs start with (`PaymentApiHandler`).
  */
 export function bundledFunctionResource(
-  ids: { readonly roleId: string; readonly logGroupId: string; readonly policyId: string },
-  own: { readonly MemorySize: number; readonly Timeout: number; readonly Variables: Record<string, unknown> },
+  template: Template,
+  path: string,
+  own: {
+    readonly logRetentionDays: number;
+    readonly MemorySize: number;
+    readonly Timeout: number;
+    readonly Variables: Record<string, unknown>;
+  },
 ): TemplateResource {
+  const retention = { Properties: { RetentionInDays: own.logRetentionDays } };
+  const ids = {
+    logGroupId: onlyLogicalId(template, 'AWS::Logs::LogGroup', retention, new RegExp(`^${path}Logs`)),
+    roleId: onlyLogicalId(template, 'AWS::IAM::Role', {}, new RegExp(`^${path}Role[0-9A-F]{8}$`)),
+    policyId: onlyLogicalId(template, 'AWS::IAM::Policy', {}, new RegExp(`^${path}Role`)),
+  };
   return {
     Type: 'AWS::Lambda::Function',
     Properties: {
@@ -184,6 +197,15 @@ export function functionLogicalId(template: Template, fn: keyof typeof FUNCTION_
   return onlyLogicalId(template, 'AWS::Lambda::Function', {}, FUNCTION_IDS[fn]);
 }
 
+/** The environment variables of the payment Lambda, the monitor or the rotation function. */
+export function functionEnvironment(
+  template: Template,
+  fn: keyof typeof FUNCTION_IDS = 'handler',
+): Record<string, unknown> {
+  const environment = resourceOf(template, functionLogicalId(template, fn)).Properties.Environment;
+  return (environment as { Variables: Record<string, unknown> }).Variables;
+}
+
 export interface Statement {
   readonly Action: string | string[];
   readonly Resource: unknown;
@@ -202,16 +224,39 @@ export function policyStatements(template: Template): Statement[] {
   );
 }
 
-/** The statements of the policies attached to one function's role. */
-export function functionRoleStatements(template: Template, functionId: string): Statement[] {
+/** The logical ID of one function's role. */
+export function roleLogicalId(template: Template, functionId: string): string {
   const fn = template.findResources('AWS::Lambda::Function')[functionId] as
     { Properties: { Role: { 'Fn::GetAtt': [string, string] } } } | undefined;
-  const roleRef = { Ref: fn?.Properties.Role['Fn::GetAtt'][0] };
-  return Object.values(template.findResources('AWS::IAM::Policy'))
+  return fn?.Properties.Role['Fn::GetAtt'][0] ?? '';
+}
+
+/** The statements of the policies (`AWS::IAM::Policy`, or managed ones when told) attached to one function's role. */
+export function functionRoleStatements(
+  template: Template,
+  functionId: string,
+  type: 'AWS::IAM::Policy' | 'AWS::IAM::ManagedPolicy' = 'AWS::IAM::Policy',
+): Statement[] {
+  const roleRef = JSON.stringify({ Ref: roleLogicalId(template, functionId) });
+  return Object.values(template.findResources(type))
     .map((policy) => (policy as PolicyResource).Properties)
-    .filter((policy) => policy.Roles.some((role) => JSON.stringify(role) === JSON.stringify(roleRef)))
+    .filter((policy) => policy.Roles.some((role) => JSON.stringify(role) === roleRef))
     .flatMap((policy) => policy.PolicyDocument.Statement);
 }
+
+/** The statements with an action of that service (`kms:`, `secretsmanager:`). */
+export function statementsOn(statements: Statement[], actionPrefix: string): Statement[] {
+  return statements.filter((statement) =>
+    actionsOf(statement).some((action) => action.startsWith(actionPrefix)),
+  );
+}
+
+/** The condition of a KMS grant a function may use only through Secrets Manager. */
+export const VIA_SECRETS_MANAGER = {
+  StringEquals: {
+    'kms:ViaService': { 'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+  },
+};
 
 export function actionsOf(statement: Statement): string[] {
   return Array.isArray(statement.Action) ? statement.Action : [statement.Action];

@@ -1,23 +1,13 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { ContextError } from '../../../bin/context';
 import { applyEnvironment } from '../../../bin/environments';
 import { createApp } from '../../../bin/payment-api';
 import { unbundledApp } from '../../support/construct-template';
+import { contextProblems as problemsOf } from './app';
 
 const ENVIRONMENTS = {
   staging: { wafRateLimit: 2000, keyCacheTtlSeconds: 30 },
   production: { wafRateLimit: 5000, logLevel: 'warn' },
 };
-
-function problemsOf(run: () => unknown): readonly string[] {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ContextError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ContextError');
-}
 
 describe('applyEnvironment', () => {
   it('passes the context through when cdk.json has no environments', () => {

@@ -1,9 +1,9 @@
 import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { ContextError } from '../../../bin/context';
 import { createApp } from '../../../bin/payment-api';
 import { PIPELINE_ACCESS_STACK_NAME, PipelineAccessStack } from '../../../lib/pipeline-access-stack';
 import { unbundledApp } from '../../support/construct-template';
+import { contextProblems } from './app';
 
 /** The stacks the app holds for this context, by id. */
 function stacksOf(context: Record<string, unknown>): string[] {
@@ -13,13 +13,7 @@ function stacksOf(context: Record<string, unknown>): string[] {
 }
 
 function problemsWith(context: Record<string, unknown>): readonly string[] {
-  try {
-    createApp(unbundledApp(context));
-    return [];
-  } catch (error) {
-    if (error instanceof ContextError) return error.problems;
-    throw error;
-  }
+  return contextProblems(() => createApp(unbundledApp(context)));
 }
 
 function stackOf(context: Record<string, unknown>, stackName: string): Stack {

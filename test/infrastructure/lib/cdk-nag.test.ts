@@ -1,25 +1,7 @@
-import { Stack } from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { readContext } from '../../../bin/context';
-import { createApp } from '../../../bin/payment-api';
-import { unbundledApp } from '../../support/construct-template';
-
-const stacks = new Map<string, Stack>();
-
-/**
- * The CDK app as `cdk synth` builds it, AwsSolutionsChecks included; cdk-nag needs no bundled code. Built once
- * per context and shared by the tests that read it.
- */
-function appStack(context: Record<string, unknown> = {}): Stack {
-  const key = JSON.stringify(context);
-  let stack = stacks.get(key);
-  if (stack === undefined) {
-    const app = createApp(unbundledApp(context));
-    stack = Stack.of(app.node.findChild(readContext(context).stackName));
-    stacks.set(key, stack);
-  }
-  return stack;
-}
+// The app as `cdk synth` builds it, AwsSolutionsChecks included: cdk-nag needs no bundled code.
+import { sharedAppStack as appStack } from '../bin/app';
 
 const KMS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 const ROTATION = { rotationDays: '30' };

@@ -1,24 +1,21 @@
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import { Template } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
 import type { PaymentApiProps } from '../../../lib/payment-api';
 import { shardOf } from '../../../shared/keys/shard';
-import { sharedTemplate, synthesize } from '../../support/construct-template';
-
-interface Resource {
-  readonly Type: string;
-  readonly Properties: Record<string, unknown>;
-}
-
-function resourcesOf(template: Template, type: string): [string, Resource][] {
-  const all = (template.toJSON() as { Resources: Record<string, Resource> }).Resources;
-  return Object.entries(all).filter(([, resource]) => resource.Type === type);
-}
+import {
+  functionRoleStatements,
+  onlyLogicalId,
+  resourcesOf,
+  sharedTemplate,
+  statementsOn,
+  synthesize,
+} from '../../support/construct-template';
 
 /** The logical ID of the shard secret named `payment-api/Test/keys/shard-<index>`. */
-function shardId(template: Template, index: number): string | undefined {
-  return resourcesOf(template, 'AWS::SecretsManager::Secret').find(
-    ([, resource]) => resource.Properties.Name === `payment-api/Test/keys/shard-${index}`,
-  )?.[0];
+function shardId(template: Template, index: number): string {
+  return onlyLogicalId(template, 'AWS::SecretsManager::Secret', {
+    Properties: { Name: `payment-api/Test/keys/shard-${index}` },
+  });
 }
 
 describe("the generated demo key in demo's home shard", () => {
@@ -28,11 +25,11 @@ describe("the generated demo key in demo's home shard", () => {
       const template = sharedTemplate({ keyShards: shards });
       const home = shardOf('demo', shards);
 
-      const placements = resourcesOf(template, 'Custom::PaymentApiDemoKeyHome');
+      const placements = Object.values(resourcesOf(template, 'Custom::PaymentApiDemoKeyHome'));
 
       expect(home).not.toBe(0);
       expect(placements).toHaveLength(1);
-      expect(placements[0]?.[1].Properties).toMatchObject({
+      expect(placements[0]?.Properties).toMatchObject({
         ShardZero: { Ref: 'PaymentApiKeysSecret965420B1' },
         Home: { Ref: shardId(template, home) },
       });
@@ -42,15 +39,8 @@ describe("the generated demo key in demo's home shard", () => {
   it('lets the function read shard 0 and read and write the home shard, nothing else', () => {
     const template = sharedTemplate({ keyShards: 64 });
     const home = shardId(template, 19);
-    const [roleId] = resourcesOf(template, 'AWS::IAM::Role').find(([id]) => id.includes('DemoKeyHome')) ?? [];
-    const statements = resourcesOf(template, 'AWS::IAM::Policy')
-      .filter(([, policy]) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))
-      .flatMap(
-        ([, policy]) =>
-          (policy.Properties.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] })
-            .Statement,
-      )
-      .filter((statement) => JSON.stringify(statement.Action).includes('secretsmanager:'));
+    const functionId = onlyLogicalId(template, 'AWS::Lambda::Function', {}, /DemoKeyHome/);
+    const statements = statementsOn(functionRoleStatements(template, functionId), 'secretsmanager:');
 
     const resourcesFor = (action: string): unknown[] =>
       statements
@@ -78,6 +68,6 @@ describe("the generated demo key in demo's home shard", () => {
           : {},
     });
 
-    expect(resourcesOf(template, 'Custom::PaymentApiDemoKeyHome')).toEqual([]);
+    template.resourceCountIs('Custom::PaymentApiDemoKeyHome', 0);
   });
 });

@@ -14,11 +14,14 @@ import {
 import {
   actionsOf,
   constructUnbundled,
+  functionEnvironment,
   functionLogicalId,
   functionRoleStatements,
   onlyLogicalId,
   resourcesOf,
+  roleLogicalId,
   sharedStackTemplate,
+  statementsOn,
   type Statement,
   synthesize,
   type TemplateResource,
@@ -31,6 +34,16 @@ const SHARD_ZERO_ID = 'PaymentApiKeysSecret965420B1';
 /** The ARN shard 0's `Ref` stands for, substituted where a test reads a value the Lambda would get. */
 const SHARD_ZERO_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:KeysSecret-AbCdEf';
 
+/** The layout of a registry of stack "Test", shard 0 by its ARN, as readers get it. */
+function layoutOf(shards: number, previousShards?: number): RegistryLayout {
+  return secretRegistryLayout({
+    shardZeroId: SHARD_ZERO_ARN,
+    namePrefix: 'payment-api/Test/keys/',
+    shards,
+    previousShards,
+  });
+}
+
 /** Shard secrets 1 and up, by index, from their fixed names under stack "Test". */
 function shardSecrets(template: Template): Map<number, { id: string; resource: TemplateResource }> {
   const shards = new Map<number, { id: string; resource: TemplateResource }>();
@@ -41,20 +54,18 @@ function shardSecrets(template: Template): Map<number, { id: string; resource: T
   return shards;
 }
 
-/** A function's environment, shard 0's Ref replaced by an ARN, as the function reads it. */
+/** A template value as the function reads it: shard 0's Ref as its ARN, another token as its JSON. */
+function resolved(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value) === JSON.stringify({ Ref: SHARD_ZERO_ID })
+    ? SHARD_ZERO_ARN
+    : JSON.stringify(value);
+}
+
+/** A function's environment, as the function reads it. */
 function environmentOf(template: Template, fn: 'handler' | 'monitor'): Record<string, string | undefined> {
-  const variables = resourcesOf(template)[functionLogicalId(template, fn)]?.Properties.Environment as {
-    Variables: Record<string, unknown>;
-  };
   return Object.fromEntries(
-    Object.entries(variables.Variables).map(([name, value]) => [
-      name,
-      typeof value === 'string'
-        ? value
-        : JSON.stringify(value) === JSON.stringify({ Ref: SHARD_ZERO_ID })
-          ? SHARD_ZERO_ARN
-          : JSON.stringify(value),
-    ]),
+    Object.entries(functionEnvironment(template, fn)).map(([name, value]) => [name, resolved(value)]),
   );
 }
 
@@ -65,33 +76,27 @@ function manifestText(template: Template): string {
   );
   const value = manifest?.Properties.SecretString as string | { 'Fn::Join': [string, unknown[]] };
   if (typeof value === 'string') return value;
-  return value['Fn::Join'][1]
-    .map((part) =>
-      typeof part === 'string'
-        ? part
-        : JSON.stringify(part) === JSON.stringify({ Ref: SHARD_ZERO_ID })
-          ? SHARD_ZERO_ARN
-          : '?',
-    )
-    .join('');
+  return value['Fn::Join'][1].map(resolved).join('');
 }
 
-/** The secrets a role's managed policies grant `action` on, by logical ID, in order. */
-function managedGrants(template: Template, roleId: string, action: string): string[] {
-  return Object.values(resourcesOf(template, 'AWS::IAM::ManagedPolicy'))
-    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(JSON.stringify({ Ref: roleId })))
-    .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+type Fn = 'handler' | 'monitor' | 'rotation';
+
+/** The resources a function's managed policies grant `action` on. */
+function managedResources(template: Template, fn: Fn, action: string): unknown[] {
+  return functionRoleStatements(template, functionLogicalId(template, fn), 'AWS::IAM::ManagedPolicy')
     .filter((statement) => actionsOf(statement).includes(action))
-    .flatMap((statement) => [statement.Resource].flat() as { Ref: string }[])
-    .map((resource) => resource.Ref)
+    .flatMap((statement) => [statement.Resource].flat());
+}
+
+/** The secrets a function's managed policies grant `action` on, by logical ID, in order. */
+function managedGrants(template: Template, fn: Fn, action: string): string[] {
+  return managedResources(template, fn, action)
+    .map((resource) => (resource as { Ref: string }).Ref)
     .sort();
 }
 
-function roleOf(template: Template, fn: 'handler' | 'monitor' | 'rotation'): string {
-  const role = resourcesOf(template)[functionLogicalId(template, fn)]?.Properties.Role as {
-    'Fn::GetAtt': [string, string];
-  };
-  return role['Fn::GetAtt'][0];
+function roleOf(template: Template, fn: Fn): string {
+  return roleLogicalId(template, functionLogicalId(template, fn));
 }
 
 describe('PaymentApi with a key registry of 8 shards', () => {
@@ -136,11 +141,7 @@ describe('PaymentApi with a key registry of 8 shards', () => {
     expect(reading).toEqual({
       ok: true,
       manifest: {
-        ...secretRegistryLayout({
-          shardZeroId: SHARD_ZERO_ARN,
-          namePrefix: 'payment-api/Test/keys/',
-          shards: 8,
-        }),
+        ...layoutOf(8),
         keyCacheTtlSeconds: 60,
       },
     });
@@ -151,11 +152,7 @@ describe('PaymentApi with a key registry of 8 shards', () => {
   });
 
   it('tells the payment Lambda and the monitor the layout, which readRegistryLayout reads back exactly', () => {
-    const expected: RegistryLayout = secretRegistryLayout({
-      shardZeroId: SHARD_ZERO_ARN,
-      namePrefix: 'payment-api/Test/keys/',
-      shards: 8,
-    });
+    const expected = layoutOf(8);
 
     for (const fn of ['handler', 'monitor'] as const) {
       const environment = environmentOf(template, fn);
@@ -168,9 +165,7 @@ describe('PaymentApi with a key registry of 8 shards', () => {
   it('lets the payment Lambda GetSecretValue on exactly the shards: shard 0 as before, 1 to 7 in a managed policy', () => {
     // Arrange
     const handlerId = functionLogicalId(template, 'handler');
-    const inline = functionRoleStatements(template, handlerId).filter((statement) =>
-      actionsOf(statement).some((action) => action.startsWith('secretsmanager:')),
-    );
+    const inline = statementsOn(functionRoleStatements(template, handlerId), 'secretsmanager:');
 
     // Assert
     expect(inline).toEqual([
@@ -180,7 +175,7 @@ describe('PaymentApi with a key registry of 8 shards', () => {
         Resource: { Ref: SHARD_ZERO_ID },
       },
     ]);
-    expect(managedGrants(template, roleOf(template, 'handler'), 'secretsmanager:GetSecretValue')).toEqual(
+    expect(managedGrants(template, 'handler', 'secretsmanager:GetSecretValue')).toEqual(
       [1, 2, 3, 4, 5, 6, 7].map((index) => shards.get(index)?.id).sort(),
     );
     const managed = Object.values(resourcesOf(template, 'AWS::IAM::ManagedPolicy'));
@@ -242,12 +237,7 @@ describe.each<[string, PaymentApiProps, { shards: number; previousShards: number
   });
 
   it('keeps every shard either count uses, and tells readers both counts', () => {
-    const layout = secretRegistryLayout({
-      shardZeroId: SHARD_ZERO_ARN,
-      namePrefix: 'payment-api/Test/keys/',
-      shards: expected.shards,
-      previousShards: expected.previousShards,
-    });
+    const layout = layoutOf(expected.shards, expected.previousShards);
 
     expect(shardSecrets(template).size).toBe(expected.slots - 1);
     expect(readRegistryLayout(environmentOf(template, 'handler'))).toEqual(layout);
@@ -272,8 +262,9 @@ describe('PaymentApi with a customer KMS key and 4 shards', () => {
       expect(resource.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
     }
     for (const fn of ['handler', 'monitor'] as const) {
-      const kmsStatements = functionRoleStatements(template, functionLogicalId(template, fn)).filter(
-        (statement) => actionsOf(statement).some((action) => action.startsWith('kms:')),
+      const kmsStatements = statementsOn(
+        functionRoleStatements(template, functionLogicalId(template, fn)),
+        'kms:',
       );
       expect(kmsStatements).toEqual([
         expect.objectContaining({ Action: 'kms:Decrypt', Resource: { 'Fn::GetAtt': [keyId, 'Arn'] } }),
@@ -354,7 +345,6 @@ describe('PaymentApi with scheduled rotation of 256 shards', () => {
 
   it('lets the rotation function rotate exactly the shards, and the readers only read them', () => {
     const every = [...shardSecrets(template).values()].map(({ id }) => id).sort();
-    const rotationRole = roleOf(template, 'rotation');
 
     for (const action of [
       'secretsmanager:DescribeSecret',
@@ -362,14 +352,14 @@ describe('PaymentApi with scheduled rotation of 256 shards', () => {
       'secretsmanager:PutSecretValue',
       'secretsmanager:UpdateSecretVersionStage',
     ]) {
-      expect({ action, granted: managedGrants(template, rotationRole, action) }).toEqual({
+      expect({ action, granted: managedGrants(template, 'rotation', action) }).toEqual({
         action,
         granted: every,
       });
     }
     for (const fn of ['handler', 'monitor'] as const) {
-      expect(managedGrants(template, roleOf(template, fn), 'secretsmanager:GetSecretValue')).toEqual(every);
-      expect(managedGrants(template, roleOf(template, fn), 'secretsmanager:PutSecretValue')).toEqual([]);
+      expect(managedGrants(template, fn, 'secretsmanager:GetSecretValue')).toEqual(every);
+      expect(managedGrants(template, fn, 'secretsmanager:PutSecretValue')).toEqual([]);
     }
   });
 });
@@ -424,19 +414,12 @@ describe('PaymentApi with scheduled rotation of 1,024 shards, the most keyShards
   it("grants every reader GetSecretValue on the stack's own shard name prefix, and the rotation function its four calls there", () => {
     const prefix = partialArnJoin('payment-api/Test/keys/shard-*');
 
-    const byPrefix = (roleId: string, action: string) =>
-      Object.values(resourcesOf(template, 'AWS::IAM::ManagedPolicy'))
-        .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(JSON.stringify({ Ref: roleId })))
-        .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
-        .filter((statement) => actionsOf(statement).includes(action))
-        .map((statement) => statement.Resource);
-
     for (const fn of ['handler', 'monitor'] as const) {
-      expect(byPrefix(roleOf(template, fn), 'secretsmanager:GetSecretValue')).toEqual([prefix]);
-      expect(byPrefix(roleOf(template, fn), 'secretsmanager:PutSecretValue')).toEqual([]);
+      expect(managedResources(template, fn, 'secretsmanager:GetSecretValue')).toEqual([prefix]);
+      expect(managedResources(template, fn, 'secretsmanager:PutSecretValue')).toEqual([]);
     }
     for (const action of ['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue']) {
-      expect(byPrefix(roleOf(template, 'rotation'), action)).toEqual([prefix]);
+      expect(managedResources(template, 'rotation', action)).toEqual([prefix]);
     }
   });
 
@@ -466,13 +449,7 @@ describe('PaymentApi with scheduled rotation of 1,024 shards, the most keyShards
   });
 
   it('tells the payment Lambda the layout by count and prefix, as at 256', () => {
-    expect(readRegistryLayout(environmentOf(template, 'handler'))).toEqual(
-      secretRegistryLayout({
-        shardZeroId: SHARD_ZERO_ARN,
-        namePrefix: 'payment-api/Test/keys/',
-        shards: 1_024,
-      }),
-    );
+    expect(readRegistryLayout(environmentOf(template, 'handler'))).toEqual(layoutOf(1_024));
     expect(Buffer.byteLength(manifestText(template))).toBeLessThanOrEqual(65_536);
   });
 });

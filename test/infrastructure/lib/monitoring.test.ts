@@ -8,7 +8,6 @@ import { REGISTRY_METRIC_UNITS } from '../../../lambda/registry-monitor/metric-n
 import { LOG_FIELDS } from '../../../shared/log-fields';
 import type { MonitoringOptions } from '../../../lib/monitoring';
 import type { PaymentApiProps } from '../../../lib/payment-api';
-import { PaymentApiStack } from '../../../lib/payment-api-stack';
 import {
   constructUnbundled,
   functionLogicalId,
@@ -19,7 +18,6 @@ import {
   sharedTemplate,
   synthesize,
   synthesizeStack,
-  unbundledApp,
 } from '../../support/construct-template';
 import { PROJECT_ROOT } from '../../support/markdown';
 
@@ -41,6 +39,17 @@ function dashboardBody(template: Template): string {
 }
 
 const CUSTOM = { namespace: 'PaymentApi', dimensions: [{ Name: 'Service', Value: 'Test' }] };
+
+/** With per-app rate limits and an alarm topic, as on-call would run it. */
+const RATE_LIMITED: PaymentApiProps = {
+  appRateLimit: { perSecond: 20 },
+  monitoring: { alarmEmail: 'oncall@example.com' },
+};
+/** With scheduled rotation, which adds the RotationFailing alarm, and an alarm topic. */
+const ROTATING: PaymentApiProps = {
+  rotation: { every: Duration.days(30) },
+  monitoring: { alarmEmail: 'oncall@example.com' },
+};
 
 /** An alarm on one metric, in one line: `<namespace> <metric> <statistic>/<period s> <datapoints>/<evaluations> <comparison> <threshold> <missing data>`. */
 function alarmShape(alarm: Record<string, unknown> | undefined): string {
@@ -331,26 +340,34 @@ describe('PaymentApi monitoring with default props', () => {
       expect(names).toEqual(names.map(() => expect.stringMatching(/^Test\//) as unknown));
     });
 
-    it('each read a log group whose function writes every message they filter on and every field they use', () => {
-      const sources = { payment: sourceOf('payment'), monitor: sourceOf('monitor') };
+    // With per-app rate limits, the sixth query too: 'saves a sixth query, "429s by app"'.
+    it.each<[string, PaymentApiProps, number]>([
+      ['default props', {}, 4],
+      ['per-app rate limits', RATE_LIMITED, 5],
+    ])(
+      'each read a log group whose function writes every message they filter on and every field they use, with %s',
+      (_case, props, paymentReaders) => {
+        const sources = { payment: sourceOf('payment'), monitor: sourceOf('monitor') };
+        const queries = logQueries(sharedTemplate(props));
 
-      const missing = logQueries(template).flatMap(({ name, reads, text }) => {
-        const { literals, fields } = queryNeeds(text);
-        const known = (field: string): boolean =>
-          reads === 'payment' ? field in LOG_FIELDS : new RegExp(`\\b${field}\\b`).test(sources.monitor);
-        return [
-          ...literals.filter((literal) => !sources[reads].includes(`'${literal}'`)),
-          ...fields.filter((field) => !known(field)),
-        ].map((need) => `${name}: ${need}`);
-      });
+        const missing = queries.flatMap(({ name, reads, text }) => {
+          const { literals, fields } = queryNeeds(text);
+          const known = (field: string): boolean =>
+            reads === 'payment' ? field in LOG_FIELDS : new RegExp(`\\b${field}\\b`).test(sources.monitor);
+          return [
+            ...literals.filter((literal) => !sources[reads].includes(`'${literal}'`)),
+            ...fields.filter((field) => !known(field)),
+          ].map((need) => `${name}: ${need}`);
+        });
 
-      expect(
-        logQueries(template)
-          .map(({ reads }) => reads)
-          .sort(),
-      ).toEqual(['monitor', 'monitor', 'payment', 'payment', 'payment', 'payment']);
-      expect(missing).toEqual([]);
-    });
+        expect(queries.map(({ reads }) => reads).sort()).toEqual([
+          'monitor',
+          'monitor',
+          ...Array<string>(paymentReaders).fill('payment'),
+        ]);
+        expect(missing).toEqual([]);
+      },
+    );
   });
 
   describe('tracing, off by default', () => {
@@ -361,17 +378,6 @@ describe('PaymentApi monitoring with default props', () => {
     });
   });
 });
-
-/** With per-app rate limits and an alarm topic, as on-call would run it. */
-const RATE_LIMITED: PaymentApiProps = {
-  appRateLimit: { perSecond: 20 },
-  monitoring: { alarmEmail: 'oncall@example.com' },
-};
-/** With scheduled rotation, which adds the RotationFailing alarm, and an alarm topic. */
-const ROTATING: PaymentApiProps = {
-  rotation: { every: Duration.days(30) },
-  monitoring: { alarmEmail: 'oncall@example.com' },
-};
 
 describe('the dashboard', () => {
   it.each<[string, PaymentApiProps]>([
@@ -438,16 +444,12 @@ describe('PaymentApi monitoring with per-app rate limits', () => {
     });
   });
 
-  it('saves a sixth query, "429s by app", over the Lambda log group, of what the Lambda writes', () => {
-    const queries = logQueries(template);
-    const sources = { payment: sourceOf('payment') };
-    const throttled = queries.find(({ name }) => name === 'Test/429s by app');
-    const { literals, fields } = queryNeeds(throttled?.text ?? '');
+  // That it needs only what the Lambda writes: 'each read a log group whose function writes every message ...'.
+  it('saves a sixth query, "429s by app", over the Lambda log group', () => {
+    const throttled = logQueries(template).find(({ name }) => name === 'Test/429s by app');
 
     template.resourceCountIs('AWS::Logs::QueryDefinition', 6);
     expect(throttled?.reads).toBe('payment');
-    expect(literals.filter((literal) => !sources.payment.includes(`'${literal}'`))).toEqual([]);
-    expect(fields.filter((field) => !(field in LOG_FIELDS))).toEqual([]);
     expect(throttled?.text).toContain('status = 429');
   });
 });
@@ -551,40 +553,45 @@ describe('PaymentApi monitoring with alarmEmail', () => {
   });
 });
 
+const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:oncall';
+
+/**
+ * The template with an existing topic, given as the option each key names (alarmTopic on the construct, alarmTopicArn
+ * on the stack), beside other monitoring options.
+ */
+const WITH_EXISTING_TOPIC: Record<'alarmTopic' | 'alarmTopicArn', (others?: MonitoringOptions) => Template> =
+  {
+    alarmTopic: (others) =>
+      synthesize(
+        {},
+        {
+          extra: (stack) => ({
+            monitoring: { ...others, alarmTopic: sns.Topic.fromTopicArn(stack, 'Oncall', TOPIC_ARN) },
+          }),
+        },
+      ).template,
+    alarmTopicArn: (others) =>
+      synthesizeStack('PaymentApi', { monitoring: { ...others, alarmTopicArn: TOPIC_ARN } }),
+  };
+
 describe('PaymentApi monitoring with an existing topic', () => {
-  const topicArn = 'arn:aws:sns:eu-west-1:123456789012:oncall';
+  it.each(Object.entries(WITH_EXISTING_TOPIC))(
+    'sends every alarm and recovery to it, given as %s, and creates no topic',
+    (_option, build) => {
+      // Act
+      const template = build();
 
-  it.each<[string, () => Template]>([
-    [
-      'alarmTopic on the construct',
-      () =>
-        synthesize(
-          {},
-          {
-            extra: (stack) => ({
-              monitoring: { alarmTopic: sns.Topic.fromTopicArn(stack, 'Oncall', topicArn) },
-            }),
-          },
-        ).template,
-    ],
-    [
-      'alarmTopicArn on the stack',
-      () => synthesizeStack('PaymentApi', { monitoring: { alarmTopicArn: topicArn } }),
-    ],
-  ])('sends every alarm and recovery to it, given as %s, and creates no topic', (_case, build) => {
-    // Act
-    const template = build();
-
-    // Assert
-    template.resourceCountIs('AWS::SNS::Topic', 0);
-    template.resourceCountIs('AWS::SNS::TopicPolicy', 0);
-    template.resourceCountIs('AWS::KMS::Key', 0);
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 11);
-    template.allResourcesProperties('AWS::CloudWatch::Alarm', {
-      AlarmActions: [topicArn],
-      OKActions: [topicArn],
-    });
-  });
+      // Assert
+      template.resourceCountIs('AWS::SNS::Topic', 0);
+      template.resourceCountIs('AWS::SNS::TopicPolicy', 0);
+      template.resourceCountIs('AWS::KMS::Key', 0);
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 11);
+      template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+        AlarmActions: [TOPIC_ARN],
+        OKActions: [TOPIC_ARN],
+      });
+    },
+  );
 });
 
 describe('PaymentApi monitoring with tuned options', () => {
@@ -707,38 +714,9 @@ describe('PaymentApi monitoring props', () => {
     }).toThrow(message);
   });
 
-  it('refuses alarmEmail and alarmTopic together', () => {
-    expect(() =>
-      synthesize(
-        {},
-        {
-          extra: (stack) => ({
-            monitoring: {
-              alarmEmail: 'oncall@example.com',
-              alarmTopic: sns.Topic.fromTopicArn(
-                stack,
-                'Oncall',
-                'arn:aws:sns:eu-west-1:123456789012:oncall',
-              ),
-            },
-          }),
-        },
-      ),
-    ).toThrow(
-      'Give monitoring.alarmEmail or monitoring.alarmTopic, not both: subscribe the address to your topic to get notices from both',
-    );
-  });
-
-  it('refuses alarmEmail and alarmTopicArn together on the stack', () => {
-    expect(() =>
-      synthesizeStack('PaymentApi', {
-        monitoring: {
-          alarmEmail: 'oncall@example.com',
-          alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:oncall',
-        },
-      }),
-    ).toThrow(
-      'Give monitoring.alarmEmail or monitoring.alarmTopicArn, not both: subscribe the address to your topic to get notices from both',
+  it.each(Object.entries(WITH_EXISTING_TOPIC))('refuses alarmEmail and %s together', (option, build) => {
+    expect(() => build({ alarmEmail: 'oncall@example.com' })).toThrow(
+      `Give monitoring.alarmEmail or monitoring.${option}, not both: subscribe the address to your topic to get notices from both`,
     );
   });
 
@@ -750,34 +728,6 @@ describe('PaymentApi monitoring props', () => {
     expect(() => synthesizeStack('PaymentApi', { monitoring: { alarmTopicArn: topicArn } })).toThrow(
       `monitoring.alarmTopicArn must be a standard SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), got "${topicArn}"`,
     );
-  });
-});
-
-describe('two environments in one account', () => {
-  let production: Template;
-  let staging: Template;
-
-  beforeAll(() => {
-    // Arrange: both stacks exist before either is synthesized, as in one CDK app.
-    const app = unbundledApp();
-    const props = { monitoring: { alarmEmail: 'oncall@example.com' } };
-    const productionStack = new PaymentApiStack(app, 'PaymentApi', props);
-    const stagingStack = new PaymentApiStack(app, 'PaymentApi-staging', props);
-    production = Template.fromStack(productionStack);
-    staging = Template.fromStack(stagingStack);
-  });
-
-  it('emit and watch their metrics under their own Service dimension', () => {
-    const serviceOf = (template: Template): unknown[] =>
-      Object.values(alarmsByName(template))
-        .filter((alarm) => alarm.Namespace === 'PaymentApi')
-        .map((alarm) => alarm.Dimensions);
-
-    expect(serviceOf(production)).toEqual(Array(6).fill([{ Name: 'Service', Value: 'PaymentApi' }]));
-    expect(serviceOf(staging)).toEqual(Array(6).fill([{ Name: 'Service', Value: 'PaymentApi-staging' }]));
-    staging.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ SERVICE_NAME: 'PaymentApi-staging' }) },
-    });
   });
 });
 

@@ -6,33 +6,35 @@ import {
   PaymentApiStack,
   type PaymentApiStackProps,
 } from '../../../lib/payment-api-stack';
+import { STACK_OUTPUTS } from '../../../tools/common/stack-outputs';
 import {
-  actionsOf,
+  functionLogicalId,
+  functionRoleStatements,
   onlyLogicalId,
   sharedStackTemplate as synthesize,
   type Statement,
+  statementsOn,
   unbundledApp,
   partialArnJoin,
+  VIA_SECRETS_MANAGER,
 } from '../../support/construct-template';
 
+const CERTIFICATE_ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012';
+const DOMAIN = { domainName: 'payments.example.com', certificateArn: CERTIFICATE_ARN };
+const ZONE = { hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
+const COMPLETE_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
+const PARTIAL_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment/keys';
+
 /**
- * The statements of one role's policies (the payment Lambda's unless told) on actions starting with `actionPrefix`.
+ * The statements of one function's role (the payment Lambda's unless told) on actions starting with `actionPrefix`.
  * The key registry monitor reads the secret too: test/infrastructure/lib/key-registry-monitor.test.ts checks its grants.
  */
 function statementsFor(
   template: Template,
   actionPrefix: string,
-  role = 'PaymentApiHandlerRole',
+  fn: 'handler' | 'rotation' = 'handler',
 ): Statement[] {
-  return Object.entries(template.findResources('AWS::IAM::Policy'))
-    .filter(([id]) => id.startsWith(role))
-    .map(([, policy]) => policy)
-    .flatMap(
-      (policy) =>
-        (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument
-          .Statement,
-    )
-    .filter((statement) => actionsOf(statement).some((action) => action.startsWith(actionPrefix)));
+  return statementsOn(functionRoleStatements(template, functionLogicalId(template, fn)), actionPrefix);
 }
 
 describe('PaymentApiStack with a new secret', () => {
@@ -82,9 +84,6 @@ describe('PaymentApiStack with a new secret', () => {
 });
 
 describe('PaymentApiStack with an existing secret', () => {
-  const completeArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
-  const partialArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment/keys';
-
   it.each<[string, string, unknown, unknown]>([
     [
       'by name, with the 6-character suffix wildcard CDK requires for names',
@@ -92,12 +91,17 @@ describe('PaymentApiStack with an existing secret', () => {
       partialArnJoin('payment-api/keys'),
       partialArnJoin('payment-api/keys-??????'),
     ],
-    ['by its complete ARN, granting that ARN exactly', completeArn, completeArn, completeArn],
+    [
+      'by its complete ARN, granting that ARN exactly',
+      COMPLETE_SECRET_ARN,
+      COMPLETE_SECRET_ARN,
+      COMPLETE_SECRET_ARN,
+    ],
     [
       'by a partial ARN, granting any suffix of that name only',
-      partialArn,
-      partialArn,
-      `${partialArn}-??????`,
+      PARTIAL_SECRET_ARN,
+      PARTIAL_SECRET_ARN,
+      `${PARTIAL_SECRET_ARN}-??????`,
     ],
   ])('uses a secret given %s', (_case, existingSecret, secretId, grantedArn) => {
     // Act
@@ -131,13 +135,7 @@ describe('PaymentApiStack with an existing secret', () => {
         Effect: 'Allow',
         Action: 'kms:Decrypt',
         Resource: keyArn,
-        Condition: {
-          StringEquals: {
-            'kms:ViaService': {
-              'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']],
-            },
-          },
-        },
+        Condition: VIA_SECRETS_MANAGER,
       },
     ]);
   });
@@ -150,8 +148,6 @@ describe('PaymentApiStack with scheduled rotation of an existing secret', () => 
     'secretsmanager:PutSecretValue',
     'secretsmanager:UpdateSecretVersionStage',
   ];
-  const completeArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
-
   it.each<[string, string, unknown, unknown]>([
     [
       'given by name, granting any suffix of that name only',
@@ -159,7 +155,12 @@ describe('PaymentApiStack with scheduled rotation of an existing secret', () => 
       partialArnJoin('payment-api/keys'),
       partialArnJoin('payment-api/keys-??????'),
     ],
-    ['given by its complete ARN, granting that ARN exactly', completeArn, completeArn, completeArn],
+    [
+      'given by its complete ARN, granting that ARN exactly',
+      COMPLETE_SECRET_ARN,
+      COMPLETE_SECRET_ARN,
+      COMPLETE_SECRET_ARN,
+    ],
   ])('rotates a secret %s', (_case, existingSecret, secretId, grantedArn) => {
     // Act
     const template = synthesize({ existingSecret, rotation: { every: Duration.days(7) } });
@@ -171,7 +172,7 @@ describe('PaymentApiStack with scheduled rotation of an existing secret', () => 
       RotationRules: { ScheduleExpression: 'rate(7 days)' },
     });
     expect(
-      statementsFor(template, 'secretsmanager:', 'PaymentApiKeyRotationFunctionRole').filter((statement) =>
+      statementsFor(template, 'secretsmanager:', 'rotation').filter((statement) =>
         [statement.Action].flat().includes('secretsmanager:PutSecretValue'),
       ),
     ).toEqual([{ Effect: 'Allow', Action: ROTATION_ACTIONS, Resource: grantedArn }]);
@@ -179,19 +180,14 @@ describe('PaymentApiStack with scheduled rotation of an existing secret', () => 
 });
 
 describe('PaymentApiStack with a custom domain', () => {
-  const domain = {
-    domainName: 'payments.example.com',
-    certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012',
-  };
-
   it('outputs the URL on the domain, and where to point the name when it makes no DNS record', () => {
     // Act
-    const template = synthesize(domain);
+    const template = synthesize(DOMAIN);
 
     // Assert
     template.hasResourceProperties('AWS::ApiGateway::DomainName', {
       DomainName: 'payments.example.com',
-      RegionalCertificateArn: domain.certificateArn,
+      RegionalCertificateArn: CERTIFICATE_ARN,
     });
     template.hasOutput('CustomDomainUrl', { Value: 'https://payments.example.com/payment' });
     template.hasOutput('CustomDomainTarget', {
@@ -202,11 +198,7 @@ describe('PaymentApiStack with a custom domain', () => {
 
   it('makes the alias record in the hosted zone given by id and name', () => {
     // Act
-    const template = synthesize({
-      ...domain,
-      hostedZoneId: 'Z0123456789ABCDEFGHIJ',
-      hostedZoneName: 'example.com',
-    });
+    const template = synthesize({ ...DOMAIN, ...ZONE });
 
     // Assert
     template.hasResourceProperties('AWS::Route53::RecordSet', {
@@ -217,7 +209,7 @@ describe('PaymentApiStack with a custom domain', () => {
   });
 
   it('gives the domain as the payment URL when the default endpoint is closed', () => {
-    const template = synthesize({ ...domain, disableExecuteApiEndpoint: true });
+    const template = synthesize({ ...DOMAIN, disableExecuteApiEndpoint: true });
 
     template.hasOutput('PaymentUrl', { Value: 'https://payments.example.com/payment' });
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { DisableExecuteApiEndpoint: true });
@@ -248,7 +240,7 @@ describe('PaymentApiStack props validation', () => {
     ],
     [
       'a certificate without a domain',
-      { certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/1234' },
+      { certificateArn: CERTIFICATE_ARN },
       'certificateArn needs domainName: the certificate is for the custom domain',
     ],
     [
@@ -258,29 +250,17 @@ describe('PaymentApiStack props validation', () => {
     ],
     [
       'a hosted zone id without its name',
-      {
-        domainName: 'payments.example.com',
-        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/1234',
-        hostedZoneId: 'Z1',
-      },
+      { ...DOMAIN, hostedZoneId: 'Z1' },
       'hostedZoneId and hostedZoneName go together: give both or neither',
     ],
     [
       'a certificate ARN of another service',
-      {
-        domainName: 'payments.example.com',
-        certificateArn: 'arn:aws:iam::123456789012:server-certificate/x',
-      },
+      { ...DOMAIN, certificateArn: 'arn:aws:iam::123456789012:server-certificate/x' },
       'certificateArn must be an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>), got "arn:aws:iam::123456789012:server-certificate/x"',
     ],
     [
       'a hosted zone name with a trailing dot',
-      {
-        domainName: 'payments.example.com',
-        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/1234',
-        hostedZoneId: 'Z1',
-        hostedZoneName: 'example.com.',
-      },
+      { ...DOMAIN, hostedZoneId: 'Z1', hostedZoneName: 'example.com.' },
       'hostedZoneName must be a lower-case domain name such as payments.example.com, got "example.com."',
     ],
   ])('rejects %s', (_case, props, message) => {
@@ -315,26 +295,21 @@ describe('PaymentApiStack props validation', () => {
   });
 });
 
-const CERTIFICATE_ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/12345678-1234-1234-1234-123456789012';
-const DOMAIN = { domainName: 'payments.example.com', certificateArn: CERTIFICATE_ARN };
-const ZONE = { hostedZoneId: 'Z0123456789ABCDEFGHIJ', hostedZoneName: 'example.com' };
-const COMPLETE_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment-api/keys-AbCdEf';
-
-/** The outputs every stack has: the /payment URL, the secret ARN and the key prefix. */
-const OUTPUTS = ['KeyPrefix', 'KeysSecretArn', 'PaymentUrl'];
+/** The outputs every stack has, by the names the tools read them by: the /payment URL, the secret ARN, the key prefix. */
+const OUTPUTS = [STACK_OUTPUTS.keyPrefix, STACK_OUTPUTS.keysSecretArn, STACK_OUTPUTS.paymentUrl];
 /** The key registry's: its shard count, its manifest and its shards' name prefix. */
-const REGISTRY_OUTPUTS = ['KeyRegistry', 'KeyShardNamePrefix', 'KeyShards'];
+const REGISTRY_OUTPUTS = [
+  STACK_OUTPUTS.keyRegistry,
+  STACK_OUTPUTS.keyShardNamePrefix,
+  STACK_OUTPUTS.keyShards,
+];
 
 /** One of each way the stack's outputs can be made, and the outputs it then has. */
 const OUTPUT_CONFIGURATIONS: [string, PaymentApiStackProps, string[]][] = [
   ['the defaults', {}, OUTPUTS],
   ['an existing secret by name', { existingSecret: 'payment-api/keys' }, OUTPUTS],
   ['an existing secret by complete ARN', { existingSecret: COMPLETE_SECRET_ARN }, OUTPUTS],
-  [
-    'an existing secret by partial ARN',
-    { existingSecret: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:payment/keys' },
-    OUTPUTS,
-  ],
+  ['an existing secret by partial ARN', { existingSecret: PARTIAL_SECRET_ARN }, OUTPUTS],
   [
     'a custom domain without a hosted zone, whose DNS target it names',
     DOMAIN,
@@ -362,6 +337,11 @@ const OUTPUT_CONFIGURATIONS: [string, PaymentApiStackProps, string[]][] = [
     [...OUTPUTS, 'CustomDomainTarget', 'CustomDomainUrl'],
   ],
   ['a key registry of 8 shards', { keyShards: 8 }, [...OUTPUTS, ...REGISTRY_OUTPUTS]],
+  [
+    'the secret scanning endpoint, whose URL is registered with GitHub',
+    { secretScanning: {} },
+    [...OUTPUTS, 'SecretScanningUrl'],
+  ],
   [
     'a key registry during a reshard, which names the previous count too',
     { keyShards: 8, keyShardsPrevious: 4 },
@@ -520,11 +500,6 @@ describe('PaymentApiStack demo app', () => {
     PasswordLength: 48,
   });
 
-  // The demo key it generates is proved in payment-api.test.ts ("is created with one 48-character key").
-  it('warns of nothing about the demo app in the default stack', () => {
-    expect(demoAppWarnings(new PaymentApiStack(unbundledApp(), 'PaymentApi'))).toEqual([]);
-  });
-
   it('warns that the generated demo key is a legacy key when legacy keys are refused', () => {
     const stack = new PaymentApiStack(unbundledApp(), 'PaymentApi', { legacyKeys: false });
     const quiet = new PaymentApiStack(unbundledApp(), 'PaymentApi', {
@@ -557,6 +532,11 @@ describe('PaymentApiStack demo app', () => {
   });
 
   it.each<[string, PaymentApiStackProps, Record<string, unknown>]>([
+    [
+      'keeps the demo key of the default stack, warning of nothing about the demo app',
+      {},
+      { GenerateSecretString: GENERATED_DEMO_KEY, SecretString: Match.absent() },
+    ],
     [
       'keeps the demo key of an environment deployed earlier when createDemoApp is true',
       { environmentName: 'staging', createDemoApp: true },

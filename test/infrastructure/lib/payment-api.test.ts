@@ -11,16 +11,18 @@ import * as bundledFunction from '../../../lib/bundled-function';
 import type { PaymentApiProps } from '../../../lib/payment-api';
 import {
   bundledFunctionResource,
-  actionsOf,
   constructUnbundled,
+  functionEnvironment,
   functionLogicalId,
   functionRoleStatements,
   onlyLogicalId,
   policyStatements,
   resourceOf,
   sharedTemplate,
+  statementsOn,
   synthesize,
   type Statement,
+  VIA_SECRETS_MANAGER,
 } from '../../support/construct-template';
 
 const PROJECT_ROOT = path.join(__dirname, '..', '..', '..');
@@ -41,20 +43,13 @@ function handlerEntry(props: PaymentApiProps): string {
   return path.relative(PROJECT_ROOT, entries[0] ?? '');
 }
 
-/** The payment Lambda's environment variables. */
-function functionEnvironment(
-  template: Template,
-  which: Parameters<typeof functionLogicalId>[1] = 'handler',
-): Record<string, unknown> {
-  const fn = template.findResources('AWS::Lambda::Function')[functionLogicalId(template, which)];
-  return (fn as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties
-    .Environment.Variables;
-}
-
 /** The statements of the payment Lambda's role. */
 function handlerStatements(template: Template): Statement[] {
   return functionRoleStatements(template, functionLogicalId(template, 'handler'));
 }
+
+/** The API's /payment resource. */
+const PAYMENT_RESOURCE = { Properties: { PathPart: 'payment' } };
 
 describe('PaymentApi with default props', () => {
   let template: Template;
@@ -67,35 +62,24 @@ describe('PaymentApi with default props', () => {
 
   describe('handler function', () => {
     it('runs Node.js 24 on arm64 with 256 MiB, a 10 s timeout and its own log group kept for one month, told the secret ARN, the cache settings and the metrics settings and nothing else, once its role policy exists', () => {
-      const logGroupId = onlyLogicalId(
-        template,
-        'AWS::Logs::LogGroup',
-        { Properties: { RetentionInDays: 30 } },
-        /HandlerLogs/,
-      );
-      const roleId = onlyLogicalId(template, 'AWS::IAM::Role', {}, /^PaymentApiHandlerRole/);
-      const policyId = onlyLogicalId(template, 'AWS::IAM::Policy', {}, /^PaymentApiHandlerRole/);
-
       // Two functions: this one and the key registry monitor (test/infrastructure/lib/key-registry-monitor.test.ts).
       template.resourceCountIs('AWS::Lambda::Function', 2);
       expect(resourceOf(template, functionLogicalId(template, 'handler'))).toEqual(
-        bundledFunctionResource(
-          { roleId, logGroupId, policyId },
-          {
-            MemorySize: 256,
-            Timeout: 10,
-            Variables: {
-              KEYS_SECRET_ID: { Ref: secretId },
-              KEY_CACHE_TTL_SECONDS: '60',
-              KEY_MAX_STALE_SECONDS: '900',
-              LOG_LEVEL: 'info',
-              METRICS_NAMESPACE: 'PaymentApi',
-              SERVICE_NAME: 'Test',
-              KEY_PREFIX: 'pay',
-              LEGACY_KEYS: 'true',
-            },
+        bundledFunctionResource(template, 'PaymentApiHandler', {
+          logRetentionDays: 30,
+          MemorySize: 256,
+          Timeout: 10,
+          Variables: {
+            KEYS_SECRET_ID: { Ref: secretId },
+            KEY_CACHE_TTL_SECONDS: '60',
+            KEY_MAX_STALE_SECONDS: '900',
+            LOG_LEVEL: 'info',
+            METRICS_NAMESPACE: 'PaymentApi',
+            SERVICE_NAME: 'Test',
+            KEY_PREFIX: 'pay',
+            LEGACY_KEYS: 'true',
           },
-        ),
+        }),
       );
     });
 
@@ -165,9 +149,7 @@ describe('PaymentApi with default props', () => {
   describe('REST API', () => {
     it('serves POST /payment through a Lambda proxy integration', () => {
       const handlerId = functionLogicalId(template, 'handler');
-      const resourceId = onlyLogicalId(template, 'AWS::ApiGateway::Resource', {
-        Properties: { PathPart: 'payment' },
-      });
+      const resourceId = onlyLogicalId(template, 'AWS::ApiGateway::Resource', PAYMENT_RESOURCE);
 
       template.hasResourceProperties('AWS::ApiGateway::Method', {
         HttpMethod: 'POST',
@@ -206,9 +188,7 @@ describe('PaymentApi with default props', () => {
     });
 
     it('answers any other method on /payment with 405 from a mock, never invoking the handler', () => {
-      const resourceId = onlyLogicalId(template, 'AWS::ApiGateway::Resource', {
-        Properties: { PathPart: 'payment' },
-      });
+      const resourceId = onlyLogicalId(template, 'AWS::ApiGateway::Resource', PAYMENT_RESOURCE);
       const headers = {
         'method.response.header.Content-Type': "'application/json'",
         'method.response.header.Cache-Control': "'no-store'",
@@ -410,22 +390,12 @@ describe('PaymentApi with every prop set', () => {
   });
 
   it('lets the handler decrypt with the customer key, through Secrets Manager only', () => {
-    const kmsStatements = handlerStatements(template).filter((statement) =>
-      actionsOf(statement).some((action) => action.startsWith('kms:')),
-    );
-
-    expect(kmsStatements).toEqual([
+    expect(statementsOn(handlerStatements(template), 'kms:')).toEqual([
       {
         Effect: 'Allow',
         Action: 'kms:Decrypt',
         Resource: { 'Fn::GetAtt': [keyId, 'Arn'] },
-        Condition: {
-          StringEquals: {
-            'kms:ViaService': {
-              'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']],
-            },
-          },
-        },
+        Condition: VIA_SECRETS_MANAGER,
       },
     ]);
   });

@@ -1,12 +1,11 @@
-import { Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { createApp } from '../../../bin/payment-api';
 import {
   PIPELINE_ACCESS_STACK_NAME,
   PipelineAccessStack,
   type PipelineAccessStackProps,
 } from '../../../lib/pipeline-access-stack';
 import { resourcesOf, unbundledApp } from '../../support/construct-template';
+import { sharedAppStack } from '../bin/app';
 
 const REPOSITORY = 'octo-org/payment-api';
 const OIDC = 'token.actions.githubusercontent.com';
@@ -259,8 +258,8 @@ describe('PipelineAccessStack options', () => {
 });
 
 describe('cdk-nag AwsSolutions checks on the pipeline access stack, as the app makes it', () => {
-  const app = createApp(unbundledApp({ githubRepository: REPOSITORY, githubRepositoryIds: '123456/456789' }));
-  const stack = Stack.of(app.node.findChild(PIPELINE_ACCESS_STACK_NAME));
+  const context = { githubRepository: REPOSITORY, githubRepositoryIds: '123456/456789' };
+  const stack = sharedAppStack(context, PIPELINE_ACCESS_STACK_NAME);
 
   it('leaves no unacknowledged error or warning', () => {
     const findings = [

@@ -1,7 +1,4 @@
-import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { readContext } from '../../../bin/context';
-import { createApp } from '../../../bin/payment-api';
 import { SECRET_SCANNING_THROTTLING, SECRET_SCANNING_TIMEOUT } from '../../../lib/secret-scanning';
 import { REPORT_LIMITS } from '../../../lambda/secret-scanning/settings';
 import {
@@ -10,39 +7,19 @@ import {
   functionRoleStatements,
   onlyLogicalId,
   resourcesOf,
-  type Statement,
   synthesize,
-  type TemplateResource,
-  unbundledApp,
 } from '../../support/construct-template';
+import { sharedAppStack } from '../bin/app';
 
 const FUNCTION_ID = /^PaymentApiSecretScanningFunction[0-9A-F]{8}$/;
 
-const appTemplates = new Map<string, Record<string, unknown>>();
-
-/** The app's stack as `cdk synth` builds it from this context, as a template: built once per context, and read. */
+/** The app's stack as `cdk synth` builds it from this context, as a template. */
 function appTemplate(context: Record<string, unknown>): Record<string, unknown> {
-  const key = JSON.stringify(context);
-  let template = appTemplates.get(key);
-  if (template === undefined) {
-    const app = createApp(unbundledApp(context));
-    template = Template.fromStack(Stack.of(app.node.findChild(readContext(context).stackName))).toJSON();
-    appTemplates.set(key, template);
-  }
-  return template;
+  return Template.fromStack(sharedAppStack(context)).toJSON();
 }
 
 function functionId(template: Template): string {
   return onlyLogicalId(template, 'AWS::Lambda::Function', {}, FUNCTION_ID);
-}
-
-/** The statements of the managed policies attached to the function's role (the grants on shards 1 and up). */
-function managedPolicyStatements(template: Template, fnId: string): Statement[] {
-  const role = (resourcesOf(template)[fnId]?.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
-  return Object.values(template.findResources('AWS::IAM::ManagedPolicy'))
-    .map((policy) => (policy as TemplateResource).Properties)
-    .filter((policy) => JSON.stringify(policy.Roles).includes(`"${role}"`))
-    .flatMap((policy) => (policy.PolicyDocument as { Statement: Statement[] }).Statement);
 }
 
 describe('without secretScanning', () => {
@@ -182,23 +159,14 @@ describe('with secretScanning', () => {
       /secretsmanager:\*|DeleteSecret|RotateSecret|PutResourcePolicy/,
     );
   });
-
-  it('gives the stack an output: the URL to register with GitHub', () => {
-    const stack = appTemplate({ secretScanning: 'true' }) as {
-      Outputs: Record<string, { Description: string }>;
-    };
-
-    expect(stack.Outputs.SecretScanningUrl?.Description).toBe(
-      "Register this URL with GitHub's secret scanning partner program (docs/operations.md)",
-    );
-  });
 });
 
 describe('with secretScanning over 64 shards', () => {
   it('grants read and write on every other shard by ARN in managed policies, and nothing else there', () => {
     const { template } = synthesize({ secretScanning: { action: 'report' }, keyShards: 64 });
     const fnId = functionId(template);
-    const statements = managedPolicyStatements(template, fnId);
+    // The grants on shards 1 and up, in the managed policies attached to the function's role.
+    const statements = functionRoleStatements(template, fnId, 'AWS::IAM::ManagedPolicy');
 
     expect(new Set(statements.flatMap(actionsOf))).toEqual(
       new Set([
