@@ -1,10 +1,11 @@
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { errorCode } from '../../shared/errors';
 import type { OutputStream } from '../common/tool-io';
+import type { FreshKey } from './changes';
 import { KeyStoreError } from './key-store';
 
 /**
- * Where `apply` hands out the keys it creates: a file it creates itself with mode 0600 and never overwrites, or
+ * Where `apply` and `leaked --rotate` hand out the keys they create: a file it creates itself with mode 0600 and never overwrites, or
  * standard output. One JSON object a line: {"appId","keyId","key"}, plus "expires" when the key has one. Each
  * shard's keys are written as soon as that shard's write has landed, and every byte is accounted for: a short
  * write is carried on, a failed one (a full disk, a file size limit, a closed pipe) says how many lines went out
@@ -101,4 +102,62 @@ export function streamKeySink(stream: OutputStream): KeySink {
     },
     close: () => Promise.resolve(),
   };
+}
+
+/** A new key to hand out: its line, and the app and key id that name it should it be lost (never the key). */
+export interface NewKey {
+  readonly appId: string;
+  readonly keyId: string;
+  readonly line: string;
+}
+
+/** `{"appId","keyId","key"}`, and "expires" when the key has one. */
+export function newKey(appId: string, fresh: FreshKey, expires?: string): NewKey {
+  const expiry = expires === undefined ? {} : { expires };
+  return {
+    appId,
+    keyId: fresh.keyId,
+    line: JSON.stringify({ appId, keyId: fresh.keyId, key: fresh.key, ...expiry }),
+  };
+}
+
+/**
+ * Hands out each shard's keys, each key once (an app's copies in several shards, as a reshard leaves them, hold the
+ * same new key); after a failure, every later key is counted as not handed out.
+ */
+export class KeyHandout {
+  handedOut = 0;
+  failure: string | undefined;
+  readonly lost: NewKey[] = [];
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly sink: KeySink | undefined) {}
+
+  async hand(shardKeys: readonly NewKey[]): Promise<void> {
+    const keys = shardKeys.filter((key) => !this.seen.has(key.keyId));
+    for (const key of keys) this.seen.add(key.keyId);
+    if (keys.length === 0 || this.sink === undefined) return;
+    const sent =
+      this.failure === undefined ? await this.sink.write(keys.map((key) => key.line)) : { whole: 0 };
+    this.handedOut += sent.whole;
+    if (sent.whole < keys.length) {
+      this.failure ??= sent.failure ?? 'write failed';
+      this.lost.push(...keys.slice(sent.whole));
+    }
+  }
+
+  /** Closes the sink, counting every key stored, handed out or not. */
+  close(): Promise<void> {
+    return this.sink?.close(this.handedOut + this.lost.length) ?? Promise.resolve();
+  }
+
+  /** One line per app whose new key was stored but not handed out: what to run, never the key. */
+  lostLines(): string[] {
+    const sink = this.sink?.description ?? '';
+    return this.lost.map(
+      ({ appId, keyId }) =>
+        `error: app ${appId}: its new key ${keyId} was stored but not handed out (${sink}: ${this.failure ?? ''}); ` +
+        `give it one with "keys rotate ${appId}", then "keys revoke ${appId} ${keyId}"\n`,
+    );
+  }
 }

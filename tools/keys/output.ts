@@ -677,23 +677,21 @@ export const LEAKED_EXIT = { ok: 0, failed: 1, notFound: 3 } as const;
 export type LeakedReportAction =
   `${LeakedAction['kind']}d` | `would-${LeakedAction['kind']}` | 'already-ended' | 'gone' | 'failed';
 
-/** How one app's edit in one shard went: its result (as written, or as planned for a dry run), or its failure. */
-export type AppOutcome =
-  | { readonly status: 'done'; readonly result: LeakedAppResult }
-  | { readonly status: 'failed'; readonly reason: string };
-
 export interface LeakedReport {
   readonly input: LeakedInput;
   readonly found: ReadonlyMap<number, readonly Sighting[]>;
-  /** By `${shard}\0${appId}`. Absent for an app whose shard was not started (a failure stopped the run). */
-  readonly outcomes: ReadonlyMap<string, AppOutcome>;
+  /**
+   * Each shard's apps' results (as written, or as planned for a dry run), or why its write failed. Absent for a shard
+   * not started (a failure stopped the run).
+   */
+  readonly outcomes: ShardOutcomes;
   readonly action: LeakedAction;
   readonly dryRun: boolean;
   readonly shardCount: number;
   readonly shardsWritten: number;
 }
 
-export const outcomeKey = (shard: number, appId: string): string => `${shard}\0${appId}`;
+export type ShardOutcomes = ReadonlyMap<number, readonly (LeakedAppResult | undefined)[] | string>;
 
 interface ReportEntry {
   readonly line: number;
@@ -710,11 +708,18 @@ interface ReportEntry {
   }[];
 }
 
-function actionOf(report: LeakedReport, outcome: AppOutcome | undefined, line: number) {
-  if (outcome === undefined)
-    return { action: 'failed' as const, reason: 'not written: an earlier failure stopped the run' };
-  if (outcome.status === 'failed') return { action: 'failed' as const, reason: outcome.reason };
-  const { result } = outcome;
+function actionOf(report: LeakedReport, { shard, appId }: Sighting, line: number) {
+  const outcome = report.outcomes.get(shard);
+  const result = typeof outcome === 'string' ? undefined : outcome?.find((done) => done?.appId === appId);
+  if (result === undefined) {
+    const reason =
+      typeof outcome === 'string'
+        ? outcome
+        : outcome === undefined
+          ? 'not written: an earlier failure stopped the run'
+          : 'no result';
+    return { action: 'failed' as const, reason };
+  }
   const status = result.keys.find((key) => key.line === line)?.status ?? 'gone';
   const { kind } = report.action;
   const ended: LeakedReportAction = report.dryRun ? `would-${kind}` : `${kind}d`;
@@ -723,18 +728,35 @@ function actionOf(report: LeakedReport, outcome: AppOutcome | undefined, line: n
   return { action, expires: result.endsAt, ...(newKeyId === undefined ? {} : { newKeyId }) };
 }
 
-function entries(report: LeakedReport): ReportEntry[] {
-  const list: ReportEntry[] = report.input.keys.map((key) => ({
+/** Every input line, in order: where its key was found and what was done there; and the counts. */
+function leakedView(report: LeakedReport) {
+  const keys: ReportEntry[] = report.input.keys.map((key) => ({
     line: key.line,
     found: (report.found.get(key.line) ?? []).map((sighting) => ({
       appId: sighting.appId,
       keyId: sighting.keyId,
       shard: sighting.shard,
-      ...actionOf(report, report.outcomes.get(outcomeKey(sighting.shard, sighting.appId)), key.line),
+      ...actionOf(report, sighting, key.line),
     })),
   }));
-  for (const { line, sameAs } of report.input.repeats) list.push({ line, sameAs, found: [] });
-  return list.sort((a, b) => a.line - b.line);
+  for (const { line, sameAs } of report.input.repeats) keys.push({ line, sameAs, found: [] });
+  const notFound = report.input.keys.filter((key) => (report.found.get(key.line) ?? []).length === 0).length;
+  const apps = new Set(
+    [...report.found.values()].flatMap((sightings) => sightings.map((sighting) => sighting.appId)),
+  ).size;
+  const total = report.input.keys.length;
+  return {
+    keys: keys.sort((a, b) => a.line - b.line),
+    summary: {
+      keys: total,
+      found: total - notFound,
+      notFound,
+      apps,
+      shards: report.shardCount,
+      shardsWritten: report.shardsWritten,
+      dryRun: report.dryRun,
+    },
+  };
 }
 
 function describe(found: ReportEntry['found'][number]): string {
@@ -758,22 +780,14 @@ function describe(found: ReportEntry['found'][number]): string {
 
 /** 0: every key found and ended (or already ended); 3: some not found; 1: some found but not ended. */
 export function leakedExitCode(report: LeakedReport): number {
-  const failed = entries(report).some((entry) => entry.found.some((found) => found.action === 'failed'));
-  if (failed) return LEAKED_EXIT.failed;
-  return counts(report).notFound > 0 ? LEAKED_EXIT.notFound : LEAKED_EXIT.ok;
-}
-
-function counts(report: LeakedReport) {
-  const keys = report.input.keys.length;
-  const notFound = report.input.keys.filter((key) => (report.found.get(key.line) ?? []).length === 0).length;
-  const apps = new Set(
-    [...report.found.values()].flatMap((sightings) => sightings.map((sighting) => sighting.appId)),
-  ).size;
-  return { keys, found: keys - notFound, notFound, apps };
+  const { keys, summary } = leakedView(report);
+  if (keys.some((entry) => entry.found.some((found) => found.action === 'failed'))) return LEAKED_EXIT.failed;
+  return summary.notFound > 0 ? LEAKED_EXIT.notFound : LEAKED_EXIT.ok;
 }
 
 export function formatLeaked(report: LeakedReport): string {
-  const lines = entries(report).flatMap((entry) => {
+  const { keys, summary } = leakedView(report);
+  const lines = keys.flatMap((entry) => {
     if (entry.sameAs !== undefined) return [`line ${entry.line}: the same key as line ${entry.sameAs}`];
     if (entry.found.length === 0) {
       return [
@@ -785,28 +799,15 @@ export function formatLeaked(report: LeakedReport): string {
         `line ${entry.line}: app ${found.appId}, key ${found.keyId}, shard ${found.shard}: ${describe(found)}`,
     );
   });
-  const { keys, found, notFound, apps } = counts(report);
   const written = report.dryRun
     ? 'dry run: nothing written'
     : `${counted(report.shardsWritten, 'shard')} written`;
   lines.push(
-    `${counted(keys, 'key')}: ${found} found (${counted(apps, 'app')}), ${notFound} not found; ${written}`,
+    `${counted(summary.keys, 'key')}: ${summary.found} found (${counted(summary.apps, 'app')}), ${summary.notFound} not found; ${written}`,
   );
   return lines.map((line) => `${line}\n`).join('');
 }
 
 export function formatLeakedJson(report: LeakedReport): string {
-  const { keys, found, notFound, apps } = counts(report);
-  return jsonLine({
-    keys: entries(report),
-    summary: {
-      keys,
-      found,
-      notFound,
-      apps,
-      shards: report.shardCount,
-      shardsWritten: report.shardsWritten,
-      dryRun: report.dryRun,
-    },
-  });
+  return jsonLine(leakedView(report));
 }

@@ -18,9 +18,9 @@ import {
   formatLeaked,
   formatLeakedJson,
   leakedExitCode,
-  outcomeKey,
   type LeakedReport,
 } from '../../../../tools/keys/output';
+import { run } from '../../../../tools/keys/main';
 import { decide, digestKeyIdOf, runCli } from '../../../support/keys-cli';
 import { keyIdOf } from '../../../../shared/keys/key-document';
 
@@ -219,18 +219,24 @@ describe('the report', () => {
     [1, [{ shard: 4, appId: 'shop', keyId: 'aaaaaaaaaaaa' }]],
     [3, []],
   ]);
-  const done = (status: 'ended' | 'already-ended') => ({
-    status: 'done' as const,
-    result: {
-      appId: 'shop',
-      keys: [{ line: 1, keyIds: ['aaaaaaaaaaaa'], status }],
-      endsAt: '2026-06-01T12:00:00Z',
-    },
-  });
+  /** Shard 4's write, with shop's one leaked key in it `ended` or `already-ended`. */
+  const done = (status: 'ended' | 'already-ended') =>
+    new Map([
+      [
+        4,
+        [
+          {
+            appId: 'shop',
+            keys: [{ line: 1, keyIds: ['aaaaaaaaaaaa'], status }],
+            endsAt: '2026-06-01T12:00:00Z',
+          },
+        ],
+      ],
+    ]);
   const report = (overrides: Partial<LeakedReport> = {}): LeakedReport => ({
     input,
     found,
-    outcomes: new Map([[outcomeKey(4, 'shop'), done('ended')]]),
+    outcomes: done('ended'),
     action: { kind: 'revoke' },
     dryRun: false,
     shardCount: 64,
@@ -283,15 +289,11 @@ describe('the report', () => {
       'every key found, already ended',
       {
         input: { keys: [leakedKey(1, KEY_A)], repeats: [] },
-        outcomes: new Map([[outcomeKey(4, 'shop'), done('already-ended')]]),
+        outcomes: done('already-ended'),
       },
       0,
     ],
-    [
-      'a found key whose shard failed (even with some not found)',
-      { outcomes: new Map([[outcomeKey(4, 'shop'), { status: 'failed' as const, reason: 'boom' }]]) },
-      1,
-    ],
+    ['a found key whose shard failed (even with some not found)', { outcomes: new Map([[4, 'boom']]) }, 1],
   ])('exits by what happened: %s', (_label, overrides, code) => {
     expect(leakedExitCode(report(overrides))).toBe(code);
   });
@@ -404,6 +406,36 @@ describe('keys leaked on a local registry', () => {
     expect(serves('alpha', made.alpha ?? '')).toBe(true);
     expect(serves('alpha', made.alpha ?? '', NOW + 86_400_000)).toBe(false);
     expect(serves('alpha', fresh?.key ?? '', NOW + 86_400_000)).toBe(true);
+  });
+
+  it('--rotate stops when the new keys cannot be handed out, naming each app whose new key was stored, never a key', async () => {
+    const made = await seed();
+    let stderr = '';
+    const closedPipe = {
+      write: (_text: string, done?: (error?: Error | null) => void) =>
+        done?.(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })),
+      on: () => undefined,
+    };
+
+    // delta's home is shard 1, alpha's shard 2: shard 1 is written first, alone.
+    const code = await run(['leaked', '--rotate', '--grace', '1d', '--registry-file', registryFile], {
+      env: {},
+      now: () => NOW,
+      stdin: () => Readable.from([`${made.alpha}\n${made.delta}\n`]),
+      stdout: closedPipe,
+      stderr: { write: (text: string) => (stderr += text) },
+    });
+
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /^line 1: app alpha, key [0-9a-f]{12}, shard 2: NOT ended: not written: an earlier failure stopped the run$/m,
+    );
+    expect(stderr).toMatch(
+      /^error: app delta: its new key ([0-9a-f]{12}) was stored but not handed out \(standard output: EPIPE\); give it one with "keys rotate delta", then "keys revoke delta \1"$/m,
+    );
+    expect(serves('alpha', made.alpha ?? '', NOW + 86_400_000)).toBe(true);
+    expect(serves('delta', made.delta ?? '', NOW + 86_400_000)).toBe(false);
+    for (const key of Object.values(made)) expect(stderr).not.toContain(key);
   });
 
   it.each<[string, readonly string[], string | Buffer, string]>([
