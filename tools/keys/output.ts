@@ -32,11 +32,6 @@ import { groupDigits, SecretTooLargeError } from './size-guard';
 /** One JSON value and a newline: what every `--json` prints. */
 const jsonLine = (value: unknown): string => JSON.stringify(value) + '\n';
 
-/** `expired`, or `expires in 3d`, relative to `now`. */
-function expiryState(expiresAt: number, now: number): string {
-  return expiresAt <= now ? 'expired' : `expires in ${formatRemaining(expiresAt - now)}`;
-}
-
 /** How an app's allowlist reads: a clear statement when it allows nothing at all. */
 function networksOf(allowedCidrs: readonly string[] | undefined): string {
   if (allowedCidrs === undefined) return 'any network';
@@ -78,49 +73,72 @@ function rateLimitOf(app: AppListing, defaultLimit: RateLimit | undefined, store
   return `${DEFAULT_LIMIT_WORDS[store].setting}, if set`;
 }
 
-/** What `limit` and `list --json` say of an app's rate limit. */
-export type RateLimitJson =
-  | {
-      readonly perSecond: number;
-      readonly burst: number;
-      /** `app`: the app's own; `default`: the stack's, as given by list --default-limit. */
-      readonly source: 'app' | 'default';
-    }
-  /** The stack's default applies, its value not known to the CLI. */
-  | { readonly source: 'default' };
-
-function rateLimitJson(own: RateLimit | undefined, defaultLimit: RateLimit | undefined): RateLimitJson {
-  if (own !== undefined) return { ...own, source: 'app' };
-  return defaultLimit === undefined ? { source: 'default' } : { ...defaultLimit, source: 'default' };
+/**
+ * What `limit` and `list --json` say of an app's rate limit: its own (`source: app`), or the stack's default
+ * (`source: default`), with the default's figures only when the operator named them (list --default-limit).
+ */
+function rateLimitJson(own: RateLimit | undefined, defaultLimit: RateLimit | undefined) {
+  if (own !== undefined) return { ...own, source: 'app' as const };
+  return defaultLimit === undefined
+    ? { source: 'default' as const }
+    : { ...defaultLimit, source: 'default' as const };
 }
 
-function formatLimit(result: LimitResult, store: KeyStoreKind): string {
+/** `expires` (UTC, or null when it does not expire) and `expired`, for `--json`. */
+function expiryJson(expiresAt: number | undefined, now: number) {
+  return {
+    expires: expiresAt === undefined ? null : formatTimestamp(expiresAt),
+    expired: expiresAt !== undefined && expiresAt <= now,
+  };
+}
+
+/** What an edit reports: a line for people, and the value `--json` prints. */
+interface Report {
+  readonly text: string;
+  readonly json: unknown;
+}
+
+function limitReport(result: LimitResult, store: KeyStoreKind): Report {
   const { appId, rateLimit } = result;
   const words = DEFAULT_LIMIT_WORDS[store];
-  if (rateLimit === undefined) {
-    return `app ${appId}: no rate limit of its own; ${words.setting} applies, if set\n`;
-  }
-  return `app ${appId}: its own rate limit is now ${limitText(rateLimit)} (${words.takesEffect})\n`;
+  const text =
+    rateLimit === undefined
+      ? `app ${appId}: no rate limit of its own; ${words.setting} applies, if set\n`
+      : `app ${appId}: its own rate limit is now ${limitText(rateLimit)} (${words.takesEffect})\n`;
+  return { text, json: { appId, rateLimit: rateLimitJson(rateLimit, undefined) } };
 }
 
-function formatNewKey(result: NewKeyResult): string {
-  const stored = result.fresh.storage === 'plain' ? ' (stored in plain text: --plain)' : '';
-  const expiry = result.expires === undefined ? '' : `, expiring ${result.expires}`;
-  const created = `${result.fresh.keyId}${stored}${expiry}`;
+/**
+ * add-app and rotate: the key on a line of its own. `--json` keeps `{appId, keyId, key}` and adds `expires` (the
+ * new key's) and `othersExpireBy` (rotate --grace) only when those were asked for.
+ */
+function newKeyReport(result: NewKeyResult): Report {
+  const { appId, fresh, expires, othersExpireBy } = result;
+  const stored = fresh.storage === 'plain' ? ' (stored in plain text: --plain)' : '';
+  const created = `${fresh.keyId}${stored}${expires === undefined ? '' : `, expiring ${expires}`}`;
   const what =
     result.command === 'add-app'
       ? `created with key ${created}`
       : `added key ${created}; valid keys: ${result.validKeyIds.join(' ')}`;
   const grace =
-    result.othersExpireBy === undefined
+    othersExpireBy === undefined
       ? ''
       : result.othersExpired
         ? '; every other key has expired (list still shows them; prune removes them)'
-        : `; every other key expires by ${result.othersExpireBy}`;
-  return `${result.fresh.key}\napp ${result.appId}: ${what}${grace}; the key above is shown only this once\n`;
+        : `; every other key expires by ${othersExpireBy}`;
+  return {
+    text: `${fresh.key}\napp ${appId}: ${what}${grace}; the key above is shown only this once\n`,
+    json: {
+      appId,
+      keyId: fresh.keyId,
+      key: fresh.key,
+      ...(expires === undefined ? {} : { expires }),
+      ...(othersExpireBy === undefined ? {} : { othersExpireBy }),
+    },
+  };
 }
 
-function formatRevoke(result: RevokeResult): string {
+function revokeText(result: RevokeResult): string {
   const { appId, keyId, keyIds } = result;
   switch (result.outcome) {
     case 'revoked':
@@ -134,7 +152,7 @@ function formatRevoke(result: RevokeResult): string {
   }
 }
 
-function formatExpire(result: ExpireResult, now: number): string {
+function expireText(result: ExpireResult, now: number): string {
   const { appId, keyId, expiresAt } = result;
   if (expiresAt === undefined) return `app ${appId}: key ${keyId} no longer expires\n`;
   const at = formatTimestamp(expiresAt);
@@ -144,7 +162,7 @@ function formatExpire(result: ExpireResult, now: number): string {
   return `app ${appId}: key ${keyId} expires at ${at} (in ${formatRemaining(expiresAt - now)})\n`;
 }
 
-function formatPrune(result: PruneAppResult): string {
+function pruneText(result: PruneAppResult): string {
   if (result.removed.length === 0) {
     return result.appId === undefined ? 'no expired keys\n' : `app ${result.appId} has no expired keys\n`;
   }
@@ -162,7 +180,7 @@ function formatPrune(result: PruneAppResult): string {
     .join('');
 }
 
-function formatNetworks(result: NetworkResult): string {
+function networksText(result: NetworkResult): string {
   const { appId, allowedCidrs } = result;
   if (allowedCidrs === undefined) return `app ${appId}: no allowlist; it may call from any network\n`;
   if (allowedCidrs.length === 0) {
@@ -175,75 +193,51 @@ function formatNetworks(result: NetworkResult): string {
 }
 
 /**
- * Human output. `now` is the instant the command read its clock at: what "expired" and "in 3d" refer to. `store`:
- * what was edited, for the words on default limits.
+ * `now` is the instant the command read its clock at: what "expired" and "in 3d" refer to. `store`: what was edited,
+ * for the words on default limits.
  */
+function resultReport(result: EditResult, now: number, store: KeyStoreKind): Report {
+  const { appId } = result;
+  switch (result.command) {
+    case 'add-app':
+    case 'rotate':
+      return newKeyReport(result);
+    case 'revoke':
+      return { text: revokeText(result), json: { appId, revokedKeyId: result.keyId, keyIds: result.keyIds } };
+    case 'remove-app': {
+      const { removedKeyIds } = result;
+      const keys = removedKeyIds.length > 0 ? ` and its keys ${removedKeyIds.join(' ')}` : '';
+      return { text: `removed app ${appId}${keys}\n`, json: { appId, removedKeyIds } };
+    }
+    case 'expire':
+      return {
+        text: expireText(result, now),
+        json: { appId, keyId: result.keyId, ...expiryJson(result.expiresAt, now) },
+      };
+    case 'prune':
+      return { text: pruneText(result), json: { removed: result.removed, removedApps: result.removedApps } };
+    case 'allow':
+    case 'disallow':
+      return { text: networksText(result), json: { appId, allowedCidrs: result.allowedCidrs ?? null } };
+    case 'limit':
+      return limitReport(result, store);
+  }
+}
+
+/** Human output of an edit. */
 export function formatResult(result: EditResult, now: number, store: KeyStoreKind = 'secret'): string {
-  switch (result.command) {
-    case 'add-app':
-    case 'rotate':
-      return formatNewKey(result);
-    case 'revoke':
-      return formatRevoke(result);
-    case 'remove-app':
-      return `removed app ${result.appId}${
-        result.removedKeyIds.length > 0 ? ` and its keys ${result.removedKeyIds.join(' ')}` : ''
-      }\n`;
-    case 'expire':
-      return formatExpire(result, now);
-    case 'prune':
-      return formatPrune(result);
-    case 'allow':
-    case 'disallow':
-      return formatNetworks(result);
-    case 'limit':
-      return formatLimit(result, store);
-  }
+  return resultReport(result, now, store).text;
 }
 
-/**
- * `--json`: one JSON value and a newline. add-app and rotate keep their `{appId, keyId, key}` and add `expires`
- * (the new key's) and `othersExpireBy` (rotate --grace) only when those were asked for.
- */
+/** `--json`: one JSON value and a newline. */
 export function formatResultJson(result: EditResult, now: number): string {
-  switch (result.command) {
-    case 'add-app':
-    case 'rotate':
-      return jsonLine({
-        appId: result.appId,
-        keyId: result.fresh.keyId,
-        key: result.fresh.key,
-        ...(result.expires === undefined ? {} : { expires: result.expires }),
-        ...(result.othersExpireBy === undefined ? {} : { othersExpireBy: result.othersExpireBy }),
-      });
-    case 'revoke':
-      return jsonLine({ appId: result.appId, revokedKeyId: result.keyId, keyIds: result.keyIds });
-    case 'remove-app':
-      return jsonLine({ appId: result.appId, removedKeyIds: result.removedKeyIds });
-    case 'expire':
-      return jsonLine({
-        appId: result.appId,
-        keyId: result.keyId,
-        expires: result.expiresAt === undefined ? null : formatTimestamp(result.expiresAt),
-        expired: result.expiresAt !== undefined && result.expiresAt <= now,
-      });
-    case 'prune':
-      return jsonLine({ removed: result.removed, removedApps: result.removedApps });
-    case 'allow':
-    case 'disallow':
-      return jsonLine({ appId: result.appId, allowedCidrs: result.allowedCidrs ?? null });
-    case 'limit':
-      return jsonLine({ appId: result.appId, rateLimit: rateLimitJson(result.rateLimit, undefined) });
-  }
+  return jsonLine(resultReport(result, now, 'secret').json);
 }
 
-function formatKeyLine(key: KeyListing, now: number): string {
-  const expiry =
-    key.expiresAt === undefined
-      ? 'never'
-      : `${formatTimestamp(key.expiresAt)}  ${expiryState(key.expiresAt, now)}`;
-  const digest = key.digest ? '  (stored as its sha256 digest)' : '';
-  return `  ${key.keyId}  ${expiry}${digest}\n`;
+function formatKeyLine({ keyId, expiresAt, digest: onlyDigest }: KeyListing, now: number): string {
+  const state = (at: number) => (at <= now ? 'expired' : `expires in ${formatRemaining(at - now)}`);
+  const expiry = expiresAt === undefined ? 'never' : `${formatTimestamp(expiresAt)}  ${state(expiresAt)}`;
+  return `  ${keyId}  ${expiry}${onlyDigest ? '  (stored as its sha256 digest)' : ''}\n`;
 }
 
 /**
@@ -266,37 +260,18 @@ export function formatList(
     .join('');
 }
 
-/** The shape of `list --json`, documented in docs/keys.md; `keyIds` is kept for scripts written before expiry. */
-export interface ListedAppJson {
-  readonly appId: string;
-  readonly keyIds: readonly string[];
-  readonly keys: readonly {
-    readonly keyId: string;
-    /** UTC, or null when the key does not expire. */
-    readonly expires: string | null;
-    readonly expired: boolean;
-    /** Only the key's sha256: digest is stored. */
-    readonly digest: boolean;
-  }[];
-  /** null: any network; []: none. */
-  readonly allowedCidrs: readonly string[] | null;
-  readonly rateLimit: RateLimitJson;
-}
-
-export function listJson(
-  apps: readonly AppListing[],
-  now: number,
-  defaultLimit?: RateLimit,
-): ListedAppJson[] {
+/** The objects of `list --json`, documented in docs/keys.md; `keyIds` is kept for scripts written before expiry. */
+export function listJson(apps: readonly AppListing[], now: number, defaultLimit?: RateLimit) {
   return apps.map((app) => ({
     appId: app.appId,
     keyIds: app.keys.map((key) => key.keyId),
+    // digest: only the key's sha256: digest is stored.
     keys: app.keys.map((key) => ({
       keyId: key.keyId,
-      expires: key.expiresAt === undefined ? null : formatTimestamp(key.expiresAt),
-      expired: key.expiresAt !== undefined && key.expiresAt <= now,
+      ...expiryJson(key.expiresAt, now),
       digest: key.digest,
     })),
+    // null: any network; []: none.
     allowedCidrs: app.allowedCidrs ?? null,
     rateLimit: rateLimitJson(
       app.rateLimit === undefined ? undefined : ownLimitOf(app.rateLimit),
@@ -570,34 +545,19 @@ function reshardShardLines(
   removed: readonly { readonly from: number }[],
   verb: { readonly copy: string; readonly remove: string },
 ): string[] {
-  const shards = new Map<number, { sources: Set<number>; copies: number; removals: number }>();
-  const of = (index: number) => {
-    const known = shards.get(index) ?? { sources: new Set<number>(), copies: 0, removals: 0 };
-    shards.set(index, known);
-    return known;
-  };
-  for (const move of copied) {
-    const shard = of(move.to);
-    shard.copies++;
-    shard.sources.add(move.from);
-  }
-  for (const leftover of removed) of(leftover.from).removals++;
-  return [...shards]
-    .sort(([a], [b]) => a - b)
-    .map(([index, { sources, copies, removals }]) => {
-      const from = [...sources].sort((a, b) => a - b).join(', ');
-      const parts = [
-        ...(copies === 0 ? [] : [`${verb.copy} ${plural(copies, 'app', 'apps')} home (from shard ${from})`]),
-        ...(removals === 0 ? [] : [`${verb.remove} ${plural(removals, 'old copy', 'old copies')}`]),
-      ];
-      return `${shardLabel(registry, index)}: ${parts.join(', ')}\n`;
-    });
-}
-
-function leftText(left: ReadonlySet<string>): string {
-  return left.size === 0
-    ? 'nothing is left to move'
-    : `${plural(left.size, 'app is', 'apps are')} still not only in their home: run reshard again`;
+  const ascending = (indices: readonly number[]) => [...new Set(indices)].sort((a, b) => a - b);
+  const touched = ascending([...copied.map((move) => move.to), ...removed.map((leftover) => leftover.from)]);
+  return touched.map((index) => {
+    const copies = copied.filter((move) => move.to === index);
+    const removals = removed.filter((leftover) => leftover.from === index).length;
+    const from = ascending(copies.map((move) => move.from)).join(', ');
+    const copyText = `${verb.copy} ${plural(copies.length, 'app', 'apps')} home (from shard ${from})`;
+    const parts = [
+      ...(copies.length === 0 ? [] : [copyText]),
+      ...(removals === 0 ? [] : [`${verb.remove} ${plural(removals, 'old copy', 'old copies')}`]),
+    ];
+    return `${shardLabel(registry, index)}: ${parts.join(', ')}\n`;
+  });
 }
 
 export function formatReshard(
@@ -649,16 +609,19 @@ export function formatReshard(
         `removed ${plural(report.removed.length, 'old copy', 'old copies')}; ${plural(report.writes, 'write', 'writes')}\n`,
     );
   }
-  for (const appId of report.carried)
-    lines.push(
-      `app ${appId} was edited in its old home during the move: the edit was carried to its new home\n`,
-    );
-  for (const kept of report.kept) {
-    lines.push(
-      `app ${kept.appId} changed in both homes during the move: its old copy in shard ${kept.from} was left; run reshard again\n`,
-    );
-  }
-  lines.push(`${leftText(leftApps)}\n`);
+  lines.push(
+    ...report.carried.map(
+      (appId) =>
+        `app ${appId} was edited in its old home during the move: the edit was carried to its new home\n`,
+    ),
+    ...report.kept.map(
+      ({ appId, from }) =>
+        `app ${appId} changed in both homes during the move: its old copy in shard ${from} was left; run reshard again\n`,
+    ),
+    leftApps.size === 0
+      ? 'nothing is left to move\n'
+      : `${plural(leftApps.size, 'app is', 'apps are')} still not only in their home: run reshard again\n`,
+  );
   if (leftApps.size === 0 && report.previousShards !== undefined && registry.kind === 'secrets') {
     lines.push(
       `now deploy without keyShardsPrevious (-c keyShards=${report.shards}): readers need not look in the old homes any more\n`,
