@@ -138,12 +138,10 @@ describe('findLeakedKeys and the edits', () => {
     [2, parseKeyDocument(JSON.stringify({ shop: [toCompactDigestForm(KEY_A)] }))],
   ]);
 
+  const keys = [leakedKey(1, KEY_A), leakedKey(2, LEGACY_KEY), leakedKey(3, KEY_B)];
+
   it('finds each key in every stored form and every shard, by the id list shows', () => {
-    const found = findLeakedKeys(documents, [
-      leakedKey(1, KEY_A),
-      leakedKey(2, LEGACY_KEY),
-      leakedKey(3, KEY_B),
-    ]);
+    const found = findLeakedKeys(documents, keys);
 
     expect(Object.fromEntries(found)).toEqual({
       1: [
@@ -156,7 +154,6 @@ describe('findLeakedKeys and the edits', () => {
   });
 
   it('makes one edit per app and shard, each naming its shard', () => {
-    const keys = [leakedKey(1, KEY_A), leakedKey(2, LEGACY_KEY), leakedKey(3, KEY_B)];
     const edits = leakedEdits(keys, findLeakedKeys(documents, keys), { kind: 'revoke' }, NOW, () =>
       freshKey(generatePrefixedKey()),
     );
@@ -254,10 +251,10 @@ describe('the report', () => {
   });
 
   it('a dry run says what would be done and that nothing was written', () => {
-    expect(formatLeaked(report({ dryRun: true, shardsWritten: 0 }))).toContain(
-      'shard 4: would revoke (expire at 2026-06-01T12:00:00Z)\n',
-    );
-    expect(formatLeaked(report({ dryRun: true, shardsWritten: 0 }))).toMatch(/; dry run: nothing written\n$/);
+    const text = formatLeaked(report({ dryRun: true, shardsWritten: 0 }));
+
+    expect(text).toContain('shard 4: would revoke (expire at 2026-06-01T12:00:00Z)\n');
+    expect(text).toMatch(/; dry run: nothing written\n$/);
   });
 
   it('--json gives every line and the counts', () => {
@@ -335,10 +332,11 @@ describe('keys leaked on a local registry', () => {
         }).ok,
     );
 
-  async function seed(): Promise<Record<string, string>> {
+  /** Four apps (beta and gamma share shard 3): app id → its key. */
+  async function seed(): Promise<Record<'alpha' | 'beta' | 'gamma' | 'delta', string>> {
     await keys(['init', '--shards', '4']);
-    const made: Record<string, string> = {};
-    for (const app of ['alpha', 'beta', 'gamma', 'delta'])
+    const made = { alpha: '', beta: '', gamma: '', delta: '' };
+    for (const app of ['alpha', 'beta', 'gamma', 'delta'] as const)
       made[app] = keyOf((await keys(['add-app', app])).stdout);
     return made;
   }
@@ -356,11 +354,12 @@ describe('keys leaked on a local registry', () => {
     );
     expect(result.stdout).toMatch(/\n3 keys: 3 found \(3 apps\), 0 not found; \d shards? written\n$/);
     for (const key of Object.values(made)) expect(result.stdout + result.stderr).not.toContain(key);
-    expect(
-      [made.alpha, made.beta, made.gamma, made.delta].map((key, i) =>
-        serves(['alpha', 'beta', 'gamma', 'delta'][i] ?? '', key ?? ''),
-      ),
-    ).toEqual([false, false, false, true]);
+    expect(Object.entries(made).map(([appId, key]) => serves(appId, key))).toEqual([
+      false,
+      false,
+      false,
+      true,
+    ]);
   });
 
   it('--dry-run writes nothing', async () => {
@@ -381,8 +380,8 @@ describe('keys leaked on a local registry', () => {
 
     expect(result.code).toBe(3);
     expect(result.stdout).toContain('line 1: not found in any of the 4 shards; nothing written for it\n');
-    expect(serves('beta', made.beta ?? '')).toBe(false);
-    expect(serves('alpha', made.alpha ?? '')).toBe(true);
+    expect(serves('beta', made.beta)).toBe(false);
+    expect(serves('alpha', made.alpha)).toBe(true);
   });
 
   it('--rotate --grace hands out a new key per app (the report on standard error) and ends the leaked one later', async () => {
@@ -403,8 +402,8 @@ describe('keys leaked on a local registry', () => {
       `rotated: new key ${fresh?.keyId ?? ''}; the leaked key expires at 2026-06-02T12:00:00Z`,
     );
     expect(result.stderr).not.toContain(made.alpha);
-    expect(serves('alpha', made.alpha ?? '')).toBe(true);
-    expect(serves('alpha', made.alpha ?? '', NOW + 86_400_000)).toBe(false);
+    expect(serves('alpha', made.alpha)).toBe(true);
+    expect(serves('alpha', made.alpha, NOW + 86_400_000)).toBe(false);
     expect(serves('alpha', fresh?.key ?? '', NOW + 86_400_000)).toBe(true);
   });
 
@@ -433,8 +432,8 @@ describe('keys leaked on a local registry', () => {
     expect(stderr).toMatch(
       /^error: app delta: its new key ([0-9a-f]{12}) was stored but not handed out \(standard output: EPIPE\); give it one with "keys rotate delta", then "keys revoke delta \1"$/m,
     );
-    expect(serves('alpha', made.alpha ?? '', NOW + 86_400_000)).toBe(true);
-    expect(serves('delta', made.delta ?? '', NOW + 86_400_000)).toBe(false);
+    expect(serves('alpha', made.alpha, NOW + 86_400_000)).toBe(true);
+    expect(serves('delta', made.delta, NOW + 86_400_000)).toBe(false);
     for (const key of Object.values(made)) expect(stderr).not.toContain(key);
   });
 
