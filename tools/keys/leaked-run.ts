@@ -27,7 +27,8 @@ import type { Registry } from './registry-access';
  * from AWS; the keys are checked against the registry's prefix; every shard is read (BatchGetSecretValue, 20 shards
  * a call); each key is found by digest; the edits that end them go through the one change engine (planned against
  * the shards as read, then one compare-and-swap write per shard touched). A shard that fails does not stop the
- * others: a leak is ended wherever it can be. Returns the exit code.
+ * others: a leak is ended wherever it can be; only --rotate's new keys that cannot be handed out stop the run, as
+ * in apply. Returns the exit code.
  */
 
 /** The most standard input leaked reads: about 20,000 keys of the key format, far more than any leak report. */

@@ -211,18 +211,17 @@ export function leakedChange(
   fresh: FreshKey | undefined,
 ): Change<LeakedAppResult> {
   return (document, context) => {
-    const ended = endKeys(document, keys, endsAt);
-    let current = ended.document;
-    const { changed, outcomes } = ended;
+    const { document: ended, changed, outcomes } = endKeys(document, keys, endsAt);
     const holdsFresh =
       fresh !== undefined &&
-      (current.get(appId)?.keys ?? []).some((key) => keyIdOf(key.stored) === fresh.keyId);
-    if (fresh !== undefined && changed && !holdsFresh) {
-      current = newKeyChange({ command: 'rotate', appId, fresh, now })(current, context).next ?? current;
-    }
+      (ended.get(appId)?.keys ?? []).some((key) => keyIdOf(key.stored) === fresh.keyId);
+    const addFresh = fresh !== undefined && changed && !holdsFresh;
+    const next = addFresh
+      ? (newKeyChange({ command: 'rotate', appId, fresh, now })(ended, context).next ?? ended)
+      : ended;
     const handedOut = fresh !== undefined && (holdsFresh || changed);
     return {
-      next: changed ? current : undefined,
+      next: changed ? next : undefined,
       result: {
         appId,
         keys: outcomes,

@@ -363,7 +363,7 @@ function changeSummary(shard: ShardPlan, requests: readonly ChangeRequest[]): st
   ] as const;
   return parts
     .filter(([n]) => n > 0)
-    .map(([n, one, many]) => `${groupDigits(n)} ${n === 1 ? one : many}`)
+    .map(([n, one, many]) => plural(n, one, many))
     .join(', ');
 }
 
