@@ -48,9 +48,7 @@ function limitText(limit: RateLimit): string {
 export type KeyStoreKind = 'secret' | 'file';
 
 /** Where the default limit of an app without its own comes from, in the words of each store. */
-const DEFAULT_LIMIT_WORDS: Readonly<
-  Record<KeyStoreKind, { readonly setting: string; readonly named: string; readonly takesEffect: string }>
-> = {
+const DEFAULT_LIMIT_WORDS = {
   secret: {
     setting: "the stack's appRateLimit",
     named: "the stack's default",
@@ -61,7 +59,7 @@ const DEFAULT_LIMIT_WORDS: Readonly<
     named: "the local server's default",
     takesEffect: 'in effect at once, where the local server runs with APP_RATE_LIMIT',
   },
-};
+} as const satisfies Record<KeyStoreKind, Record<'setting' | 'named' | 'takesEffect', string>>;
 
 /**
  * An app's rate limit and where it comes from. The CLI edits a secret or a key file, not what reads it: it knows the
