@@ -12,14 +12,7 @@ import {
 } from './engine';
 import { findLeakedKeys, leakedEdits, parseLeakedInput, type LeakedAppResult } from './leaked';
 import { fileKeySink, KeyHandout, newKey, streamKeySink, type KeySink } from './key-sink';
-import {
-  counted,
-  formatLeaked,
-  formatLeakedJson,
-  LEAKED_EXIT,
-  leakedExitCode,
-  type ShardOutcomes,
-} from './output';
+import { counted, LEAKED_EXIT, leakedReport, type ShardOutcomes } from './output';
 import type { Registry } from './registry-access';
 
 /**
@@ -139,9 +132,10 @@ export async function runLeaked(run: LeakedRun): Promise<number> {
     shardCount: documents.size,
     shardsWritten: written.shardsWritten,
   };
-  report.write(run.json ? formatLeakedJson(leaked) : formatLeaked(leaked));
+  const { text, code } = leakedReport(leaked, run.json);
+  report.write(text);
   for (const line of written.lostKeyLines) run.stderr.write(line);
-  return written.lostKeyLines.length > 0 ? LEAKED_EXIT.failed : leakedExitCode(leaked);
+  return written.lostKeyLines.length > 0 ? LEAKED_EXIT.failed : code;
 }
 
 /**

@@ -739,15 +739,20 @@ function describe(found: ReportEntry['found'][number]): string {
   }
 }
 
-/** 0: every key found and ended (or already ended); 3: some not found; 1: some found but not ended. */
-export function leakedExitCode(report: LeakedReport): number {
-  const { keys, summary } = leakedView(report);
-  if (keys.some((entry) => entry.found.some((found) => found.action === 'failed'))) return LEAKED_EXIT.failed;
-  return summary.notFound > 0 ? LEAKED_EXIT.notFound : LEAKED_EXIT.ok;
+/**
+ * leaked's report, as lines or (`json`) one JSON value, and its exit code: 0 when every key was found and ended (or
+ * already was); 3 when some were not found; 1 when some found were not ended.
+ */
+export function leakedReport(report: LeakedReport, json: boolean) {
+  const view = leakedView(report);
+  const text = json ? jsonLine(view) : leakedLines(report, view);
+  if (view.keys.some((entry) => entry.found.some((found) => found.action === 'failed'))) {
+    return { text, code: LEAKED_EXIT.failed };
+  }
+  return { text, code: view.summary.notFound > 0 ? LEAKED_EXIT.notFound : LEAKED_EXIT.ok };
 }
 
-export function formatLeaked(report: LeakedReport): string {
-  const { keys, summary } = leakedView(report);
+function leakedLines(report: LeakedReport, { keys, summary }: ReturnType<typeof leakedView>): string {
   const lines = keys.flatMap((entry) => {
     if (entry.sameAs !== undefined) return [`line ${entry.line}: the same key as line ${entry.sameAs}`];
     if (entry.found.length === 0) {
@@ -767,8 +772,4 @@ export function formatLeaked(report: LeakedReport): string {
     `${counted(summary.keys, 'key')}: ${summary.found} found (${counted(summary.apps, 'app')}), ${summary.notFound} not found; ${written}`,
   );
   return lines.map((line) => `${line}\n`).join('');
-}
-
-export function formatLeakedJson(report: LeakedReport): string {
-  return jsonLine(leakedView(report));
 }

@@ -14,12 +14,7 @@ import {
   type LeakedKey,
 } from '../../../../tools/keys/leaked';
 import { MAX_LEAKED_INPUT_BYTES, readCapped } from '../../../../tools/keys/leaked-run';
-import {
-  formatLeaked,
-  formatLeakedJson,
-  leakedExitCode,
-  type LeakedReport,
-} from '../../../../tools/keys/output';
+import { leakedReport, type LeakedReport } from '../../../../tools/keys/output';
 import { run } from '../../../../tools/keys/main';
 import { decide, digestKeyIdOf, runCli } from '../../../support/keys-cli';
 import { keyIdOf } from '../../../../shared/keys/key-document';
@@ -242,7 +237,7 @@ describe('the report', () => {
   });
 
   it('says per line the app, key id, shard and action, or that it was not found, then a summary', () => {
-    expect(formatLeaked(report())).toBe(
+    expect(leakedReport(report(), false).text).toBe(
       'line 1: app shop, key aaaaaaaaaaaa, shard 4: revoked (expired at 2026-06-01T12:00:00Z; list shows it until prune)\n' +
         'line 2: the same key as line 1\n' +
         'line 3: not found in any of the 64 shards; nothing written for it\n' +
@@ -251,14 +246,14 @@ describe('the report', () => {
   });
 
   it('a dry run says what would be done and that nothing was written', () => {
-    const text = formatLeaked(report({ dryRun: true, shardsWritten: 0 }));
+    const { text } = leakedReport(report({ dryRun: true, shardsWritten: 0 }), false);
 
     expect(text).toContain('shard 4: would revoke (expire at 2026-06-01T12:00:00Z)\n');
     expect(text).toMatch(/; dry run: nothing written\n$/);
   });
 
   it('--json gives every line and the counts', () => {
-    expect(JSON.parse(formatLeakedJson(report()))).toEqual({
+    expect(JSON.parse(leakedReport(report(), true).text)).toEqual({
       keys: [
         {
           line: 1,
@@ -292,7 +287,7 @@ describe('the report', () => {
     ],
     ['a found key whose shard failed (even with some not found)', { outcomes: new Map([[4, 'boom']]) }, 1],
   ])('exits by what happened: %s', (_label, overrides, code) => {
-    expect(leakedExitCode(report(overrides))).toBe(code);
+    expect(leakedReport(report(overrides), false).code).toBe(code);
   });
 });
 
