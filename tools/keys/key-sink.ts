@@ -108,8 +108,8 @@ function wholeKeys(keys: readonly NewKey[], bytes: number): number {
 }
 
 /**
- * Hands out each shard's keys, each key once (an app's copies in several shards, as a reshard leaves them, hold the
- * same new key); after a failure, no more is sent, and every later key is counted as not handed out.
+ * Hands out each shard's keys, each app's new key once (an app's copies in several shards, as a reshard leaves them,
+ * hold the same new key); after a failure, no more is sent, and every later key is counted as not handed out.
  */
 export class KeyHandout {
   handedOut = 0;
@@ -120,8 +120,8 @@ export class KeyHandout {
   constructor(private readonly sink: KeySink | undefined) {}
 
   async hand(shardKeys: readonly NewKey[]): Promise<void> {
-    const keys = shardKeys.filter((key) => !this.seen.has(key.keyId));
-    for (const key of keys) this.seen.add(key.keyId);
+    const keys = shardKeys.filter((key) => !this.seen.has(`${key.appId}\0${key.keyId}`));
+    for (const key of keys) this.seen.add(`${key.appId}\0${key.keyId}`);
     if (keys.length === 0 || this.sink === undefined) return;
     if (this.failure !== undefined) {
       this.lost.push(...keys);
