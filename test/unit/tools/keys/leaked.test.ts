@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -400,6 +400,27 @@ describe('keys leaked on a local registry', () => {
     expect(serves('alpha', made.alpha)).toBe(true);
     expect(serves('alpha', made.alpha, NOW + 86_400_000)).toBe(false);
     expect(serves('alpha', fresh?.key ?? '', NOW + 86_400_000)).toBe(true);
+  });
+
+  it('--rotate gives an app with copies in two shards (as a reshard leaves them) one new key, in both, handed out once', async () => {
+    const made = await seed();
+    const shardFile = (index: number) => join(directory, 'registry', `keys-${index}.json`);
+    // alpha's home is shard 2; shard 0 (empty) gets a copy of it.
+    writeFileSync(shardFile(0), readFileSync(shardFile(2)));
+
+    const result = await keys(['leaked', '--rotate', '--grace', '0s'], `${made.alpha}\n`);
+
+    expect(result.code).toBe(0);
+    const handedOut = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { appId: string; keyId: string; key: string });
+    expect(handedOut.map(({ appId }) => appId)).toEqual(['alpha']);
+    const [{ keyId, key } = { keyId: '', key: '' }] = handedOut;
+    expect(result.stderr.match(new RegExp(`shard [02]: rotated: new key ${keyId};`, 'g'))).toHaveLength(2);
+    for (const index of [0, 2]) {
+      expect(decide(readFileSync(shardFile(index), 'utf8'), 'alpha', key, { now: NOW }).ok).toBe(true);
+    }
   });
 
   it('--rotate stops when the new keys cannot be handed out, naming each app whose new key was stored, never a key', async () => {
