@@ -15,7 +15,7 @@ import {
   type ShardWrite,
 } from './engine';
 import type { OutputStream } from '../common/tool-io';
-import { fileKeySink, streamKeySink, type KeySink } from './key-sink';
+import { fileKeySink, KeyHandout, newKey, streamKeySink, type KeySink, type NewKey } from './key-sink';
 import type { Registry } from './registry-access';
 import {
   applyJson,
@@ -97,47 +97,14 @@ export function checkKeysOut(
   return createsKeys;
 }
 
-interface NewKey {
-  readonly appId: string;
-  readonly keyId: string;
-  readonly line: string;
-}
-
-/** The new keys of a written shard: `{"appId","keyId","key"}` (and "expires") each. */
+/** The new keys of a written shard. */
 function newKeysOf(write: ShardWrite<EditResult>): NewKey[] {
   if (write.status === 'failed') return [];
-  return write.results.flatMap((result) => {
-    if (result.command !== 'add-app' && result.command !== 'rotate') return [];
-    const { appId, fresh } = result;
-    const expires = result.expires === undefined ? {} : { expires: result.expires };
-    return [
-      {
-        appId,
-        keyId: fresh.keyId,
-        line: JSON.stringify({ appId, keyId: fresh.keyId, key: fresh.key, ...expires }),
-      },
-    ];
-  });
-}
-
-/** Hands out each shard's keys; after a failure, every later key is counted as not handed out. */
-class KeyHandout {
-  handedOut = 0;
-  failure: string | undefined;
-  readonly lost: NewKey[] = [];
-
-  constructor(private readonly sink: KeySink | undefined) {}
-
-  async hand(keys: readonly NewKey[]): Promise<void> {
-    if (keys.length === 0 || this.sink === undefined) return;
-    const sent =
-      this.failure === undefined ? await this.sink.write(keys.map((key) => key.line)) : { whole: 0 };
-    this.handedOut += sent.whole;
-    if (sent.whole < keys.length) {
-      this.failure ??= sent.failure ?? 'write failed';
-      this.lost.push(...keys.slice(sent.whole));
-    }
-  }
+  return write.results.flatMap((result) =>
+    result.command === 'add-app' || result.command === 'rotate'
+      ? [newKey(result.appId, result.fresh, result.expires)]
+      : [],
+  );
 }
 
 /** Lines in the plan's order, each printed as soon as every shard before it is done; `done/total` on a terminal. */
@@ -219,14 +186,6 @@ function writeNotes(stderr: OutputStream, writes: readonly ShardWrite<EditResult
   if (unusedVersions > 0) stderr.write(`note: the keys changed while apply ran${unused}\n`);
 }
 
-/** One app whose new key was stored but not handed out: what to run, never the key. */
-function lostKeyLine(key: NewKey, sink: string, failure: string | undefined): string {
-  return (
-    `error: app ${key.appId}: its new key ${key.keyId} was stored but not handed out (${sink}: ${failure ?? ''}); ` +
-    `give it one with "keys rotate ${key.appId}", then "keys revoke ${key.appId} ${key.keyId}"\n`
-  );
-}
-
 /** Where the keys go: standard output for `-`, else a new file. */
 function keySinkOf(keysOut: string, io: ApplyIo): Promise<KeySink> {
   return keysOut === '-' ? Promise.resolve(streamKeySink(io.stdout)) : fileKeySink(keysOut);
@@ -260,7 +219,7 @@ async function writeAndReport(
       return handout.failure === undefined ? undefined : 'stop';
     },
   });
-  await sink?.close(handout.handedOut + handout.lost.length);
+  await handout.close();
   const notStarted = plan.shards.filter(({ index }) => !writes.some((write) => write.index === index));
   for (const shard of notStarted)
     lines.add(shard.index, applyShardLine(registry, shard, requests, undefined));
@@ -275,7 +234,7 @@ async function writeAndReport(
       ? applyJson(registry, plan, requests, writes, facts)
       : applySummary(plan, requests, writes, facts),
   );
-  for (const key of handout.lost) io.stderr.write(lostKeyLine(key, sink?.description ?? '', handout.failure));
+  for (const line of handout.lostLines()) io.stderr.write(line);
   if (handout.lost.length > 0 || notStarted.length > 0 || writes.some((write) => write.status === 'failed')) {
     throw new ReportedExit();
   }

@@ -9,19 +9,10 @@ import {
   writePlan,
   type Plan,
   type RetryOptions,
-  type ShardPlan,
-  type ShardWrite,
 } from './engine';
 import { findLeakedKeys, leakedEdits, parseLeakedInput, type LeakedAppResult } from './leaked';
-import { fileKeySink, streamKeySink, type KeySink } from './key-sink';
-import {
-  counted,
-  formatLeaked,
-  formatLeakedJson,
-  leakedExitCode,
-  outcomeKey,
-  type AppOutcome,
-} from './output';
+import { fileKeySink, KeyHandout, newKey, streamKeySink, type KeySink } from './key-sink';
+import { counted, LEAKED_EXIT, leakedReport, type ShardOutcomes } from './output';
 import type { Registry } from './registry-access';
 
 /**
@@ -29,7 +20,8 @@ import type { Registry } from './registry-access';
  * from AWS; the keys are checked against the registry's prefix; every shard is read (BatchGetSecretValue, 20 shards
  * a call); each key is found by digest; the edits that end them go through the one change engine (planned against
  * the shards as read, then one compare-and-swap write per shard touched). A shard that fails does not stop the
- * others: a leak is ended wherever it can be. Returns the exit code.
+ * others: a leak is ended wherever it can be; only --rotate's new keys that cannot be handed out stop the run, as
+ * in apply. Returns the exit code.
  */
 
 /** The most standard input leaked reads: about 20,000 keys of the key format, far more than any leak report. */
@@ -101,17 +93,6 @@ export interface LeakedRun {
   readonly errorLine: (error: unknown) => string;
 }
 
-/** `{"appId","keyId","key"}` of the apps a shard's write gave a new key, each app once over the whole run. */
-function newKeyLines(write: ShardWrite<LeakedAppResult>, handedOut: Set<string>): string[] {
-  if (write.status === 'failed') return [];
-  return write.results.flatMap((result) => {
-    const fresh = result.fresh;
-    if (fresh === undefined || handedOut.has(result.appId)) return [];
-    handedOut.add(result.appId);
-    return [JSON.stringify({ appId: result.appId, keyId: fresh.keyId, key: fresh.key })];
-  });
-}
-
 export async function runLeaked(run: LeakedRun): Promise<number> {
   const { registry, command, now } = run;
   const reading = parseLeakedInput(run.input, run.keyPrefix);
@@ -135,88 +116,74 @@ export async function runLeaked(run: LeakedRun): Promise<number> {
 
   const rotating = command.action.kind === 'rotate' && !command.dryRun && edits.length > 0;
   const report = rotating && command.keysOut === undefined ? run.stderr : run.stdout;
-  const { outcomes, shardsWritten } = command.dryRun
-    ? { outcomes: outcomesOf(plan, (shard) => resultsAsRead(plan, shard)), shardsWritten: 0 }
+  const written = command.dryRun
+    ? {
+        outcomes: new Map(plan.shards.map((shard) => [shard.index, resultsAsRead(plan, shard)])),
+        shardsWritten: 0,
+        lostKeyLines: [],
+      }
     : await writeLeaked(run, plan, rotating, report);
   const leaked = {
     input,
     found,
-    outcomes,
+    outcomes: written.outcomes,
     action: command.action,
     dryRun: command.dryRun,
     shardCount: documents.size,
-    shardsWritten,
+    shardsWritten: written.shardsWritten,
   };
-  report.write(run.json ? formatLeakedJson(leaked) : formatLeaked(leaked));
-  return leakedExitCode(leaked);
+  const { text, code } = leakedReport(leaked, run.json);
+  report.write(text);
+  for (const line of written.lostKeyLines) run.stderr.write(line);
+  return written.lostKeyLines.length > 0 ? LEAKED_EXIT.failed : code;
 }
-
-type LeakedPlan = Plan<LeakedAppResult>;
 
 /**
- * Each app's outcome, shard by shard: its result (as written, or as planned for a dry run), or the reason its
- * shard's write failed. A shard without results (not started) gives its apps no outcome.
+ * Writes the plan, handing out --rotate's new keys shard by shard as each write lands; if they cannot be handed out,
+ * no further shard is started (its leaked keys are reported not ended) and each app whose new key was stored but
+ * not handed out gets a line, as apply's do.
  */
-function outcomesOf(
-  plan: LeakedPlan,
-  resultsOf: (shard: ShardPlan) => readonly (LeakedAppResult | undefined)[] | string | undefined,
-): Map<string, AppOutcome> {
-  const outcomes = new Map<string, AppOutcome>();
-  for (const shard of plan.shards) {
-    const results = resultsOf(shard);
-    if (results === undefined) continue;
-    shard.edits.forEach((position, at) => {
-      const edit = plan.edits[position];
-      if (edit === undefined) return;
-      const result = typeof results === 'string' ? undefined : results[at];
-      const reason = typeof results === 'string' ? results : 'no result';
-      outcomes.set(
-        outcomeKey(shard.index, edit.appId),
-        result === undefined ? { status: 'failed', reason } : { status: 'done', result },
-      );
-    });
-  }
-  return outcomes;
-}
-
-/** Writes the plan, handing out --rotate's new keys shard by shard as each write lands. */
 async function writeLeaked(
   run: LeakedRun,
-  plan: LeakedPlan,
+  plan: Plan<LeakedAppResult>,
   rotating: boolean,
   report: OutputStream,
-): Promise<{ outcomes: Map<string, AppOutcome>; shardsWritten: number }> {
+): Promise<{ outcomes: ShardOutcomes; shardsWritten: number; lostKeyLines: string[] }> {
   const { keysOut } = run.command;
   let sink: KeySink | undefined;
   if (rotating) sink = keysOut === undefined ? streamKeySink(run.stdout) : await fileKeySink(keysOut);
-  const handedOut = new Set<string>();
-  let keys = 0;
+  const handout = new KeyHandout(sink);
   const writes = await writePlan(run.registry, plan, {
     createIfMissing: false,
     concurrency: run.concurrency,
     ...(run.retry === undefined ? {} : { retry: run.retry }),
     onShard: async (write) => {
-      const lines = newKeyLines(write, handedOut);
-      keys += lines.length;
-      await sink?.write(lines);
-      return undefined;
+      if (write.status !== 'failed') {
+        await handout.hand(
+          write.results.flatMap(({ appId, fresh }) => (fresh === undefined ? [] : [newKey(appId, fresh)])),
+        );
+      }
+      return handout.failure === undefined ? undefined : 'stop';
     },
   });
-  await sink?.close(keys);
+  await handout.close();
   for (const write of writes) {
     if (write.status !== 'failed')
       for (const warning of write.warnings) run.stderr.write(`warning: ${warning}\n`);
   }
-  if (sink !== undefined && keys > 0 && keysOut !== undefined) {
-    report.write(`${counted(keys, 'new key')} written to ${sink.description} (mode 0600)\n`);
+  if (handout.handedOut > 0 && keysOut !== undefined) {
+    report.write(`${counted(handout.handedOut, 'new key')} written to ${keysOut} (mode 0600)\n`);
   }
-  const outcomes = outcomesOf(plan, (shard) => {
-    const write = writes.find((candidate) => candidate.index === shard.index);
-    if (write?.status !== 'failed') return write?.results;
-    return run
-      .errorLine(write.error)
+  const reasonOf = (error: unknown) =>
+    run
+      .errorLine(error)
       .replace(/^error: /, '')
       .trimEnd();
-  });
-  return { outcomes, shardsWritten: writes.filter((write) => write.status === 'written').length };
+  return {
+    outcomes: new Map(
+      writes.map((write) => [write.index, write.status === 'failed' ? reasonOf(write.error) : write.results]),
+    ),
+    shardsWritten: writes.filter((write) => write.status === 'written').length,
+    lostKeyLines: handout.lostLines(),
+  };
 }

@@ -1,4 +1,4 @@
-import { byCodeUnit, keyIdOf, type KeyDocument } from '../../shared/keys/key-document';
+import { byCodeUnit, keyIdOf, type DocumentApp, type KeyDocument } from '../../shared/keys/key-document';
 import { keyShape } from '../../shared/keys/key-format';
 import {
   isDigestForm,
@@ -151,33 +151,29 @@ export function findLeakedKeys(
   keys: readonly LeakedKey[],
 ): Map<number, Sighting[]> {
   const wanted = new Set(keys.map((key) => key.digest.toString('hex')));
-  const candidates = new Map<string, { shard: number; appId: string }[]>();
+  // By match digest: each app (in each shard) that stores one, once.
+  const holders = new Map<string, Map<string, { shard: number; appId: string; app: DocumentApp }>>();
   for (const [shard, document] of [...documents].sort(([a], [b]) => a - b)) {
     for (const [appId, app] of document) {
       for (const key of app.keys) {
         const reading = readStoredKey(key.stored);
-        if (!reading.ok) continue;
-        const hex = matchDigest(reading.digest).toString('hex');
+        const hex = reading.ok ? matchDigest(reading.digest).toString('hex') : '';
         if (!wanted.has(hex)) continue;
-        const list = candidates.get(hex) ?? [];
-        if (!list.some((seen) => seen.shard === shard && seen.appId === appId)) list.push({ shard, appId });
-        candidates.set(hex, list);
+        const apps =
+          holders.get(hex) ?? new Map<string, { shard: number; appId: string; app: DocumentApp }>();
+        holders.set(hex, apps.set(`${shard}\0${appId}`, { shard, appId, app }));
       }
     }
   }
-  const found = new Map<number, Sighting[]>();
-  for (const key of keys) {
-    const sightings: Sighting[] = [];
-    for (const { shard, appId } of candidates.get(key.digest.toString('hex')) ?? []) {
-      const app = documents.get(shard)?.get(appId);
-      if (app === undefined) continue;
-      for (const location of findKeysByDigest(new Map([[appId, app]]), key.digest)) {
-        sightings.push({ shard, appId, keyId: location.keyId });
-      }
-    }
-    found.set(key.line, sightings);
-  }
-  return found;
+  return new Map(
+    keys.map((key) => {
+      const candidates = [...(holders.get(key.digest.toString('hex'))?.values() ?? [])];
+      const sightings = candidates.flatMap(({ shard, appId, app }) =>
+        findKeysByDigest(new Map([[appId, app]]), key.digest).map(({ keyId }) => ({ shard, appId, keyId })),
+      );
+      return [key.line, sightings];
+    }),
+  );
 }
 
 /** What an app's edit did to one of its leaked keys. */
@@ -215,18 +211,17 @@ export function leakedChange(
   fresh: FreshKey | undefined,
 ): Change<LeakedAppResult> {
   return (document, context) => {
-    const ended = endKeys(document, keys, endsAt);
-    let current = ended.document;
-    const { changed, outcomes } = ended;
+    const { document: ended, changed, outcomes } = endKeys(document, keys, endsAt);
     const holdsFresh =
       fresh !== undefined &&
-      (current.get(appId)?.keys ?? []).some((key) => keyIdOf(key.stored) === fresh.keyId);
-    if (fresh !== undefined && changed && !holdsFresh) {
-      current = newKeyChange({ command: 'rotate', appId, fresh, now })(current, context).next ?? current;
-    }
+      (ended.get(appId)?.keys ?? []).some((key) => keyIdOf(key.stored) === fresh.keyId);
+    const addFresh = fresh !== undefined && changed && !holdsFresh;
+    const next = addFresh
+      ? (newKeyChange({ command: 'rotate', appId, fresh, now })(ended, context).next ?? ended)
+      : ended;
     const handedOut = fresh !== undefined && (holdsFresh || changed);
     return {
-      next: changed ? current : undefined,
+      next: changed ? next : undefined,
       result: {
         appId,
         keys: outcomes,

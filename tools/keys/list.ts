@@ -49,12 +49,12 @@ export async function streamList(
   const documents = new Map<number, KeyDocument>();
   const listed = new Set<string>();
   let waiting: { readonly index: number; readonly appId: string }[] = [];
-  /** Shows the candidates now decided to be served; keeps the undecided. */
-  const decide = (all: boolean): void => {
+  /** Shows the candidates now known to be served; keeps the undecided. */
+  const showServed = (everythingRead: boolean): void => {
     const apps = new Map<string, DocumentApp>();
     const undecided: typeof waiting = [];
     for (const { index, appId } of waiting) {
-      const served = servedHere(registry, documents, appId, index, all);
+      const served = servedHere(registry, documents, appId, index, everythingRead);
       const entry = documents.get(index)?.get(appId);
       if (served === undefined) undecided.push({ index, appId });
       else if (served && entry !== undefined && !listed.has(appId)) apps.set(appId, entry);
@@ -86,10 +86,10 @@ export async function streamList(
       );
       documents.set(index, document);
       for (const appId of document.keys()) waiting.push({ index, appId });
-      if (batch.length === 1 || index === batch[batch.length - 1]) decide(false);
     }
+    showServed(false);
   }
-  decide(true);
+  showServed(true);
   if (options.json) io.stdout.write(listed.size === 0 ? '[]\n' : ']\n');
   else if (listed.size === 0) io.stdout.write('no apps\n');
   for (const line of placementNotes(registry, placeApps(registry.manifest, documents))) io.stderr.write(line);

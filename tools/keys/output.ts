@@ -32,11 +32,6 @@ import { groupDigits, SecretTooLargeError } from './size-guard';
 /** One JSON value and a newline: what every `--json` prints. */
 const jsonLine = (value: unknown): string => JSON.stringify(value) + '\n';
 
-/** `expired`, or `expires in 3d`, relative to `now`. */
-function expiryState(expiresAt: number, now: number): string {
-  return expiresAt <= now ? 'expired' : `expires in ${formatRemaining(expiresAt - now)}`;
-}
-
 /** How an app's allowlist reads: a clear statement when it allows nothing at all. */
 function networksOf(allowedCidrs: readonly string[] | undefined): string {
   if (allowedCidrs === undefined) return 'any network';
@@ -53,9 +48,7 @@ function limitText(limit: RateLimit): string {
 export type KeyStoreKind = 'secret' | 'file';
 
 /** Where the default limit of an app without its own comes from, in the words of each store. */
-const DEFAULT_LIMIT_WORDS: Readonly<
-  Record<KeyStoreKind, { readonly setting: string; readonly named: string; readonly takesEffect: string }>
-> = {
+const DEFAULT_LIMIT_WORDS = {
   secret: {
     setting: "the stack's appRateLimit",
     named: "the stack's default",
@@ -66,7 +59,7 @@ const DEFAULT_LIMIT_WORDS: Readonly<
     named: "the local server's default",
     takesEffect: 'in effect at once, where the local server runs with APP_RATE_LIMIT',
   },
-};
+} as const satisfies Record<KeyStoreKind, Record<'setting' | 'named' | 'takesEffect', string>>;
 
 /**
  * An app's rate limit and where it comes from. The CLI edits a secret or a key file, not what reads it: it knows the
@@ -78,49 +71,72 @@ function rateLimitOf(app: AppListing, defaultLimit: RateLimit | undefined, store
   return `${DEFAULT_LIMIT_WORDS[store].setting}, if set`;
 }
 
-/** What `limit` and `list --json` say of an app's rate limit. */
-export type RateLimitJson =
-  | {
-      readonly perSecond: number;
-      readonly burst: number;
-      /** `app`: the app's own; `default`: the stack's, as given by list --default-limit. */
-      readonly source: 'app' | 'default';
-    }
-  /** The stack's default applies, its value not known to the CLI. */
-  | { readonly source: 'default' };
-
-function rateLimitJson(own: RateLimit | undefined, defaultLimit: RateLimit | undefined): RateLimitJson {
-  if (own !== undefined) return { ...own, source: 'app' };
-  return defaultLimit === undefined ? { source: 'default' } : { ...defaultLimit, source: 'default' };
+/**
+ * What `limit` and `list --json` say of an app's rate limit: its own (`source: app`), or the stack's default
+ * (`source: default`), with the default's figures only when the operator named them (list --default-limit).
+ */
+function rateLimitJson(own: RateLimit | undefined, defaultLimit: RateLimit | undefined) {
+  if (own !== undefined) return { ...own, source: 'app' as const };
+  return defaultLimit === undefined
+    ? { source: 'default' as const }
+    : { ...defaultLimit, source: 'default' as const };
 }
 
-function formatLimit(result: LimitResult, store: KeyStoreKind): string {
+/** `expires` (UTC, or null when it does not expire) and `expired`, for `--json`. */
+function expiryJson(expiresAt: number | undefined, now: number) {
+  return {
+    expires: expiresAt === undefined ? null : formatTimestamp(expiresAt),
+    expired: expiresAt !== undefined && expiresAt <= now,
+  };
+}
+
+/** What an edit reports: a line for people, and the value `--json` prints. */
+interface Report {
+  readonly text: string;
+  readonly json: unknown;
+}
+
+function limitReport(result: LimitResult, store: KeyStoreKind): Report {
   const { appId, rateLimit } = result;
   const words = DEFAULT_LIMIT_WORDS[store];
-  if (rateLimit === undefined) {
-    return `app ${appId}: no rate limit of its own; ${words.setting} applies, if set\n`;
-  }
-  return `app ${appId}: its own rate limit is now ${limitText(rateLimit)} (${words.takesEffect})\n`;
+  const text =
+    rateLimit === undefined
+      ? `app ${appId}: no rate limit of its own; ${words.setting} applies, if set\n`
+      : `app ${appId}: its own rate limit is now ${limitText(rateLimit)} (${words.takesEffect})\n`;
+  return { text, json: { appId, rateLimit: rateLimitJson(rateLimit, undefined) } };
 }
 
-function formatNewKey(result: NewKeyResult): string {
-  const stored = result.fresh.storage === 'plain' ? ' (stored in plain text: --plain)' : '';
-  const expiry = result.expires === undefined ? '' : `, expiring ${result.expires}`;
-  const created = `${result.fresh.keyId}${stored}${expiry}`;
+/**
+ * add-app and rotate: the key on a line of its own. `--json` keeps `{appId, keyId, key}` and adds `expires` (the
+ * new key's) and `othersExpireBy` (rotate --grace) only when those were asked for.
+ */
+function newKeyReport(result: NewKeyResult): Report {
+  const { appId, fresh, expires, othersExpireBy } = result;
+  const stored = fresh.storage === 'plain' ? ' (stored in plain text: --plain)' : '';
+  const created = `${fresh.keyId}${stored}${expires === undefined ? '' : `, expiring ${expires}`}`;
   const what =
     result.command === 'add-app'
       ? `created with key ${created}`
       : `added key ${created}; valid keys: ${result.validKeyIds.join(' ')}`;
   const grace =
-    result.othersExpireBy === undefined
+    othersExpireBy === undefined
       ? ''
       : result.othersExpired
         ? '; every other key has expired (list still shows them; prune removes them)'
-        : `; every other key expires by ${result.othersExpireBy}`;
-  return `${result.fresh.key}\napp ${result.appId}: ${what}${grace}; the key above is shown only this once\n`;
+        : `; every other key expires by ${othersExpireBy}`;
+  return {
+    text: `${fresh.key}\napp ${appId}: ${what}${grace}; the key above is shown only this once\n`,
+    json: {
+      appId,
+      keyId: fresh.keyId,
+      key: fresh.key,
+      ...(expires === undefined ? {} : { expires }),
+      ...(othersExpireBy === undefined ? {} : { othersExpireBy }),
+    },
+  };
 }
 
-function formatRevoke(result: RevokeResult): string {
+function revokeText(result: RevokeResult): string {
   const { appId, keyId, keyIds } = result;
   switch (result.outcome) {
     case 'revoked':
@@ -134,7 +150,7 @@ function formatRevoke(result: RevokeResult): string {
   }
 }
 
-function formatExpire(result: ExpireResult, now: number): string {
+function expireText(result: ExpireResult, now: number): string {
   const { appId, keyId, expiresAt } = result;
   if (expiresAt === undefined) return `app ${appId}: key ${keyId} no longer expires\n`;
   const at = formatTimestamp(expiresAt);
@@ -144,7 +160,7 @@ function formatExpire(result: ExpireResult, now: number): string {
   return `app ${appId}: key ${keyId} expires at ${at} (in ${formatRemaining(expiresAt - now)})\n`;
 }
 
-function formatPrune(result: PruneAppResult): string {
+function pruneText(result: PruneAppResult): string {
   if (result.removed.length === 0) {
     return result.appId === undefined ? 'no expired keys\n' : `app ${result.appId} has no expired keys\n`;
   }
@@ -162,7 +178,7 @@ function formatPrune(result: PruneAppResult): string {
     .join('');
 }
 
-function formatNetworks(result: NetworkResult): string {
+function networksText(result: NetworkResult): string {
   const { appId, allowedCidrs } = result;
   if (allowedCidrs === undefined) return `app ${appId}: no allowlist; it may call from any network\n`;
   if (allowedCidrs.length === 0) {
@@ -175,75 +191,51 @@ function formatNetworks(result: NetworkResult): string {
 }
 
 /**
- * Human output. `now` is the instant the command read its clock at: what "expired" and "in 3d" refer to. `store`:
- * what was edited, for the words on default limits.
+ * `now` is the instant the command read its clock at: what "expired" and "in 3d" refer to. `store`: what was edited,
+ * for the words on default limits.
  */
+function resultReport(result: EditResult, now: number, store: KeyStoreKind): Report {
+  const { appId } = result;
+  switch (result.command) {
+    case 'add-app':
+    case 'rotate':
+      return newKeyReport(result);
+    case 'revoke':
+      return { text: revokeText(result), json: { appId, revokedKeyId: result.keyId, keyIds: result.keyIds } };
+    case 'remove-app': {
+      const { removedKeyIds } = result;
+      const keys = removedKeyIds.length > 0 ? ` and its keys ${removedKeyIds.join(' ')}` : '';
+      return { text: `removed app ${appId}${keys}\n`, json: { appId, removedKeyIds } };
+    }
+    case 'expire':
+      return {
+        text: expireText(result, now),
+        json: { appId, keyId: result.keyId, ...expiryJson(result.expiresAt, now) },
+      };
+    case 'prune':
+      return { text: pruneText(result), json: { removed: result.removed, removedApps: result.removedApps } };
+    case 'allow':
+    case 'disallow':
+      return { text: networksText(result), json: { appId, allowedCidrs: result.allowedCidrs ?? null } };
+    case 'limit':
+      return limitReport(result, store);
+  }
+}
+
+/** Human output of an edit. */
 export function formatResult(result: EditResult, now: number, store: KeyStoreKind = 'secret'): string {
-  switch (result.command) {
-    case 'add-app':
-    case 'rotate':
-      return formatNewKey(result);
-    case 'revoke':
-      return formatRevoke(result);
-    case 'remove-app':
-      return `removed app ${result.appId}${
-        result.removedKeyIds.length > 0 ? ` and its keys ${result.removedKeyIds.join(' ')}` : ''
-      }\n`;
-    case 'expire':
-      return formatExpire(result, now);
-    case 'prune':
-      return formatPrune(result);
-    case 'allow':
-    case 'disallow':
-      return formatNetworks(result);
-    case 'limit':
-      return formatLimit(result, store);
-  }
+  return resultReport(result, now, store).text;
 }
 
-/**
- * `--json`: one JSON value and a newline. add-app and rotate keep their `{appId, keyId, key}` and add `expires`
- * (the new key's) and `othersExpireBy` (rotate --grace) only when those were asked for.
- */
+/** `--json`: one JSON value and a newline. */
 export function formatResultJson(result: EditResult, now: number): string {
-  switch (result.command) {
-    case 'add-app':
-    case 'rotate':
-      return jsonLine({
-        appId: result.appId,
-        keyId: result.fresh.keyId,
-        key: result.fresh.key,
-        ...(result.expires === undefined ? {} : { expires: result.expires }),
-        ...(result.othersExpireBy === undefined ? {} : { othersExpireBy: result.othersExpireBy }),
-      });
-    case 'revoke':
-      return jsonLine({ appId: result.appId, revokedKeyId: result.keyId, keyIds: result.keyIds });
-    case 'remove-app':
-      return jsonLine({ appId: result.appId, removedKeyIds: result.removedKeyIds });
-    case 'expire':
-      return jsonLine({
-        appId: result.appId,
-        keyId: result.keyId,
-        expires: result.expiresAt === undefined ? null : formatTimestamp(result.expiresAt),
-        expired: result.expiresAt !== undefined && result.expiresAt <= now,
-      });
-    case 'prune':
-      return jsonLine({ removed: result.removed, removedApps: result.removedApps });
-    case 'allow':
-    case 'disallow':
-      return jsonLine({ appId: result.appId, allowedCidrs: result.allowedCidrs ?? null });
-    case 'limit':
-      return jsonLine({ appId: result.appId, rateLimit: rateLimitJson(result.rateLimit, undefined) });
-  }
+  return jsonLine(resultReport(result, now, 'secret').json);
 }
 
-function formatKeyLine(key: KeyListing, now: number): string {
-  const expiry =
-    key.expiresAt === undefined
-      ? 'never'
-      : `${formatTimestamp(key.expiresAt)}  ${expiryState(key.expiresAt, now)}`;
-  const digest = key.digest ? '  (stored as its sha256 digest)' : '';
-  return `  ${key.keyId}  ${expiry}${digest}\n`;
+function formatKeyLine({ keyId, expiresAt, digest: onlyDigest }: KeyListing, now: number): string {
+  const state = (at: number) => (at <= now ? 'expired' : `expires in ${formatRemaining(at - now)}`);
+  const expiry = expiresAt === undefined ? 'never' : `${formatTimestamp(expiresAt)}  ${state(expiresAt)}`;
+  return `  ${keyId}  ${expiry}${onlyDigest ? '  (stored as its sha256 digest)' : ''}\n`;
 }
 
 /**
@@ -266,37 +258,18 @@ export function formatList(
     .join('');
 }
 
-/** The shape of `list --json`, documented in docs/keys.md; `keyIds` is kept for scripts written before expiry. */
-export interface ListedAppJson {
-  readonly appId: string;
-  readonly keyIds: readonly string[];
-  readonly keys: readonly {
-    readonly keyId: string;
-    /** UTC, or null when the key does not expire. */
-    readonly expires: string | null;
-    readonly expired: boolean;
-    /** Only the key's sha256: digest is stored. */
-    readonly digest: boolean;
-  }[];
-  /** null: any network; []: none. */
-  readonly allowedCidrs: readonly string[] | null;
-  readonly rateLimit: RateLimitJson;
-}
-
-export function listJson(
-  apps: readonly AppListing[],
-  now: number,
-  defaultLimit?: RateLimit,
-): ListedAppJson[] {
+/** The objects of `list --json`, documented in docs/keys.md; `keyIds` is kept for scripts written before expiry. */
+export function listJson(apps: readonly AppListing[], now: number, defaultLimit?: RateLimit) {
   return apps.map((app) => ({
     appId: app.appId,
     keyIds: app.keys.map((key) => key.keyId),
+    // digest: only the key's sha256: digest is stored.
     keys: app.keys.map((key) => ({
       keyId: key.keyId,
-      expires: key.expiresAt === undefined ? null : formatTimestamp(key.expiresAt),
-      expired: key.expiresAt !== undefined && key.expiresAt <= now,
+      ...expiryJson(key.expiresAt, now),
       digest: key.digest,
     })),
+    // null: any network; []: none.
     allowedCidrs: app.allowedCidrs ?? null,
     rateLimit: rateLimitJson(
       app.rateLimit === undefined ? undefined : ownLimitOf(app.rateLimit),
@@ -388,7 +361,7 @@ function changeSummary(shard: ShardPlan, requests: readonly ChangeRequest[]): st
   ] as const;
   return parts
     .filter(([n]) => n > 0)
-    .map(([n, one, many]) => `${groupDigits(n)} ${n === 1 ? one : many}`)
+    .map(([n, one, many]) => plural(n, one, many))
     .join(', ');
 }
 
@@ -570,34 +543,19 @@ function reshardShardLines(
   removed: readonly { readonly from: number }[],
   verb: { readonly copy: string; readonly remove: string },
 ): string[] {
-  const shards = new Map<number, { sources: Set<number>; copies: number; removals: number }>();
-  const of = (index: number) => {
-    const known = shards.get(index) ?? { sources: new Set<number>(), copies: 0, removals: 0 };
-    shards.set(index, known);
-    return known;
-  };
-  for (const move of copied) {
-    const shard = of(move.to);
-    shard.copies++;
-    shard.sources.add(move.from);
-  }
-  for (const leftover of removed) of(leftover.from).removals++;
-  return [...shards]
-    .sort(([a], [b]) => a - b)
-    .map(([index, { sources, copies, removals }]) => {
-      const from = [...sources].sort((a, b) => a - b).join(', ');
-      const parts = [
-        ...(copies === 0 ? [] : [`${verb.copy} ${plural(copies, 'app', 'apps')} home (from shard ${from})`]),
-        ...(removals === 0 ? [] : [`${verb.remove} ${plural(removals, 'old copy', 'old copies')}`]),
-      ];
-      return `${shardLabel(registry, index)}: ${parts.join(', ')}\n`;
-    });
-}
-
-function leftText(left: ReadonlySet<string>): string {
-  return left.size === 0
-    ? 'nothing is left to move'
-    : `${plural(left.size, 'app is', 'apps are')} still not only in their home: run reshard again`;
+  const ascending = (indices: readonly number[]) => [...new Set(indices)].sort((a, b) => a - b);
+  const touched = ascending([...copied.map((move) => move.to), ...removed.map((leftover) => leftover.from)]);
+  return touched.map((index) => {
+    const copies = copied.filter((move) => move.to === index);
+    const removals = removed.filter((leftover) => leftover.from === index).length;
+    const from = ascending(copies.map((move) => move.from)).join(', ');
+    const copyText = `${verb.copy} ${plural(copies.length, 'app', 'apps')} home (from shard ${from})`;
+    const parts = [
+      ...(copies.length === 0 ? [] : [copyText]),
+      ...(removals === 0 ? [] : [`${verb.remove} ${plural(removals, 'old copy', 'old copies')}`]),
+    ];
+    return `${shardLabel(registry, index)}: ${parts.join(', ')}\n`;
+  });
 }
 
 export function formatReshard(
@@ -649,16 +607,19 @@ export function formatReshard(
         `removed ${plural(report.removed.length, 'old copy', 'old copies')}; ${plural(report.writes, 'write', 'writes')}\n`,
     );
   }
-  for (const appId of report.carried)
-    lines.push(
-      `app ${appId} was edited in its old home during the move: the edit was carried to its new home\n`,
-    );
-  for (const kept of report.kept) {
-    lines.push(
-      `app ${kept.appId} changed in both homes during the move: its old copy in shard ${kept.from} was left; run reshard again\n`,
-    );
-  }
-  lines.push(`${leftText(leftApps)}\n`);
+  lines.push(
+    ...report.carried.map(
+      (appId) =>
+        `app ${appId} was edited in its old home during the move: the edit was carried to its new home\n`,
+    ),
+    ...report.kept.map(
+      ({ appId, from }) =>
+        `app ${appId} changed in both homes during the move: its old copy in shard ${from} was left; run reshard again\n`,
+    ),
+    leftApps.size === 0
+      ? 'nothing is left to move\n'
+      : `${plural(leftApps.size, 'app is', 'apps are')} still not only in their home: run reshard again\n`,
+  );
   if (leftApps.size === 0 && report.previousShards !== undefined && registry.kind === 'secrets') {
     lines.push(
       `now deploy without keyShardsPrevious (-c keyShards=${report.shards}): readers need not look in the old homes any more\n`,
@@ -677,23 +638,21 @@ export const LEAKED_EXIT = { ok: 0, failed: 1, notFound: 3 } as const;
 export type LeakedReportAction =
   `${LeakedAction['kind']}d` | `would-${LeakedAction['kind']}` | 'already-ended' | 'gone' | 'failed';
 
-/** How one app's edit in one shard went: its result (as written, or as planned for a dry run), or its failure. */
-export type AppOutcome =
-  | { readonly status: 'done'; readonly result: LeakedAppResult }
-  | { readonly status: 'failed'; readonly reason: string };
-
 export interface LeakedReport {
   readonly input: LeakedInput;
   readonly found: ReadonlyMap<number, readonly Sighting[]>;
-  /** By `${shard}\0${appId}`. Absent for an app whose shard was not started (a failure stopped the run). */
-  readonly outcomes: ReadonlyMap<string, AppOutcome>;
+  /**
+   * Each shard's apps' results (as written, or as planned for a dry run), or why its write failed. Absent for a shard
+   * not started (a failure stopped the run).
+   */
+  readonly outcomes: ShardOutcomes;
   readonly action: LeakedAction;
   readonly dryRun: boolean;
   readonly shardCount: number;
   readonly shardsWritten: number;
 }
 
-export const outcomeKey = (shard: number, appId: string): string => `${shard}\0${appId}`;
+export type ShardOutcomes = ReadonlyMap<number, readonly (LeakedAppResult | undefined)[] | string>;
 
 interface ReportEntry {
   readonly line: number;
@@ -710,11 +669,18 @@ interface ReportEntry {
   }[];
 }
 
-function actionOf(report: LeakedReport, outcome: AppOutcome | undefined, line: number) {
-  if (outcome === undefined)
-    return { action: 'failed' as const, reason: 'not written: an earlier failure stopped the run' };
-  if (outcome.status === 'failed') return { action: 'failed' as const, reason: outcome.reason };
-  const { result } = outcome;
+function actionOf(report: LeakedReport, { shard, appId }: Sighting, line: number) {
+  const outcome = report.outcomes.get(shard);
+  const result = typeof outcome === 'string' ? undefined : outcome?.find((done) => done?.appId === appId);
+  if (result === undefined) {
+    const reason =
+      typeof outcome === 'string'
+        ? outcome
+        : outcome === undefined
+          ? 'not written: an earlier failure stopped the run'
+          : 'no result';
+    return { action: 'failed' as const, reason };
+  }
   const status = result.keys.find((key) => key.line === line)?.status ?? 'gone';
   const { kind } = report.action;
   const ended: LeakedReportAction = report.dryRun ? `would-${kind}` : `${kind}d`;
@@ -723,18 +689,35 @@ function actionOf(report: LeakedReport, outcome: AppOutcome | undefined, line: n
   return { action, expires: result.endsAt, ...(newKeyId === undefined ? {} : { newKeyId }) };
 }
 
-function entries(report: LeakedReport): ReportEntry[] {
-  const list: ReportEntry[] = report.input.keys.map((key) => ({
+/** Every input line, in order: where its key was found and what was done there; and the counts. */
+function leakedView(report: LeakedReport) {
+  const keys: ReportEntry[] = report.input.keys.map((key) => ({
     line: key.line,
     found: (report.found.get(key.line) ?? []).map((sighting) => ({
       appId: sighting.appId,
       keyId: sighting.keyId,
       shard: sighting.shard,
-      ...actionOf(report, report.outcomes.get(outcomeKey(sighting.shard, sighting.appId)), key.line),
+      ...actionOf(report, sighting, key.line),
     })),
   }));
-  for (const { line, sameAs } of report.input.repeats) list.push({ line, sameAs, found: [] });
-  return list.sort((a, b) => a.line - b.line);
+  for (const { line, sameAs } of report.input.repeats) keys.push({ line, sameAs, found: [] });
+  const notFound = report.input.keys.filter((key) => (report.found.get(key.line) ?? []).length === 0).length;
+  const apps = new Set(
+    [...report.found.values()].flatMap((sightings) => sightings.map((sighting) => sighting.appId)),
+  ).size;
+  const total = report.input.keys.length;
+  return {
+    keys: keys.sort((a, b) => a.line - b.line),
+    summary: {
+      keys: total,
+      found: total - notFound,
+      notFound,
+      apps,
+      shards: report.shardCount,
+      shardsWritten: report.shardsWritten,
+      dryRun: report.dryRun,
+    },
+  };
 }
 
 function describe(found: ReportEntry['found'][number]): string {
@@ -756,24 +739,21 @@ function describe(found: ReportEntry['found'][number]): string {
   }
 }
 
-/** 0: every key found and ended (or already ended); 3: some not found; 1: some found but not ended. */
-export function leakedExitCode(report: LeakedReport): number {
-  const failed = entries(report).some((entry) => entry.found.some((found) => found.action === 'failed'));
-  if (failed) return LEAKED_EXIT.failed;
-  return counts(report).notFound > 0 ? LEAKED_EXIT.notFound : LEAKED_EXIT.ok;
+/**
+ * leaked's report, as lines or (`json`) one JSON value, and its exit code: 0 when every key was found and ended (or
+ * already was); 3 when some were not found; 1 when some found were not ended.
+ */
+export function leakedReport(report: LeakedReport, json: boolean) {
+  const view = leakedView(report);
+  const text = json ? jsonLine(view) : leakedLines(report, view);
+  if (view.keys.some((entry) => entry.found.some((found) => found.action === 'failed'))) {
+    return { text, code: LEAKED_EXIT.failed };
+  }
+  return { text, code: view.summary.notFound > 0 ? LEAKED_EXIT.notFound : LEAKED_EXIT.ok };
 }
 
-function counts(report: LeakedReport) {
-  const keys = report.input.keys.length;
-  const notFound = report.input.keys.filter((key) => (report.found.get(key.line) ?? []).length === 0).length;
-  const apps = new Set(
-    [...report.found.values()].flatMap((sightings) => sightings.map((sighting) => sighting.appId)),
-  ).size;
-  return { keys, found: keys - notFound, notFound, apps };
-}
-
-export function formatLeaked(report: LeakedReport): string {
-  const lines = entries(report).flatMap((entry) => {
+function leakedLines(report: LeakedReport, { keys, summary }: ReturnType<typeof leakedView>): string {
+  const lines = keys.flatMap((entry) => {
     if (entry.sameAs !== undefined) return [`line ${entry.line}: the same key as line ${entry.sameAs}`];
     if (entry.found.length === 0) {
       return [
@@ -785,28 +765,11 @@ export function formatLeaked(report: LeakedReport): string {
         `line ${entry.line}: app ${found.appId}, key ${found.keyId}, shard ${found.shard}: ${describe(found)}`,
     );
   });
-  const { keys, found, notFound, apps } = counts(report);
   const written = report.dryRun
     ? 'dry run: nothing written'
     : `${counted(report.shardsWritten, 'shard')} written`;
   lines.push(
-    `${counted(keys, 'key')}: ${found} found (${counted(apps, 'app')}), ${notFound} not found; ${written}`,
+    `${counted(summary.keys, 'key')}: ${summary.found} found (${counted(summary.apps, 'app')}), ${summary.notFound} not found; ${written}`,
   );
   return lines.map((line) => `${line}\n`).join('');
-}
-
-export function formatLeakedJson(report: LeakedReport): string {
-  const { keys, found, notFound, apps } = counts(report);
-  return jsonLine({
-    keys: entries(report),
-    summary: {
-      keys,
-      found,
-      notFound,
-      apps,
-      shards: report.shardCount,
-      shardsWritten: report.shardsWritten,
-      dryRun: report.dryRun,
-    },
-  });
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -14,13 +14,8 @@ import {
   type LeakedKey,
 } from '../../../../tools/keys/leaked';
 import { MAX_LEAKED_INPUT_BYTES, readCapped } from '../../../../tools/keys/leaked-run';
-import {
-  formatLeaked,
-  formatLeakedJson,
-  leakedExitCode,
-  outcomeKey,
-  type LeakedReport,
-} from '../../../../tools/keys/output';
+import { leakedReport, type LeakedReport } from '../../../../tools/keys/output';
+import { run } from '../../../../tools/keys/main';
 import { decide, digestKeyIdOf, runCli } from '../../../support/keys-cli';
 import { keyIdOf } from '../../../../shared/keys/key-document';
 
@@ -138,12 +133,10 @@ describe('findLeakedKeys and the edits', () => {
     [2, parseKeyDocument(JSON.stringify({ shop: [toCompactDigestForm(KEY_A)] }))],
   ]);
 
+  const keys = [leakedKey(1, KEY_A), leakedKey(2, LEGACY_KEY), leakedKey(3, KEY_B)];
+
   it('finds each key in every stored form and every shard, by the id list shows', () => {
-    const found = findLeakedKeys(documents, [
-      leakedKey(1, KEY_A),
-      leakedKey(2, LEGACY_KEY),
-      leakedKey(3, KEY_B),
-    ]);
+    const found = findLeakedKeys(documents, keys);
 
     expect(Object.fromEntries(found)).toEqual({
       1: [
@@ -156,7 +149,6 @@ describe('findLeakedKeys and the edits', () => {
   });
 
   it('makes one edit per app and shard, each naming its shard', () => {
-    const keys = [leakedKey(1, KEY_A), leakedKey(2, LEGACY_KEY), leakedKey(3, KEY_B)];
     const edits = leakedEdits(keys, findLeakedKeys(documents, keys), { kind: 'revoke' }, NOW, () =>
       freshKey(generatePrefixedKey()),
     );
@@ -219,18 +211,24 @@ describe('the report', () => {
     [1, [{ shard: 4, appId: 'shop', keyId: 'aaaaaaaaaaaa' }]],
     [3, []],
   ]);
-  const done = (status: 'ended' | 'already-ended') => ({
-    status: 'done' as const,
-    result: {
-      appId: 'shop',
-      keys: [{ line: 1, keyIds: ['aaaaaaaaaaaa'], status }],
-      endsAt: '2026-06-01T12:00:00Z',
-    },
-  });
+  /** Shard 4's write, with shop's one leaked key in it `ended` or `already-ended`. */
+  const done = (status: 'ended' | 'already-ended') =>
+    new Map([
+      [
+        4,
+        [
+          {
+            appId: 'shop',
+            keys: [{ line: 1, keyIds: ['aaaaaaaaaaaa'], status }],
+            endsAt: '2026-06-01T12:00:00Z',
+          },
+        ],
+      ],
+    ]);
   const report = (overrides: Partial<LeakedReport> = {}): LeakedReport => ({
     input,
     found,
-    outcomes: new Map([[outcomeKey(4, 'shop'), done('ended')]]),
+    outcomes: done('ended'),
     action: { kind: 'revoke' },
     dryRun: false,
     shardCount: 64,
@@ -239,7 +237,7 @@ describe('the report', () => {
   });
 
   it('says per line the app, key id, shard and action, or that it was not found, then a summary', () => {
-    expect(formatLeaked(report())).toBe(
+    expect(leakedReport(report(), false).text).toBe(
       'line 1: app shop, key aaaaaaaaaaaa, shard 4: revoked (expired at 2026-06-01T12:00:00Z; list shows it until prune)\n' +
         'line 2: the same key as line 1\n' +
         'line 3: not found in any of the 64 shards; nothing written for it\n' +
@@ -248,14 +246,14 @@ describe('the report', () => {
   });
 
   it('a dry run says what would be done and that nothing was written', () => {
-    expect(formatLeaked(report({ dryRun: true, shardsWritten: 0 }))).toContain(
-      'shard 4: would revoke (expire at 2026-06-01T12:00:00Z)\n',
-    );
-    expect(formatLeaked(report({ dryRun: true, shardsWritten: 0 }))).toMatch(/; dry run: nothing written\n$/);
+    const { text } = leakedReport(report({ dryRun: true, shardsWritten: 0 }), false);
+
+    expect(text).toContain('shard 4: would revoke (expire at 2026-06-01T12:00:00Z)\n');
+    expect(text).toMatch(/; dry run: nothing written\n$/);
   });
 
   it('--json gives every line and the counts', () => {
-    expect(JSON.parse(formatLeakedJson(report()))).toEqual({
+    expect(JSON.parse(leakedReport(report(), true).text)).toEqual({
       keys: [
         {
           line: 1,
@@ -283,17 +281,13 @@ describe('the report', () => {
       'every key found, already ended',
       {
         input: { keys: [leakedKey(1, KEY_A)], repeats: [] },
-        outcomes: new Map([[outcomeKey(4, 'shop'), done('already-ended')]]),
+        outcomes: done('already-ended'),
       },
       0,
     ],
-    [
-      'a found key whose shard failed (even with some not found)',
-      { outcomes: new Map([[outcomeKey(4, 'shop'), { status: 'failed' as const, reason: 'boom' }]]) },
-      1,
-    ],
+    ['a found key whose shard failed (even with some not found)', { outcomes: new Map([[4, 'boom']]) }, 1],
   ])('exits by what happened: %s', (_label, overrides, code) => {
-    expect(leakedExitCode(report(overrides))).toBe(code);
+    expect(leakedReport(report(overrides), false).code).toBe(code);
   });
 });
 
@@ -333,10 +327,11 @@ describe('keys leaked on a local registry', () => {
         }).ok,
     );
 
-  async function seed(): Promise<Record<string, string>> {
+  /** Four apps (beta and gamma share shard 3): app id → its key. */
+  async function seed(): Promise<Record<'alpha' | 'beta' | 'gamma' | 'delta', string>> {
     await keys(['init', '--shards', '4']);
-    const made: Record<string, string> = {};
-    for (const app of ['alpha', 'beta', 'gamma', 'delta'])
+    const made = { alpha: '', beta: '', gamma: '', delta: '' };
+    for (const app of ['alpha', 'beta', 'gamma', 'delta'] as const)
       made[app] = keyOf((await keys(['add-app', app])).stdout);
     return made;
   }
@@ -354,11 +349,12 @@ describe('keys leaked on a local registry', () => {
     );
     expect(result.stdout).toMatch(/\n3 keys: 3 found \(3 apps\), 0 not found; \d shards? written\n$/);
     for (const key of Object.values(made)) expect(result.stdout + result.stderr).not.toContain(key);
-    expect(
-      [made.alpha, made.beta, made.gamma, made.delta].map((key, i) =>
-        serves(['alpha', 'beta', 'gamma', 'delta'][i] ?? '', key ?? ''),
-      ),
-    ).toEqual([false, false, false, true]);
+    expect(Object.entries(made).map(([appId, key]) => serves(appId, key))).toEqual([
+      false,
+      false,
+      false,
+      true,
+    ]);
   });
 
   it('--dry-run writes nothing', async () => {
@@ -379,12 +375,15 @@ describe('keys leaked on a local registry', () => {
 
     expect(result.code).toBe(3);
     expect(result.stdout).toContain('line 1: not found in any of the 4 shards; nothing written for it\n');
-    expect(serves('beta', made.beta ?? '')).toBe(false);
-    expect(serves('alpha', made.alpha ?? '')).toBe(true);
+    expect(serves('beta', made.beta)).toBe(false);
+    expect(serves('alpha', made.alpha)).toBe(true);
   });
 
-  it('--rotate --grace hands out a new key per app (the report on standard error) and ends the leaked one later', async () => {
+  it('--rotate --grace hands out one new key per app, stored in each copy of it (the report on standard error), and ends the leaked one later', async () => {
     const made = await seed();
+    const shardFile = (index: number) => join(directory, 'registry', `keys-${index}.json`);
+    // alpha's home is shard 2; shard 0 (empty) gets a copy of it, as a reshard leaves one.
+    writeFileSync(shardFile(0), readFileSync(shardFile(2)));
 
     const result = await keys(['leaked', '--rotate', '--grace', '1d'], `${made.alpha}\n`);
 
@@ -396,14 +395,50 @@ describe('keys leaked on a local registry', () => {
     expect(lines).toHaveLength(1);
     const [fresh] = lines;
     expect(fresh).toEqual({ appId: 'alpha', keyId: digestKeyIdOf(fresh?.key ?? ''), key: fresh?.key });
-    expect(result.stderr).toContain(`shard`);
-    expect(result.stderr).toContain(
-      `rotated: new key ${fresh?.keyId ?? ''}; the leaked key expires at 2026-06-02T12:00:00Z`,
+    const rotated = `: rotated: new key ${fresh?.keyId ?? ''}; the leaked key expires at 2026-06-02T12:00:00Z`;
+    expect(result.stderr).toMatch(
+      new RegExp(`^line 1: app alpha, key [0-9a-f]{12}, shard 0${rotated}$`, 'm'),
+    );
+    expect(result.stderr).toMatch(
+      new RegExp(`^line 1: app alpha, key [0-9a-f]{12}, shard 2${rotated}$`, 'm'),
     );
     expect(result.stderr).not.toContain(made.alpha);
-    expect(serves('alpha', made.alpha ?? '')).toBe(true);
-    expect(serves('alpha', made.alpha ?? '', NOW + 86_400_000)).toBe(false);
-    expect(serves('alpha', fresh?.key ?? '', NOW + 86_400_000)).toBe(true);
+    expect(serves('alpha', made.alpha)).toBe(true);
+    expect(serves('alpha', made.alpha, NOW + 86_400_000)).toBe(false);
+    for (const index of [0, 2]) {
+      const text = readFileSync(shardFile(index), 'utf8');
+      expect(decide(text, 'alpha', fresh?.key ?? '', { now: NOW + 86_400_000 }).ok).toBe(true);
+    }
+  });
+
+  it('--rotate stops when the new keys cannot be handed out, naming each app whose new key was stored, never a key', async () => {
+    const made = await seed();
+    let stderr = '';
+    const closedPipe = {
+      write: (_text: string, done?: (error?: Error | null) => void) =>
+        done?.(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })),
+      on: () => undefined,
+    };
+
+    // delta's home is shard 1, alpha's shard 2: shard 1 is written first, alone.
+    const code = await run(['leaked', '--rotate', '--grace', '1d', '--registry-file', registryFile], {
+      env: {},
+      now: () => NOW,
+      stdin: () => Readable.from([`${made.alpha}\n${made.delta}\n`]),
+      stdout: closedPipe,
+      stderr: { write: (text: string) => (stderr += text) },
+    });
+
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /^line 1: app alpha, key [0-9a-f]{12}, shard 2: NOT ended: not written: an earlier failure stopped the run$/m,
+    );
+    expect(stderr).toMatch(
+      /^error: app delta: its new key ([0-9a-f]{12}) was stored but not handed out \(standard output: EPIPE\); give it one with "keys rotate delta", then "keys revoke delta \1"$/m,
+    );
+    expect(serves('alpha', made.alpha, NOW + 86_400_000)).toBe(true);
+    expect(serves('delta', made.delta, NOW + 86_400_000)).toBe(false);
+    for (const key of Object.values(made)) expect(stderr).not.toContain(key);
   });
 
   it.each<[string, readonly string[], string | Buffer, string]>([
