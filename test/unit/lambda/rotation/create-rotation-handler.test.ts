@@ -194,7 +194,7 @@ describe('the rotation handler', () => {
   });
 
   describe('createSecret', () => {
-    it('writes every app one fresh key as the AWSPENDING version under the token, expiring the previous one a period later and leaving digest apps alone', async () => {
+    it('reads the current version by its stage, writes every app one fresh key as the AWSPENDING version under the token, expiring the previous one a period later and leaving digest apps alone, and logs app counts and the skipped apps', async () => {
       rotationUnderWay(CURRENT);
       secretsManager.on(PutSecretValueCommand).resolves({ VersionId: TOKEN, VersionStages: ['AWSPENDING'] });
 
@@ -208,6 +208,28 @@ describe('the rotation handler', () => {
       });
       const written = secretsManager.commandCalls(PutSecretValueCommand)[0]?.args[0].input.SecretString ?? '';
       expect(written).toBe(PENDING);
+      expect(secretsManager).toHaveReceivedCommandWith(GetSecretValueCommand, {
+        SecretId: SECRET_ARN,
+        VersionStage: 'AWSCURRENT',
+      });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          message: 'wrote the pending version',
+          step: 'createSecret',
+          secretArn: SECRET_ARN,
+          versionId: TOKEN,
+          baseVersionId: CURRENT_VERSION,
+          apps: 3,
+          rotatedApps: 2,
+          skippedApps: 1,
+          skippedAppIds: 'hashed',
+          expiredApps: 0,
+          prunedKeys: 0,
+          supersededKeysExpireBy: IN_ONE_PERIOD,
+          keep: 2,
+          secretBytes: Buffer.byteLength(PENDING),
+        }),
+      );
     });
 
     it("makes fresh keys of the key format with the stack's prefix when no key source is given", async () => {
@@ -272,42 +294,6 @@ describe('the rotation handler', () => {
       const warning = logs.entries().find((entry) => entry.message === 'the keys secret is nearly full');
       expect(warning).toMatchObject({ level: 'warn', step: 'createSecret' });
       expect(warning?.fillPercent).toBeGreaterThanOrEqual(85);
-    });
-
-    it('reads the current version by its stage, explicitly', async () => {
-      rotationUnderWay(CURRENT);
-
-      await handler(event('createSecret'));
-
-      expect(secretsManager).toHaveReceivedCommandWith(GetSecretValueCommand, {
-        SecretId: SECRET_ARN,
-        VersionStage: 'AWSCURRENT',
-      });
-    });
-
-    it('logs app counts and the skipped apps, never a key', async () => {
-      rotationUnderWay(CURRENT);
-
-      await handler(event('createSecret'));
-
-      expect(logs.entries()).toContainEqual(
-        expect.objectContaining({
-          message: 'wrote the pending version',
-          step: 'createSecret',
-          secretArn: SECRET_ARN,
-          versionId: TOKEN,
-          baseVersionId: CURRENT_VERSION,
-          apps: 3,
-          rotatedApps: 2,
-          skippedApps: 1,
-          skippedAppIds: 'hashed',
-          expiredApps: 0,
-          prunedKeys: 0,
-          supersededKeysExpireBy: IN_ONE_PERIOD,
-          keep: 2,
-          secretBytes: Buffer.byteLength(PENDING),
-        }),
-      );
     });
 
     it.each([
@@ -383,7 +369,7 @@ describe('the rotation handler', () => {
   });
 
   describe('testSecret', () => {
-    it('accepts a pending version that is one rotation of the current one', async () => {
+    it('reads the pending version by token and stage, and accepts it when it is one rotation of the current one', async () => {
       rotationUnderWay(CURRENT, PENDING);
 
       await handler(event('testSecret'));
@@ -391,6 +377,11 @@ describe('the rotation handler', () => {
       expect(logs.entries()).toContainEqual(
         expect.objectContaining({ message: 'the pending version may become current', step: 'testSecret' }),
       );
+      expect(secretsManager).toHaveReceivedCommandWith(GetSecretValueCommand, {
+        SecretId: SECRET_ARN,
+        VersionId: TOKEN,
+        VersionStage: 'AWSPENDING',
+      });
     });
 
     it("rejects a pending version that drops the app's current key, moving no label", async () => {
@@ -418,18 +409,6 @@ describe('the rotation handler', () => {
       await expect(twoDaysEarlier(event('testSecret'))).rejects.toThrow(
         `app demo: the pending keys are not one rotation of the current keys (key ${keyIdOf(KEY_A)} expires later than a rotation made now allows)`,
       );
-    });
-
-    it('reads the pending version by token and stage', async () => {
-      rotationUnderWay(CURRENT, PENDING);
-
-      await handler(event('testSecret'));
-
-      expect(secretsManager).toHaveReceivedCommandWith(GetSecretValueCommand, {
-        SecretId: SECRET_ARN,
-        VersionId: TOKEN,
-        VersionStage: 'AWSPENDING',
-      });
     });
   });
 
