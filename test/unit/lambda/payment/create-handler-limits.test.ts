@@ -16,7 +16,11 @@ import { DEMO_KEY, PARTNER_KEY } from '../../../support/keys';
 
 const NOW = 1_800_000_000_000;
 const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
-const demo = (key = DEMO_KEY): Array<[string, string]> => [JSON_TYPE, ['App-id', 'demo'], ['App-key', key]];
+const demo = (key = DEMO_KEY, contentType = 'application/json'): Array<[string, string]> => [
+  ['Content-Type', contentType],
+  ['App-id', 'demo'],
+  ['App-key', key],
+];
 const partner: Array<[string, string]> = [JSON_TYPE, ['App-id', 'partner'], ['App-key', PARTNER_KEY]];
 
 /** demo follows the stack's default; partner has a limit of its own, tighter. One keyring, as between refreshes. */
@@ -114,13 +118,7 @@ describe('POST /payment with per-app rate limits', () => {
   it('checks the limit before the media type and the body: 429 wins over 415 and 400', async () => {
     const { handle } = handlerWith({ limiter: scriptedLimiter({ kind: 'limited', retryAfterSeconds: 2 }) });
 
-    const wrongType = await handle(
-      paymentEvent([
-        ['Content-Type', 'text/plain'],
-        ['App-id', 'demo'],
-        ['App-key', DEMO_KEY],
-      ]),
-    );
+    const wrongType = await handle(paymentEvent(demo(DEMO_KEY, 'text/plain')));
     const badBody = await handle(paymentEvent(demo(), { body: '{not json' }));
 
     expect([wrongType.statusCode, badBody.statusCode]).toEqual([429, 429]);
@@ -129,13 +127,7 @@ describe('POST /payment with per-app rate limits', () => {
   it('gives 415 and 400 the RateLimit fields of the request they spent', async () => {
     const { handle } = handlerWith({});
 
-    const wrongType = await handle(
-      paymentEvent([
-        ['Content-Type', 'text/plain'],
-        ['App-id', 'demo'],
-        ['App-key', DEMO_KEY],
-      ]),
-    );
+    const wrongType = await handle(paymentEvent(demo(DEMO_KEY, 'text/plain')));
 
     expect(wrongType.statusCode).toBe(415);
     expect(wrongType.headers).toMatchObject({ RateLimit: '"app";r=1;t=1' });
