@@ -15,6 +15,7 @@ import { SECRET_MAX_BYTES } from '../../../../shared/keys/secret-size';
 import {
   createRotationHandler,
   type RotationHandler,
+  type RotationHandlerOptions,
 } from '../../../../lambda/rotation/create-rotation-handler';
 import {
   RotationError,
@@ -120,15 +121,20 @@ describe('the rotation handler', () => {
     secretsManager.reset();
     logs = captureLogs();
     const fresh = [FRESH_1, FRESH_2];
-    handler = createRotationHandler({
+    handler = handlerWith({ generateKey: () => fresh.shift() ?? 'test-handler-out-of-fresh-keys' });
+  });
+
+  /** A handler at NOW keeping 2 keys a period of PERIOD_MS, logging to this test's lines; `options` change that. */
+  function handlerWith(options: Partial<RotationHandlerOptions>): RotationHandler {
+    return createRotationHandler({
       client: new SecretsManagerClient({ region: 'eu-west-1' }),
       keep: 2,
       periodMs: PERIOD_MS,
       logger: logs.logger,
-      generateKey: () => fresh.shift() ?? 'test-handler-out-of-fresh-keys',
       now: () => NOW,
+      ...options,
     });
-  });
+  }
 
   afterEach(() => {
     for (const key of ALL_KEYS) expect(logs.lines.join('\n')).not.toContain(key);
@@ -182,14 +188,7 @@ describe('the rotation handler', () => {
     });
 
     it('refuses to be created with keep below 2', () => {
-      expect(() =>
-        createRotationHandler({
-          client: new SecretsManagerClient({}),
-          keep: 1,
-          periodMs: PERIOD_MS,
-          logger: logs.logger,
-        }),
-      ).toThrow('keep must be a whole number from 2 to 10');
+      expect(() => handlerWith({ keep: 1 })).toThrow('keep must be a whole number from 2 to 10');
     });
   });
 
@@ -233,14 +232,7 @@ describe('the rotation handler', () => {
     });
 
     it("makes fresh keys of the key format with the stack's prefix when no key source is given", async () => {
-      const prefixed = createRotationHandler({
-        client: new SecretsManagerClient({ region: 'eu-west-1' }),
-        keep: 2,
-        periodMs: PERIOD_MS,
-        logger: logs.logger,
-        keyPrefix: 'acme_live',
-        now: () => NOW,
-      });
+      const prefixed = handlerWith({ keyPrefix: 'acme_live' });
       rotationUnderWay(JSON.stringify({ demo: [KEY_A] }));
 
       await prefixed(event('createSecret'));
@@ -398,13 +390,7 @@ describe('the rotation handler', () => {
 
     it("judges the pending version by the step's own clock", async () => {
       rotationUnderWay(CURRENT, PENDING);
-      const twoDaysEarlier = createRotationHandler({
-        client: new SecretsManagerClient({ region: 'eu-west-1' }),
-        keep: 2,
-        periodMs: PERIOD_MS,
-        logger: logs.logger,
-        now: () => NOW - 2 * 86_400_000,
-      });
+      const twoDaysEarlier = handlerWith({ now: () => NOW - 2 * 86_400_000 });
 
       await expect(twoDaysEarlier(event('testSecret'))).rejects.toThrow(
         `app demo: the pending keys are not one rotation of the current keys (key ${keyIdOf(KEY_A)} expires later than a rotation made now allows)`,
