@@ -2,6 +2,7 @@ import {
   KeyCache,
   KeysUnavailableError,
   type CurrentKeys,
+  type KeyCacheOptions,
   type RefreshedKeys,
 } from '../../../../lambda/payment/key-cache';
 import { secretsManagerSource } from '../../../../lambda/payment/secrets-manager-source';
@@ -61,11 +62,7 @@ describe('KeyCache over Secrets Manager', () => {
     secretsManager.on(GET).resolves({ SecretString: SECRET_STRING, VersionId: 'v1' });
     logs = captureLogs();
     refreshes = [];
-    cache = new KeyCache({
-      source: secretsManagerSource(SECRET_ID, paymentClient()),
-      logger: logs.logger,
-      ttlMs: TTL_MS,
-      maxStaleMs: MAX_STALE_MS,
+    cache = cacheWith({
       refreshWaitMs: REFRESH_WAIT_MS,
       staleRetryMs: STALE_RETRY_MS,
       unavailableRetryMs: UNAVAILABLE_RETRY_MS,
@@ -79,6 +76,17 @@ describe('KeyCache over Secrets Manager', () => {
   afterEach(() => {
     jest.useRealTimers();
   });
+
+  /** A cache over Secrets Manager with the TTL and staleness bound above, logging to this test's lines. */
+  function cacheWith(options: Partial<KeyCacheOptions>): KeyCache {
+    return new KeyCache({
+      source: secretsManagerSource(SECRET_ID, paymentClient()),
+      logger: logs.logger,
+      ttlMs: TTL_MS,
+      maxStaleMs: MAX_STALE_MS,
+      ...options,
+    });
+  }
 
   describe('while the keys are fresh', () => {
     it('asks for the AWSCURRENT stage explicitly, in one fetch that warm() starts and the first request shares', async () => {
@@ -138,11 +146,8 @@ describe('KeyCache over Secrets Manager', () => {
 
     it('hands the observer the keyring it loaded and the size of the secret, and logs the size, never the text', async () => {
       const seen: RefreshedKeys[] = [];
-      const observed = new KeyCache({
+      const observed = cacheWith({
         source: { description: 'a test secret', fetchSecretString: () => Promise.resolve(SECRET_STRING) },
-        logger: logs.logger,
-        ttlMs: TTL_MS,
-        maxStaleMs: MAX_STALE_MS,
         observer: { refreshSucceeded: (refreshed) => seen.push(refreshed), refreshFailed: () => undefined },
       });
 
@@ -346,12 +351,7 @@ describe('KeyCache over Secrets Manager', () => {
     });
 
     it('serves no stale keys at all when the staleness bound is zero', async () => {
-      const strict = new KeyCache({
-        source: secretsManagerSource(SECRET_ID, paymentClient()),
-        logger: logs.logger,
-        ttlMs: TTL_MS,
-        maxStaleMs: 0,
-      });
+      const strict = cacheWith({ maxStaleMs: 0 });
       await strict.getKeys();
       secretsManager.on(GET).rejects(throttled());
       jest.advanceTimersByTime(TTL_MS);
@@ -427,16 +427,7 @@ describe('KeyCache over Secrets Manager', () => {
   });
 
   describe('as one shard of several', () => {
-    function shardCache(entryBuilding: 'eager' | 'lazy') {
-      return new KeyCache({
-        source: secretsManagerSource(SECRET_ID, paymentClient()),
-        logger: logs.logger,
-        ttlMs: TTL_MS,
-        maxStaleMs: MAX_STALE_MS,
-        shard: 7,
-        entryBuilding,
-      });
-    }
+    const shardCache = (entryBuilding: 'eager' | 'lazy') => cacheWith({ shard: 7, entryBuilding });
 
     it('names its shard on every line it logs, and never the secret', async () => {
       const brokenSecret = JSON.stringify({ demo: [DEMO_KEY, 'sha256:1234'], partner: PARTNER_KEY });
