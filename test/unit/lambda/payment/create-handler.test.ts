@@ -129,15 +129,6 @@ describe('POST /payment handler', () => {
         expect.objectContaining({ message: 'request refused', status: 401, reason }),
       );
     });
-
-    it('never logs the presented key', async () => {
-      const { handle, logs } = handlerWith();
-      const presented = 'a-wrong-but-secret-looking-key-123';
-
-      await handle(paymentEvent(credentials('demo', presented)));
-
-      expect(logs.lines.join('\n')).not.toContain(presented);
-    });
   });
 
   describe('authenticated requests with a bad media type or body, read as RFC 9110 and RFC 8259 say', () => {
@@ -274,17 +265,21 @@ describe('POST /payment handler', () => {
         200,
       ],
       ['Content-Type a number', { headers: { ...credentialsOnly.headers, 'Content-Type': 1 } }, 415],
-    ])('answer %s with %i, never 500', async (_label, event, status) => {
-      const { handle } = handlerWith();
+    ])(
+      'answer %s with %i, never 500, and no X-Request-Id: the event has no usable request id',
+      async (_label, event, status) => {
+        const { handle } = handlerWith();
 
-      const result = await handle(event);
+        const result = await handle(event);
 
-      expect(result.statusCode).toBe(status);
-      expect(result.headers).toMatchObject({
-        'Content-Type': 'application/json',
-        'Cache-Control': 'no-store',
-      });
-    });
+        expect(result.statusCode).toBe(status);
+        expect(result.headers).toMatchObject({
+          'Content-Type': 'application/json',
+          'Cache-Control': 'no-store',
+        });
+        expect(result.headers).not.toHaveProperty('X-Request-Id');
+      },
+    );
 
     /** A JSON array of `length` bytes. */
     const jsonArrayOf = (length: number): string => `[${'0,'.repeat((length - 3) / 2)}0]`;
@@ -324,15 +319,6 @@ describe('POST /payment handler', () => {
       const result = await handle(makeEvent());
 
       expect(result.statusCode).toBe(status);
-    });
-
-    it('leaves X-Request-Id out when the event has no usable request id', async () => {
-      const { handle } = handlerWith();
-
-      const result = await handle(credentialsOnly);
-
-      expect(result.statusCode).toBe(200);
-      expect(result.headers).not.toHaveProperty('X-Request-Id');
     });
   });
 
@@ -384,22 +370,6 @@ describe('POST /payment handler', () => {
         parse.mockRestore();
         decode.mockRestore();
       }
-    });
-
-    it.each<[string, Partial<APIGatewayProxyEvent>]>([
-      ['empty', { body: '' }],
-      ['of JSON', { body: '{"amount":1}' }],
-      [
-        'of exactly 64 KiB once decoded from base64',
-        { body: Buffer.from(`"${'a'.repeat(65_534)}"`).toString('base64'), isBase64Encoded: true },
-      ],
-      ['of brackets inside a string, however many', { body: `"${'['.repeat(1_000)}"` }],
-    ])('answer 200 for a body %s', async (_label, overrides) => {
-      const { handle } = handlerWith();
-
-      const result = await handle(demoRequest(overrides));
-
-      expect(result.statusCode).toBe(200);
     });
 
     it.each([
@@ -638,14 +608,15 @@ describe('keys that expire and apps fenced to their networks', () => {
     return handlerAt().handle(from('203.0.113.10', 'demo', PARTNER_KEY));
   }
 
-  it.each<[string, string | undefined, string, string, string]>([
-    ['a key whose expiry is now', '203.0.113.10', 'demo', DEMO_KEY, 'expired_key'],
+  it.each<[string, string | undefined, string, string, string, string]>([
+    ['a key whose expiry is now', '203.0.113.10', 'demo', DEMO_KEY, 'expired_key', 'ExpiredKey'],
     [
       'a key sent from outside the app’s networks',
       '198.51.100.7',
       'partner',
       PARTNER_KEY,
       'source_not_allowed',
+      'SourceNotAllowed',
     ],
     [
       'a key sent from an IPv4-mapped address outside them',
@@ -653,12 +624,20 @@ describe('keys that expire and apps fenced to their networks', () => {
       'partner',
       PARTNER_KEY,
       'source_not_allowed',
+      'SourceNotAllowed',
     ],
-    ['a key sent with no known source address', undefined, 'partner', PARTNER_KEY, 'source_not_allowed'],
+    [
+      'a key sent with no known source address',
+      undefined,
+      'partner',
+      PARTNER_KEY,
+      'source_not_allowed',
+      'SourceNotAllowed',
+    ],
   ])(
-    'answer %s with the same 401 as any refusal, and log the reason with the app and key id',
-    async (_label, sourceIp, appId, appKey, reason) => {
-      const { handle, logs } = handlerAt();
+    'answer %s with the same 401 as any refusal, log the reason with the app and key id, and count it under its own metric beside Unauthorized',
+    async (_label, sourceIp, appId, appKey, reason, metric) => {
+      const { handle, logs, counted } = handlerAt();
 
       const result = await handle(from(sourceIp, appId, appKey));
 
@@ -674,27 +653,21 @@ describe('keys that expire and apps fenced to their networks', () => {
         }),
       ]);
       expect(logs.lines.join('\n')).not.toContain(appKey);
+      expect(counted).toEqual([metric, 'Unauthorized']);
     },
   );
 
-  it('answer 200 to a key sent from inside its networks', async () => {
+  it('answer 200 to a key sent from inside its networks, and from any source for an app without an allowlist with a key that has not expired', async () => {
     const { handle } = handlerAt();
 
-    const result = await handle(from('203.0.113.77', 'partner', PARTNER_KEY));
-
-    expect(result.statusCode).toBe(200);
-  });
-
-  it('accept any source for an app without an allowlist, and a key of it that has not expired', async () => {
-    const { handle } = handlerAt();
-
-    const results = await Promise.all(
-      [undefined, 'unknown', '198.51.100.7', '2001:db9::1'].map((sourceIp) =>
+    const results = await Promise.all([
+      handle(from('203.0.113.77', 'partner', PARTNER_KEY)),
+      ...[undefined, 'unknown', '198.51.100.7', '2001:db9::1'].map((sourceIp) =>
         handle(from(sourceIp, 'demo', DEMO_NEXT_KEY)),
       ),
-    );
+    ]);
 
-    expect(results.map((result) => result.statusCode)).toEqual([200, 200, 200, 200]);
+    expect(results.map((result) => result.statusCode)).toEqual([200, 200, 200, 200, 200]);
   });
 
   it('refuse a key at the clock of each request: one that expires between two requests, with no refresh between them', async () => {
@@ -725,21 +698,5 @@ describe('keys that expire and apps fenced to their networks', () => {
 
     expect(result).toEqual(await wrongKeyAnswer());
     expect(logs.entries().map((entry) => [entry.reason, entry.keyId])).toEqual([['wrong_key', null]]);
-  });
-
-  it('count an expired key and a network not allowed each under its own metric, beside Unauthorized', async () => {
-    const { handle, counted } = handlerAt();
-
-    await handle(from('203.0.113.10', 'demo', DEMO_KEY));
-    await handle(from('198.51.100.7', 'partner', PARTNER_KEY));
-    await handle(from('203.0.113.10', 'demo', PARTNER_KEY));
-
-    expect(counted).toEqual([
-      'ExpiredKey',
-      'Unauthorized',
-      'SourceNotAllowed',
-      'Unauthorized',
-      'Unauthorized',
-    ]);
   });
 });

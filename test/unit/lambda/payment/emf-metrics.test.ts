@@ -78,65 +78,49 @@ describe('metrics in CloudWatch embedded metric format', () => {
 });
 
 describe('the EMF specification check', () => {
+  interface LineParts {
+    readonly timestamp?: unknown;
+    readonly dimensions?: string[][];
+    readonly metric?: Record<string, string>;
+  }
+
+  /** A line with one metric A in namespace N, valid unless told otherwise; `top`: its top-level values. */
+  function line(
+    { timestamp = 1, dimensions = [], metric = { Name: 'A' } }: LineParts = {},
+    top: Record<string, unknown> = { A: 1 },
+  ): unknown {
+    const directive = { Namespace: 'N', Dimensions: dimensions, Metrics: [metric] };
+    return { _aws: { Timestamp: timestamp, CloudWatchMetrics: [directive] }, ...top };
+  }
+
   it.each<[string, unknown, string]>([
     ['no _aws', { Accepted: 1 }, 'no _aws object'],
     [
       'a timestamp in seconds as text',
-      {
-        _aws: {
-          Timestamp: '1795000000',
-          CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [], Metrics: [{ Name: 'A' }] }],
-        },
-        A: 1,
-      },
+      line({ timestamp: '1795000000' }),
       '_aws.Timestamp is not epoch milliseconds',
     ],
     [
       'a dimension without a value',
-      {
-        _aws: {
-          Timestamp: 1,
-          CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [['Service']], Metrics: [{ Name: 'A' }] }],
-        },
-        A: 1,
-      },
+      line({ dimensions: [['Service']] }),
       'dimension Service has no string value at the top level',
     ],
-    [
-      'a metric without a value',
-      {
-        _aws: {
-          Timestamp: 1,
-          CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [], Metrics: [{ Name: 'A' }] }],
-        },
-      },
-      'metric A has no numeric value at the top level',
-    ],
+    ['a metric without a value', line({}, {}), 'metric A has no numeric value at the top level'],
     [
       'more than 100 values for one metric',
-      {
-        _aws: {
-          Timestamp: 1,
-          CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [], Metrics: [{ Name: 'A' }] }],
-        },
-        A: Array<number>(101).fill(1),
-      },
+      line({}, { A: Array<number>(101).fill(1) }),
       'metric A has no numeric value at the top level',
     ],
     [
       'a unit CloudWatch does not know',
-      {
-        _aws: {
-          Timestamp: 1,
-          CloudWatchMetrics: [
-            { Namespace: 'N', Dimensions: [], Metrics: [{ Name: 'A', Unit: 'Percentage' }] },
-          ],
-        },
-        A: 1,
-      },
+      line({ metric: { Name: 'A', Unit: 'Percentage' } }),
       'metric A has a unit CloudWatch does not know',
     ],
-  ])('finds %s', (_label, line, problem) => {
-    expect(emfProblems(line)).toContain(problem);
+  ])('finds %s', (_label, emfLine, problem) => {
+    expect(emfProblems(emfLine)).toContain(problem);
+  });
+
+  it('finds nothing wrong with the line that builds the others', () => {
+    expect(emfProblems(line())).toEqual([]);
   });
 });

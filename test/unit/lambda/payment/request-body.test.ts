@@ -32,7 +32,9 @@ describe('readJsonBody', () => {
       JSON.parse('['.repeat(64) + ']'.repeat(64)),
     ],
     ['brackets and escaped quotes in a string', text('"[[\\"[[{{"'), '[["[[{{'],
+    ['a thousand brackets in a string', text(`"${'['.repeat(1_000)}"`), '['.repeat(1_000)],
     ['65,536 bytes of JSON', text(`"${'a'.repeat(65_534)}"`), 'a'.repeat(65_534)],
+    ['base64 of 65,536 bytes of JSON', base64Of(`"${'a'.repeat(65_534)}"`), 'a'.repeat(65_534)],
   ])('accepts %s', (_label, body, value) => {
     expect(readJsonBody(body)).toEqual({ ok: true, kind: 'json', value });
   });

@@ -15,6 +15,7 @@ import { SECRET_MAX_BYTES } from '../../../../shared/keys/secret-size';
 import {
   createRotationHandler,
   type RotationHandler,
+  type RotationHandlerOptions,
 } from '../../../../lambda/rotation/create-rotation-handler';
 import {
   RotationError,
@@ -120,15 +121,20 @@ describe('the rotation handler', () => {
     secretsManager.reset();
     logs = captureLogs();
     const fresh = [FRESH_1, FRESH_2];
-    handler = createRotationHandler({
+    handler = handlerWith({ generateKey: () => fresh.shift() ?? 'test-handler-out-of-fresh-keys' });
+  });
+
+  /** A handler at NOW keeping 2 keys a period of PERIOD_MS, logging to this test's lines; `options` change that. */
+  function handlerWith(options: Partial<RotationHandlerOptions>): RotationHandler {
+    return createRotationHandler({
       client: new SecretsManagerClient({ region: 'eu-west-1' }),
       keep: 2,
       periodMs: PERIOD_MS,
       logger: logs.logger,
-      generateKey: () => fresh.shift() ?? 'test-handler-out-of-fresh-keys',
       now: () => NOW,
+      ...options,
     });
-  });
+  }
 
   afterEach(() => {
     for (const key of ALL_KEYS) expect(logs.lines.join('\n')).not.toContain(key);
@@ -182,19 +188,12 @@ describe('the rotation handler', () => {
     });
 
     it('refuses to be created with keep below 2', () => {
-      expect(() =>
-        createRotationHandler({
-          client: new SecretsManagerClient({}),
-          keep: 1,
-          periodMs: PERIOD_MS,
-          logger: logs.logger,
-        }),
-      ).toThrow('keep must be a whole number from 2 to 10');
+      expect(() => handlerWith({ keep: 1 })).toThrow('keep must be a whole number from 2 to 10');
     });
   });
 
   describe('createSecret', () => {
-    it('writes every app one fresh key as the AWSPENDING version under the token, expiring the previous one a period later and leaving digest apps alone', async () => {
+    it('reads the current version by its stage, writes every app one fresh key as the AWSPENDING version under the token, expiring the previous one a period later and leaving digest apps alone, and logs app counts and the skipped apps', async () => {
       rotationUnderWay(CURRENT);
       secretsManager.on(PutSecretValueCommand).resolves({ VersionId: TOKEN, VersionStages: ['AWSPENDING'] });
 
@@ -208,17 +207,32 @@ describe('the rotation handler', () => {
       });
       const written = secretsManager.commandCalls(PutSecretValueCommand)[0]?.args[0].input.SecretString ?? '';
       expect(written).toBe(PENDING);
+      expect(secretsManager).toHaveReceivedCommandWith(GetSecretValueCommand, {
+        SecretId: SECRET_ARN,
+        VersionStage: 'AWSCURRENT',
+      });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({
+          message: 'wrote the pending version',
+          step: 'createSecret',
+          secretArn: SECRET_ARN,
+          versionId: TOKEN,
+          baseVersionId: CURRENT_VERSION,
+          apps: 3,
+          rotatedApps: 2,
+          skippedApps: 1,
+          skippedAppIds: 'hashed',
+          expiredApps: 0,
+          prunedKeys: 0,
+          supersededKeysExpireBy: IN_ONE_PERIOD,
+          keep: 2,
+          secretBytes: Buffer.byteLength(PENDING),
+        }),
+      );
     });
 
     it("makes fresh keys of the key format with the stack's prefix when no key source is given", async () => {
-      const prefixed = createRotationHandler({
-        client: new SecretsManagerClient({ region: 'eu-west-1' }),
-        keep: 2,
-        periodMs: PERIOD_MS,
-        logger: logs.logger,
-        keyPrefix: 'acme_live',
-        now: () => NOW,
-      });
+      const prefixed = handlerWith({ keyPrefix: 'acme_live' });
       rotationUnderWay(JSON.stringify({ demo: [KEY_A] }));
 
       await prefixed(event('createSecret'));
@@ -272,42 +286,6 @@ describe('the rotation handler', () => {
       const warning = logs.entries().find((entry) => entry.message === 'the keys secret is nearly full');
       expect(warning).toMatchObject({ level: 'warn', step: 'createSecret' });
       expect(warning?.fillPercent).toBeGreaterThanOrEqual(85);
-    });
-
-    it('reads the current version by its stage, explicitly', async () => {
-      rotationUnderWay(CURRENT);
-
-      await handler(event('createSecret'));
-
-      expect(secretsManager).toHaveReceivedCommandWith(GetSecretValueCommand, {
-        SecretId: SECRET_ARN,
-        VersionStage: 'AWSCURRENT',
-      });
-    });
-
-    it('logs app counts and the skipped apps, never a key', async () => {
-      rotationUnderWay(CURRENT);
-
-      await handler(event('createSecret'));
-
-      expect(logs.entries()).toContainEqual(
-        expect.objectContaining({
-          message: 'wrote the pending version',
-          step: 'createSecret',
-          secretArn: SECRET_ARN,
-          versionId: TOKEN,
-          baseVersionId: CURRENT_VERSION,
-          apps: 3,
-          rotatedApps: 2,
-          skippedApps: 1,
-          skippedAppIds: 'hashed',
-          expiredApps: 0,
-          prunedKeys: 0,
-          supersededKeysExpireBy: IN_ONE_PERIOD,
-          keep: 2,
-          secretBytes: Buffer.byteLength(PENDING),
-        }),
-      );
     });
 
     it.each([
@@ -383,7 +361,7 @@ describe('the rotation handler', () => {
   });
 
   describe('testSecret', () => {
-    it('accepts a pending version that is one rotation of the current one', async () => {
+    it('reads the pending version by token and stage, and accepts it when it is one rotation of the current one', async () => {
       rotationUnderWay(CURRENT, PENDING);
 
       await handler(event('testSecret'));
@@ -391,6 +369,11 @@ describe('the rotation handler', () => {
       expect(logs.entries()).toContainEqual(
         expect.objectContaining({ message: 'the pending version may become current', step: 'testSecret' }),
       );
+      expect(secretsManager).toHaveReceivedCommandWith(GetSecretValueCommand, {
+        SecretId: SECRET_ARN,
+        VersionId: TOKEN,
+        VersionStage: 'AWSPENDING',
+      });
     });
 
     it("rejects a pending version that drops the app's current key, moving no label", async () => {
@@ -407,29 +390,11 @@ describe('the rotation handler', () => {
 
     it("judges the pending version by the step's own clock", async () => {
       rotationUnderWay(CURRENT, PENDING);
-      const twoDaysEarlier = createRotationHandler({
-        client: new SecretsManagerClient({ region: 'eu-west-1' }),
-        keep: 2,
-        periodMs: PERIOD_MS,
-        logger: logs.logger,
-        now: () => NOW - 2 * 86_400_000,
-      });
+      const twoDaysEarlier = handlerWith({ now: () => NOW - 2 * 86_400_000 });
 
       await expect(twoDaysEarlier(event('testSecret'))).rejects.toThrow(
         `app demo: the pending keys are not one rotation of the current keys (key ${keyIdOf(KEY_A)} expires later than a rotation made now allows)`,
       );
-    });
-
-    it('reads the pending version by token and stage', async () => {
-      rotationUnderWay(CURRENT, PENDING);
-
-      await handler(event('testSecret'));
-
-      expect(secretsManager).toHaveReceivedCommandWith(GetSecretValueCommand, {
-        SecretId: SECRET_ARN,
-        VersionId: TOKEN,
-        VersionStage: 'AWSPENDING',
-      });
     });
   });
 

@@ -1,20 +1,17 @@
-import { DEFAULT_ROTATION_KEEP_KEYS, readRotationSettings } from '../../../../lambda/rotation/settings';
+import { readRotationSettings } from '../../../../lambda/rotation/settings';
 
 /** What the stack always sets: a 30-day period. */
 const PERIOD = { ROTATION_PERIOD_HOURS: '720' };
 
 describe('readRotationSettings', () => {
   it.each([
-    ['absent', {}, DEFAULT_ROTATION_KEEP_KEYS],
-    ['empty', { ROTATION_KEEP_KEYS: '' }, DEFAULT_ROTATION_KEEP_KEYS],
+    // Two by default: the fresh key and the one clients hold now.
+    ['absent', {}, 2],
+    ['empty', { ROTATION_KEEP_KEYS: '' }, 2],
     ['2', { ROTATION_KEEP_KEYS: '2' }, 2],
     ['10', { ROTATION_KEEP_KEYS: '10' }, 10],
   ])('reads ROTATION_KEEP_KEYS %s', (_label, env, expected) => {
     expect(readRotationSettings({ ...PERIOD, ...env }).keep).toBe(expected);
-  });
-
-  it('keeps two keys by default: the fresh one and the one clients hold now', () => {
-    expect(DEFAULT_ROTATION_KEEP_KEYS).toBe(2);
   });
 
   it.each(['1', '0', '11', '-3', '2.5', 'two', ' 2'])('refuses ROTATION_KEEP_KEYS=%p', (raw) => {

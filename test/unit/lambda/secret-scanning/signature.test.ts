@@ -42,21 +42,19 @@ describe('isValidSignature', () => {
     expect(isValidSignature(BODY, Buffer.from(signer.signatureOf(BODY), 'base64'), publicKey)).toBe(true);
   });
 
-  it('refuses it over a body changed by one byte', () => {
-    const changed = Buffer.from(BODY);
-    changed[3] = 0x41;
+  const changed = Buffer.from(BODY);
+  changed[3] = 0x41;
 
-    expect(isValidSignature(changed, Buffer.from(signer.signatureOf(BODY), 'base64'), publicKey)).toBe(false);
-  });
-
-  it("refuses another key's signature", () => {
-    const other = createGithubSigner('b'.repeat(64));
-
-    expect(isValidSignature(BODY, Buffer.from(other.signatureOf(BODY), 'base64'), publicKey)).toBe(false);
-  });
-
-  it('refuses bytes that are not a DER signature, without throwing', () => {
-    expect(isValidSignature(BODY, Buffer.from('not a signature at all'), publicKey)).toBe(false);
+  it.each<[string, Buffer, Buffer]>([
+    ['it over a body changed by one byte', changed, Buffer.from(signer.signatureOf(BODY), 'base64')],
+    [
+      "another key's signature",
+      BODY,
+      Buffer.from(createGithubSigner('b'.repeat(64)).signatureOf(BODY), 'base64'),
+    ],
+    ['bytes that are not a DER signature, without throwing', BODY, Buffer.from('not a signature at all')],
+  ])('refuses %s', (_case, body, signature) => {
+    expect(isValidSignature(body, signature, publicKey)).toBe(false);
   });
 });
 

@@ -16,56 +16,26 @@ import { CounterStoreDouble } from '../../../../support/counter-store-double';
 import { expectToBe } from '../../../../support/properties/cheap-expect';
 
 describe('the RateLimit header fields (draft-ietf-httpapi-ratelimit-headers-11)', () => {
-  it.each([
+  it.each<[number, number, number, number]>([
     // The limit's own window, whole seconds: q at once, every w seconds, exactly as counted.
-    [
-      { perSecond: 20, burst: 40 },
-      { quota: 40, windowSeconds: 2 },
-    ],
-    [
-      { perSecond: 20, burst: 20 },
-      { quota: 20, windowSeconds: 1 },
-    ],
-    [
-      { perSecond: 0.5, burst: 1 },
-      { quota: 1, windowSeconds: 2 },
-    ],
-    [
-      { perSecond: 0.1, burst: 3 },
-      { quota: 3, windowSeconds: 30 },
-    ],
-    [
-      { perSecond: 0.001, burst: 1 },
-      { quota: 1, windowSeconds: 1000 },
-    ],
-    [
-      { perSecond: 0.3, burst: 3 },
-      { quota: 3, windowSeconds: 10 },
-    ],
+    [20, 40, 40, 2],
+    [20, 20, 20, 1],
+    [0.5, 1, 1, 2],
+    [0.1, 3, 3, 30],
+    [0.001, 1, 1, 1000],
+    [0.3, 3, 3, 10],
     // A window that is not whole seconds: the burst, its window rounded up, never more than the limiter admits.
-    [
-      { perSecond: 20, burst: 30 },
-      { quota: 30, windowSeconds: 2 },
-    ],
-    [
-      { perSecond: 0.3, burst: 1 },
-      { quota: 1, windowSeconds: 4 },
-    ],
-    [
-      { perSecond: 2.5, burst: 3 },
-      { quota: 3, windowSeconds: 2 },
-    ],
-    [
-      { perSecond: 1000, burst: 10 },
-      { quota: 10, windowSeconds: 1 },
-    ],
-    [
-      { perSecond: Math.PI, burst: 4 },
-      { quota: 4, windowSeconds: 2 },
-    ],
-  ])('writes the limit %o as a whole quota per whole window', (limit, expected) => {
-    expect(quotaPerWindow(limit)).toEqual(expected);
-  });
+    [20, 30, 30, 2],
+    [0.3, 1, 1, 4],
+    [2.5, 3, 3, 2],
+    [1000, 10, 10, 1],
+    [Math.PI, 4, 4, 2],
+  ])(
+    'writes %p a second in bursts of %p as a quota of %p every %p s',
+    (perSecond, burst, quota, windowSeconds) => {
+      expect(quotaPerWindow({ perSecond, burst })).toEqual({ quota, windowSeconds });
+    },
+  );
 
   it('names the policy and gives q and w', () => {
     expect(policyHeader({ perSecond: 0.5, burst: 1 })).toBe('"app";q=1;w=2');
