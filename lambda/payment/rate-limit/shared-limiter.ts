@@ -58,6 +58,14 @@ const MIN_RESEND_MS = 30;
 /** Views of counters not asked about for this long are dropped (their flood, if any, is over: QUIET_MS). */
 const VIEW_IDLE_MS = 60_000;
 
+/** The store call that makes a decision, within the budget it is given. */
+interface StoreCall {
+  readonly ask: (budget: AbortSignal) => Promise<LimitDecision>;
+}
+
+/** A decision this environment made alone, or the store call that makes it. */
+type CheckStep = LimitDecision | StoreCall;
+
 export interface SharedRateLimiterOptions {
   readonly store: CounterStore;
   /** Injectable for tests. Default Date.now. */
@@ -138,7 +146,9 @@ export class SharedRateLimiter implements RateLimiter {
   async check(appId: string, limit: RateLimit): Promise<LimitDecision> {
     const startedAt = this.now();
     this.sweep(startedAt);
-    const shared = await this.sharedDecision(appId, limit, startedAt);
+    const step = this.plannedStep(appId, limit, startedAt);
+    // Most checks in a flood are decided without a call: those await nothing.
+    const shared = 'ask' in step ? await this.asked(step) : step;
     switch (shared.kind) {
       case 'accepted':
         // Failing local, never more than the burst from one environment in a window, whatever its own count admitted
@@ -155,11 +165,17 @@ export class SharedRateLimiter implements RateLimiter {
     }
   }
 
-  /** What the shared count says, within the budget. */
-  private async sharedDecision(appId: string, limit: RateLimit, startedAt: number): Promise<LimitDecision> {
+  private plannedStep(appId: string, limit: RateLimit, startedAt: number): CheckStep {
     try {
-      const step = this.planCheck(appId, limit, startedAt);
-      if (!('ask' in step)) return step;
+      return this.planCheck(appId, limit, startedAt);
+    } catch (error) {
+      return { kind: 'unavailable', error: describeError(error) };
+    }
+  }
+
+  /** What the shared count says, within the budget. */
+  private async asked(step: StoreCall): Promise<LimitDecision> {
+    try {
       return await step.ask(AbortSignal.timeout(this.budgetMs));
     } catch (error) {
       return { kind: 'unavailable', error: describeError(error) };
@@ -170,11 +186,7 @@ export class SharedRateLimiter implements RateLimiter {
    * The decision, when this environment can make it alone (a window known full or sat out, an item throttled
    * earlier in it, the breaker open), or the store call that makes it: only that part runs within the budget.
    */
-  private planCheck(
-    appId: string,
-    limit: RateLimit,
-    now: number,
-  ): LimitDecision | { readonly ask: (budget: AbortSignal) => Promise<LimitDecision> } {
+  private planCheck(appId: string, limit: RateLimit, now: number): CheckStep {
     const lengthMs = windowLengthMs(limit);
     const window = appWindowAt(appId, limit, now);
     const { count, capacities } = counterStripes(limit);
