@@ -269,7 +269,7 @@ function evaluateUniformity(
   const got =
     problems.length === 0
       ? `${refusals.length} identical`
-      : `${bodies.length} bodies, ${challenges.length} WWW-Authenticate`;
+      : `${bodies.length} ${bodies.length === 1 ? 'body' : 'bodies'}, ${challenges.length} WWW-Authenticate`;
   return { ...base, got, passed: problems.length === 0, problems };
 }
 
