@@ -3,6 +3,8 @@
  * Exit codes: 0 after SIGINT/SIGTERM (or --help), 1 when it cannot start (one line on stderr says why) or did not
  * stop within 7 s of the signal, 2 for an argument it does not take: it is configured by its environment alone.
  */
+import { LIMITER_WORST_ADDED_MS } from '../lambda/payment/rate-limit/limiter';
+import { DEFAULT_LIMITER_FAILURE, LIMITER_FAILURES } from '../lambda/payment/rate-limit/settings';
 import { ENV } from '../lambda/payment/settings';
 import { describeError } from '../shared/logger';
 import { KEY_STORE_ENV } from '../tools/common/key-store-env';
@@ -27,8 +29,9 @@ Settings:
   ${ENV.logLevel.padEnd(24)}DEBUG, INFO, WARN or ERROR
   ${LOCAL_ENV.appRateLimit.padEnd(24)}every app's rate limit, requests per second (none without it)
   ${LOCAL_ENV.appRateBurst.padEnd(24)}its burst (default: the rate rounded up)
-  ${LOCAL_ENV.appRateLimitFailure.padEnd(24)}open or closed: what a limiter that does not answer means
   ${LOCAL_ENV.rateLimitTable.padEnd(24)}count limits in this DynamoDB table instead of in memory
+  ${LOCAL_ENV.appRateLimitFailure.padEnd(24)}with the table, when it does not answer: ${LIMITER_FAILURES.join(', ')} (default ${DEFAULT_LIMITER_FAILURE})
+  ${LOCAL_ENV.rateLimitBudgetMs.padEnd(24)}with the table: how long it may take, ms (default ${LIMITER_WORST_ADDED_MS})
 AWS settings (AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL, ...) as for any AWS tool.
 `;
 

@@ -19,7 +19,7 @@ export const LOG_FIELDS = {
   keyId: 'the 12-hex fingerprint of the key that matched; null when none did',
   staleKeys: 'true when the request was judged against keys past their cache TTL',
   retryAfterSeconds: 'on a 429, the Retry-After it carries',
-  failure: "the rate limiter's failure mode when it could not answer: open or closed",
+  failure: "the rate limiter's failure mode when it could not answer: local, open or closed",
   error: 'an error by its name and message, never a stack trace or a secret',
   method: 'the HTTP method, on the lines the local server writes for what API Gateway answers itself',
   route: 'the route a request was refused on, when the path is one the API serves',

@@ -1,4 +1,7 @@
 /** `npm start -- --help` describes the local server's settings and starts nothing; an argument it does not take is refused. */
+import { ENV } from '../../../lambda/payment/settings';
+import { KEY_STORE_ENV } from '../../../tools/common/key-store-env';
+import { LOCAL_ENV } from '../../../tools/local-server/local-settings';
 import { spawnTool, TSX } from '../../support/tool-process';
 
 describe('npm start -- --help', () => {
@@ -7,20 +10,12 @@ describe('npm start -- --help', () => {
 
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
-    for (const variable of [
-      'KEYS_FILE',
-      'KEYS_REGISTRY_FILE',
-      'KEYS_SECRET_ID',
-      'KEYS_REGISTRY',
-      'KEYS_STACK',
-      'PORT',
-      'KEY_CACHE_TTL_SECONDS',
-      'LOG_LEVEL',
-      'APP_RATE_LIMIT',
-      'APP_RATE_BURST',
-      'APP_RATE_LIMIT_FAILURE',
-      'RATE_LIMIT_TABLE',
-    ]) {
+    for (const variable of new Set([
+      ...Object.values(KEY_STORE_ENV),
+      ...Object.values(LOCAL_ENV),
+      ENV.cacheTtlSeconds,
+      ENV.logLevel,
+    ])) {
       expect(result.stdout).toMatch(new RegExp(`^  ${variable} `, 'm'));
     }
     expect(result.stdout).not.toMatch(/listening/i);
