@@ -248,37 +248,34 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     expect(Object.keys(await stagesOf(secretArn))).toHaveLength(2);
   });
 
-  it.each([
-    ['added a key', { demo: [KEY_A, 'test-moto-rotation-operator-key-0123456789'], partner: KEY_P }],
-    ['expired a key at once', { demo: [{ key: KEY_A, expires: '2020-01-01T00:00:00Z' }], partner: KEY_P }],
-    ['fenced an app', { demo: { keys: [KEY_A], allowedCidrs: ['203.0.113.0/24'] }, partner: KEY_P }],
-  ])(
-    'does not move AWSCURRENT over a version in which an operator %s during the rotation',
-    async (_label, edit) => {
-      const secretArn = await createKeysSecret();
-      const token = randomUUID();
-      await beginRotation(secretArn, token);
-      const handler = rotationHandler();
-      await handler({ Step: 'createSecret', SecretId: secretArn, ClientRequestToken: token });
-      const operatorValue = JSON.stringify({ ...edit, hashed: [HASHED] });
-      const operatorWrite = await client.send(
-        new PutSecretValueCommand({
-          SecretId: secretArn,
-          SecretString: operatorValue,
-          ClientRequestToken: randomUUID(),
-        }),
-      );
+  it('does not move AWSCURRENT over a version in which an operator added a key during the rotation', async () => {
+    const secretArn = await createKeysSecret();
+    const token = randomUUID();
+    await beginRotation(secretArn, token);
+    const handler = rotationHandler();
+    await handler({ Step: 'createSecret', SecretId: secretArn, ClientRequestToken: token });
+    const operatorValue = JSON.stringify({
+      demo: [KEY_A, 'test-moto-rotation-operator-key-0123456789'],
+      partner: KEY_P,
+      hashed: [HASHED],
+    });
+    const operatorWrite = await client.send(
+      new PutSecretValueCommand({
+        SecretId: secretArn,
+        SecretString: operatorValue,
+        ClientRequestToken: randomUUID(),
+      }),
+    );
 
-      await expect(
-        handler({ Step: 'finishSecret', SecretId: secretArn, ClientRequestToken: token }),
-      ).rejects.toThrow('app demo: the pending keys are not one rotation of the current keys');
+    await expect(
+      handler({ Step: 'finishSecret', SecretId: secretArn, ClientRequestToken: token }),
+    ).rejects.toThrow('app demo: the pending keys are not one rotation of the current keys');
 
-      expect(await readCurrent(secretArn)).toEqual({
-        versionId: operatorWrite.VersionId,
-        secretString: operatorValue,
-      });
-    },
-  );
+    expect(await readCurrent(secretArn)).toEqual({
+      versionId: operatorWrite.VersionId,
+      secretString: operatorValue,
+    });
+  });
 
   it('passes the configuration test Secrets Manager runs when rotation is set up without rotating', async () => {
     const secretArn = await createKeysSecret();
