@@ -141,14 +141,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       true,
     ]);
 
-    const failures = [await keys('revoke', 'demo', digestKeyIdOf(first)), await keys('rotate', 'ghost')];
-    expect(
-      failures.map((result) => [result.code, result.stdout, cliStderrLines(result.stderr).length]),
-    ).toEqual([
-      [1, '', 1],
-      [1, '', 1],
-    ]);
-    for (const result of [listed, revoked, ...failures, await keys('list')]) {
+    for (const result of [listed, revoked, await keys('list')]) {
       expect(result.stdout + result.stderr).not.toContain(first);
       expect(result.stdout + result.stderr).not.toContain(second);
     }
