@@ -14,7 +14,8 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { randomUUID } from 'node:crypto';
 import { toDigestForm } from '../../../shared/keys/key-material';
-import { parseKeyring, type Keyring } from '../../../shared/keys/keyring';
+import { parseKeyDocument } from '../../../shared/keys/key-document';
+import { parseKeyring } from '../../../shared/keys/keyring';
 import {
   createRotationHandler,
   type RotationHandler,
@@ -151,26 +152,6 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     return { versionId: output.VersionId, secretString: output.SecretString ?? '' };
   }
 
-  async function currentValue(secretArn: string): Promise<Record<string, unknown>> {
-    return JSON.parse((await readCurrent(secretArn)).secretString) as Record<string, unknown>;
-  }
-
-  /** The keyring exactly as the payment Lambda reads it, which must find no problem. */
-  async function serviceKeyring(secretArn: string): Promise<Keyring> {
-    const parsed = parseKeyring(await motoSecretSource(moto, secretArn).fetchSecretString());
-    expect(parsed.problems).toEqual([]);
-    return parsed.keyring;
-  }
-
-  /** The stored keys of one app, oldest first, whatever form the app is in. */
-  function storedKeys(value: Record<string, unknown>, appId: string): string[] {
-    const app = value[appId];
-    const list =
-      typeof app === 'object' && app !== null && !Array.isArray(app) && 'keys' in app ? app.keys : app;
-    const entries: unknown[] = Array.isArray(list) ? list : list === undefined ? [] : [list];
-    return entries.map((entry) => (typeof entry === 'string' ? entry : (entry as { key: string }).key));
-  }
-
   it('rotates a secret holding every form: the rotation is the current version, written compact, read without a problem', async () => {
     const secretArn = await createKeysSecret(EVERY_FORM);
 
@@ -179,7 +160,7 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     const current = await readCurrent(secretArn);
     expect(current.versionId).toBe(token);
     expect(current.secretString).toBe(JSON.stringify(JSON.parse(current.secretString)));
-    expect(Object.keys(await currentValue(secretArn))).toEqual([
+    expect(Object.keys(JSON.parse(current.secretString) as Record<string, unknown>)).toEqual([
       'bare',
       'closed',
       'expiring',
@@ -191,7 +172,8 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
       'lone',
       'stale',
     ]);
-    await serviceKeyring(secretArn);
+    // Read exactly as the payment Lambda reads it: no problem found.
+    expect(parseKeyring(await motoSecretSource(moto, secretArn).fetchSecretString()).problems).toEqual([]);
     const written = logs.lines.join('\n');
     for (const key of [...Object.values(FORMS), HASHED]) expect(written).not.toContain(key);
   });
@@ -241,10 +223,11 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     expect(pendingAfterEachCreate[1]).toBe(pendingAfterEachCreate[0]);
     const current = await readCurrent(secretArn);
     expect(current).toEqual({ versionId: token, secretString: pendingAfterEachCreate[0] });
-    expect(storedKeys(JSON.parse(current.secretString) as Record<string, unknown>, 'demo')).toEqual([
-      KEY_A,
-      expect.stringMatching(GENERATED_KEY),
-    ]);
+    expect(
+      parseKeyDocument(current.secretString)
+        .get('demo')
+        ?.keys.map((key) => key.stored),
+    ).toEqual([KEY_A, expect.stringMatching(GENERATED_KEY)]);
     expect(Object.keys(await stagesOf(secretArn))).toHaveLength(2);
   });
 
