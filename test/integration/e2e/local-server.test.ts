@@ -188,11 +188,6 @@ describe('npm start that cannot start', () => {
       () => ({ PORT: '0', LOG_LEVEL: 'verbose' }),
       () => 'LOG_LEVEL must be one of debug, info, warn, error, got "verbose"',
     ],
-    [
-      'with two places for the keys',
-      () => ({ PORT: '0', KEYS_REGISTRY: 'payment-api/PaymentApi/keys/registry' }),
-      () => 'both KEYS_REGISTRY and KEYS_FILE are set: the keys come from one place, unset all but one',
-    ],
   ])('%s: exits 1 with one clear line and creates no keys file', async (_case, settings, message) => {
     // Arrange
     const keysFile = join(directory, 'keys.json');
