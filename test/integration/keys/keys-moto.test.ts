@@ -396,10 +396,10 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
   });
 
   /** moto's environment without its region: the CLI must find none, in a HOME with no AWS profile. */
-  const withoutRegion = (): Env =>
+  const withoutRegion = (): Record<string, string> =>
     Object.fromEntries(Object.entries(moto.awsEnv).filter(([name]) => name !== 'AWS_REGION'));
 
-  it.each<[string, (home: string) => Env, string]>([
+  it.each<[string, (home: string) => Record<string, string>, string]>([
     [
       'AWS_REGION unset, no profile naming one',
       (home) => ({ ...withoutRegion(), HOME: home }),
