@@ -23,7 +23,6 @@ import {
   sharedMoto,
   type MotoServer,
 } from '../../support/moto';
-import { withinOneWindow } from '../../support/limit-windows';
 import { limitedAssetEnv } from '../../support/rate-limit-scenarios';
 import { synthesizeApp, type SynthesizedApp } from '../../support/synth';
 import { createMotoRegistry, type MotoRegistry } from '../../support/registry-moto';
@@ -385,120 +384,9 @@ describe('the bundled payment Lambda over a key registry of 4 shards, a reshard 
 });
 
 describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', () => {
-  let secretArn: string;
-  const DEMO_LIMIT = { perSecond: 0.01, burst: 3 };
-  const PARTNER_LIMIT = { perSecond: 0.02, burst: 1 };
-
-  beforeAll(async () => {
-    // demo has the stack's default limit; partner one of its own, stricter. Both windows long (300 s and 50 s), so
-    // the sequence falls in one of each, however long moto takes to answer (and runs again if not: withinOneWindow).
-    secretArn = await createMotoSecret(
-      moto,
-      'payment-api/limited-keys',
-      JSON.stringify({
-        demo: DEMO_KEY,
-        partner: { keys: [PARTNER_KEY], rateLimit: { perSecond: PARTNER_LIMIT.perSecond } },
-      }),
-    );
-  }, 60_000);
-
   it('stays within its 70 KB budget (the limiter and its DynamoDB call included), while the one without limits stays within 60 KB', () => {
     expect(statSync(join(limitedApp.paymentAssetDir, 'index.js')).size).toBeLessThanOrEqual(70 * 1000);
     expect(statSync(join(app.paymentAssetDir, 'index.js')).size).toBeLessThanOrEqual(60 * 1000);
-  });
-
-  it('answers 429 with Retry-After, RateLimit-Policy and RateLimit once the burst is spent, after authentication and before the media type, and counts Throttled', async () => {
-    const demo = requestOf('demo', DEMO_KEY);
-    const partner = requestOf('partner', PARTNER_KEY);
-    const steps = [
-      // Refused before any limit: it spends nothing of demo's burst of 3.
-      requestOf('demo', PARTNER_KEY),
-      demo,
-      demo,
-      demo,
-      demo,
-      paymentEvent([
-        ['Content-Type', 'text/plain'],
-        ['App-id', 'demo'],
-        ['App-key', DEMO_KEY],
-      ]),
-      partner,
-      partner,
-    ];
-
-    const {
-      result: { results, output },
-    } = await withinOneWindow(
-      () => [
-        ['demo', DEMO_LIMIT],
-        ['partner', PARTNER_LIMIT],
-      ],
-      async (attempt) => {
-        // A fresh table for each attempt: nothing counted yet.
-        const tableName = `payment-api-rate-limits-${attempt}`;
-        await createMotoRateLimitTable(moto, tableName);
-        return invokeAsset(
-          limitedApp.paymentAssetDir,
-          steps,
-          limitedAssetEnv({
-            moto,
-            secretArn,
-            tableName,
-            defaultLimit: DEMO_LIMIT,
-            budgetMs: EMULATOR_LIMITER_DEADLINE_MS,
-          }),
-        );
-      },
-    );
-
-    expect(results.map((result) => result.statusCode)).toEqual([401, 200, 200, 200, 429, 429, 200, 429]);
-    const header = (index: number, name: string): unknown => results[index]?.headers?.[name];
-    expect([1, 2, 3, 4, 5].map((index) => header(index, 'RateLimit-Policy'))).toEqual(
-      [1, 2, 3, 4, 5].map(() => '"app";q=3;w=300'),
-    );
-    expect([6, 7].map((index) => header(index, 'RateLimit-Policy'))).toEqual([
-      '"app";q=1;w=50',
-      '"app";q=1;w=50',
-    ]);
-    // What the window still holds after each (2, 1, 0 of demo's 3; 0 of partner's 1), no more than the policy's
-    // rate allows over t (the draft's cap of r against t: q × t / w, rounded down).
-    const rateLimit = (index: number, remaining: number, quota: number, windowSeconds: number): string => {
-      const seconds = Number(/;t=(\d+)$/.exec(String(header(index, 'RateLimit')))?.[1]);
-      return `"app";r=${Math.min(remaining, Math.floor((quota * seconds) / windowSeconds))};t=${seconds}`;
-    };
-    expect([1, 2, 3, 6].map((index) => header(index, 'RateLimit'))).toEqual([
-      rateLimit(1, 2, 3, 300),
-      rateLimit(2, 1, 3, 300),
-      rateLimit(3, 0, 3, 300),
-      rateLimit(6, 0, 1, 50),
-    ]);
-    for (const refused of [4, 5, 7]) {
-      const retryAfter = String(header(refused, 'Retry-After'));
-      expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
-      expect(header(refused, 'RateLimit')).toBe(`"app";r=0;t=${retryAfter}`);
-      expect(JSON.parse(results[refused]?.body ?? '')).toEqual({
-        code: 'too_many_requests',
-        message: 'Too many requests. Retry later.',
-      });
-    }
-    expect(header(0, 'RateLimit')).toBeUndefined();
-    const { raw, lines } = readEmfLines(output);
-    expect(raw.map(emfProblems)).toEqual(raw.map(() => []));
-    expect(totalCounts(lines, ['KeysExpiringSoon', 'SecretFill'])).toEqual({
-      ColdStart: 1,
-      KeyRefreshSucceeded: 1,
-      Unauthorized: 1,
-      Accepted: 4,
-      Throttled: 3,
-    });
-    const refusals = logEntries(output, 'request refused').filter((entry) => entry.status === 429);
-    expect(refusals.map((entry) => [entry.reason, entry.appId, typeof entry.retryAfterSeconds])).toEqual([
-      ['rate_limited', 'demo', 'number'],
-      ['rate_limited', 'demo', 'number'],
-      ['rate_limited', 'partner', 'number'],
-    ]);
-    expect(output).not.toContain(DEMO_KEY);
-    expect(output).not.toContain(PARTNER_KEY);
   });
 });
 

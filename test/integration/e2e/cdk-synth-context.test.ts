@@ -34,22 +34,18 @@ describe('npx cdk synth with a context problem', () => {
     await rm(outdir, { recursive: true, force: true });
   });
 
-  // One case: what only the real CLI can show is that a context error reaches the user as one line, no stack
-  // trace, exit 1. Which line each key and value gets is test/infrastructure/bin/context.test.ts's.
-  it.each([
-    [
-      'a misspelt key',
-      ['-c', 'keyCacheTTL=30'],
-      'error: context "keyCacheTTL" is not a setting of this app; did you mean "keyCacheTtlSeconds"?',
-    ],
-  ])('fails on %s with one line naming the key and no stack trace', async (_case, args, line) => {
+  // What only the real CLI can show: a context error reaches the user as one line, no stack trace, exit 1. Which line
+  // each key and value gets is test/infrastructure/bin/context.test.ts's.
+  it('fails on a misspelt key with one line naming the key and no stack trace', async () => {
     // Act
-    const run = await cdkSynth(outdir, args);
+    const run = await cdkSynth(outdir, ['-c', 'keyCacheTTL=30']);
 
     // Assert
     const output = run.stdout + run.stderr;
     expect(run.code).toBe(1);
-    expect(output.split('\n').filter((text) => text.startsWith('error: '))).toEqual([line]);
+    expect(output.split('\n').filter((text) => text.startsWith('error: '))).toEqual([
+      'error: context "keyCacheTTL" is not a setting of this app; did you mean "keyCacheTtlSeconds"?',
+    ]);
     expect(output).not.toMatch(/^\s+at /m);
   });
 });

@@ -182,7 +182,7 @@ describe('npm start with RATE_LIMIT_TABLE where no DynamoDB answers', () => {
   }
 
   it(
-    'fails open by default: the request goes on, without RateLimit fields, and a warning says why',
+    'fails open with APP_RATE_LIMIT_FAILURE=open: the request goes on, without RateLimit fields, and a warning says why',
     async () => {
       const server = await serverWithoutDynamoDb('open');
 

@@ -13,7 +13,6 @@ import { join } from 'node:path';
 import { ListSecretsCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DescribeStacksCommand, type CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { SUCCESS_BODY } from '../../../shared/api/responses';
-import { generateKey } from '../../../shared/keys/key-material';
 import { shardOf } from '../../../shared/keys/shard';
 import {
   createOperatorCloudFormationClient,
@@ -104,7 +103,7 @@ describe('npm start on a local registry of several shards (KEYS_REGISTRY_FILE)',
     expect(run.stdout).toContain(JSON.stringify(SUCCESS_BODY));
   });
 
-  it('serves every app from its shard, and refuses a wrong key and an unknown app', async () => {
+  it('serves every app from its shard', async () => {
     // Act
     const statuses = await Promise.all(
       APPS.map(
@@ -112,14 +111,9 @@ describe('npm start on a local registry of several shards (KEYS_REGISTRY_FILE)',
           (await send(server.baseUrl, { headers: credentials(app, keys.get(app) ?? '') })).status,
       ),
     );
-    const wrongKey = await send(server.baseUrl, { headers: credentials('partner-00', generateKey()) });
-    const unknown = await send(server.baseUrl, {
-      headers: credentials('nobody', keys.get('partner-00') ?? ''),
-    });
 
     // Assert
     expect(statuses).toEqual(APPS.map(() => 200));
-    expect([wrongKey.status, unknown.status]).toEqual([401, 401]);
     expect(new Set(APPS.map((app) => shardOf(app, 4)))).toEqual(new Set([0, 1, 2, 3]));
   });
 

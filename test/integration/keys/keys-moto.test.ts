@@ -141,14 +141,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
       true,
     ]);
 
-    const failures = [await keys('revoke', 'demo', digestKeyIdOf(first)), await keys('rotate', 'ghost')];
-    expect(
-      failures.map((result) => [result.code, result.stdout, cliStderrLines(result.stderr).length]),
-    ).toEqual([
-      [1, '', 1],
-      [1, '', 1],
-    ]);
-    for (const result of [listed, revoked, ...failures, await keys('list')]) {
+    for (const result of [listed, revoked, await keys('list')]) {
       expect(result.stdout + result.stderr).not.toContain(first);
       expect(result.stdout + result.stderr).not.toContain(second);
     }
@@ -386,27 +379,6 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     });
   });
 
-  it.each([
-    ['unset', {}],
-    ['set but empty', { AWS_REGION: '' }],
-  ])('says "no AWS region" when AWS_REGION is %s and no profile names one', async (_label, region) => {
-    const home = mkdtempSync(join(tmpdir(), 'payment-cli-home-'));
-    try {
-      const withoutRegion = Object.fromEntries(
-        Object.entries(moto.awsEnv).filter(([name]) => name !== 'AWS_REGION'),
-      );
-      const result = await spawnCli(['list', '--secret-id', 'payment-api-keys'], {
-        ...withoutRegion,
-        ...region,
-        HOME: home,
-      });
-
-      expect(result).toEqual({ code: 1, stdout: '', stderr: 'error: no AWS region: set AWS_REGION\n' });
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
-  });
-
   it('gives the command that restores a secret scheduled for deletion, and changes nothing', async () => {
     const secretId = await createSecret();
     await admin.send(new DeleteSecretCommand({ SecretId: secretId, RecoveryWindowInDays: 7 }));
@@ -423,28 +395,44 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     expect(await stagesOf(secretId)).toEqual(['AWSCURRENT']);
   });
 
-  it('reports missing credentials in one line', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'keys-no-credentials-'));
+  /** moto's environment without its region: the CLI must find none, in a HOME with no AWS profile. */
+  const withoutRegion = (): Record<string, string> =>
+    Object.fromEntries(Object.entries(moto.awsEnv).filter(([name]) => name !== 'AWS_REGION'));
+
+  it.each<[string, (home: string) => Record<string, string>, string]>([
+    [
+      'AWS_REGION unset, no profile naming one',
+      (home) => ({ ...withoutRegion(), HOME: home }),
+      'no AWS region: set AWS_REGION',
+    ],
+    [
+      'AWS_REGION set but empty, no profile naming one',
+      (home) => ({ ...withoutRegion(), AWS_REGION: '', HOME: home }),
+      'no AWS region: set AWS_REGION',
+    ],
+    [
+      'no credentials: empty credentials and config files, no instance metadata',
+      (home) => {
+        writeFileSync(join(home, 'credentials'), '');
+        writeFileSync(join(home, 'config'), '');
+        return {
+          HOME: home,
+          AWS_REGION: 'us-east-1',
+          AWS_ENDPOINT_URL: moto.endpoint,
+          AWS_SHARED_CREDENTIALS_FILE: join(home, 'credentials'),
+          AWS_CONFIG_FILE: join(home, 'config'),
+          AWS_EC2_METADATA_DISABLED: 'true',
+        };
+      },
+      'no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY ' +
+        '(or use --file for a local key file)',
+    ],
+  ])('%s: one line naming what is missing, exit 1', async (_label, envIn, line) => {
+    const home = mkdtempSync(join(tmpdir(), 'payment-cli-home-'));
     try {
-      writeFileSync(join(home, 'credentials'), '');
-      writeFileSync(join(home, 'config'), '');
+      const result = await spawnCli(['list', '--secret-id', 'payment-api-keys'], envIn(home));
 
-      const result = await spawnCli(['list', '--secret-id', 'payment-api-keys'], {
-        HOME: home,
-        AWS_REGION: 'us-east-1',
-        AWS_ENDPOINT_URL: moto.endpoint,
-        AWS_SHARED_CREDENTIALS_FILE: join(home, 'credentials'),
-        AWS_CONFIG_FILE: join(home, 'config'),
-        AWS_EC2_METADATA_DISABLED: 'true',
-      });
-
-      expect(result).toEqual({
-        code: 1,
-        stdout: '',
-        stderr:
-          'error: no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY ' +
-          '(or use --file for a local key file)\n',
-      });
+      expect(result).toEqual({ code: 1, stdout: '', stderr: `error: ${line}\n` });
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

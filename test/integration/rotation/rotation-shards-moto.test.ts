@@ -8,7 +8,7 @@ import {
   createRotationHandler,
   type RotationHandler,
 } from '../../../lambda/rotation/create-rotation-handler';
-import { ROTATION_STEPS, type RotationStep } from '../../../lambda/rotation/rotation-rules';
+import { ROTATION_STEPS } from '../../../lambda/rotation/rotation-rules';
 import { captureLogs } from '../../support/capture-logger';
 import { createMotoRegistry } from '../../support/registry-moto';
 import { appsOnEveryShard } from '../../support/shards';
@@ -72,20 +72,13 @@ describe('scheduled rotation of every shard (moto)', () => {
     );
   }
 
-  /** What Secrets Manager does when a shard's schedule comes due, as far as moto does it. */
-  async function beginRotation(shard: number): Promise<string> {
-    const token = randomUUID();
-    await beginMotoRotation(client, shardIds[shard] ?? '', token);
-    return token;
-  }
-
-  async function step(shard: number, token: string, name: RotationStep): Promise<void> {
-    await handler({ Step: name, SecretId: shardIds[shard] ?? '', ClientRequestToken: token });
-  }
-
+  /** A shard's schedule come due: Secrets Manager's part as far as moto does it, then the four steps, in order. */
   async function rotate(shard: number): Promise<string> {
-    const token = await beginRotation(shard);
-    for (const name of ROTATION_STEPS) await step(shard, token, name);
+    const token = randomUUID();
+    const secretId = shardIds[shard] ?? '';
+    await beginMotoRotation(client, secretId, token);
+    for (const step of ROTATION_STEPS)
+      await handler({ Step: step, SecretId: secretId, ClientRequestToken: token });
     return token;
   }
 

@@ -193,50 +193,47 @@ describe('npm run smoke -- --stack, against moto', () => {
     expect(api.received.length).toBe(before);
   });
 
-  it('reports missing credentials in one line, before any call', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'smoke-no-credentials-'));
+  it.each<[string, (home: string) => Record<string, string>, unknown]>([
+    [
+      'missing credentials (before any call)',
+      (home) => {
+        writeFileSync(join(home, 'credentials'), '');
+        writeFileSync(join(home, 'config'), '');
+        return {
+          HOME: home,
+          AWS_REGION: MOTO_AWS_ENV.AWS_REGION,
+          AWS_ENDPOINT_URL: moto.endpoint,
+          AWS_SHARED_CREDENTIALS_FILE: join(home, 'credentials'),
+          AWS_CONFIG_FILE: join(home, 'config'),
+          AWS_EC2_METADATA_DISABLED: 'true',
+        };
+      },
+      expect.stringMatching(
+        /^error: no usable AWS credentials \(.+\): set AWS_PROFILE \(after "aws sso login" for an SSO profile\), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; or use --url with the key in APP_KEY$/,
+      ),
+    ],
+    [
+      'a missing region',
+      (home) => {
+        writeFileSync(join(home, 'config'), '');
+        return {
+          HOME: home,
+          AWS_CONFIG_FILE: join(home, 'config'),
+          AWS_ACCESS_KEY_ID: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
+          AWS_SECRET_ACCESS_KEY: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+          AWS_ENDPOINT_URL: moto.endpoint,
+        };
+      },
+      'error: no AWS region: set AWS_REGION (or use a profile that names one)',
+    ],
+  ])('reports %s in one line, exit 1', async (_label, envIn, line) => {
+    const home = mkdtempSync(join(tmpdir(), 'smoke-home-'));
     try {
-      writeFileSync(join(home, 'credentials'), '');
-      writeFileSync(join(home, 'config'), '');
-
-      const run = await spawnSmoke(['--stack', 'PaymentApi', '--app-id', 'demo'], {
-        HOME: home,
-        AWS_REGION: MOTO_AWS_ENV.AWS_REGION,
-        AWS_ENDPOINT_URL: moto.endpoint,
-        AWS_SHARED_CREDENTIALS_FILE: join(home, 'credentials'),
-        AWS_CONFIG_FILE: join(home, 'config'),
-        AWS_EC2_METADATA_DISABLED: 'true',
-      });
+      const run = await spawnSmoke(['--stack', 'PaymentApi', '--app-id', 'demo'], envIn(home));
 
       expect(run.code).toBe(1);
       expect(run.stdout).toBe('');
-      expect(ownStderrLines(run.stderr)).toEqual([
-        expect.stringMatching(
-          /^error: no usable AWS credentials \(.+\): set AWS_PROFILE \(after "aws sso login" for an SSO profile\), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; or use --url with the key in APP_KEY$/,
-        ),
-      ]);
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
-  });
-
-  it('reports a missing region in one line', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'smoke-no-region-'));
-    try {
-      writeFileSync(join(home, 'config'), '');
-
-      const run = await spawnSmoke(['--stack', 'PaymentApi', '--app-id', 'demo'], {
-        HOME: home,
-        AWS_CONFIG_FILE: join(home, 'config'),
-        AWS_ACCESS_KEY_ID: MOTO_AWS_ENV.AWS_ACCESS_KEY_ID,
-        AWS_SECRET_ACCESS_KEY: MOTO_AWS_ENV.AWS_SECRET_ACCESS_KEY,
-        AWS_ENDPOINT_URL: moto.endpoint,
-      });
-
-      expect(run.code).toBe(1);
-      expect(ownStderrLines(run.stderr)).toEqual([
-        'error: no AWS region: set AWS_REGION (or use a profile that names one)',
-      ]);
+      expect(ownStderrLines(run.stderr)).toEqual([line]);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
