@@ -228,13 +228,6 @@ describe('prune', () => {
     });
   });
 
-  it('prunes one app only when named', () => {
-    const { next } = apply(pruneChange(NOW, 'gone'), document);
-
-    expect(next?.get('demo')).toEqual(document.get('demo'));
-    expect(next?.has('gone')).toBe(false);
-  });
-
   it('writes nothing and says so when nothing has expired', () => {
     const all = apply(pruneChange(NOW), DEMO);
     const one = apply(pruneChange(NOW, 'live'), document);

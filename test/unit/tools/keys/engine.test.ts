@@ -372,11 +372,6 @@ describe('planEdits and writePlan', () => {
 
 describe('backoffMs', () => {
   it.each([
-    [1, 1, 100],
-    [2, 1, 200],
-    [3, 1, 400],
-    [5, 1, 1600],
-    [7, 1, 1600],
     [3, 0.5, 200],
     [4, 0, 0],
   ])('attempt %i with random %f waits %i ms', (attempt, random, expected) => {
