@@ -157,27 +157,18 @@ describe('revoke and remove-app', () => {
 });
 
 describe('errors', () => {
-  it.each([
-    ['not JSON', `{"demo": "${DEMO_KEY}"`, 'error: the secret is not valid JSON'],
-    [
-      'a bad key entry',
-      JSON.stringify({ demo: [DEMO_KEY, 'short'] }),
-      "error: the secret's entry #1 (app demo), key #2: key length must be 16 to 512 characters",
-    ],
-  ])(
-    'refuses a key file that is %s without quoting it, and leaves it as it was',
-    async (_label, content, line) => {
-      writeFileSync(file, content);
+  it('refuses a key file that is not JSON without quoting it, and leaves it as it was', async () => {
+    const content = `{"demo": "${DEMO_KEY}"`;
+    writeFileSync(file, content);
 
-      const results = [await keys('list'), await keys('rotate', 'demo')];
+    const results = [await keys('list'), await keys('rotate', 'demo')];
 
-      for (const result of results) {
-        expect(result).toEqual({ code: 1, stdout: '', stderr: `${line}\n` });
-        expect(result.stderr).not.toContain(DEMO_KEY);
-      }
-      expect(stored()).toBe(content);
-    },
-  );
+    for (const result of results) {
+      expect(result).toEqual({ code: 1, stdout: '', stderr: 'error: the secret is not valid JSON\n' });
+      expect(result.stderr).not.toContain(DEMO_KEY);
+    }
+    expect(stored()).toBe(content);
+  });
 
   it('never lists or rotates an app whose id has the shape of a key, nor prints that id', async () => {
     writeFileSync(file, JSON.stringify({ [STACK_SHAPED_KEY]: [DEMO_KEY], demo: [DEMO_NEXT_KEY] }));
