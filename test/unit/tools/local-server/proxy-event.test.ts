@@ -1,6 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import {
-  formatRequestTime,
   LOCAL_API,
   MalformedProxyResultError,
   splitTarget,
@@ -202,13 +201,6 @@ describe('splitTarget', () => {
   ])('splits $target', ({ target, path, query }) => {
     // Act / Assert
     expect(splitTarget(target)).toEqual({ path, query });
-  });
-});
-
-describe('formatRequestTime', () => {
-  it('uses API Gateway requestTime format in UTC', () => {
-    // Act / Assert
-    expect(formatRequestTime(Date.UTC(2018, 1, 20, 22, 48, 57))).toBe('20/Feb/2018:22:48:57 +0000');
   });
 });
 
