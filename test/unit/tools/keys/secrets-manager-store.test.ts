@@ -170,19 +170,6 @@ describe('a conflicting writer', () => {
       RemoveFromVersionId: newerVersion,
     });
   });
-
-  it('takes its label already moved to another writer in its stride, with no warning', async () => {
-    secretsManager
-      .on(UpdateSecretVersionStageCommand, { VersionStage: CLI_STAGING_LABEL })
-      .rejects(
-        serviceError(InvalidParameterException, `Version stage ${CLI_STAGING_LABEL} not found in version x`),
-      );
-
-    const result = await runCli(['rotate', 'demo'], ENV);
-
-    expect(result.code).toBe(0);
-    expect(result.stderr).toBe('');
-  });
 });
 
 describe('a move whose answer was lost', () => {
