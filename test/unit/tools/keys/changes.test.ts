@@ -440,23 +440,6 @@ describe('list', () => {
     ]);
   });
 
-  it('shows a key expiring within the hour in minutes, and under a minute as <1m', () => {
-    const soon = documentOf({
-      demo: {
-        keys: [
-          { stored: DEMO_KEY, expires: '2026-06-01T12:59:59Z' },
-          { stored: DEMO_NEXT_KEY, expires: '2026-06-01T12:00:30Z' },
-        ],
-      },
-    });
-
-    expect(formatList(listApps(soon), NOW)).toBe(
-      "demo: any network; rate limit: the stack's appRateLimit, if set\n" +
-        `  ${keyIdOf(DEMO_KEY)}  2026-06-01T12:59:59Z  expires in 59m\n` +
-        `  ${keyIdOf(DEMO_NEXT_KEY)}  2026-06-01T12:00:30Z  expires in <1m\n`,
-    );
-  });
-
   describe('with rate limits', () => {
     const LIMITED = documentOf({
       'acme-shop': { keys: [{ stored: DEMO_KEY }], rateLimit: { perSecond: 20, burst: 40 } },
