@@ -219,7 +219,6 @@ describe('bad input changes nothing', () => {
       'error: invalid key id: expected the 12 hex characters that "list" shows, not a key',
     ],
     ['an unknown app', ['rotate', 'ghost'], 1, 'error: unknown app: ghost'],
-    ['an existing app', ['add-app', 'demo'], 1, 'error: app already exists: demo'],
   ])('%s: one line on stderr, exit %i, nothing printed or changed', async (_label, argv, code, line) => {
     const result = await keys(...argv);
 
