@@ -368,17 +368,6 @@ describe('keys leaked on a local registry', () => {
     expect(files()).toBe(before);
   });
 
-  it('exits 3 when a key is not found, ending the others and writing nothing for it', async () => {
-    const made = await seed();
-
-    const result = await keys(['leaked'], `${generatePrefixedKey()}\n${made.beta}\n`);
-
-    expect(result.code).toBe(3);
-    expect(result.stdout).toContain('line 1: not found in any of the 4 shards; nothing written for it\n');
-    expect(serves('beta', made.beta)).toBe(false);
-    expect(serves('alpha', made.alpha)).toBe(true);
-  });
-
   it('--rotate --grace hands out one new key per app, stored in each copy of it (the report on standard error), and ends the leaked one later', async () => {
     const made = await seed();
     const shardFile = (index: number) => join(directory, 'registry', `keys-${index}.json`);

@@ -25,8 +25,6 @@ import {
 const NOW = Date.parse('2026-06-01T12:00:00Z');
 const SEED = plainKeysText({ demo: [DEMO_KEY, DEMO_NEXT_KEY], partner: [PARTNER_KEY] });
 const SEEDED_KEYS = [DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY];
-/** How list ends an app's line when neither the app nor the operator gives a rate limit. */
-const DEFAULT_LIMIT = "; rate limit: the local server's APP_RATE_LIMIT, if set";
 /** The shape of the key the stack generates for the demo app: 48 letters and digits, no prefix. */
 const STACK_SHAPED_KEY = 'Q7tZk2WmX9aB4cD8eF1gH3jK5lM6nP0rS2uV4wY7zA9bC1dE';
 
@@ -83,16 +81,6 @@ describe('add-app and rotate', () => {
     expect([DEMO_KEY, DEMO_NEXT_KEY, key].map((k) => accepts('demo', k))).toEqual([true, true, true]);
   });
 
-  it('--hash, the default now, stores only the compact digest form, which authenticates the printed key', async () => {
-    const result = await keys('rotate', 'partner', '--hash', '--json');
-
-    const { key } = JSON.parse(result.stdout) as { key: string };
-    expect(stored()).not.toContain(key);
-    expect(stored()).toContain(`"${toCompactDigestForm(key)}"`);
-    expect(accepts('partner', key)).toBe(true);
-    expect(accepts('partner', PARTNER_KEY)).toBe(true);
-  });
-
   it('--plain stores the key itself, only when asked, and says so', async () => {
     const result = await keys('add-app', 'shop', '--plain');
 
@@ -118,18 +106,6 @@ describe('add-app and rotate', () => {
 });
 
 describe('list', () => {
-  it('shows every app with its networks, its rate limit and its key ids, never a key', async () => {
-    const result = await keys('list');
-
-    expect(result).toEqual({
-      code: 0,
-      stderr: '',
-      stdout:
-        `demo: any network${DEFAULT_LIMIT}\n  ${keyIdOf(DEMO_KEY)}  never\n  ${keyIdOf(DEMO_NEXT_KEY)}  never\n` +
-        `partner: any network${DEFAULT_LIMIT}\n  ${keyIdOf(PARTNER_KEY)}  never\n`,
-    });
-  });
-
   it('says so when there are no apps', async () => {
     writeFileSync(file, '{}');
 
@@ -138,18 +114,6 @@ describe('list', () => {
 });
 
 describe('revoke and remove-app', () => {
-  it('revoke removes one key, confirms it, and the revoked key no longer authenticates', async () => {
-    const result = await keys('revoke', 'demo', keyIdOf(DEMO_KEY));
-
-    expect(result).toEqual({
-      code: 0,
-      stderr: '',
-      stdout: `app demo: revoked key ${keyIdOf(DEMO_KEY)}; valid keys: ${keyIdOf(DEMO_NEXT_KEY)}\n`,
-    });
-    expect(accepts('demo', DEMO_KEY)).toBe(false);
-    expect(accepts('demo', DEMO_NEXT_KEY)).toBe(true);
-  });
-
   it('revoke --force removes the last key and the app with it', async () => {
     const result = await keys('revoke', 'partner', keyIdOf(PARTNER_KEY), '--force', '--json');
 
@@ -157,15 +121,6 @@ describe('revoke and remove-app', () => {
       JSON.stringify({ appId: 'partner', revokedKeyId: keyIdOf(PARTNER_KEY), keyIds: [] }) + '\n',
     );
     expect(JSON.parse(stored())).toEqual({ demo: [DEMO_KEY, DEMO_NEXT_KEY] });
-  });
-
-  it('remove-app removes the app and names the key ids it had', async () => {
-    const result = await keys('remove-app', 'demo');
-
-    expect(result.stdout).toBe(
-      `removed app demo and its keys ${keyIdOf(DEMO_KEY)} ${keyIdOf(DEMO_NEXT_KEY)}\n`,
-    );
-    expect(JSON.parse(stored())).toEqual({ partner: [PARTNER_KEY] });
   });
 
   it('remove-app --json prints {appId, removedKeyIds}', async () => {
@@ -178,27 +133,18 @@ describe('revoke and remove-app', () => {
 });
 
 describe('errors', () => {
-  it.each([
-    ['not JSON', `{"demo": "${DEMO_KEY}"`, 'error: the secret is not valid JSON'],
-    [
-      'a bad key entry',
-      JSON.stringify({ demo: [DEMO_KEY, 'short'] }),
-      "error: the secret's entry #1 (app demo), key #2: key length must be 16 to 512 characters",
-    ],
-  ])(
-    'refuses a key file that is %s without quoting it, and leaves it as it was',
-    async (_label, content, line) => {
-      writeFileSync(file, content);
+  it('refuses a key file that is not JSON without quoting it, and leaves it as it was', async () => {
+    const content = `{"demo": "${DEMO_KEY}"`;
+    writeFileSync(file, content);
 
-      const results = [await keys('list'), await keys('rotate', 'demo')];
+    const results = [await keys('list'), await keys('rotate', 'demo')];
 
-      for (const result of results) {
-        expect(result).toEqual({ code: 1, stdout: '', stderr: `${line}\n` });
-        expect(result.stderr).not.toContain(DEMO_KEY);
-      }
-      expect(stored()).toBe(content);
-    },
-  );
+    for (const result of results) {
+      expect(result).toEqual({ code: 1, stdout: '', stderr: 'error: the secret is not valid JSON\n' });
+      expect(result.stderr).not.toContain(DEMO_KEY);
+    }
+    expect(stored()).toBe(content);
+  });
 
   it('never lists or rotates an app whose id has the shape of a key, nor prints that id', async () => {
     writeFileSync(file, JSON.stringify({ [STACK_SHAPED_KEY]: [DEMO_KEY], demo: [DEMO_NEXT_KEY] }));
@@ -267,61 +213,17 @@ describe('bad input changes nothing', () => {
       'error: invalid --at: expected an RFC 3339 date-time with Z or an offset, such as 2026-12-24T00:00:00Z',
     ],
     [
-      'limit with neither a rate nor --default',
-      ['limit', 'demo'],
-      2,
-      'error: limit needs exactly one of --per-second <n> or --default',
-    ],
-    [
       'a key given as the key id',
       ['expire', 'demo', DEMO_KEY, '--never'],
       2,
       'error: invalid key id: expected the 12 hex characters that "list" shows, not a key',
     ],
     ['an unknown app', ['rotate', 'ghost'], 1, 'error: unknown app: ghost'],
-    ['an unknown app for allow', ['allow', 'ghost', '10.0.0.0/8'], 1, 'error: unknown app: ghost'],
-    ['an unknown app for prune', ['prune', 'ghost'], 1, 'error: unknown app: ghost'],
-    ['an unknown app for limit', ['limit', 'ghost', '--per-second', '5'], 1, 'error: unknown app: ghost'],
-    ['an unknown app for limit --default', ['limit', 'ghost', '--default'], 1, 'error: unknown app: ghost'],
-    ['an existing app', ['add-app', 'demo'], 1, 'error: app already exists: demo'],
-    ['an unknown key id', ['revoke', 'demo', '000000000000'], 1, 'error: app demo has no key 000000000000'],
-    [
-      'a key id the app does not have',
-      ['expire', 'demo', keyIdOf(PARTNER_KEY), '--never'],
-      1,
-      `error: app demo has no key ${keyIdOf(PARTNER_KEY)}`,
-    ],
-    [
-      'the last key without --force',
-      ['revoke', 'partner', keyIdOf(PARTNER_KEY)],
-      1,
-      `error: key ${keyIdOf(PARTNER_KEY)} is the last key of app partner; use --force to remove it`,
-    ],
-    [
-      'a disallow on an app with no allowlist',
-      ['disallow', 'demo', '10.0.0.0/8'],
-      1,
-      'error: app demo has no allowlist: it may call from any network',
-    ],
   ])('%s: one line on stderr, exit %i, nothing printed or changed', async (_label, argv, code, line) => {
     const result = await keys(...argv);
 
     expect(result).toEqual({ code, stdout: '', stderr: `${line}\n` });
     expect(stored()).toBe(SEED);
-  });
-
-  it('a disallow of a block not listed changes nothing', async () => {
-    await keys('allow', 'demo', '203.0.113.0/24');
-    const before = stored();
-
-    const result = await keys('disallow', 'demo', '203.0.113.0/24', '10.0.0.0/8');
-
-    expect(result).toEqual({
-      code: 1,
-      stdout: '',
-      stderr: 'error: CIDR block #2 is not in the allowlist of app demo\n',
-    });
-    expect(stored()).toBe(before);
   });
 
   it('none of these commands prints a key', async () => {
@@ -349,24 +251,6 @@ describe('bad input changes nothing', () => {
 });
 
 describe('the size guard', () => {
-  it('refuses a write over 65,536 bytes in one line, exit 1, printing no key and writing nothing', async () => {
-    // The new key's entry, `,"d:<22>"`, is 27 bytes.
-    const seed = keysTextOfSize(65_520);
-    writeFileSync(file, seed);
-
-    const result = await keys('rotate', 'demo');
-
-    expect(result).toEqual({
-      code: 1,
-      stdout: '',
-      stderr:
-        'error: the keys would take 65,547 bytes, 11 over the 65,536 a secret can hold; nothing was written. ' +
-        'Make room first: "prune" removes expired keys, "revoke" the keys clients no longer use (fewer keys per ' +
-        'app), and a sha256: digest (71 characters) costs more than a plain generated key (42)\n',
-    });
-    expect(stored()).toBe(seed);
-  });
-
   it('holds limit to the same bound: an app made an object past 65,536 bytes is refused, the file untouched', async () => {
     const seed = keysTextOfSize(65_500);
     writeFileSync(file, seed);

@@ -170,19 +170,6 @@ describe('a conflicting writer', () => {
       RemoveFromVersionId: newerVersion,
     });
   });
-
-  it('takes its label already moved to another writer in its stride, with no warning', async () => {
-    secretsManager
-      .on(UpdateSecretVersionStageCommand, { VersionStage: CLI_STAGING_LABEL })
-      .rejects(
-        serviceError(InvalidParameterException, `Version stage ${CLI_STAGING_LABEL} not found in version x`),
-      );
-
-    const result = await runCli(['rotate', 'demo'], ENV);
-
-    expect(result.code).toBe(0);
-    expect(result.stderr).toBe('');
-  });
 });
 
 describe('a move whose answer was lost', () => {
@@ -304,15 +291,11 @@ describe('failures', () => {
     },
   );
 
-  it.each<[string, Error]>([
-    ['answers nothing to remove', serviceError(InvalidParameterException, 'Not a valid version')],
-    [
-      'finds no such version',
-      serviceError(ResourceNotFoundException, "Secrets Manager can't find the version"),
-    ],
-  ])('after a failed put, a clean-up that %s is taken as done', async (_label, answer) => {
+  it('after a failed put, a clean-up that finds no such version is taken as done', async () => {
     secretsManager.on(PutSecretValueCommand).rejects(awsError('TimeoutError', 'timed out'));
-    secretsManager.on(UpdateSecretVersionStageCommand).rejects(answer);
+    secretsManager
+      .on(UpdateSecretVersionStageCommand)
+      .rejects(serviceError(ResourceNotFoundException, "Secrets Manager can't find the version"));
 
     const result = await runCli(['rotate', 'demo'], ENV);
 
@@ -358,25 +341,10 @@ describe('failures', () => {
       `error: secret ${SECRET_ID} not found in region eu-west-1 (or it has no AWSCURRENT version); check AWS_REGION`,
     ],
     ['no credentials', noCredentials(), NO_CREDENTIALS_LINE],
-    ['no region', new Error('Region is missing'), 'error: no AWS region: set AWS_REGION'],
     [
       'a refused connection',
       socketError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:4566'),
       `error: could not read secret ${SECRET_ID}: could not reach Secrets Manager at 127.0.0.1:4566 in region eu-west-1 (ECONNREFUSED)`,
-    ],
-    [
-      'a time-out',
-      timeoutError(),
-      `error: could not read secret ${SECRET_ID}: Secrets Manager did not answer in time`,
-    ],
-    [
-      'a secret scheduled for deletion (the command that restores it, with its region)',
-      awsError(
-        'InvalidRequestException',
-        "You can't perform this operation on the secret because it was marked for deletion.",
-      ),
-      `error: could not read secret ${SECRET_ID}: it is scheduled for deletion; to keep it, restore it: ` +
-        `aws secretsmanager restore-secret --secret-id '${SECRET_ID}' --region eu-west-1`,
     ],
   ])('%s while reading: one clear line, exit 1, nothing written', async (_label, failure, line) => {
     secretsManager.on(GetSecretValueCommand).rejects(failure as Error);
@@ -397,15 +365,5 @@ describe('failures', () => {
     expect(result.stderr).toBe(
       `error: secret ${SECRET_ID} has no SecretString (binary secrets are not supported)\n`,
     );
-  });
-
-  it('refuses a secret that does not parse, without quoting it', async () => {
-    secretsManager
-      .on(GetSecretValueCommand)
-      .resolves({ SecretString: `{"demo":"${DEMO_KEY}"`, VersionId: READ_VERSION });
-
-    const result = await runCli(['rotate', 'demo'], ENV);
-
-    expect(result).toEqual({ code: 1, stdout: '', stderr: 'error: the secret is not valid JSON\n' });
   });
 });

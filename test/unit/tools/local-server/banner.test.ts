@@ -1,16 +1,16 @@
 import { LISTENING_PREFIX, shellQuoted, startupLines } from '../../../../tools/local-server/banner';
 
 const KEY = 'payk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
+/** The server every banner below is for. */
+const base = { baseUrl: 'http://127.0.0.1:3000', pid: 42, ttlSeconds: 60 } as const;
 
 describe('startupLines', () => {
   it('never prints the generated key: the ready command reads it from the file and hands it to curl on stdin', () => {
     // Act
     const lines = startupLines({
-      baseUrl: 'http://127.0.0.1:3000',
-      pid: 42,
+      ...base,
       keys: { kind: 'file', path: '/p/.local/keys.json' },
       generated: { appId: 'demo', key: KEY },
-      ttlSeconds: 60,
       keysWatched: true,
     });
 
@@ -28,12 +28,7 @@ describe('startupLines', () => {
 
   it('says the file is re-read only at the TTL when it cannot be watched', () => {
     // Act
-    const lines = startupLines({
-      baseUrl: 'http://127.0.0.1:3000',
-      pid: 42,
-      keys: { kind: 'file', path: '/p/keys.json' },
-      ttlSeconds: 60,
-    });
+    const lines = startupLines({ ...base, keys: { kind: 'file', path: '/p/keys.json' } });
 
     // Assert
     expect(lines[0]).toBe('keys: file /p/keys.json, re-read every 60 s');
@@ -43,8 +38,7 @@ describe('startupLines', () => {
   it('names the secret, region and endpoint when keys come from Secrets Manager', () => {
     // Act
     const lines = startupLines({
-      baseUrl: 'http://127.0.0.1:3000',
-      pid: 42,
+      ...base,
       keys: { kind: 'secretsManager', secretId: 'payment-api/keys' },
       ttlSeconds: 5,
       awsRegion: 'eu-west-1',
@@ -65,7 +59,6 @@ describe('startupLines', () => {
 });
 
 describe('startupLines for a key registry of shards', () => {
-  const base = { baseUrl: 'http://127.0.0.1:3000', pid: 42, ttlSeconds: 60 } as const;
   const curl = `curl -i -X POST http://127.0.0.1:3000/payment -H 'Content-Type: application/json' -H 'App-id: demo' -H @- -d '{}'`;
 
   it("names the registry file and its shards, and reads demo's key from its shard file", () => {
@@ -171,12 +164,7 @@ describe('startupLines for a key registry of shards', () => {
 });
 
 describe('the rate limit line of the banner', () => {
-  const base = {
-    baseUrl: 'http://127.0.0.1:3000',
-    pid: 42,
-    keys: { kind: 'file', path: '/p/keys.json' },
-    ttlSeconds: 60,
-  } as const;
+  const withFile = { ...base, keys: { kind: 'file', path: '/p/keys.json' } } as const;
 
   const dynamodb = { kind: 'dynamodb', budgetMs: 150 } as const;
 
@@ -217,7 +205,7 @@ describe('the rate limit line of the banner', () => {
         'when it cannot answer within 150 ms, requests go on (open)',
     ],
   ])('%s', (_label, settings, line) => {
-    expect(startupLines({ ...base, ...settings })[1]).toBe(line);
+    expect(startupLines({ ...withFile, ...settings })[1]).toBe(line);
   });
 });
 

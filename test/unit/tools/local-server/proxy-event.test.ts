@@ -1,6 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import {
-  formatRequestTime,
   LOCAL_API,
   MalformedProxyResultError,
   splitTarget,
@@ -120,13 +119,6 @@ describe('toProxyEvent', () => {
     expect(Object.entries(event.multiValueHeaders)).toEqual(Object.entries(multiValueHeaders));
   });
 
-  it('has no user agent or domain when the request has no headers', () => {
-    const { requestContext } = toProxyEvent({ ...baseRequest, rawHeaders: [] }, context);
-
-    expect(requestContext.identity.userAgent).toBeNull();
-    expect(requestContext.domainName).toBeUndefined();
-  });
-
   it.each([
     { name: 'an empty body', body: Buffer.alloc(0), expected: null },
     { name: 'a JSON body', body: Buffer.from('{"a":1}'), expected: '{"a":1}' },
@@ -173,20 +165,21 @@ describe('toProxyEvent', () => {
     expect(event.requestContext.resourcePath).toBe('/payment');
   });
 
-  it('takes the user agent and domain from the last Host and User-Agent values, in any casing', () => {
-    // Arrange
-    const request = {
-      ...baseRequest,
-      rawHeaders: ['host', 'api.example.test:8443', 'user-agent', 'tests/1.0'],
-    };
-
+  it.each<[string, string[], (string | undefined)[], string | null]>([
+    [
+      'from the last Host and User-Agent values, in any casing',
+      ['host', 'first.example.test', 'host', 'api.example.test:8443', 'user-agent', 'tests/1.0'],
+      ['api.example.test', 'api'],
+      'tests/1.0',
+    ],
+    ['as none when the request has no headers', [], [undefined, undefined], null],
+  ])('takes the user agent and domain %s', (_label, rawHeaders, [domainName, domainPrefix], userAgent) => {
     // Act
-    const event = toProxyEvent(request, context);
+    const { requestContext } = toProxyEvent({ ...baseRequest, rawHeaders }, context);
 
     // Assert
-    expect(event.requestContext.domainName).toBe('api.example.test');
-    expect(event.requestContext.domainPrefix).toBe('api');
-    expect(event.requestContext.identity.userAgent).toBe('tests/1.0');
+    expect([requestContext.domainName, requestContext.domainPrefix]).toEqual([domainName, domainPrefix]);
+    expect(requestContext.identity.userAgent).toBe(userAgent);
   });
 });
 
@@ -202,13 +195,6 @@ describe('splitTarget', () => {
   ])('splits $target', ({ target, path, query }) => {
     // Act / Assert
     expect(splitTarget(target)).toEqual({ path, query });
-  });
-});
-
-describe('formatRequestTime', () => {
-  it('uses API Gateway requestTime format in UTC', () => {
-    // Act / Assert
-    expect(formatRequestTime(Date.UTC(2018, 1, 20, 22, 48, 57))).toBe('20/Feb/2018:22:48:57 +0000');
   });
 });
 

@@ -59,15 +59,6 @@ describe('buildChecks', () => {
     expect(refused.expect).toEqual({ status: 401, code: 'unauthorized', present: ['WWW-Authenticate'] });
   });
 
-  it('compares the bodies of all five 401 checks', () => {
-    expect(checks.find((candidate) => candidate.kind === 'uniform')).toEqual({
-      kind: 'uniform',
-      id: 'same-401',
-      title: 'every 401 identical',
-      of: ['wrong-key', 'unknown-app', 'missing-app-key', 'missing-app-id', 'duplicate-app-key'],
-    });
-  });
-
   it('sends text/plain and then broken JSON with the right key', () => {
     expect(valuesOf(check('wrong-media-type'), 'Content-Type')).toEqual(['text/plain']);
     expect(valuesOf(check('wrong-media-type'), 'App-key')).toEqual([INPUTS.appKey]);

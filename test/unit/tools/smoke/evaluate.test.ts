@@ -152,22 +152,6 @@ describe('evaluateAnswer', () => {
   it('prints what a server sent only as short printable text', () => {
     expect(printable(`a\u0000b\u001b[31m${'x'.repeat(100)}`, NO_SECRETS)).toBe(`a?b?[31m${'x'.repeat(52)}…`);
   });
-
-  it('masks a key the server echoes before it shortens what it quotes, so no part of the key is left', () => {
-    const key = `test-smoke-key-${'k'.repeat(33)}`;
-    const echoed = answer(
-      200,
-      { ...JSON_NO_STORE, 'Cache-Control': `max-age=60, x-echo="${key}"` },
-      JSON.stringify({ code: `${'c'.repeat(30)}${key.toUpperCase()}`, message: 'm' }),
-    );
-
-    const { got, problems } = evaluateAnswer(OK, echoed, createSecretMask([key]));
-
-    const printed = [got, ...problems].join('\n');
-    expect(printed).toContain('<redacted>');
-    expect(printed.toLowerCase()).not.toContain(key.slice(0, 16));
-    expect(printed.toLowerCase()).not.toContain(key.slice(-16));
-  });
 });
 
 describe('evaluateChecks', () => {
@@ -220,26 +204,26 @@ describe('evaluateChecks', () => {
     });
   });
 
-  it('names the checks whose 401 bodies differ', () => {
-    const outcomes = new Map(refusalIds.map((id) => [id, refusal()] as const));
-    outcomes.set('unknown-app', refusal('{"code":"unauthorized","message":"Unknown App-id."}'));
-
-    expect(uniformRow(outcomes)).toMatchObject({
-      got: '2 bodies, 1 WWW-Authenticate',
-      passed: false,
-      problems: [
-        'bodies differ: wrong App-key, no App-key header, no App-id header, App-key sent twice | unknown App-id',
-      ],
-    });
-  });
-
-  it('names the checks whose WWW-Authenticate differs', () => {
-    const outcomes = new Map(refusalIds.map((id) => [id, refusal()] as const));
-    outcomes.set('missing-app-key', refusal(UNAUTHORIZED_BODY, { 'WWW-Authenticate': 'Basic' }));
-
-    expect(uniformRow(outcomes)?.problems).toEqual([
+  it.each<[string, CheckId, Outcome, object, string]>([
+    [
+      '401 bodies differ',
+      'unknown-app',
+      refusal('{"code":"unauthorized","message":"Unknown App-id."}'),
+      { got: '2 bodies, 1 WWW-Authenticate' },
+      'bodies differ: wrong App-key, no App-key header, no App-id header, App-key sent twice | unknown App-id',
+    ],
+    [
+      'WWW-Authenticate differs',
+      'missing-app-key',
+      refusal(UNAUTHORIZED_BODY, { 'WWW-Authenticate': 'Basic' }),
+      {},
       'WWW-Authenticate differs: wrong App-key, unknown App-id, no App-id header, App-key sent twice | no App-key header',
-    ]);
+    ],
+  ])('names the checks whose %s', (_label, id, odd, row, problem) => {
+    const outcomes = new Map(refusalIds.map((refused) => [refused, refusal()] as const));
+    outcomes.set(id, odd);
+
+    expect(uniformRow(outcomes)).toMatchObject({ ...row, passed: false, problems: [problem] });
   });
 
   it('compares only the answers that were 401, and needs two of them', () => {

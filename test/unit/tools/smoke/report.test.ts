@@ -1,5 +1,5 @@
 import type { CheckResult } from '../../../../tools/smoke/evaluate';
-import { formatJson, formatTable, reportPassed, type SmokeReport } from '../../../../tools/smoke/report';
+import { formatJson, formatTable, type SmokeReport } from '../../../../tools/smoke/report';
 
 const PASSED: CheckResult = {
   id: 'accepted',
@@ -72,12 +72,5 @@ describe('formatJson', () => {
       requestsSent: 2,
       checks: [PASSED, FAILED],
     });
-  });
-});
-
-describe('reportPassed', () => {
-  it('holds only when every check passed', () => {
-    expect(reportPassed(report([PASSED]))).toBe(true);
-    expect(reportPassed(report([PASSED, FAILED]))).toBe(false);
   });
 });

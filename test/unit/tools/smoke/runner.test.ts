@@ -202,18 +202,4 @@ describe('runChecks after a 429 that asks for a retry', () => {
     expect(run.outcomes.get('accepted')).toEqual(THROTTLED);
     expect(run.retries.get('accepted')).toEqual({ retryAfterSeconds: 2, retried: false });
   });
-
-  it("never retries the stage throttle's 429, which gives no Retry-After", async () => {
-    const stageThrottled: Outcome = {
-      kind: 'answer',
-      answer: { status: 429, headers: new Map(), body: errorBody('tooManyRequests') },
-    };
-    const server = scriptedServer([stageThrottled]);
-
-    const run = await runChecks(checks, server.send, server);
-
-    expect(server.sleeps).toEqual([]);
-    expect(run.retries.size).toBe(0);
-    expect(run.requestsSent).toBe(11);
-  });
 });
