@@ -204,7 +204,7 @@ describe('evaluateChecks', () => {
     });
   });
 
-  it.each<[string, CheckId, Outcome, object, string]>([
+  it.each<[string, CheckId, Outcome, { got: string }, string]>([
     [
       '401 bodies differ',
       'unknown-app',
@@ -216,7 +216,7 @@ describe('evaluateChecks', () => {
       'WWW-Authenticate differs',
       'missing-app-key',
       refusal(UNAUTHORIZED_BODY, { 'WWW-Authenticate': 'Basic' }),
-      {},
+      { got: '1 body, 2 WWW-Authenticate' },
       'WWW-Authenticate differs: wrong App-key, unknown App-id, no App-id header, App-key sent twice | no App-key header',
     ],
   ])('names the checks whose %s', (_label, id, odd, row, problem) => {
