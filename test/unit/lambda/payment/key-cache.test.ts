@@ -427,12 +427,10 @@ describe('KeyCache over Secrets Manager', () => {
   });
 
   describe('as one shard of several', () => {
-    const shardCache = (entryBuilding: 'eager' | 'lazy') => cacheWith({ shard: 7, entryBuilding });
-
     it('names its shard on every line it logs, and never the secret', async () => {
       const brokenSecret = JSON.stringify({ demo: [DEMO_KEY, 'sha256:1234'], partner: PARTNER_KEY });
       secretsManager.on(GET).resolves({ SecretString: brokenSecret });
-      const shard = shardCache('eager');
+      const shard = cacheWith({ shard: 7, entryBuilding: 'eager' });
       await shard.getKeys();
       jest.advanceTimersByTime(TTL_MS);
       secretsManager.on(GET).rejects(throttled());
@@ -445,35 +443,6 @@ describe('KeyCache over Secrets Manager', () => {
         ['keys refresh failed', 7],
       ]);
       expect(logs.lines.join('\n')).not.toContain(DEMO_KEY);
-    });
-
-    it('built lazily: logs how many entries it loaded, and a malformed entry when its app is first asked for', async () => {
-      const brokenSecret = JSON.stringify({ demo: DEMO_KEY, partner: [PARTNER_KEY, 'sha256:1234'] });
-      secretsManager.on(GET).resolves({ SecretString: brokenSecret });
-      const shard = shardCache('lazy');
-
-      const { keyring } = await shard.getKeys();
-      const atLoad = logs.entries();
-      keyring.get('partner');
-
-      expect(atLoad).toEqual([
-        expect.objectContaining({
-          message: 'keys loaded',
-          shard: 7,
-          entries: 2,
-          secretBytes: brokenSecret.length,
-        }),
-      ]);
-      expect(logs.entries().slice(1)).toEqual([
-        expect.objectContaining({
-          level: 'error',
-          message: 'malformed key entry ignored',
-          shard: 7,
-          entryPosition: 2,
-          keyPosition: 2,
-          reason: 'sha256: form needs exactly 64 hex characters',
-        }),
-      ]);
     });
   });
 
