@@ -209,25 +209,7 @@ describe('POST /payment handler', () => {
       headers: { 'App-id': 'demo', 'App-key': DEMO_KEY, 'Content-Type': 'application/json' },
     };
 
-    /** A JSON array of `length` bytes. */
-    const jsonArrayOf = (length: number): string => `[${'0,'.repeat((length - 3) / 2)}0]`;
-
     it.each<[string, number, () => unknown]>([
-      [
-        'a 6 MB base64 body',
-        413,
-        () => ({
-          ...credentialsOnly,
-          body: Buffer.from(jsonArrayOf(4_500_001)).toString('base64'),
-          isBase64Encoded: true,
-        }),
-      ],
-      ['a 6 MB JSON body', 413, () => ({ ...credentialsOnly, body: jsonArrayOf(6_000_001) })],
-      [
-        'JSON nested 100,000 deep (200 KB)',
-        413,
-        () => ({ ...credentialsOnly, body: '['.repeat(100_000) + ']'.repeat(100_000) }),
-      ],
       [
         'JSON nested 30,000 deep within 64 KiB',
         400,
