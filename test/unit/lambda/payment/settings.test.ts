@@ -82,18 +82,12 @@ describe('readLambdaSettings', () => {
     [{ KEY_PREFIX: 'payk' }, paykRule('payk')],
     [{ KEY_PREFIX: 'payk_x' }, paykRule('payk_x')],
     [{ LEGACY_KEYS: 'no' }, 'LEGACY_KEYS must be true or false, got "no"'],
-    [{ KEY_SHARDS: '1025' }, 'KEY_SHARDS must be a whole number from 1 to 1024, got "1025"'],
-    [{ KEY_SHARDS: '4' }, 'KEY_SHARD_NAME_PREFIX must be set when KEY_SHARDS is above 1'],
     // Refused, instead of logging at another level.
     [{ LOG_LEVEL: 'verbose' }, logLevelRule('verbose')],
     [{ LOG_LEVEL: 'trace' }, logLevelRule('trace')],
     [{ LOG_LEVEL: 'inf' }, logLevelRule('inf')],
   ])('refuses to start with %j, in one line', (env, message) => {
     expect(() => readLambdaSettings({ KEYS_SECRET_ID: secretId, ...env })).toThrow(message);
-  });
-
-  it('refuses to start without a secret id', () => {
-    expect(() => readLambdaSettings({})).toThrow('KEYS_SECRET_ID must name the keys secret');
   });
 
   it.each(['-1', '1.5', 'ten', '60s', '0', '3601', ' 60'])(

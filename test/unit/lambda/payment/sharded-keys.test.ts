@@ -176,16 +176,27 @@ describe('ShardedKeys over several shards', () => {
   const apps = Array.from({ length: SHARDS }, (_, index) => appOnShard(index, SHARDS, `app-on-${index}`));
   const texts = apps.map((appId) => JSON.stringify({ [appId]: DEMO_KEY }));
 
-  it('fetches nothing at init, then exactly the home shard of the first request', async () => {
+  it('fetches nothing at init, then exactly the home shard of the first request; reads a shard again at once when told it changed, its TTL far from over, and a shard never read stays unread', async () => {
+    // Arrange
     const { keys, shards } = registryOf(layout, texts);
-
     keys.warm();
     const fetchedAtInit = fetchesOf(shards);
-    const first = await keys.getKeys(at(apps, 5));
+    const first = await keys.getKeys(at(apps, 3));
+    const fetchedByTheFirst = fetchesOf(shards);
+    const added = appOnShard(3, SHARDS, 'added');
+    at(shards, 3).text = JSON.stringify({ [at(apps, 3)]: DEMO_KEY, [added]: DEMO_NEXT_KEY });
 
+    // Act
+    keys.reload(3);
+    keys.reload(6);
+    const { keyring } = await keys.getKeys(added);
+
+    // Assert
     expect(fetchedAtInit).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
-    expect(fetchesOf(shards)).toEqual([0, 0, 0, 0, 0, 1, 0, 0]);
-    expect(first.keyring.has(at(apps, 5))).toBe(true);
+    expect(fetchedByTheFirst).toEqual([0, 0, 0, 1, 0, 0, 0, 0]);
+    expect(first.keyring.has(at(apps, 3))).toBe(true);
+    expect(keyring.has(added)).toBe(true);
+    expect(fetchesOf(shards)).toEqual([0, 0, 0, 2, 0, 0, 0, 0]);
   });
 
   it('reads each shard at most once per TTL under a flood of unknown app ids, never more than the shards asked for', async () => {
@@ -214,23 +225,6 @@ describe('ShardedKeys over several shards', () => {
       const fetched = at(fetchesAfter, index).map((count, shard) => count - at(fetchesBefore, shard));
       expect(fetched).toEqual(fetched.map((_, shard) => (shardsAsked.has(shard) ? 1 : 0)));
     });
-  });
-
-  it('reads a shard again at once when told it changed, its TTL far from over; a shard never read stays unread', async () => {
-    // Arrange
-    const { keys, shards } = registryOf(layout, texts);
-    await keys.getKeys(at(apps, 3));
-    const added = appOnShard(3, SHARDS, 'added');
-    at(shards, 3).text = JSON.stringify({ [at(apps, 3)]: DEMO_KEY, [added]: DEMO_NEXT_KEY });
-
-    // Act
-    keys.reload(3);
-    keys.reload(6);
-    const { keyring } = await keys.getKeys(added);
-
-    // Assert
-    expect(keyring.has(added)).toBe(true);
-    expect(fetchesOf(shards)).toEqual([0, 0, 0, 2, 0, 0, 0, 0]);
   });
 
   it('never makes a request for a known app wait on another shard, even one that does not answer', async () => {
@@ -468,7 +462,7 @@ describe('ShardedKeys during a reshard from 2 to 4 shards: the fallback rule', (
     );
   }
 
-  it('serves a moved app from its new home, and one not yet moved from its previous home', async () => {
+  it('serves a moved app from its new home, and one not yet moved from its previous home; judges an app found nowhere against its new home, at once, when that copy is fresh', async () => {
     const notMoved = registryOf(layout, texts([previousHome]));
     const moved = registryOf(layout, texts([home]));
 
@@ -481,6 +475,13 @@ describe('ShardedKeys during a reshard from 2 to 4 shards: the fallback rule', (
       [0, 1, 2, 3].map((index) => (index === home || index === previousHome ? 1 : 0)),
     );
     expect(fetchesOf(moved.shards)).toEqual([0, 1, 2, 3].map((index) => (index === home ? 1 : 0)));
+
+    const unknown = movingApp(4, 2, 'unknown');
+    const request = moved.keys.getKeys(unknown.appId);
+    const tookMs = await settleTiming(request);
+
+    expect(tookMs).toBe(0);
+    expect((await request).keyring.has(unknown.appId)).toBe(false);
   });
 
   it('lets the new home decide when both copies hold the app (an edit made after the copy wins)', async () => {
@@ -491,19 +492,6 @@ describe('ShardedKeys during a reshard from 2 to 4 shards: the fallback rule', (
     const { keyring } = await keys.getKeys(moving);
 
     expect(keyring.get(moving)?.keys.map((key) => key.digest)).toEqual([matchDigestOf(MOVED_KEY)]);
-  });
-
-  it('judges an app found nowhere against its new home, at once, when that copy is fresh', async () => {
-    const { keys } = registryOf(layout, texts([home]));
-    const unknown = movingApp(4, 2, 'unknown');
-    await keys.getKeys(moving);
-
-    const request = keys.getKeys(unknown.appId);
-    const tookMs = await settleTiming(request);
-
-    expect(tookMs).toBe(0);
-    const { keyring } = await request;
-    expect(keyring.has(unknown.appId)).toBe(false);
   });
 
   describe('when the new home is stale and the previous home was read after the app was removed from it', () => {

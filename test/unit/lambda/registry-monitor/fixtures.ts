@@ -1,4 +1,4 @@
-import { shardOf } from '../../../../shared/keys/shard';
+import { appsOnEveryShard } from '../../../support/shards';
 
 /** Fixture keys: valid, obviously fake, and never to appear in anything the monitor writes. */
 export const KEYS = {
@@ -12,12 +12,7 @@ export const NOW = Date.parse('2026-06-01T00:00:00Z');
 export const DAY_MS = 86_400_000;
 export const WARNING_MS = 14 * DAY_MS;
 
-/** `count` app ids whose shard under `shards` is `shard`, found by trying names in order. */
+/** `count` app ids whose shard under `shards` is `shard`: the first of `<prefix>-0`, `<prefix>-1`, ... placed there. */
 export function appsOfShard(shard: number, shards: number, count: number, prefix = 'app'): string[] {
-  const found: string[] = [];
-  for (let index = 0; found.length < count; index++) {
-    const appId = `${prefix}-${index}`;
-    if (shardOf(appId, shards) === shard) found.push(appId);
-  }
-  return found;
+  return (appsOnEveryShard(shards, count, prefix).get(shard) ?? []).slice(0, count);
 }

@@ -5,12 +5,13 @@ import {
 import type { LeakedKey } from '../../../../lambda/secret-scanning/leak-notice';
 import { PublicKeyCache } from '../../../../lambda/secret-scanning/public-keys';
 import { REPORT_LIMITS } from '../../../../lambda/secret-scanning/settings';
-import { parseKeyDocument } from '../../../../shared/keys/key-document';
+import { parseKeyDocument, type DocumentApp } from '../../../../shared/keys/key-document';
 import { generatePrefixedKey } from '../../../../shared/keys/key-format';
 import { keyIdOf } from '../../../../shared/keys/key-document';
 import { toCompactDigestForm } from '../../../../shared/keys/key-material';
 import { shardOf } from '../../../../shared/keys/shard';
 import { captureLogs } from '../../../support/capture-logger';
+import { shardTexts } from '../../../support/shards';
 import {
   createGithubSigner,
   memoryShards,
@@ -29,19 +30,14 @@ const SHARDS = 4;
 const LEAKED = generatePrefixedKey('pay');
 const PLAIN = generatePrefixedKey('pay');
 const UNTOUCHED = generatePrefixedKey('pay');
-const APPS: Record<string, string[]> = {
-  'partner-a': [toCompactDigestForm(LEAKED), toCompactDigestForm(UNTOUCHED)],
-  'partner-b': [PLAIN],
-};
-
-function shardTexts(): string[] {
-  const shards: Record<string, string[]>[] = Array.from({ length: SHARDS }, () => ({}));
-  for (const [appId, keys] of Object.entries(APPS)) {
-    const shard = shards[shardOf(appId, SHARDS)];
-    if (shard !== undefined) shard[appId] = keys;
-  }
-  return shards.map((shard) => JSON.stringify(shard));
-}
+const APPS = new Map<string, DocumentApp>([
+  [
+    'partner-a',
+    { keys: [{ stored: toCompactDigestForm(LEAKED) }, { stored: toCompactDigestForm(UNTOUCHED) }] },
+  ],
+  ['partner-b', { keys: [{ stored: PLAIN }] }],
+]);
+const initialTexts = (): string[] => shardTexts(APPS, SHARDS);
 
 interface Arrangement {
   readonly handle: (event: unknown) => ReturnType<ReturnType<typeof createScanningHandler>>;
@@ -54,7 +50,7 @@ interface Arrangement {
 function arrange(
   options: Partial<Pick<ScanningDependencies, 'action'>> & { keysDocument?: () => Promise<string> } = {},
 ): Arrangement {
-  const shards = memoryShards(shardTexts());
+  const shards = memoryShards(initialTexts());
   const logs = captureLogs();
   const notices: LeakedKey[][] = [];
   const publicKeys = new PublicKeyCache({
@@ -165,7 +161,7 @@ describe('the secret scanning handler, given a signed report', () => {
       { token_raw: PLAIN, token_type: 'payment_api_key', label: 'true_positive' },
     ]);
     expect(shards.calls.writes).toBe(0);
-    expect(shards.texts()).toEqual(shardTexts());
+    expect(shards.texts()).toEqual(initialTexts());
     expect(notices).toEqual([
       [
         {

@@ -1,39 +1,29 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fetchText } from '../../../../lambda/secret-scanning/fetch-text';
-
-/** A loopback keys server whose every answer the test writes. */
-async function serve(respond: (response: ServerResponse) => void): Promise<{ url: string; server: Server }> {
-  const server = createServer((_request, response) => {
-    respond(response);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/keys`, server };
-}
+import { closeServer, listen } from '../../../support/fault-proxy';
+import { freeLoopbackPort } from '../../../support/loopback';
 
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(
-    servers.splice(0).map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => {
-            resolve();
-          });
-        }),
-    ),
+    servers.splice(0).map((server) => {
+      server.closeAllConnections();
+      return closeServer(server, new Set());
+    }),
   );
 });
 
+/** fetchText of a loopback keys server whose every answer the test writes. */
 async function fetchFrom(
   respond: (response: ServerResponse) => void,
   limits = { deadlineMs: 2_000, maxBytes: 1_024 },
 ) {
-  const { url, server } = await serve(respond);
+  const server = createServer((_request, response) => {
+    respond(response);
+  });
   servers.push(server);
-  return fetchText(url, limits);
+  const port = await listen(server, 0);
+  return fetchText(`http://127.0.0.1:${port}/keys`, limits);
 }
 
 describe('fetchText', () => {
@@ -72,12 +62,7 @@ describe('fetchText', () => {
   });
 
   it('fails when nothing listens', async () => {
-    const { url, server } = await serve((response) => response.end());
-    await new Promise<void>((resolve) =>
-      server.close(() => {
-        resolve();
-      }),
-    );
+    const url = `http://127.0.0.1:${await freeLoopbackPort()}/keys`;
 
     await expect(fetchText(url, { deadlineMs: 2_000, maxBytes: 1_024 })).rejects.toThrow(/ECONNREFUSED/);
   });

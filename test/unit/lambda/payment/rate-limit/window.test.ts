@@ -41,13 +41,6 @@ describe('appWindowAt', () => {
     expect(appWindowAt('shop', limit, start - 0.1).index).toBe(899_999_999);
   });
 
-  it('gives two apps different edges', () => {
-    const limit = { perSecond: 10, burst: 10 };
-    const now = 1_800_000_000_000;
-
-    expect(appWindowAt('shop', limit, now).endMs).not.toBe(appWindowAt('other', limit, now).endMs);
-  });
-
   it('admits the rate on average: burst requests every burst / perSecond seconds, in a window holding now', () => {
     fc.assert(
       fc.property(
