@@ -45,6 +45,30 @@ describe('readProxyRequest', () => {
   });
 
   it.each([
+    ['the string "true"', 'true'],
+    ['the number 1', 1],
+    ['null', null],
+  ])('does not take isBase64Encoded as %s to mean base64', (_label, isBase64Encoded) => {
+    expect(readProxyRequest({ ...baseEvent, body: 'e30=', isBase64Encoded }).body).toEqual({
+      kind: 'text',
+      text: 'e30=',
+      isBase64Encoded: false,
+    });
+  });
+
+  it.each([
+    ['a number', 42],
+    ['an empty string', ''],
+    ['a string with a line break', 'id\r\nX-Injected: 1'],
+    ['a string with a space', 'two words'],
+    ['an overlong string', 'x'.repeat(129)],
+  ])('leaves out a request id that is %s', (_label, requestId) => {
+    const event = { ...baseEvent, requestContext: { ...baseEvent.requestContext, requestId } };
+
+    expect(readProxyRequest(event).requestId).toBeUndefined();
+  });
+
+  it.each([
     ['null', null],
     ['a string', 'ctx'],
     ['an identity that is null', { requestId: 'r-1', identity: null }],
