@@ -49,18 +49,32 @@ describe('POST /payment handler', () => {
       ['the first key of an app', credentials('demo', DEMO_KEY)],
       ['the second key of an app during rotation', credentials('demo', DEMO_NEXT_KEY)],
       ['a key stored as a digest', credentials('hashed', HASHED_APP_KEY)],
-    ] as Array<[string, Array<[string, string]>]>)(
-      'answer 200 ok with %s, counted as Accepted',
-      async (_label, headers) => {
-        const { handle, counted } = handlerWith();
+      [
+        'lower-case header names',
+        [
+          ['content-type', 'application/json'],
+          ['app-id', 'demo'],
+          ['app-key', DEMO_KEY],
+        ],
+      ],
+      [
+        'upper-case header names',
+        [
+          ['CONTENT-TYPE', 'application/json'],
+          ['APP-ID', 'demo'],
+          ['APP-KEY', DEMO_KEY],
+        ],
+      ],
+      ['a charset parameter', [['Content-Type', 'application/json; charset=utf-8'], ...DEMO_CREDENTIALS]],
+      ['an upper-case media type', [['Content-Type', 'APPLICATION/JSON'], ...DEMO_CREDENTIALS]],
+    ] as Array<[string, Array<[string, string]>]>)('answer 200 ok with %s', async (_label, headers) => {
+      const { handle } = handlerWith();
 
-        const result = await handle(paymentEvent(headers));
+      const result = await handle(paymentEvent(headers));
 
-        expect(result.statusCode).toBe(200);
-        expect(bodyOf(result)).toEqual({ code: 'ok', message: 'Payment request accepted.' });
-        expect(counted).toEqual(['Accepted']);
-      },
-    );
+      expect(result.statusCode).toBe(200);
+      expect(bodyOf(result)).toEqual({ code: 'ok', message: 'Payment request accepted.' });
+    });
 
     it('log the app and key id that matched, never the key', async () => {
       const { handle, logs } = handlerWith();
@@ -103,22 +117,18 @@ describe('POST /payment handler', () => {
       ],
     ];
 
-    it.each(cases)(
-      'answer 401 with the same body for %s, counted as Unauthorized',
-      async (_label, headers, reason) => {
-        const { handle, logs, counted } = handlerWith();
+    it.each(cases)('answer 401 with the same body for %s', async (_label, headers, reason) => {
+      const { handle, logs } = handlerWith();
 
-        const result = await handle(paymentEvent(headers, { body: 'not json' }));
+      const result = await handle(paymentEvent(headers, { body: 'not json' }));
 
-        expect(result.statusCode).toBe(401);
-        expect(result.body).toBe('{"code":"unauthorized","message":"Missing or invalid App-id or App-key."}');
-        expect(result.headers).toMatchObject({ 'WWW-Authenticate': 'App-key realm="payment-api"' });
-        expect(logs.entries()).toContainEqual(
-          expect.objectContaining({ message: 'request refused', status: 401, reason }),
-        );
-        expect(counted).toEqual(['Unauthorized']);
-      },
-    );
+      expect(result.statusCode).toBe(401);
+      expect(result.body).toBe('{"code":"unauthorized","message":"Missing or invalid App-id or App-key."}');
+      expect(result.headers).toMatchObject({ 'WWW-Authenticate': 'App-key realm="payment-api"' });
+      expect(logs.entries()).toContainEqual(
+        expect.objectContaining({ message: 'request refused', status: 401, reason }),
+      );
+    });
   });
 
   describe('authenticated requests with a bad media type or body, read as RFC 9110 and RFC 8259 say', () => {
@@ -133,8 +143,8 @@ describe('POST /payment handler', () => {
       ['an empty Content-Type', withType(''), 'malformed_content_type'],
       ['Content-Type sent twice', [JSON_TYPE, JSON_TYPE, ...DEMO_CREDENTIALS], 'repeated_content_type'],
       ['a charset other than utf-8', withType('application/json; charset=iso-8859-1'), 'charset_not_utf8'],
-    ])('answer 415 for %s, and log and count why', async (_label, headers, reason) => {
-      const { handle, logs, counted } = handlerWith();
+    ])('answer 415 for %s, and log why', async (_label, headers, reason) => {
+      const { handle, logs } = handlerWith();
 
       const result = await handle(paymentEvent(headers));
 
@@ -146,7 +156,6 @@ describe('POST /payment handler', () => {
       expect(logs.entries()).toContainEqual(
         expect.objectContaining({ message: 'request refused', status: 415, appId: 'demo', reason }),
       );
-      expect(counted).toEqual(['UnsupportedMediaType']);
     });
 
     it.each<[string, Partial<APIGatewayProxyEvent>, string]>([
@@ -157,8 +166,8 @@ describe('POST /payment handler', () => {
         'not_utf8',
       ],
       ['text that is not base64', { body: '{}', isBase64Encoded: true }, 'not_base64'],
-    ])('answer 400 for the body %s, and log and count why', async (_label, overrides, reason) => {
-      const { handle, logs, counted } = handlerWith();
+    ])('answer 400 for the body %s, and log why', async (_label, overrides, reason) => {
+      const { handle, logs } = handlerWith();
 
       const result = await handle(demoRequest(overrides));
 
@@ -167,13 +176,12 @@ describe('POST /payment handler', () => {
       expect(logs.entries()).toContainEqual(
         expect.objectContaining({ message: 'request refused', status: 400, appId: 'demo', reason }),
       );
-      expect(counted).toEqual(['BadRequest']);
     });
   });
 
   describe('when keys cannot be known', () => {
-    it('answers 503 unavailable, never 200 or 401, and logs and counts why', async () => {
-      const { handle, logs, counted } = handlerWith({ keys: unavailableKeys });
+    it('answers 503 unavailable, never 200 or 401, and logs why', async () => {
+      const { handle, logs } = handlerWith({ keys: unavailableKeys });
 
       const result = await handle(demoRequest());
 
@@ -189,25 +197,89 @@ describe('POST /payment handler', () => {
           error: 'KeysUnavailableError: keys have never loaded',
         }),
       );
-      expect(counted).toEqual(['Unavailable']);
     });
 
-    it('answers 500 with a generic body, and no stack, for an unexpected error, counted as InternalError', async () => {
-      const { handle, counted } = handlerWith({ keys: keysFailing(new TypeError('boom at line 12')) });
+    it('answers 500 with a generic body, and no stack, for an unexpected error', async () => {
+      const { handle } = handlerWith({ keys: keysFailing(new TypeError('boom at line 12')) });
 
       const result = await handle(demoRequest());
 
       expect(result.statusCode).toBe(500);
       expect(bodyOf(result)).toEqual({ code: 'internal_error', message: 'An internal error occurred.' });
       expect(result.body).not.toContain('boom');
-      expect(counted).toEqual(['InternalError']);
     });
+  });
+
+  describe('every response', () => {
+    const requests: Array<[number, Array<[string, string]>, string | null]> = [
+      [200, [JSON_TYPE, ...DEMO_CREDENTIALS], null],
+      [401, [JSON_TYPE], null],
+      [415, DEMO_CREDENTIALS, null],
+      [400, [JSON_TYPE, ...DEMO_CREDENTIALS], '{'],
+    ];
+
+    it.each(requests)(
+      '(%i) is JSON, not cacheable, and carries the request id',
+      async (status, headers, body) => {
+        const { handle } = handlerWith();
+
+        const result = await handle(paymentEvent(headers, { body }));
+
+        expect(result.statusCode).toBe(status);
+        expect(result.headers).toMatchObject({
+          'Content-Type': 'application/json',
+          'Cache-Control': 'no-store',
+          'X-Request-Id': 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
+        });
+        expect(Object.keys(bodyOf(result)).sort()).toEqual(['code', 'message']);
+      },
+    );
   });
 
   describe('events with fields missing or of the wrong type', () => {
     const credentialsOnly = {
       headers: { 'App-id': 'demo', 'App-key': DEMO_KEY, 'Content-Type': 'application/json' },
     };
+
+    it.each<[string, unknown, number]>([
+      ['no event at all', undefined, 401],
+      ['an event that is an array', [], 401],
+      ['only headers (no multiValueHeaders, body, isBase64Encoded or requestContext)', credentialsOnly, 200],
+      ['multiValueHeaders null', { ...credentialsOnly, multiValueHeaders: null }, 200],
+      ['multiValueHeaders a string', { ...credentialsOnly, multiValueHeaders: 'App-key' }, 200],
+      ['headers an array', { headers: [['App-id', 'demo']] }, 401],
+      ['body null', { ...credentialsOnly, body: null }, 200],
+      ['body a number', { ...credentialsOnly, body: 42 }, 400],
+      ['body an object', { ...credentialsOnly, body: { amount: 1 } }, 400],
+      ['isBase64Encoded a string', { ...credentialsOnly, body: '{}', isBase64Encoded: 'true' }, 200],
+      ['requestContext null', { ...credentialsOnly, requestContext: null }, 200],
+      ['App-key a number', { headers: { 'App-id': 'demo', 'App-key': 1234567890123456 } }, 401],
+      [
+        'a null next to the key in multiValueHeaders',
+        { ...credentialsOnly, multiValueHeaders: { 'App-key': [null, DEMO_KEY] } },
+        401,
+      ],
+      [
+        'a null multiValueHeaders entry beside the key in headers',
+        { ...credentialsOnly, multiValueHeaders: { 'App-key': null } },
+        200,
+      ],
+      ['Content-Type a number', { headers: { ...credentialsOnly.headers, 'Content-Type': 1 } }, 415],
+    ])(
+      'answer %s with %i, never 500, and no X-Request-Id: the event has no usable request id',
+      async (_label, event, status) => {
+        const { handle } = handlerWith();
+
+        const result = await handle(event);
+
+        expect(result.statusCode).toBe(status);
+        expect(result.headers).toMatchObject({
+          'Content-Type': 'application/json',
+          'Cache-Control': 'no-store',
+        });
+        expect(result.headers).not.toHaveProperty('X-Request-Id');
+      },
+    );
 
     it.each<[string, number, () => unknown]>([
       [
@@ -300,6 +372,18 @@ describe('POST /payment handler', () => {
         expect.objectContaining({ status: 400, reason: 'json_too_deep' }),
       );
     });
+  });
+
+  it('reads a header that only multiValueHeaders carries', async () => {
+    const { handle } = handlerWith();
+    const event = paymentEvent([JSON_TYPE, DEMO_ID]);
+
+    const result = await handle({
+      ...event,
+      multiValueHeaders: { ...event.multiValueHeaders, 'App-Key': [DEMO_KEY] },
+    });
+
+    expect(result.statusCode).toBe(200);
   });
 
   it('asks for the keys of the app the request names, which say where they live (its shard), and none without credentials', async () => {
@@ -427,6 +511,28 @@ describe('POST /payment handler', () => {
 });
 
 describe('the outcome metrics', () => {
+  it.each<[string, KeyringProvider, unknown, string]>([
+    ['a valid key', keyringProvider, demoRequest(), 'Accepted'],
+    ['a wrong key', keyringProvider, paymentEvent(credentials('demo', PARTNER_KEY)), 'Unauthorized'],
+    ['an unknown app', keyringProvider, paymentEvent(credentials('ghost', DEMO_KEY)), 'Unauthorized'],
+    ['no credentials', keyringProvider, paymentEvent([JSON_TYPE]), 'Unauthorized'],
+    [
+      'a text/plain body',
+      keyringProvider,
+      paymentEvent([['Content-Type', 'text/plain'], ...DEMO_CREDENTIALS]),
+      'UnsupportedMediaType',
+    ],
+    ['a body that is not JSON', keyringProvider, demoRequest({ body: '{not json' }), 'BadRequest'],
+    ['keys that cannot be read', unavailableKeys, demoRequest(), 'Unavailable'],
+    ['anything unexpected', keysFailing(new TypeError('boom')), demoRequest(), 'InternalError'],
+  ])('count exactly one outcome for %s', async (_label, keys, event, metric) => {
+    const { handle, counted } = handlerWith({ keys });
+
+    await handle(event);
+
+    expect(counted).toEqual([metric]);
+  });
+
   it('count StaleKeysServed for each request answered from keys past their TTL, and log it', async () => {
     const { handle, logs, counted } = handlerWith({
       keys: keysOf(parseKeyring(SECRET_STRING).keyring, true),
