@@ -12,6 +12,7 @@ import {
   functionLogicalId,
   functionRoleStatements,
   onlyLogicalId,
+  resourcesOf,
   sharedStackTemplate as synthesize,
   unbundledApp,
 } from '../../support/construct-template';
@@ -347,8 +348,7 @@ const DEPLOYED_EDGE_IDS = [
 ];
 
 function logicalIdsBesidesTheDeployment(template: Template): string[] {
-  const resources = (template.toJSON() as { Resources: Record<string, { Type: string }> }).Resources;
-  return Object.entries(resources)
+  return Object.entries(resourcesOf(template))
     .filter(([, resource]) => resource.Type !== 'AWS::ApiGateway::Deployment')
     .map(([id]) => id)
     .sort();

@@ -265,11 +265,7 @@ describe('cdk-nag AwsSolutions checks on the pipeline access stack, as the app m
   });
 
   it("acknowledges only the smoke-test roles' stack id and secret name wildcards (IAM5), on them alone", () => {
-    const all = Template.fromStack(stack).toJSON().Resources as Record<
-      string,
-      { Metadata?: { cdk_nag?: { rules_to_suppress: { id: string }[] } } }
-    >;
-    const suppressed = Object.entries(all)
+    const suppressed = Object.entries(resourcesOf(Template.fromStack(stack)))
       .filter(([, resource]) => resource.Metadata?.cdk_nag !== undefined)
       .map(([id, resource]) => [id, resource.Metadata?.cdk_nag?.rules_to_suppress.map((rule) => rule.id)]);
 
