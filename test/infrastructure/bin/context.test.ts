@@ -451,6 +451,7 @@ describe('unknown context keys', () => {
     ['certificate', 'certificateArn'],
     ['environment', 'env'],
     ['domain', 'domainName'],
+    ['githubRepo', 'githubRepository'],
   ])('answers %j with the nearest known key, %j', (typed, suggestion) => {
     expect(nearestKey(typed)).toBe(suggestion);
     expect(problemsWith({ [typed]: '30' })).toEqual([
