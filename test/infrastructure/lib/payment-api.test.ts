@@ -3,7 +3,6 @@ import { Duration } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { readRateLimitSettings } from '../../../lambda/payment/rate-limit/settings';
-import { MIN_KEY_LENGTH } from '../../../shared/keys/key-material';
 import { ERROR_RESPONSES } from '../../../shared/api/responses';
 import * as bundledFunction from '../../../lib/bundled-function';
 import type { PaymentApiProps } from '../../../lib/payment-api';
@@ -77,15 +76,6 @@ describe('PaymentApi with default props', () => {
           },
         }),
       );
-    });
-
-    it('holds no environment value long enough to be a key', () => {
-      const literals = Object.values(functionEnvironment(template)).filter(
-        (value) => typeof value === 'string',
-      );
-
-      expect(literals.length).toBeGreaterThan(0);
-      for (const value of literals) expect(value.length).toBeLessThan(MIN_KEY_LENGTH);
     });
   });
 
