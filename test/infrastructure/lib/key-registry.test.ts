@@ -500,8 +500,6 @@ describe('IAM sizes at 256 shards, the worst case: rotation on and the longest s
 describe('PaymentApi key registry props validation', () => {
   it.each<[string, PaymentApiProps, string]>([
     ['no shard', { keyShards: 0 }, 'keyShards must be a whole number from 1 to 1024, got 0'],
-    ['1,025 shards', { keyShards: 1025 }, 'keyShards must be a whole number from 1 to 1024, got 1025'],
-    ['a fractional count', { keyShards: 2.5 }, 'keyShards must be a whole number from 1 to 1024, got 2.5'],
     [
       'a previous count out of range',
       { keyShards: 8, keyShardsPrevious: 0 },

@@ -178,11 +178,6 @@ describe('PaymentApi rotation options validation', () => {
       'rotation.every must be a whole number of hours from 4 to 24000, got 3',
     ],
     [
-      'a rotation period that is not a whole number of hours',
-      { rotation: { every: Duration.minutes(270) } },
-      'rotation.every must be a whole number of hours from 4 to 24000, got 4.5',
-    ],
-    [
       'a rotation period over 1000 days',
       { rotation: { every: Duration.days(1001) } },
       'rotation.every must be a whole number of hours from 4 to 24000, got 24024',
@@ -191,11 +186,6 @@ describe('PaymentApi rotation options validation', () => {
       'keeping a single key',
       { rotation: { every: Duration.days(30), keep: 1 } },
       'rotation.keep must be a whole number from 2 to 10, got 1',
-    ],
-    [
-      'keeping a fractional number of keys',
-      { rotation: { every: Duration.days(30), keep: 2.5 } },
-      'rotation.keep must be a whole number from 2 to 10, got 2.5',
     ],
     [
       'keeping 11 keys (each superseded key costs room in the secret)',

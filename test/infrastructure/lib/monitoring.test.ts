@@ -687,7 +687,6 @@ describe('PaymentApi monitoring props', () => {
     ],
     ['an empty namespace', { metricsNamespace: '' }, `${NAMESPACE}, got ""`],
     ['a zero unauthorized threshold', { unauthorizedAlarmThreshold: 0 }, `${UNAUTHORIZED}, got 0`],
-    ['a fractional unauthorized threshold', { unauthorizedAlarmThreshold: 2.5 }, `${UNAUTHORIZED}, got 2.5`],
     [
       'a latency threshold beyond the integration time-out',
       { latencyAlarmThreshold: Duration.seconds(30) },
