@@ -154,9 +154,6 @@ describe('with secretScanning', () => {
         'kms:ViaService': { 'Fn::Join': ['', ['sns.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
       },
     });
-    expect(JSON.stringify(statements)).not.toMatch(
-      /secretsmanager:\*|DeleteSecret|RotateSecret|PutResourcePolicy/,
-    );
   });
 });
 
