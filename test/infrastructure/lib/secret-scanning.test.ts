@@ -23,10 +23,6 @@ function functionId(template: Template): string {
 }
 
 describe('without secretScanning', () => {
-  it('leaves the template exactly as with secretScanning=false', () => {
-    expect(appTemplate({})).toEqual(appTemplate({ secretScanning: 'false' }));
-  });
-
   it('has nothing of the endpoint: no function, route, model, validator, route throttle or output', () => {
     const template = JSON.stringify(appTemplate({}));
 
