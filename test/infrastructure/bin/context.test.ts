@@ -187,16 +187,6 @@ describe('readContext', () => {
       { keyShardsPrevious: 4 },
     ],
     [
-      'turns an existing secret into shard 0 of a registry',
-      { existingSecret: 'payment-api/keys', keyShards: 16 },
-      { existingSecret: 'payment-api/keys', keyShards: 16 },
-    ],
-    [
-      'accepts createDemoApp=false with an existing secret: a switch that is off asks for nothing',
-      { existingSecret: 'payment-api/keys', createDemoApp: 'false' },
-      { existingSecret: 'payment-api/keys', createDemoApp: false },
-    ],
-    [
       'turns per-app rate limits on with appRateLimit alone, leaving the burst and the failure mode to their defaults',
       { appRateLimit: '20', appRateBurst: '', appRateLimitFailure: null },
       { appRateLimit: { perSecond: 20 } },
@@ -215,11 +205,6 @@ describe('readContext', () => {
       'accepts a hosted zone for the domain itself',
       { ...DOMAIN, hostedZoneId: 'Z1', hostedZoneName: 'payments.example.com' },
       { ...DOMAIN, hostedZoneId: 'Z1', hostedZoneName: 'payments.example.com' },
-    ],
-    [
-      'accepts a hosted zone for a parent domain',
-      { ...DOMAIN, hostedZoneId: 'Z1', hostedZoneName: 'example.com' },
-      { ...DOMAIN, hostedZoneId: 'Z1', hostedZoneName: 'example.com' },
     ],
     ['leaves the secret scanning endpoint off with secretScanning=false', { secretScanning: 'false' }, {}],
     [
