@@ -2,7 +2,7 @@ import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { readContext } from '../../../bin/context';
 import { addPaymentApiStack } from '../../../bin/payment-api';
-import { unbundledApp } from '../../support/construct-template';
+import { resourcesOf, unbundledApp } from '../../support/construct-template';
 
 /**
  * Names scoped to a parent resource (a stage of one API, an inline policy of one role), and an alarm's
@@ -16,11 +16,10 @@ const PARENT_SCOPED_NAMES = new Set(['StageName', 'PolicyName', 'MetricName']);
  * CloudFormation (a Ref, or no property at all) are unique by construction.
  */
 function explicitPhysicalNames(stack: Stack): string[] {
-  const resources = Template.fromStack(stack).toJSON() as {
-    Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
-  };
   const names: string[] = [];
-  for (const { Type: type, Properties: properties = {} } of Object.values(resources.Resources)) {
+  for (const { Type: type, Properties: properties = {} } of Object.values(
+    resourcesOf(Template.fromStack(stack)),
+  )) {
     for (const [property, value] of Object.entries(properties)) {
       if (property.endsWith('Name') && !PARENT_SCOPED_NAMES.has(property) && typeof value === 'string') {
         names.push(`${type}.${property}=${value}`);

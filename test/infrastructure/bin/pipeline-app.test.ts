@@ -59,11 +59,6 @@ describe('the app and the pipeline', () => {
 
   it.each<[string, Record<string, unknown>, string[]]>([
     [
-      'a misspelt pipeline key',
-      { githubRepo: 'octo-org/payment-api' },
-      ['context "githubRepo" is not a setting of this app; did you mean "githubRepository"?'],
-    ],
-    [
       'a repository that is not owner/name',
       { githubRepository: 'payment-api' },
       [

@@ -2,17 +2,11 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Duration } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
-import { PaymentApiStack } from '../../../lib/payment-api-stack';
-import { unbundledApp } from '../../support/construct-template';
+import { resourcesOf, sharedStackTemplate } from '../../support/construct-template';
 import { brokenLinkReason, PROJECT_ROOT } from '../../support/markdown';
 
 const README = path.join(PROJECT_ROOT, 'README.md');
 const OPERATIONS = path.join(PROJECT_ROOT, 'docs', 'operations.md');
-
-interface AlarmResource {
-  readonly Properties: { readonly AlarmName?: unknown; readonly AlarmDescription?: unknown };
-}
 
 /** `Runbook: docs/<page>.md#<anchor>` at the very end of a description. */
 const RUNBOOK_LINK = /Runbook: (docs\/[\w-]+\.md#[\w-]+)$/;
@@ -34,15 +28,13 @@ describe('alarm runbook links', () => {
   let alarms: { name: string; description: string }[];
 
   beforeAll(() => {
-    // cdk.json's feature flags, as a deploy applies them; scheduled rotation and per-app limits on, so their alarms
-    // are there too; no bundling, no esbuild.
-    const app = unbundledApp();
-    const stack = new PaymentApiStack(app, STACK_NAME, {
+    // Stack "PaymentApi" with cdk.json's feature flags, as a deploy applies them; scheduled rotation and per-app limits
+    // on, so their alarms are there too; no bundling, no esbuild.
+    const template = sharedStackTemplate({
       rotation: { every: Duration.days(30), keep: 2 },
       appRateLimit: { perSecond: 10 },
     });
-    const resources = Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm');
-    alarms = Object.values(resources as Record<string, AlarmResource>).map(({ Properties }) => ({
+    alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).map(({ Properties }) => ({
       name: asText(Properties.AlarmName),
       description: asText(Properties.AlarmDescription),
     }));

@@ -152,11 +152,6 @@ describe('firewall props validation', () => {
       'waf.rateLimit must be a whole number of requests per 5 minutes from 10 to 2000000000, got 2000000001',
     ],
     [
-      'a fractional rate limit',
-      { waf: { rateLimit: 99.5 } },
-      'waf.rateLimit must be a whole number of requests per 5 minutes from 10 to 2000000000, got 99.5',
-    ],
-    [
       'a web ACL for CloudFront (global scope)',
       { webAclArn: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/edge/a1b2c3d4' },
       'webAclArn must be a regional WAFv2 web ACL ARN (arn:aws:wafv2:<region>:<account>:regional/webacl/<name>/<id>), got "arn:aws:wafv2:us-east-1:123456789012:global/webacl/edge/a1b2c3d4"',

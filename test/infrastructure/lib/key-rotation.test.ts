@@ -13,20 +13,12 @@ import {
   onlyLogicalId,
   policyStatements,
   resourceOf,
-  resourcesOf,
   statementsOn,
   synthesize,
   VIA_SECRETS_MANAGER,
 } from '../../support/construct-template';
 
-function countsByType(template: Template): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const { Type } of Object.values(resourcesOf(template))) counts.set(Type, (counts.get(Type) ?? 0) + 1);
-  return counts;
-}
-
 describe('PaymentApi scheduled rotation', () => {
-  let plain: Template;
   let template: Template;
   let rotationId: string;
   let secretId: string;
@@ -34,7 +26,6 @@ describe('PaymentApi scheduled rotation', () => {
   let permissionId: string;
 
   beforeAll(() => {
-    plain = synthesize().template;
     ({ template } = synthesize({ rotation: { every: Duration.days(30) } }));
     rotationId = functionLogicalId(template, 'rotation');
     secretId = onlyLogicalId(template, 'AWS::SecretsManager::Secret');
@@ -44,28 +35,6 @@ describe('PaymentApi scheduled rotation', () => {
   });
 
   describe('every 30 days with the default options', () => {
-    it('adds exactly a function with its log group, role and policy, an invoke permission, a schedule and its alarm', () => {
-      // Arrange
-      const before = countsByType(plain);
-
-      // Act
-      const added = [...countsByType(template)]
-        .map(([type, count]): [string, number] => [type, count - (before.get(type) ?? 0)])
-        .filter(([, count]) => count !== 0)
-        .sort(([a], [b]) => a.localeCompare(b));
-
-      // Assert
-      expect(added).toEqual([
-        ['AWS::CloudWatch::Alarm', 1],
-        ['AWS::IAM::Policy', 1],
-        ['AWS::IAM::Role', 1],
-        ['AWS::Lambda::Function', 1],
-        ['AWS::Lambda::Permission', 1],
-        ['AWS::Logs::LogGroup', 1],
-        ['AWS::SecretsManager::RotationSchedule', 1],
-      ]);
-    });
-
     it('runs Node.js 24 on arm64 with 256 MiB, a 60 s timeout, its own log group kept for one month, and only what it needs in its environment, once its role policy exists', () => {
       // The timeout outlasts a step whose every Secrets Manager call runs to its deadline.
       expect(ROTATION_STEP_WORST_CASE_MS).toBeLessThan(ROTATION_TIMEOUT.toMilliseconds());
@@ -107,12 +76,8 @@ describe('PaymentApi scheduled rotation', () => {
       ]);
     });
 
-    it('grants nothing on a wildcard resource, GetRandomPassword included', () => {
-      const statements = functionRoleStatements(template, rotationId);
-
-      expect(JSON.stringify(statements.flatMap((statement) => [statement.Resource].flat()))).not.toContain(
-        '*',
-      );
+    // Its own statements, on no wildcard, are 'lets the rotation function rotate only its one secret ...'.
+    it('grants GetRandomPassword, which IAM allows only on "*", to no function', () => {
       expect(policyStatements(template).flatMap(actionsOf)).not.toContain('secretsmanager:GetRandomPassword');
     });
 
@@ -213,11 +178,6 @@ describe('PaymentApi rotation options validation', () => {
       'rotation.every must be a whole number of hours from 4 to 24000, got 3',
     ],
     [
-      'a rotation period that is not a whole number of hours',
-      { rotation: { every: Duration.minutes(270) } },
-      'rotation.every must be a whole number of hours from 4 to 24000, got 4.5',
-    ],
-    [
       'a rotation period over 1000 days',
       { rotation: { every: Duration.days(1001) } },
       'rotation.every must be a whole number of hours from 4 to 24000, got 24024',
@@ -226,11 +186,6 @@ describe('PaymentApi rotation options validation', () => {
       'keeping a single key',
       { rotation: { every: Duration.days(30), keep: 1 } },
       'rotation.keep must be a whole number from 2 to 10, got 1',
-    ],
-    [
-      'keeping a fractional number of keys',
-      { rotation: { every: Duration.days(30), keep: 2.5 } },
-      'rotation.keep must be a whole number from 2 to 10, got 2.5',
     ],
     [
       'keeping 11 keys (each superseded key costs room in the secret)',

