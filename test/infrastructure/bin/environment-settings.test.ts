@@ -1,3 +1,4 @@
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { applyEnvironment } from '../../../bin/environments';
 import { createApp } from '../../../bin/payment-api';
 import { unbundledApp } from '../../support/construct-template';
@@ -101,7 +102,26 @@ describe('applyEnvironment', () => {
 });
 
 describe('the CDK app with environments in its context', () => {
-  // createApp hands readContext the entry's keys (this test), which reads them as any context ('reads every key').
+  function synthesizeWith(context: Record<string, unknown>): Template {
+    const app = createApp(unbundledApp(context));
+    const stack = app.node.children.find((child) => child.node.id.startsWith('PaymentApi'));
+    if (stack === undefined) throw new Error('no PaymentApi stack');
+    return Template.fromJSON(app.synth().getStackByName(stack.node.id).template as Record<string, unknown>);
+  }
+
+  it("builds the env's stack with its entry's settings", () => {
+    const template = synthesizeWith({ environments: ENVIRONMENTS, env: 'production' });
+
+    template.hasResourceProperties('AWS::WAFv2::WebACL', {
+      Rules: Match.arrayWith([
+        Match.objectLike({ Statement: { RateBasedStatement: Match.objectLike({ Limit: 5000 }) } }),
+      ]),
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ LOG_LEVEL: 'warn' }) },
+    });
+  });
+
   it("checks an entry's values like any context value", () => {
     const environments = { staging: { wafRateLimit: 'lots' } };
 
