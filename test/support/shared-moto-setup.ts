@@ -25,7 +25,7 @@ export default async function startSharedMoto(globalConfig: { maxWorkers: number
   for (const port of ports) {
     while (!(await canConnect(port))) {
       if (Date.now() > deadline) {
-        stopSharedMoto();
+        await stopSharedMoto();
         throw new Error(
           `moto_server did not listen on 127.0.0.1:${port}: run "bash scripts/python-tools.sh"`,
         );
@@ -37,6 +37,29 @@ export default async function startSharedMoto(globalConfig: { maxWorkers: number
   process.env[SHARED_MOTO_PORTS] = ports.join(',');
 }
 
-export function stopSharedMoto(): void {
-  for (const child of (globalThis as WithServers)[RUNNING] ?? []) child.kill('SIGTERM');
+/** How long a moto server has to exit on SIGTERM before it is killed. */
+const EXIT_WAIT_MS = 5_000;
+
+/**
+ * Stops the servers and waits until each has exited: a child still running keeps jest's process alive past the run
+ * ("Jest did not exit one second after the test run has completed").
+ */
+export async function stopSharedMoto(): Promise<void> {
+  await Promise.all(
+    ((globalThis as WithServers)[RUNNING] ?? []).map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) {
+            resolve();
+            return;
+          }
+          const kill = setTimeout(() => child.kill('SIGKILL'), EXIT_WAIT_MS);
+          child.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
 }
