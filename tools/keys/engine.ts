@@ -94,8 +94,6 @@ export interface PlanOptions {
   readonly createIfMissing: boolean;
   /** Refuse a shard whose version quota has no room for its write (stores that have one). */
   readonly checkBudget: boolean;
-  /** Shards already read (a reshard reads every shard first); others are read here. */
-  readonly read?: ReadonlyMap<number, Snapshot>;
 }
 
 /** A problem of one shard's document (it does not parse, or would not fit), named by its shard. */
@@ -142,7 +140,7 @@ export function readAllDocuments(
   readonly documents: Map<number, KeyDocument>;
 }> {
   const indices = Array.from({ length: shardSlots(registry.manifest) }, (_, index) => index);
-  return readForPlan(registry, indices, { createIfMissing });
+  return readForPlan(registry, indices, createIfMissing);
 }
 
 /** Makes `edit` in `working` (the shard's document, changed in place); what it returned, and whether it removed its app. */
@@ -187,20 +185,19 @@ function shardChange<Result>(
   };
 }
 
-/** The shards a plan reads, as read: `read` where given, the rest in as few calls as the registry allows. */
+/** The shards a plan reads, as read, in as few calls as the registry allows. */
 async function readForPlan(
   registry: Registry,
   indices: readonly number[],
-  options: Pick<PlanOptions, 'createIfMissing' | 'read'>,
+  createIfMissing: boolean,
 ): Promise<{ readonly snapshots: Map<number, Snapshot>; readonly documents: Map<number, KeyDocument> }> {
-  const unread = indices.filter((index) => options.read?.has(index) !== true);
-  const fresh = unread.length === 0 ? new Map<number, Snapshot>() : await registry.readShards(unread);
+  const fresh = indices.length === 0 ? new Map<number, Snapshot>() : await registry.readShards(indices);
   const snapshots = new Map<number, Snapshot>();
   const documents = new Map<number, KeyDocument>();
   for (const index of indices) {
-    const snapshot = options.read?.get(index) ?? fresh.get(index) ?? { text: undefined, version: 'absent' };
+    const snapshot = fresh.get(index) ?? { text: undefined, version: 'absent' };
     snapshots.set(index, snapshot);
-    documents.set(index, documentOfShard(registry, index, snapshot, options.createIfMissing));
+    documents.set(index, documentOfShard(registry, index, snapshot, createIfMissing));
   }
   return { snapshots, documents };
 }
@@ -284,15 +281,15 @@ export async function readShardsFor(
     : Promise.resolve([]);
   // Awaited below; a read that fails first must not leave its failure unhandled.
   budget.catch(() => undefined);
-  const { snapshots, documents } = await readForPlan(registry, indices, options);
+  const { snapshots, documents } = await readForPlan(registry, indices, options.createIfMissing);
   return { snapshots, documents, budget: await budget };
 }
 
 /**
  * Routes, makes and checks every edit against the shards as read; writes nothing. Linear in the number of edits,
  * and each shard's edited document is measured and let go at once (only a shard that may lose a leftover copy waits
- * for the others' edits), so a plan of 100,000 edits holds no shard's text. `read`: what readShardsFor gave for
- * these edits, when the caller started it; else it is done here.
+ * for the others' edits), so a plan of 100,000 edits holds no shard's text. `read`: the shards these edits look
+ * in, already read (readShardsFor started early, or every shard); else they are read here.
  */
 export async function planEdits<Result>(
   registry: Registry,

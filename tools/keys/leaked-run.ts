@@ -99,14 +99,12 @@ export async function runLeaked(run: LeakedRun): Promise<number> {
   if (!reading.ok) throw new UsageError(reading.problem);
   const { input } = reading;
 
-  const { snapshots, documents } = await readAllDocuments(registry);
+  const read = await readAllDocuments(registry);
+  const { documents } = read;
   const found = findLeakedKeys(documents, input.keys);
   const edits = leakedEdits(input.keys, found, command.action, now, () => freshKey(run.newKey(), 'digest'));
-  const plan = await planEdits(registry, edits, {
-    createIfMissing: false,
-    checkBudget: false,
-    read: snapshots,
-  });
+  const planOptions = { createIfMissing: false, checkBudget: false };
+  const plan = await planEdits(registry, edits, planOptions, { ...read, budget: [] });
   if (plan.problems.length > 0) {
     for (const problem of plan.problems) run.stderr.write(run.errorLine(problem.error));
     run.stderr.write('error: nothing was written\n');
