@@ -3,7 +3,7 @@ import type { RateLimit } from '../../shared/keys/rate-limit';
 import { shardSlots, shardsToSearch } from '../../shared/keys/registry';
 import type { OutputStream } from '../common/tool-io';
 import { documentOfShard } from './engine';
-import { formatList, listJson, placementNotes, type KeyStoreKind } from './output';
+import { formatList, listJson, placementNotes } from './output';
 import { placeApps } from './placement';
 import { BATCH_GET_LIMIT, type Registry } from './registry-access';
 
@@ -19,7 +19,6 @@ export interface ListOptions {
   readonly json: boolean;
   readonly now: number;
   readonly defaultLimit?: RateLimit;
-  readonly store: KeyStoreKind;
 }
 
 /** Whether the copy in shard `index` is the one readers use; undefined until the shards that decide it are read. */
@@ -67,7 +66,7 @@ export async function streamList(
         ? listJson(rows, options.now, options.defaultLimit)
             .map((app, position) => `${listed.size + position === 0 ? '[' : ','}${JSON.stringify(app)}`)
             .join('')
-        : formatList(rows, options.now, options.defaultLimit, options.store),
+        : formatList(rows, options.now, options.defaultLimit, registry.kind),
     );
     for (const appId of apps.keys()) listed.add(appId);
   };

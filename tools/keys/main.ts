@@ -24,14 +24,7 @@ import {
 import { KeyStoreError } from './key-store';
 import { readLeakedInput, runLeaked } from './leaked-run';
 import { finishFileReshard, initRegistryFile, reshardedManifest, startFileReshard } from './local-registry';
-import {
-  counted,
-  formatReshard,
-  formatResult,
-  formatResultJson,
-  formatWhere,
-  type KeyStoreKind,
-} from './output';
+import { counted, formatReshard, formatResult, formatResultJson, formatWhere } from './output';
 import { streamList } from './list';
 import { placeApps } from './placement';
 import { openRegistry, type Registry, type RegistryClients } from './registry-access';
@@ -80,11 +73,6 @@ function registryClients(io: CliIo): RegistryClients {
           createOperatorCloudFormationClient(client, io.env, io.awsCallBounds),
       )),
   };
-}
-
-/** Whose default limit applies: the local server's (a key file) or the stack's (a secret), for the CLI's words. */
-function storeKind(registry: Pick<Registry, 'kind'>): KeyStoreKind {
-  return registry.kind === 'files' ? 'file' : 'secret';
 }
 
 /**
@@ -166,7 +154,7 @@ interface Run {
 
 /** An edit's result, as text or JSON. */
 function writeResult(registry: Registry, result: EditResult, { json, now, io }: Run): void {
-  io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, storeKind(registry)));
+  io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, registry.kind));
 }
 
 async function edit(command: Extract<Command, { name: 'edit' }>, run: Run): Promise<void> {
@@ -218,12 +206,10 @@ async function where(appId: string, { open, json, io }: Run): Promise<void> {
 }
 
 async function list({ defaultLimit }: Extract<Command, { name: 'list' }>, run: Run): Promise<void> {
-  const registry = await run.open();
   const { json, now, io } = run;
-  const store = storeKind(registry);
   await streamList(
-    registry,
-    { json, now, store, ...(defaultLimit === undefined ? {} : { defaultLimit }) },
+    await run.open(),
+    { json, now, ...(defaultLimit === undefined ? {} : { defaultLimit }) },
     io,
   );
 }

@@ -44,17 +44,17 @@ function limitText(limit: RateLimit): string {
   return `${limit.perSecond}/s, burst ${limit.burst}`;
 }
 
-/** What the CLI edits: a stack's secret, or the local server's key file. Each reads its default limit elsewhere. */
-export type KeyStoreKind = 'secret' | 'file';
+/** What the CLI edits: a stack's secrets, or the local server's key files. Each reads its default limit elsewhere. */
+type KeyStoreKind = Registry['kind'];
 
 /** Where the default limit of an app without its own comes from, in the words of each store. */
 const DEFAULT_LIMIT_WORDS = {
-  secret: {
+  secrets: {
     setting: "the stack's appRateLimit",
     named: "the stack's default",
     takesEffect: "in effect within the key cache's TTL, where the stack has appRateLimit",
   },
-  file: {
+  files: {
     setting: "the local server's APP_RATE_LIMIT",
     named: "the local server's default",
     takesEffect: 'in effect at once, where the local server runs with APP_RATE_LIMIT',
@@ -223,13 +223,13 @@ function resultReport(result: EditResult, now: number, store: KeyStoreKind): Rep
 }
 
 /** Human output of an edit. */
-export function formatResult(result: EditResult, now: number, store: KeyStoreKind = 'secret'): string {
+export function formatResult(result: EditResult, now: number, store: KeyStoreKind = 'secrets'): string {
   return resultReport(result, now, store).text;
 }
 
 /** `--json`: one JSON value and a newline. */
 export function formatResultJson(result: EditResult, now: number): string {
-  return jsonLine(resultReport(result, now, 'secret').json);
+  return jsonLine(resultReport(result, now, 'secrets').json);
 }
 
 function formatKeyLine({ keyId, expiresAt, digest: onlyDigest }: KeyListing, now: number): string {
@@ -247,7 +247,7 @@ export function formatList(
   apps: readonly AppListing[],
   now: number,
   defaultLimit?: RateLimit,
-  store: KeyStoreKind = 'secret',
+  store: KeyStoreKind = 'secrets',
 ): string {
   return apps
     .map(
