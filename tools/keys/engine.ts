@@ -131,16 +131,17 @@ export function documentOfShard(
   }
 }
 
-/** Every shard's document, read in as few calls as the registry allows. */
-export function readAllDocuments(
-  registry: Registry,
-  createIfMissing = false,
-): Promise<{
+/** The shards a plan reads, as read, and (when it checks budgets) those with no room for one more version. */
+export interface ShardsRead {
   readonly snapshots: ReadonlyMap<number, Snapshot>;
-  readonly documents: Map<number, KeyDocument>;
-}> {
+  readonly documents: ReadonlyMap<number, KeyDocument>;
+  readonly budget: readonly PlanProblem[];
+}
+
+/** Every shard's document, read in as few calls as the registry allows; no budget is checked. */
+export async function readAllDocuments(registry: Registry, createIfMissing = false): Promise<ShardsRead> {
   const indices = Array.from({ length: shardSlots(registry.manifest) }, (_, index) => index);
-  return readForPlan(registry, indices, createIfMissing);
+  return { ...(await readForPlan(registry, indices, createIfMissing)), budget: [] };
 }
 
 /** Makes `edit` in `working` (the shard's document, changed in place); what it returned, and whether it removed its app. */
@@ -190,7 +191,7 @@ async function readForPlan(
   registry: Registry,
   indices: readonly number[],
   createIfMissing: boolean,
-): Promise<{ readonly snapshots: Map<number, Snapshot>; readonly documents: Map<number, KeyDocument> }> {
+): Promise<Omit<ShardsRead, 'budget'>> {
   const fresh = indices.length === 0 ? new Map<number, Snapshot>() : await registry.readShards(indices);
   const snapshots = new Map<number, Snapshot>();
   const documents = new Map<number, KeyDocument>();
@@ -203,31 +204,30 @@ async function readForPlan(
 }
 
 /**
- * One shard's edits made on a copy of its document; the leftovers they leave in other shards, and their problems.
- * `copiesOf`: by position, the other shards that hold a routed edit's app (where it has a second copy).
+ * One shard's edits made on a copy of its document, which is returned; the leftovers they leave in other shards,
+ * and their problems, go to `found`. `copiesOf`: by position, the other shards that hold a routed edit's app (where
+ * it has a second copy).
  */
 function makeShardEdits<Result>(
   document: KeyDocument | undefined,
   positions: readonly number[],
   edits: readonly AppEdit<Result>[],
   copiesOf: ReadonlyMap<number, readonly number[]>,
-): { working: Map<string, DocumentApp>; leftovers: [number, string][]; problems: PlanProblem[] } {
-  const made = {
-    working: new Map(document),
-    leftovers: [] as [number, string][],
-    problems: [] as PlanProblem[],
-  };
+  found: { readonly problems: PlanProblem[]; readonly leftovers: [number, string][] },
+): Map<string, DocumentApp> {
+  const working = new Map(document);
   for (const position of positions) {
     const edit = edits[position];
     if (edit === undefined) continue;
     try {
-      const { removed } = applyEdit(made.working, edit, { isRetry: false });
-      if (removed) for (const other of copiesOf.get(position) ?? []) made.leftovers.push([other, edit.appId]);
+      const { removed } = applyEdit(working, edit, { isRetry: false });
+      if (removed)
+        for (const other of copiesOf.get(position) ?? []) found.leftovers.push([other, edit.appId]);
     } catch (error) {
-      made.problems.push({ edit: position, error });
+      found.problems.push({ edit: position, error });
     }
   }
-  return made;
+  return working;
 }
 
 /** Measures one shard as it would be written: too large is a problem, past 80% a warning. Keeps no text. */
@@ -251,13 +251,6 @@ function measureShard(
 /** The shards an edit looks in: those readers search for its app, or the one it names. */
 function searchOf(registry: Registry, edit: Pick<AppEdit<unknown>, 'appId' | 'shard'>): readonly number[] {
   return edit.shard === undefined ? shardsToSearch(registry.manifest, edit.appId) : [edit.shard];
-}
-
-/** The shards a plan reads, as read, and (when it checks budgets) those with no room for one more version. */
-export interface ShardsRead {
-  readonly snapshots: ReadonlyMap<number, Snapshot>;
-  readonly documents: ReadonlyMap<number, KeyDocument>;
-  readonly budget: readonly PlanProblem[];
 }
 
 /**
@@ -311,28 +304,23 @@ export async function planEdits<Result>(
     }),
   );
   const mayLose = new Set([...copiesOf.values()].flat());
-  const editProblems: PlanProblem[] = [];
+  const made = { problems: [] as PlanProblem[], leftovers: [] as [number, string][] };
   const found = { problems: [] as PlanProblem[], warnings: [] as string[] };
-  const leftovers: [number, string][] = [];
   const waiting = new Map<number, Map<string, DocumentApp>>();
   const shards = new Map<number, ShardPlan>();
-  const snapshotOf = (index: number) => snapshots.get(index) ?? { text: undefined, version: 'absent' };
-  for (const [index, positions] of groups) {
-    const made = makeShardEdits(documents.get(index), positions, edits, copiesOf);
-    editProblems.push(...made.problems);
-    leftovers.push(...made.leftovers);
-    if (mayLose.has(index)) waiting.set(index, made.working);
-    else {
-      const shard = { index, snapshot: snapshotOf(index), edits: positions, leftovers: [] };
-      shards.set(index, measureShard(registry, shard, made.working, found));
-    }
-  }
-  const leftoversOf = groupBy(leftovers);
-  for (const index of new Set([...waiting.keys(), ...leftoversOf.keys()])) {
-    const working = waiting.get(index) ?? new Map(documents.get(index));
-    const gone = leftoversOf.get(index) ?? [];
-    const shard = { index, snapshot: snapshotOf(index), edits: groups.get(index) ?? [], leftovers: gone };
+  const measure = (index: number, working: Map<string, DocumentApp>, leftovers: readonly string[]) => {
+    const snapshot = snapshots.get(index) ?? { text: undefined, version: 'absent' };
+    const shard = { index, snapshot, edits: groups.get(index) ?? [], leftovers };
     shards.set(index, measureShard(registry, shard, working, found));
+  };
+  for (const [index, positions] of groups) {
+    const working = makeShardEdits(documents.get(index), positions, edits, copiesOf, made);
+    if (mayLose.has(index)) waiting.set(index, working);
+    else measure(index, working, []);
+  }
+  const leftoversOf = groupBy(made.leftovers);
+  for (const index of new Set([...waiting.keys(), ...leftoversOf.keys()])) {
+    measure(index, waiting.get(index) ?? new Map(documents.get(index)), leftoversOf.get(index) ?? []);
   }
   const ordered = [...shards.values()].sort((a, b) => a.index - b.index);
   // Versions are listed for every shard read; only those written can run out.
@@ -340,7 +328,7 @@ export async function planEdits<Result>(
   return {
     edits: [...edits],
     shards: ordered,
-    problems: [...editProblems, ...found.problems.sort(byShardOfProblem), ...full],
+    problems: [...made.problems, ...found.problems.sort(byShardOfProblem), ...full],
     warnings: found.warnings,
     documents,
   };

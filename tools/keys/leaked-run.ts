@@ -103,8 +103,7 @@ export async function runLeaked(run: LeakedRun): Promise<number> {
   const { documents } = read;
   const found = findLeakedKeys(documents, input.keys);
   const edits = leakedEdits(input.keys, found, command.action, now, () => freshKey(run.newKey(), 'digest'));
-  const planOptions = { createIfMissing: false, checkBudget: false };
-  const plan = await planEdits(registry, edits, planOptions, { ...read, budget: [] });
+  const plan = await planEdits(registry, edits, { createIfMissing: false, checkBudget: false }, read);
   if (plan.problems.length > 0) {
     for (const problem of plan.problems) run.stderr.write(run.errorLine(problem.error));
     run.stderr.write('error: nothing was written\n');
