@@ -186,11 +186,6 @@ function writeNotes(stderr: OutputStream, writes: readonly ShardWrite<EditResult
   if (unusedVersions > 0) stderr.write(`note: the keys changed while apply ran${unused}\n`);
 }
 
-/** Where the keys go: standard output for `-`, else a new file. */
-function keySinkOf(keysOut: string, io: ApplyIo): Promise<KeySink> {
-  return keysOut === '-' ? Promise.resolve(streamKeySink(io.stdout)) : fileKeySink(keysOut);
-}
-
 /** Writes the plan's shards, handing out each one's keys as it lands, then says what was done and what was not. */
 async function writeAndReport(
   run: ApplyRun,
@@ -199,7 +194,10 @@ async function writeAndReport(
   io: ApplyIo,
 ): Promise<void> {
   const { registry, plan } = run;
-  const sink = options.createsKeys ? await keySinkOf(command.keysOut ?? '', io) : undefined;
+  // The keys go to standard output for `-`, else to a new file.
+  let sink: KeySink | undefined;
+  if (options.createsKeys)
+    sink = command.keysOut === '-' ? streamKeySink(io.stdout) : await fileKeySink(command.keysOut ?? '');
   const handout = new KeyHandout(sink);
   const lines = new ShardLines(
     options.json ? undefined : options.report,
