@@ -6,7 +6,7 @@ import { shardsToSearch, type RegistryManifest } from '../../shared/keys/registr
 import { errorLine as toolErrorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
 import { StackReadError } from '../common/stack-outputs';
 import type { Env, ToolIo } from '../common/tool-io';
-import { APPLY_CONCURRENCY, checkKeysOut, readChangeFile, ReportedExit, runApply } from './apply';
+import { checkKeysOut, readChangeFile, ReportedExit, runApply } from './apply';
 import { editOf, pruneChange, type EditResult, type PruneAppResult } from './changes';
 import { runProgram, type Command, type Invocation, type Target } from './cli';
 import {
@@ -216,17 +216,12 @@ async function list({ defaultLimit }: Extract<Command, { name: 'list' }>, run: R
 
 async function apply(command: Extract<Command, { name: 'apply' }>, run: Run): Promise<void> {
   const { json, now, io } = run;
-  const applyIo = {
-    stdout: io.stdout,
-    stderr: io.stderr,
-    retry: io.retry,
-  };
   // The file first: a bad one is refused before anything is read, let alone written.
-  const requests = await readChangeFile(command.file, now, applyIo);
+  const requests = await readChangeFile(command.file, now, io);
   const createsKeys = checkKeysOut(requests, command, json);
   const registry = await run.open();
   const generateKey = keyMaker(io, registry, run.keyPrefix);
-  await runApply(registry, requests, command, { json, createsKeys, now }, { ...applyIo, generateKey });
+  await runApply(registry, requests, command, { json, createsKeys, now }, { ...io, generateKey });
 }
 
 /** The reshard's options from the io: its waits, progress lines, and a countdown on a terminal. */
@@ -266,21 +261,12 @@ async function leaked(command: Extract<Command, { name: 'leaked' }>, run: Run): 
   const { json, io, keyPrefix } = run;
   const input = await readLeakedInput(command, json, io.stdin, io.stderr);
   const registry = await run.open();
-  const code = await runLeaked({
-    registry,
-    command,
-    json,
-    now: run.now,
-    input,
-    keyPrefix: keyPrefixFor(registry, keyPrefix),
-    newKey: keyMaker(io, registry, keyPrefix),
-    concurrency: APPLY_CONCURRENCY,
-    retry: io.retry,
-    stdout: io.stdout,
-    stderr: io.stderr,
-    errorLine,
-  });
-  if (code !== EXIT_CODES.ok) throw new ReportedExit(code);
+  const generateKey = keyMaker(io, registry, keyPrefix);
+  const prefix = keyPrefixFor(registry, keyPrefix);
+  await runLeaked(
+    { registry, command, json, now: run.now, input, keyPrefix: prefix, errorLine },
+    { ...io, generateKey },
+  );
 }
 
 async function init({ shards, path }: Extract<Command, { name: 'init' }>, { io }: Run): Promise<void> {
