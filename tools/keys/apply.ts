@@ -97,7 +97,6 @@ export function checkKeysOut(
   return createsKeys;
 }
 
-/** The new keys of a written shard. */
 function newKeysOf(write: ShardWrite<EditResult>): NewKey[] {
   if (write.status === 'failed') return [];
   return write.results.flatMap((result) =>

@@ -391,7 +391,6 @@ export type ShardWrite<Result> =
 
 export interface WriteOptions<Result> {
   readonly createIfMissing: boolean;
-  /** Shards written at once. */
   readonly concurrency: number;
   readonly retry?: RetryOptions;
   /**

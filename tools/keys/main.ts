@@ -11,9 +11,9 @@ import { editOf, pruneChange, type EditResult, type PruneAppResult } from './cha
 import { runProgram, type Command, type Invocation, type Target } from './cli';
 import {
   ConflictError,
-  documentOfShard,
   planAndWrite,
   readAllDocuments,
+  readShardsFor,
   ShardError,
   tallyWrites,
   unusedVersionsText,
@@ -44,7 +44,6 @@ export interface CliIo extends ToolIo {
   readonly stdin?: () => AsyncIterable<Buffer | string> & { readonly isTTY?: boolean };
   /** The clock expiries are set and judged by, read once per command. */
   readonly now?: () => number;
-  /** How a shard write retries after a conflict. */
   readonly retry?: RetryOptions;
   /** How reshard waits between copying and removing; default a timer. */
   readonly sleep?: (ms: number) => Promise<void>;
@@ -152,7 +151,6 @@ interface Run {
   readonly open: (asIf?: (manifest: RegistryManifest) => RegistryManifest) => Promise<Registry>;
 }
 
-/** An edit's result, as text or JSON. */
 function writeResult(registry: Registry, result: EditResult, { json, now, io }: Run): void {
   io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, registry.kind));
 }
@@ -196,12 +194,12 @@ async function pruneAll(run: Run): Promise<void> {
 
 async function where(appId: string, { open, json, io }: Run): Promise<void> {
   const registry = await open();
-  const search = shardsToSearch(registry.manifest, appId);
-  const snapshots = await registry.readShards(search);
-  const found = search.find((index) => {
-    const snapshot = snapshots.get(index);
-    return snapshot !== undefined && documentOfShard(registry, index, snapshot, true).has(appId);
+  const { documents } = await readShardsFor(registry, [{ appId }], {
+    createIfMissing: true,
+    checkBudget: false,
   });
+  const search = shardsToSearch(registry.manifest, appId);
+  const found = search.find((index) => documents.get(index)?.has(appId) === true);
   io.stdout.write(formatWhere(registry, appId, found, json));
 }
 

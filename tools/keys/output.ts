@@ -222,12 +222,10 @@ function resultReport(result: EditResult, now: number, store: KeyStoreKind): Rep
   }
 }
 
-/** Human output of an edit. */
 export function formatResult(result: EditResult, now: number, store: KeyStoreKind = 'secrets'): string {
   return resultReport(result, now, store).text;
 }
 
-/** `--json`: one JSON value and a newline. */
 export function formatResultJson(result: EditResult, now: number): string {
   return jsonLine(resultReport(result, now, 'secrets').json);
 }
