@@ -114,7 +114,7 @@ function labelled(registry: Registry, index: number, error: unknown): unknown {
 }
 
 /** A shard's document as read; a store with nothing in it is empty when `createIfMissing`. */
-export function documentOfShard(
+function documentOfShard(
   registry: Registry,
   index: number,
   snapshot: Snapshot,
@@ -141,7 +141,7 @@ export interface ShardsRead {
 /** Every shard's document, read in as few calls as the registry allows; no budget is checked. */
 export async function readAllDocuments(registry: Registry, createIfMissing = false): Promise<ShardsRead> {
   const indices = Array.from({ length: shardSlots(registry.manifest) }, (_, index) => index);
-  return { ...(await readForPlan(registry, indices, createIfMissing)), budget: [] };
+  return { ...(await readDocuments(registry, indices, createIfMissing)), budget: [] };
 }
 
 /** Makes `edit` in `working` (the shard's document, changed in place); what it returned, and whether it removed its app. */
@@ -186,8 +186,8 @@ function shardChange<Result>(
   };
 }
 
-/** The shards a plan reads, as read, in as few calls as the registry allows. */
-async function readForPlan(
+/** The given shards, as read, in as few calls as the registry allows. */
+export async function readDocuments(
   registry: Registry,
   indices: readonly number[],
   createIfMissing: boolean,
@@ -274,7 +274,7 @@ export async function readShardsFor(
     : Promise.resolve([]);
   // Awaited below; a read that fails first must not leave its failure unhandled.
   budget.catch(() => undefined);
-  const { snapshots, documents } = await readForPlan(registry, indices, options.createIfMissing);
+  const { snapshots, documents } = await readDocuments(registry, indices, options.createIfMissing);
   return { snapshots, documents, budget: await budget };
 }
 

@@ -2,7 +2,7 @@ import { listApps, type DocumentApp, type KeyDocument } from '../../shared/keys/
 import type { RateLimit } from '../../shared/keys/rate-limit';
 import { shardSlots, shardsToSearch } from '../../shared/keys/registry';
 import type { OutputStream } from '../common/tool-io';
-import { documentOfShard } from './engine';
+import { readDocuments } from './engine';
 import { formatList, listJson, placementNotes } from './output';
 import { placeApps } from './placement';
 import { BATCH_GET_LIMIT, type Registry } from './registry-access';
@@ -75,14 +75,7 @@ export async function streamList(
       { length: Math.min(BATCH_GET_LIMIT, slots - start) },
       (_, offset) => start + offset,
     );
-    const snapshots = await registry.readShards(batch);
-    for (const index of batch) {
-      const document = documentOfShard(
-        registry,
-        index,
-        snapshots.get(index) ?? { text: undefined, version: '' },
-        false,
-      );
+    for (const [index, document] of (await readDocuments(registry, batch, false)).documents) {
       documents.set(index, document);
       for (const appId of document.keys()) waiting.push({ index, appId });
     }
