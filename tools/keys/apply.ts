@@ -209,9 +209,9 @@ async function writeAndReport(
     retry: io.retry,
     release: true,
     onShard: async (write, shard) => {
-      await handout.hand(newKeysOf(write));
+      const verdict = await handout.hand(newKeysOf(write));
       lines.add(write.index, applyShardLine(run, shard, write));
-      return handout.failure === undefined ? undefined : 'stop';
+      return verdict;
     },
   });
   await handout.close();

@@ -140,14 +140,12 @@ async function writeLeaked(
     createIfMissing: false,
     concurrency: APPLY_CONCURRENCY,
     retry: io.retry,
-    onShard: async (write) => {
-      if (write.status !== 'failed') {
-        await handout.hand(
-          write.results.flatMap(({ appId, fresh }) => (fresh === undefined ? [] : [newKey(appId, fresh)])),
-        );
-      }
-      return handout.failure === undefined ? undefined : 'stop';
-    },
+    onShard: (write) =>
+      handout.hand(
+        write.status === 'failed'
+          ? []
+          : write.results.flatMap(({ appId, fresh }) => (fresh === undefined ? [] : [newKey(appId, fresh)])),
+      ),
   });
   await handout.close();
   for (const write of writes) {
