@@ -3,7 +3,7 @@ import { APPLY_CONCURRENCY, ReportedExit, type ApplyIo } from './apply';
 import type { OutputStream } from '../common/tool-io';
 import { freshKey } from './changes';
 import type { Command } from './cli';
-import { planEdits, readAllDocuments, resultsAsRead, writePlan, type Plan } from './engine';
+import { planEdits, readAllDocuments, resultsAsRead, tallyWrites, writePlan, type Plan } from './engine';
 import { findLeakedKeys, leakedEdits, parseLeakedInput, type LeakedAppResult } from './leaked';
 import { fileKeySink, KeyHandout, newKey, streamKeySink, type KeySink } from './key-sink';
 import { counted, LEAKED_EXIT, leakedReport, type ShardOutcomes } from './output';
@@ -148,10 +148,7 @@ async function writeLeaked(
       ),
   });
   await handout.close();
-  for (const write of writes) {
-    if (write.status !== 'failed')
-      for (const warning of write.warnings) io.stderr.write(`warning: ${warning}\n`);
-  }
+  for (const warning of tallyWrites(writes).warnings) io.stderr.write(`warning: ${warning}\n`);
   if (handout.handedOut > 0 && keysOut !== undefined) {
     report.write(`${counted(handout.handedOut, 'new key')} written to ${keysOut} (mode 0600)\n`);
   }
