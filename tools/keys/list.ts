@@ -5,7 +5,7 @@ import type { OutputStream } from '../common/tool-io';
 import { readDocuments } from './engine';
 import { formatList, listJson, placementNotes } from './output';
 import { placeApps } from './placement';
-import { BATCH_GET_LIMIT, type Registry } from './registry-access';
+import { BATCH_GET_LIMIT, chunks, type Registry } from './registry-access';
 
 /**
  * `list`, streamed: shards are read a batch at a time (one BatchGetSecretValue of 20), and each app's rows (or its
@@ -44,7 +44,6 @@ export async function streamList(
   options: ListOptions,
   io: { readonly stdout: OutputStream; readonly stderr: OutputStream },
 ): Promise<void> {
-  const slots = shardSlots(registry.manifest);
   const documents = new Map<number, KeyDocument>();
   const listed = new Set<string>();
   let waiting: { readonly index: number; readonly appId: string }[] = [];
@@ -70,11 +69,8 @@ export async function streamList(
     );
     for (const appId of apps.keys()) listed.add(appId);
   };
-  for (let start = 0; start < slots; start += BATCH_GET_LIMIT) {
-    const batch = Array.from(
-      { length: Math.min(BATCH_GET_LIMIT, slots - start) },
-      (_, offset) => start + offset,
-    );
+  const indices = Array.from({ length: shardSlots(registry.manifest) }, (_, index) => index);
+  for (const batch of chunks(indices, BATCH_GET_LIMIT)) {
     for (const [index, document] of (await readDocuments(registry, batch, false)).documents) {
       documents.set(index, document);
       for (const appId of document.keys()) waiting.push({ index, appId });

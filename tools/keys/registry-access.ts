@@ -16,6 +16,13 @@ import { KeyStoreError, type KeyStore, type Snapshot } from './key-store';
 /** BatchGetSecretValue takes at most 20 secret ids a call. */
 export const BATCH_GET_LIMIT = 20;
 
+/** `items` in runs of at most `size`: shards BATCH_GET_LIMIT to a read. */
+export function chunks<T>(items: readonly T[], size: number): T[][] {
+  const result: T[][] = [];
+  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
+  return result;
+}
+
 /** How the CLI reaches a registry's shards; the CLI's own settings seam. */
 export interface RegistryClients {
   readonly secretsManager: () => Promise<SecretsManagerClient>;

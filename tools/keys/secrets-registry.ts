@@ -13,7 +13,7 @@ import { readStackOutputs, STACK_OUTPUTS, StackReadError, type StackOutputs } fr
 import type { Target } from './cli';
 import { CREDENTIALS_HINT } from './credentials-hint';
 import { KeyStoreError, type Snapshot } from './key-store';
-import { BATCH_GET_LIMIT, ShardList, type Registry, type RegistryClients } from './registry-access';
+import { BATCH_GET_LIMIT, chunks, ShardList, type Registry, type RegistryClients } from './registry-access';
 import { SecretsManagerStore } from './secrets-manager-store';
 
 /*
@@ -56,12 +56,6 @@ function stackKeyPrefix(stackName: string, outputs: StackOutputs): string | unde
     );
   }
   return prefix;
-}
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const result: T[][] = [];
-  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
-  return result;
 }
 
 class SecretsRegistry extends ShardList implements Registry {
