@@ -10,7 +10,6 @@ import {
   unusedVersionsText,
   writePlan,
   type AppEdit,
-  type Plan,
   type RetryOptions,
   type ShardWrite,
 } from './engine';
@@ -24,6 +23,7 @@ import {
   formatDryRun,
   formatFileProblems,
   formatPlanProblems,
+  type ApplyRun,
 } from './output';
 
 /**
@@ -97,7 +97,6 @@ export function checkKeysOut(
   return createsKeys;
 }
 
-/** The new keys of a written shard. */
 function newKeysOf(write: ShardWrite<EditResult>): NewKey[] {
   if (write.status === 'failed') return [];
   return write.results.flatMap((result) =>
@@ -162,20 +161,20 @@ export async function runApply(
   const reading = readShardsFor(registry, requests, planOptions);
   reading.catch(() => undefined);
   const edits = await editsOf(requests, io.generateKey, options.now);
-  const plan = await planEdits(registry, edits, planOptions, await reading);
-  if (plan.problems.length > 0) {
-    io.stderr.write(formatPlanProblems(registry, command.file, plan, requests));
+  const run = { registry, plan: await planEdits(registry, edits, planOptions, await reading), requests };
+  if (run.plan.problems.length > 0) {
+    io.stderr.write(formatPlanProblems(run, command.file));
     throw new ReportedExit();
   }
   // Before anything is written: the shards this apply takes past 80% full.
-  for (const warning of plan.warnings) io.stderr.write(`warning: ${warning}\n`);
+  for (const warning of run.plan.warnings) io.stderr.write(`warning: ${warning}\n`);
   // With the keys on standard output, the report goes to standard error.
   const report = command.keysOut === '-' ? io.stderr : io.stdout;
   if (command.dryRun) {
-    report.write(formatDryRun(registry, plan, requests, options.json));
+    report.write(formatDryRun(run, options.json));
     return;
   }
-  await writeAndReport(registry, plan, requests, command, { ...options, report }, io);
+  await writeAndReport(run, command, { ...options, report }, io);
 }
 
 /** The stores' warnings of the shards written, and a note of the versions other writers made us spend. */
@@ -186,25 +185,21 @@ function writeNotes(stderr: OutputStream, writes: readonly ShardWrite<EditResult
   if (unusedVersions > 0) stderr.write(`note: the keys changed while apply ran${unused}\n`);
 }
 
-/** Where the keys go: standard output for `-`, else a new file. */
-function keySinkOf(keysOut: string, io: ApplyIo): Promise<KeySink> {
-  return keysOut === '-' ? Promise.resolve(streamKeySink(io.stdout)) : fileKeySink(keysOut);
-}
-
 /** Writes the plan's shards, handing out each one's keys as it lands, then says what was done and what was not. */
 async function writeAndReport(
-  registry: Registry,
-  plan: Plan<EditResult>,
-  requests: readonly ChangeRequest[],
+  run: ApplyRun,
   command: ApplyCommand,
   options: { readonly json: boolean; readonly createsKeys: boolean; readonly report: OutputStream },
   io: ApplyIo,
 ): Promise<void> {
-  const { report } = options;
-  const sink = options.createsKeys ? await keySinkOf(command.keysOut ?? '', io) : undefined;
+  const { registry, plan } = run;
+  // The keys go to standard output for `-`, else to a new file.
+  let sink: KeySink | undefined;
+  if (options.createsKeys)
+    sink = command.keysOut === '-' ? streamKeySink(io.stdout) : await fileKeySink(command.keysOut ?? '');
   const handout = new KeyHandout(sink);
   const lines = new ShardLines(
-    options.json ? undefined : report,
+    options.json ? undefined : options.report,
     io.stderr,
     plan.shards.map(({ index }) => index),
   );
@@ -214,26 +209,22 @@ async function writeAndReport(
     retry: io.retry,
     release: true,
     onShard: async (write, shard) => {
-      await handout.hand(newKeysOf(write));
-      lines.add(write.index, applyShardLine(registry, shard, requests, write));
-      return handout.failure === undefined ? undefined : 'stop';
+      const verdict = await handout.hand(newKeysOf(write));
+      lines.add(write.index, applyShardLine(run, shard, write));
+      return verdict;
     },
   });
   await handout.close();
   const notStarted = plan.shards.filter(({ index }) => !writes.some((write) => write.index === index));
-  for (const shard of notStarted)
-    lines.add(shard.index, applyShardLine(registry, shard, requests, undefined));
+  for (const shard of notStarted) lines.add(shard.index, applyShardLine(run, shard, undefined));
   writeNotes(io.stderr, writes);
-  const facts = {
+  const outcome = {
+    writes,
     keysTo: sink?.description,
     keys: handout.handedOut,
     notStarted: notStarted.map(({ index }) => index),
   };
-  report.write(
-    options.json
-      ? applyJson(registry, plan, requests, writes, facts)
-      : applySummary(plan, requests, writes, facts),
-  );
+  options.report.write(options.json ? applyJson(run, outcome) : applySummary(run, outcome));
   for (const line of handout.lostLines()) io.stderr.write(line);
   if (handout.lost.length > 0 || notStarted.length > 0 || writes.some((write) => write.status === 'failed')) {
     throw new ReportedExit();

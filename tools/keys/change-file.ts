@@ -8,7 +8,7 @@ import {
 } from 'jsonc-parser';
 import { appIdProblem } from '../../shared/keys/app-id';
 import type { DocumentRateLimit } from '../../shared/keys/key-document';
-import type { EditRequest, ExpirySpec, KeyStorage } from './changes';
+import type { EditRequest, ExpirySpec } from './changes';
 import { INVALID_KEY_ID_MESSAGE, isKeyId } from '../../shared/keys/key-material';
 import { parseCidr } from '../../shared/keys/network';
 import { readRateLimit } from '../../shared/keys/rate-limit';
@@ -174,7 +174,6 @@ interface ChangeFields {
   readonly rateLimit?: DocumentRateLimit;
   readonly graceMs?: number;
   readonly plain?: boolean;
-  readonly hash?: boolean;
   readonly keyId?: string;
   readonly force?: boolean;
 }
@@ -182,7 +181,7 @@ interface ChangeFields {
 const refused = (node: Node, message: string): FieldReading => ({ problems: [[node, message]] });
 
 const booleanField =
-  (field: 'plain' | 'hash' | 'force') =>
+  (field: 'plain' | 'force') =>
   (node: Node, { what }: FieldContext): FieldReading =>
     node.type === 'boolean'
       ? { [field]: node.value === true }
@@ -242,13 +241,14 @@ function keyIdField(node: Node, { what }: FieldContext): FieldReading {
  * `"hash": true` is the default (it once chose `sha256:`); `"hash": false` once meant plain text and is refused
  * rather than quietly read either way.
  */
-function hashField(node: Node, context: FieldContext): FieldReading {
-  const reading = booleanField('hash')(node, context);
-  if (!('hash' in reading) || reading.hash === true) return reading;
-  return refused(
-    node,
-    `"hash": false of ${context.what} no longer means plain text: new keys are stored as digests; give "plain": true to store the key itself, on purpose`,
-  );
+function hashField(node: Node, { what }: FieldContext): FieldReading {
+  if (node.type !== 'boolean') return refused(node, `"hash" of ${what} must be true or false`);
+  return node.value === true
+    ? {}
+    : refused(
+        node,
+        `"hash": false of ${what} no longer means plain text: new keys are stored as digests; give "plain": true to store the key itself, on purpose`,
+      );
 }
 
 /** How each field a change may give is checked, in the order its problems are reported. */
@@ -292,8 +292,9 @@ function readFields(
     if ('problems' in reading) for (const [at, message] of reading.problems) problems.add(at.offset, message);
     else Object.assign(values, reading);
   }
-  if (values.plain === true && values.hash === true) {
-    problems.add(fields.get('hash')?.offset ?? 0, `${context.what} gives both "plain" and "hash": give one`);
+  const hashNode = fields.get('hash');
+  if (values.plain === true && hashNode?.value === true) {
+    problems.add(hashNode.offset, `${context.what} gives both "plain" and "hash": give one`);
   }
   return values;
 }
@@ -320,28 +321,18 @@ type OpFields = ChangeRequest extends infer Request
     : never
   : never;
 
-/** What a change's fields mean for its op; a new key is stored as its digest unless `"plain": true`. */
+/**
+ * What a change's fields mean for its op; a new key is stored as its digest unless `"plain": true`. `values` holds
+ * only the op's own fields (OP_CHECKS reads no other).
+ */
 function opFields(op: ChangeOp, values: ChangeFields): OpFields {
-  const { expiry, allowedCidrs, rateLimit, graceMs } = values;
-  const storage: KeyStorage = values.plain === true ? 'plain' : 'digest';
+  const { plain, keyId = '', force = false, ...rest } = values;
   switch (op) {
     case 'add':
-      return {
-        op,
-        storage,
-        ...(expiry === undefined ? {} : { expiry }),
-        ...(allowedCidrs === undefined ? {} : { allowedCidrs }),
-        ...(rateLimit === undefined ? {} : { rateLimit }),
-      };
     case 'rotate':
-      return {
-        op,
-        storage,
-        ...(expiry === undefined ? {} : { expiry }),
-        ...(graceMs === undefined ? {} : { graceMs }),
-      };
+      return { op, storage: plain === true ? 'plain' : 'digest', ...rest };
     case 'revoke':
-      return { op, keyId: values.keyId ?? '', force: values.force === true };
+      return { op, keyId, force };
     case 'remove':
       return { op };
   }

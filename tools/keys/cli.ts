@@ -246,16 +246,18 @@ function optionalDuration(options: Options, name: string): number | undefined {
   return value === undefined ? undefined : checkedDuration(name, value);
 }
 
-function expiryIn(options: Options): { readonly expiry?: { readonly kind: 'in'; readonly ms: number } } {
-  const ms = optionalDuration(options, 'expires-in');
-  return ms === undefined ? {} : { expiry: { kind: 'in', ms } };
-}
-
 /** --plain stores the key itself; --hash (which once chose sha256:) is the default now, kept for scripts. */
 function storageOf(options: Options): KeyStorage {
   if (flag(options, 'plain') && flag(options, 'hash'))
     throw new UsageError('give --plain or --hash, not both');
   return flag(options, 'plain') ? 'plain' : 'digest';
+}
+
+/** add-app and rotate: the app, how its new key is stored, and the key's own expiry when given. */
+function newKeyRequest<Op extends 'add' | 'rotate'>(op: Op, appId: string, options: Options) {
+  const checked = { op, appId: checkedAppId(appId), storage: storageOf(options) };
+  const ms = optionalDuration(options, 'expires-in');
+  return ms === undefined ? checked : { ...checked, expiry: { kind: 'in' as const, ms } };
 }
 
 /** The prefix of new keys as given by --key-prefix or KEYS_KEY_PREFIX (a flag wins); never echoed. */
@@ -433,13 +435,7 @@ const COMMANDS: readonly CommandSpec[] = [
     summary: 'a new app with one fresh key, printed once on standard output',
     options: ['expires-in', 'plain', 'hash', 'key-prefix'],
     example: 'add-app partner-0001 --expires-in 365d --stack PaymentApi',
-    build: ([appId = ''], options) =>
-      edit({
-        op: 'add',
-        appId: checkedAppId(appId),
-        storage: storageOf(options),
-        ...expiryIn(options),
-      }),
+    build: ([appId = ''], options) => edit(newKeyRequest('add', appId, options)),
   },
   {
     name: 'rotate',
@@ -449,13 +445,8 @@ const COMMANDS: readonly CommandSpec[] = [
     example: 'rotate partner-0001 --grace 7d --stack PaymentApi',
     build: ([appId = ''], options) => {
       const graceMs = optionalDuration(options, 'grace');
-      return edit({
-        op: 'rotate',
-        appId: checkedAppId(appId),
-        storage: storageOf(options),
-        ...expiryIn(options),
-        ...(graceMs === undefined ? {} : { graceMs }),
-      });
+      const request = newKeyRequest('rotate', appId, options);
+      return edit(graceMs === undefined ? request : { ...request, graceMs });
     },
   },
   {

@@ -94,8 +94,6 @@ export interface PlanOptions {
   readonly createIfMissing: boolean;
   /** Refuse a shard whose version quota has no room for its write (stores that have one). */
   readonly checkBudget: boolean;
-  /** Shards already read (a reshard reads every shard first); others are read here. */
-  readonly read?: ReadonlyMap<number, Snapshot>;
 }
 
 /** A problem of one shard's document (it does not parse, or would not fit), named by its shard. */
@@ -116,7 +114,7 @@ function labelled(registry: Registry, index: number, error: unknown): unknown {
 }
 
 /** A shard's document as read; a store with nothing in it is empty when `createIfMissing`. */
-export function documentOfShard(
+function documentOfShard(
   registry: Registry,
   index: number,
   snapshot: Snapshot,
@@ -133,16 +131,17 @@ export function documentOfShard(
   }
 }
 
-/** Every shard's document, read in as few calls as the registry allows. */
-export function readAllDocuments(
-  registry: Registry,
-  createIfMissing = false,
-): Promise<{
+/** The shards a plan reads, as read, and (when it checks budgets) those with no room for one more version. */
+export interface ShardsRead {
   readonly snapshots: ReadonlyMap<number, Snapshot>;
-  readonly documents: Map<number, KeyDocument>;
-}> {
+  readonly documents: ReadonlyMap<number, KeyDocument>;
+  readonly budget: readonly PlanProblem[];
+}
+
+/** Every shard's document, read in as few calls as the registry allows; no budget is checked. */
+export async function readAllDocuments(registry: Registry, createIfMissing = false): Promise<ShardsRead> {
   const indices = Array.from({ length: shardSlots(registry.manifest) }, (_, index) => index);
-  return readForPlan(registry, indices, { createIfMissing });
+  return { ...(await readDocuments(registry, indices, createIfMissing)), budget: [] };
 }
 
 /** Makes `edit` in `working` (the shard's document, changed in place); what it returned, and whether it removed its app. */
@@ -187,50 +186,48 @@ function shardChange<Result>(
   };
 }
 
-/** The shards a plan reads, as read: `read` where given, the rest in as few calls as the registry allows. */
-async function readForPlan(
+/** The given shards, as read, in as few calls as the registry allows. */
+export async function readDocuments(
   registry: Registry,
   indices: readonly number[],
-  options: Pick<PlanOptions, 'createIfMissing' | 'read'>,
-): Promise<{ readonly snapshots: Map<number, Snapshot>; readonly documents: Map<number, KeyDocument> }> {
-  const unread = indices.filter((index) => options.read?.has(index) !== true);
-  const fresh = unread.length === 0 ? new Map<number, Snapshot>() : await registry.readShards(unread);
+  createIfMissing: boolean,
+): Promise<Omit<ShardsRead, 'budget'>> {
+  const fresh = indices.length === 0 ? new Map<number, Snapshot>() : await registry.readShards(indices);
   const snapshots = new Map<number, Snapshot>();
   const documents = new Map<number, KeyDocument>();
   for (const index of indices) {
-    const snapshot = options.read?.get(index) ?? fresh.get(index) ?? { text: undefined, version: 'absent' };
+    const snapshot = fresh.get(index) ?? { text: undefined, version: 'absent' };
     snapshots.set(index, snapshot);
-    documents.set(index, documentOfShard(registry, index, snapshot, options.createIfMissing));
+    documents.set(index, documentOfShard(registry, index, snapshot, createIfMissing));
   }
   return { snapshots, documents };
 }
 
 /**
- * One shard's edits made on a copy of its document; the leftovers they leave in other shards, and their problems.
- * `copiesOf`: by position, the other shards that hold a routed edit's app (where it has a second copy).
+ * One shard's edits made on a copy of its document, which is returned; the leftovers they leave in other shards,
+ * and their problems, go to `found`. `copiesOf`: by position, the other shards that hold a routed edit's app (where
+ * it has a second copy).
  */
 function makeShardEdits<Result>(
   document: KeyDocument | undefined,
   positions: readonly number[],
   edits: readonly AppEdit<Result>[],
   copiesOf: ReadonlyMap<number, readonly number[]>,
-): { working: Map<string, DocumentApp>; leftovers: [number, string][]; problems: PlanProblem[] } {
-  const made = {
-    working: new Map(document),
-    leftovers: [] as [number, string][],
-    problems: [] as PlanProblem[],
-  };
+  found: { readonly problems: PlanProblem[]; readonly leftovers: [number, string][] },
+): Map<string, DocumentApp> {
+  const working = new Map(document);
   for (const position of positions) {
     const edit = edits[position];
     if (edit === undefined) continue;
     try {
-      const { removed } = applyEdit(made.working, edit, { isRetry: false });
-      if (removed) for (const other of copiesOf.get(position) ?? []) made.leftovers.push([other, edit.appId]);
+      const { removed } = applyEdit(working, edit, { isRetry: false });
+      if (removed)
+        for (const other of copiesOf.get(position) ?? []) found.leftovers.push([other, edit.appId]);
     } catch (error) {
-      made.problems.push({ edit: position, error });
+      found.problems.push({ edit: position, error });
     }
   }
-  return made;
+  return working;
 }
 
 /** Measures one shard as it would be written: too large is a problem, past 80% a warning. Keeps no text. */
@@ -256,13 +253,6 @@ function searchOf(registry: Registry, edit: Pick<AppEdit<unknown>, 'appId' | 'sh
   return edit.shard === undefined ? shardsToSearch(registry.manifest, edit.appId) : [edit.shard];
 }
 
-/** The shards a plan reads, as read, and (when it checks budgets) those with no room for one more version. */
-export interface ShardsRead {
-  readonly snapshots: ReadonlyMap<number, Snapshot>;
-  readonly documents: ReadonlyMap<number, KeyDocument>;
-  readonly budget: readonly PlanProblem[];
-}
-
 /**
  * Reads every shard the edits of these apps look in, and lists their versions when asked, at once. A caller may
  * start this before it makes the edits themselves (apply's 100,000 new keys take a while), so the round trips
@@ -284,15 +274,15 @@ export async function readShardsFor(
     : Promise.resolve([]);
   // Awaited below; a read that fails first must not leave its failure unhandled.
   budget.catch(() => undefined);
-  const { snapshots, documents } = await readForPlan(registry, indices, options);
+  const { snapshots, documents } = await readDocuments(registry, indices, options.createIfMissing);
   return { snapshots, documents, budget: await budget };
 }
 
 /**
  * Routes, makes and checks every edit against the shards as read; writes nothing. Linear in the number of edits,
  * and each shard's edited document is measured and let go at once (only a shard that may lose a leftover copy waits
- * for the others' edits), so a plan of 100,000 edits holds no shard's text. `read`: what readShardsFor gave for
- * these edits, when the caller started it; else it is done here.
+ * for the others' edits), so a plan of 100,000 edits holds no shard's text. `read`: the shards these edits look
+ * in, already read (readShardsFor started early, or every shard); else they are read here.
  */
 export async function planEdits<Result>(
   registry: Registry,
@@ -314,28 +304,23 @@ export async function planEdits<Result>(
     }),
   );
   const mayLose = new Set([...copiesOf.values()].flat());
-  const editProblems: PlanProblem[] = [];
+  const made = { problems: [] as PlanProblem[], leftovers: [] as [number, string][] };
   const found = { problems: [] as PlanProblem[], warnings: [] as string[] };
-  const leftovers: [number, string][] = [];
   const waiting = new Map<number, Map<string, DocumentApp>>();
   const shards = new Map<number, ShardPlan>();
-  const snapshotOf = (index: number) => snapshots.get(index) ?? { text: undefined, version: 'absent' };
-  for (const [index, positions] of groups) {
-    const made = makeShardEdits(documents.get(index), positions, edits, copiesOf);
-    editProblems.push(...made.problems);
-    leftovers.push(...made.leftovers);
-    if (mayLose.has(index)) waiting.set(index, made.working);
-    else {
-      const shard = { index, snapshot: snapshotOf(index), edits: positions, leftovers: [] };
-      shards.set(index, measureShard(registry, shard, made.working, found));
-    }
-  }
-  const leftoversOf = groupBy(leftovers);
-  for (const index of new Set([...waiting.keys(), ...leftoversOf.keys()])) {
-    const working = waiting.get(index) ?? new Map(documents.get(index));
-    const gone = leftoversOf.get(index) ?? [];
-    const shard = { index, snapshot: snapshotOf(index), edits: groups.get(index) ?? [], leftovers: gone };
+  const measure = (index: number, working: Map<string, DocumentApp>, leftovers: readonly string[]) => {
+    const snapshot = snapshots.get(index) ?? { text: undefined, version: 'absent' };
+    const shard = { index, snapshot, edits: groups.get(index) ?? [], leftovers };
     shards.set(index, measureShard(registry, shard, working, found));
+  };
+  for (const [index, positions] of groups) {
+    const working = makeShardEdits(documents.get(index), positions, edits, copiesOf, made);
+    if (mayLose.has(index)) waiting.set(index, working);
+    else measure(index, working, []);
+  }
+  const leftoversOf = groupBy(made.leftovers);
+  for (const index of new Set([...waiting.keys(), ...leftoversOf.keys()])) {
+    measure(index, waiting.get(index) ?? new Map(documents.get(index)), leftoversOf.get(index) ?? []);
   }
   const ordered = [...shards.values()].sort((a, b) => a.index - b.index);
   // Versions are listed for every shard read; only those written can run out.
@@ -343,7 +328,7 @@ export async function planEdits<Result>(
   return {
     edits: [...edits],
     shards: ordered,
-    problems: [...editProblems, ...found.problems.sort(byShardOfProblem), ...full],
+    problems: [...made.problems, ...found.problems.sort(byShardOfProblem), ...full],
     warnings: found.warnings,
     documents,
   };
@@ -406,7 +391,6 @@ export type ShardWrite<Result> =
 
 export interface WriteOptions<Result> {
   readonly createIfMissing: boolean;
-  /** Shards written at once. */
   readonly concurrency: number;
   readonly retry?: RetryOptions;
   /**

@@ -119,19 +119,19 @@ export class KeyHandout {
 
   constructor(private readonly sink: KeySink | undefined) {}
 
-  async hand(shardKeys: readonly NewKey[]): Promise<void> {
+  /** 'stop' once the keys can no longer be handed out: writePlan then starts no further shard. */
+  async hand(shardKeys: readonly NewKey[]): Promise<'stop' | undefined> {
     const keys = shardKeys.filter((key) => !this.seen.has(`${key.appId}\0${key.keyId}`));
     for (const key of keys) this.seen.add(`${key.appId}\0${key.keyId}`);
-    if (keys.length === 0 || this.sink === undefined) return;
-    if (this.failure !== undefined) {
-      this.lost.push(...keys);
-      return;
+    if (this.failure !== undefined) this.lost.push(...keys);
+    else if (keys.length > 0 && this.sink !== undefined) {
+      const sent = await this.sink.send(keys.map((key) => `${key.line}\n`).join(''));
+      const whole = sent.failure === undefined ? keys.length : wholeKeys(keys, sent.written);
+      this.failure = sent.failure;
+      this.handedOut += whole;
+      this.lost.push(...keys.slice(whole));
     }
-    const sent = await this.sink.send(keys.map((key) => `${key.line}\n`).join(''));
-    const whole = sent.failure === undefined ? keys.length : wholeKeys(keys, sent.written);
-    this.failure = sent.failure;
-    this.handedOut += whole;
-    this.lost.push(...keys.slice(whole));
+    return this.failure === undefined ? undefined : 'stop';
   }
 
   /** Closes the sink, counting every key stored, handed out or not. */

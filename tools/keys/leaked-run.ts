@@ -1,15 +1,9 @@
 import { UsageError } from '../common/exit';
+import { APPLY_CONCURRENCY, ReportedExit, type ApplyIo } from './apply';
 import type { OutputStream } from '../common/tool-io';
 import { freshKey } from './changes';
 import type { Command } from './cli';
-import {
-  planEdits,
-  readAllDocuments,
-  resultsAsRead,
-  writePlan,
-  type Plan,
-  type RetryOptions,
-} from './engine';
+import { planEdits, readAllDocuments, resultsAsRead, tallyWrites, writePlan, type Plan } from './engine';
 import { findLeakedKeys, leakedEdits, parseLeakedInput, type LeakedAppResult } from './leaked';
 import { fileKeySink, KeyHandout, newKey, streamKeySink, type KeySink } from './key-sink';
 import { counted, LEAKED_EXIT, leakedReport, type ShardOutcomes } from './output';
@@ -84,58 +78,46 @@ export interface LeakedRun {
   readonly input: Buffer;
   /** The registry's key prefix: refuses a broken key of this registry, and prefixes --rotate's new keys. */
   readonly keyPrefix: string;
-  readonly newKey: () => string;
-  readonly concurrency: number;
-  readonly retry?: RetryOptions;
-  readonly stdout: OutputStream;
-  readonly stderr: OutputStream;
   /** One line for an error (main.ts's errorLine): never a key. */
   readonly errorLine: (error: unknown) => string;
 }
 
-export async function runLeaked(run: LeakedRun): Promise<number> {
+export async function runLeaked(run: LeakedRun, io: ApplyIo): Promise<void> {
   const { registry, command, now } = run;
   const reading = parseLeakedInput(run.input, run.keyPrefix);
   if (!reading.ok) throw new UsageError(reading.problem);
   const { input } = reading;
 
-  const { snapshots, documents } = await readAllDocuments(registry);
+  const read = await readAllDocuments(registry);
+  const { documents } = read;
   const found = findLeakedKeys(documents, input.keys);
-  const edits = leakedEdits(input.keys, found, command.action, now, () => freshKey(run.newKey(), 'digest'));
-  const plan = await planEdits(registry, edits, {
-    createIfMissing: false,
-    checkBudget: false,
-    read: snapshots,
-  });
+  const edits = leakedEdits(input.keys, found, command.action, now, () =>
+    freshKey(io.generateKey(), 'digest'),
+  );
+  const plan = await planEdits(registry, edits, { createIfMissing: false, checkBudget: false }, read);
   if (plan.problems.length > 0) {
-    for (const problem of plan.problems) run.stderr.write(run.errorLine(problem.error));
-    run.stderr.write('error: nothing was written\n');
-    return 1;
+    for (const problem of plan.problems) io.stderr.write(run.errorLine(problem.error));
+    io.stderr.write('error: nothing was written\n');
+    throw new ReportedExit();
   }
-  for (const warning of plan.warnings) run.stderr.write(`warning: ${warning}\n`);
+  for (const warning of plan.warnings) io.stderr.write(`warning: ${warning}\n`);
 
   const rotating = command.action.kind === 'rotate' && !command.dryRun && edits.length > 0;
-  const report = rotating && command.keysOut === undefined ? run.stderr : run.stdout;
+  const report = rotating && command.keysOut === undefined ? io.stderr : io.stdout;
   const written = command.dryRun
     ? {
         outcomes: new Map(plan.shards.map((shard) => [shard.index, resultsAsRead(plan, shard)])),
         shardsWritten: 0,
         lostKeyLines: [],
       }
-    : await writeLeaked(run, plan, rotating, report);
-  const leaked = {
-    input,
-    found,
-    outcomes: written.outcomes,
-    action: command.action,
-    dryRun: command.dryRun,
-    shardCount: documents.size,
-    shardsWritten: written.shardsWritten,
-  };
+    : await writeLeaked(run, io, plan, rotating, report);
+  const { action, dryRun } = command;
+  const leaked = { ...written, input, found, action, dryRun, shardCount: documents.size };
   const { text, code } = leakedReport(leaked, run.json);
   report.write(text);
-  for (const line of written.lostKeyLines) run.stderr.write(line);
-  return written.lostKeyLines.length > 0 ? LEAKED_EXIT.failed : code;
+  for (const line of written.lostKeyLines) io.stderr.write(line);
+  const exit = written.lostKeyLines.length > 0 ? LEAKED_EXIT.failed : code;
+  if (exit !== LEAKED_EXIT.ok) throw new ReportedExit(exit);
 }
 
 /**
@@ -145,32 +127,28 @@ export async function runLeaked(run: LeakedRun): Promise<number> {
  */
 async function writeLeaked(
   run: LeakedRun,
+  io: ApplyIo,
   plan: Plan<LeakedAppResult>,
   rotating: boolean,
   report: OutputStream,
 ): Promise<{ outcomes: ShardOutcomes; shardsWritten: number; lostKeyLines: string[] }> {
   const { keysOut } = run.command;
   let sink: KeySink | undefined;
-  if (rotating) sink = keysOut === undefined ? streamKeySink(run.stdout) : await fileKeySink(keysOut);
+  if (rotating) sink = keysOut === undefined ? streamKeySink(io.stdout) : await fileKeySink(keysOut);
   const handout = new KeyHandout(sink);
   const writes = await writePlan(run.registry, plan, {
     createIfMissing: false,
-    concurrency: run.concurrency,
-    ...(run.retry === undefined ? {} : { retry: run.retry }),
-    onShard: async (write) => {
-      if (write.status !== 'failed') {
-        await handout.hand(
-          write.results.flatMap(({ appId, fresh }) => (fresh === undefined ? [] : [newKey(appId, fresh)])),
-        );
-      }
-      return handout.failure === undefined ? undefined : 'stop';
-    },
+    concurrency: APPLY_CONCURRENCY,
+    retry: io.retry,
+    onShard: (write) =>
+      handout.hand(
+        write.status === 'failed'
+          ? []
+          : write.results.flatMap(({ appId, fresh }) => (fresh === undefined ? [] : [newKey(appId, fresh)])),
+      ),
   });
   await handout.close();
-  for (const write of writes) {
-    if (write.status !== 'failed')
-      for (const warning of write.warnings) run.stderr.write(`warning: ${warning}\n`);
-  }
+  for (const warning of tallyWrites(writes).warnings) io.stderr.write(`warning: ${warning}\n`);
   if (handout.handedOut > 0 && keysOut !== undefined) {
     report.write(`${counted(handout.handedOut, 'new key')} written to ${keysOut} (mode 0600)\n`);
   }

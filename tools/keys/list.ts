@@ -2,10 +2,10 @@ import { listApps, type DocumentApp, type KeyDocument } from '../../shared/keys/
 import type { RateLimit } from '../../shared/keys/rate-limit';
 import { shardSlots, shardsToSearch } from '../../shared/keys/registry';
 import type { OutputStream } from '../common/tool-io';
-import { documentOfShard } from './engine';
-import { formatList, listJson, placementNotes, type KeyStoreKind } from './output';
+import { readDocuments } from './engine';
+import { formatList, listJson, placementNotes } from './output';
 import { placeApps } from './placement';
-import { BATCH_GET_LIMIT, type Registry } from './registry-access';
+import { BATCH_GET_LIMIT, chunks, type Registry } from './registry-access';
 
 /**
  * `list`, streamed: shards are read a batch at a time (one BatchGetSecretValue of 20), and each app's rows (or its
@@ -19,7 +19,6 @@ export interface ListOptions {
   readonly json: boolean;
   readonly now: number;
   readonly defaultLimit?: RateLimit;
-  readonly store: KeyStoreKind;
 }
 
 /** Whether the copy in shard `index` is the one readers use; undefined until the shards that decide it are read. */
@@ -45,7 +44,6 @@ export async function streamList(
   options: ListOptions,
   io: { readonly stdout: OutputStream; readonly stderr: OutputStream },
 ): Promise<void> {
-  const slots = shardSlots(registry.manifest);
   const documents = new Map<number, KeyDocument>();
   const listed = new Set<string>();
   let waiting: { readonly index: number; readonly appId: string }[] = [];
@@ -67,23 +65,13 @@ export async function streamList(
         ? listJson(rows, options.now, options.defaultLimit)
             .map((app, position) => `${listed.size + position === 0 ? '[' : ','}${JSON.stringify(app)}`)
             .join('')
-        : formatList(rows, options.now, options.defaultLimit, options.store),
+        : formatList(rows, options.now, options.defaultLimit, registry.kind),
     );
     for (const appId of apps.keys()) listed.add(appId);
   };
-  for (let start = 0; start < slots; start += BATCH_GET_LIMIT) {
-    const batch = Array.from(
-      { length: Math.min(BATCH_GET_LIMIT, slots - start) },
-      (_, offset) => start + offset,
-    );
-    const snapshots = await registry.readShards(batch);
-    for (const index of batch) {
-      const document = documentOfShard(
-        registry,
-        index,
-        snapshots.get(index) ?? { text: undefined, version: '' },
-        false,
-      );
+  const indices = Array.from({ length: shardSlots(registry.manifest) }, (_, index) => index);
+  for (const batch of chunks(indices, BATCH_GET_LIMIT)) {
+    for (const [index, document] of (await readDocuments(registry, batch, false)).documents) {
       documents.set(index, document);
       for (const appId of document.keys()) waiting.push({ index, appId });
     }

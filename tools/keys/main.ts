@@ -6,14 +6,14 @@ import { shardsToSearch, type RegistryManifest } from '../../shared/keys/registr
 import { errorLine as toolErrorLine, EXIT_CODES, exitCodeOf, UsageError } from '../common/exit';
 import { StackReadError } from '../common/stack-outputs';
 import type { Env, ToolIo } from '../common/tool-io';
-import { APPLY_CONCURRENCY, checkKeysOut, readChangeFile, ReportedExit, runApply } from './apply';
+import { checkKeysOut, readChangeFile, ReportedExit, runApply } from './apply';
 import { editOf, pruneChange, type EditResult, type PruneAppResult } from './changes';
 import { runProgram, type Command, type Invocation, type Target } from './cli';
 import {
   ConflictError,
-  documentOfShard,
   planAndWrite,
   readAllDocuments,
+  readShardsFor,
   ShardError,
   tallyWrites,
   unusedVersionsText,
@@ -24,14 +24,7 @@ import {
 import { KeyStoreError } from './key-store';
 import { readLeakedInput, runLeaked } from './leaked-run';
 import { finishFileReshard, initRegistryFile, reshardedManifest, startFileReshard } from './local-registry';
-import {
-  counted,
-  formatReshard,
-  formatResult,
-  formatResultJson,
-  formatWhere,
-  type KeyStoreKind,
-} from './output';
+import { counted, formatReshard, formatResult, formatResultJson, formatWhere } from './output';
 import { streamList } from './list';
 import { placeApps } from './placement';
 import { openRegistry, type Registry, type RegistryClients } from './registry-access';
@@ -51,7 +44,6 @@ export interface CliIo extends ToolIo {
   readonly stdin?: () => AsyncIterable<Buffer | string> & { readonly isTTY?: boolean };
   /** The clock expiries are set and judged by, read once per command. */
   readonly now?: () => number;
-  /** How a shard write retries after a conflict. */
   readonly retry?: RetryOptions;
   /** How reshard waits between copying and removing; default a timer. */
   readonly sleep?: (ms: number) => Promise<void>;
@@ -80,11 +72,6 @@ function registryClients(io: CliIo): RegistryClients {
           createOperatorCloudFormationClient(client, io.env, io.awsCallBounds),
       )),
   };
-}
-
-/** Whose default limit applies: the local server's (a key file) or the stack's (a secret), for the CLI's words. */
-function storeKind(registry: Pick<Registry, 'kind'>): KeyStoreKind {
-  return registry.kind === 'files' ? 'file' : 'secret';
 }
 
 /**
@@ -164,9 +151,8 @@ interface Run {
   readonly open: (asIf?: (manifest: RegistryManifest) => RegistryManifest) => Promise<Registry>;
 }
 
-/** An edit's result, as text or JSON. */
 function writeResult(registry: Registry, result: EditResult, { json, now, io }: Run): void {
-  io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, storeKind(registry)));
+  io.stdout.write(json ? formatResultJson(result, now) : formatResult(result, now, registry.kind));
 }
 
 async function edit(command: Extract<Command, { name: 'edit' }>, run: Run): Promise<void> {
@@ -208,39 +194,32 @@ async function pruneAll(run: Run): Promise<void> {
 
 async function where(appId: string, { open, json, io }: Run): Promise<void> {
   const registry = await open();
-  const search = shardsToSearch(registry.manifest, appId);
-  const snapshots = await registry.readShards(search);
-  const found = search.find((index) => {
-    const snapshot = snapshots.get(index);
-    return snapshot !== undefined && documentOfShard(registry, index, snapshot, true).has(appId);
+  const { documents } = await readShardsFor(registry, [{ appId }], {
+    createIfMissing: true,
+    checkBudget: false,
   });
+  const search = shardsToSearch(registry.manifest, appId);
+  const found = search.find((index) => documents.get(index)?.has(appId) === true);
   io.stdout.write(formatWhere(registry, appId, found, json));
 }
 
 async function list({ defaultLimit }: Extract<Command, { name: 'list' }>, run: Run): Promise<void> {
-  const registry = await run.open();
   const { json, now, io } = run;
-  const store = storeKind(registry);
   await streamList(
-    registry,
-    { json, now, store, ...(defaultLimit === undefined ? {} : { defaultLimit }) },
+    await run.open(),
+    { json, now, ...(defaultLimit === undefined ? {} : { defaultLimit }) },
     io,
   );
 }
 
 async function apply(command: Extract<Command, { name: 'apply' }>, run: Run): Promise<void> {
   const { json, now, io } = run;
-  const applyIo = {
-    stdout: io.stdout,
-    stderr: io.stderr,
-    retry: io.retry,
-  };
   // The file first: a bad one is refused before anything is read, let alone written.
-  const requests = await readChangeFile(command.file, now, applyIo);
+  const requests = await readChangeFile(command.file, now, io);
   const createsKeys = checkKeysOut(requests, command, json);
   const registry = await run.open();
   const generateKey = keyMaker(io, registry, run.keyPrefix);
-  await runApply(registry, requests, command, { json, createsKeys, now }, { ...applyIo, generateKey });
+  await runApply(registry, requests, command, { json, createsKeys, now }, { ...io, generateKey });
 }
 
 /** The reshard's options from the io: its waits, progress lines, and a countdown on a terminal. */
@@ -280,21 +259,12 @@ async function leaked(command: Extract<Command, { name: 'leaked' }>, run: Run): 
   const { json, io, keyPrefix } = run;
   const input = await readLeakedInput(command, json, io.stdin, io.stderr);
   const registry = await run.open();
-  const code = await runLeaked({
-    registry,
-    command,
-    json,
-    now: run.now,
-    input,
-    keyPrefix: keyPrefixFor(registry, keyPrefix),
-    newKey: keyMaker(io, registry, keyPrefix),
-    concurrency: APPLY_CONCURRENCY,
-    retry: io.retry,
-    stdout: io.stdout,
-    stderr: io.stderr,
-    errorLine,
-  });
-  if (code !== EXIT_CODES.ok) throw new ReportedExit(code);
+  const generateKey = keyMaker(io, registry, keyPrefix);
+  const prefix = keyPrefixFor(registry, keyPrefix);
+  await runLeaked(
+    { registry, command, json, now: run.now, input, keyPrefix: prefix, errorLine },
+    { ...io, generateKey },
+  );
 }
 
 async function init({ shards, path }: Extract<Command, { name: 'init' }>, { io }: Run): Promise<void> {

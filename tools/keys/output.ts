@@ -44,17 +44,17 @@ function limitText(limit: RateLimit): string {
   return `${limit.perSecond}/s, burst ${limit.burst}`;
 }
 
-/** What the CLI edits: a stack's secret, or the local server's key file. Each reads its default limit elsewhere. */
-export type KeyStoreKind = 'secret' | 'file';
+/** What the CLI edits: a stack's secrets, or the local server's key files. Each reads its default limit elsewhere. */
+type KeyStoreKind = Registry['kind'];
 
 /** Where the default limit of an app without its own comes from, in the words of each store. */
 const DEFAULT_LIMIT_WORDS = {
-  secret: {
+  secrets: {
     setting: "the stack's appRateLimit",
     named: "the stack's default",
     takesEffect: "in effect within the key cache's TTL, where the stack has appRateLimit",
   },
-  file: {
+  files: {
     setting: "the local server's APP_RATE_LIMIT",
     named: "the local server's default",
     takesEffect: 'in effect at once, where the local server runs with APP_RATE_LIMIT',
@@ -222,14 +222,12 @@ function resultReport(result: EditResult, now: number, store: KeyStoreKind): Rep
   }
 }
 
-/** Human output of an edit. */
-export function formatResult(result: EditResult, now: number, store: KeyStoreKind = 'secret'): string {
+export function formatResult(result: EditResult, now: number, store: KeyStoreKind = 'secrets'): string {
   return resultReport(result, now, store).text;
 }
 
-/** `--json`: one JSON value and a newline. */
 export function formatResultJson(result: EditResult, now: number): string {
-  return jsonLine(resultReport(result, now, 'secret').json);
+  return jsonLine(resultReport(result, now, 'secrets').json);
 }
 
 function formatKeyLine({ keyId, expiresAt, digest: onlyDigest }: KeyListing, now: number): string {
@@ -247,7 +245,7 @@ export function formatList(
   apps: readonly AppListing[],
   now: number,
   defaultLimit?: RateLimit,
-  store: KeyStoreKind = 'secret',
+  store: KeyStoreKind = 'secrets',
 ): string {
   return apps
     .map(
@@ -347,7 +345,12 @@ export function formatWhere(
   return `app ${appId}: home ${homeText}${during}${state}\n`;
 }
 
-type ApplyPlan = Plan<EditResult>;
+/** An apply as its report sees it: the registry, the plan, and the file's changes by their position in the plan. */
+export interface ApplyRun {
+  readonly registry: Registry;
+  readonly plan: Plan<EditResult>;
+  readonly requests: readonly ChangeRequest[];
+}
 
 /** `3 apps added, 1 rotated, 1 key revoked, 1 app removed`. */
 function changeSummary(shard: ShardPlan, requests: readonly ChangeRequest[]): string {
@@ -385,12 +388,7 @@ function problemLines(problems: readonly string[], verdict: string): string {
 }
 
 /** Each problem of a plan, `change #n (op): why` located by its line, then the shards' own, in that order. */
-export function formatPlanProblems(
-  registry: Registry,
-  file: string,
-  plan: ApplyPlan,
-  requests: readonly ChangeRequest[],
-): string {
+export function formatPlanProblems({ registry, plan, requests }: ApplyRun, file: string): string {
   const located = plan.problems.map((problem) => {
     if ('shard' in problem) {
       const own =
@@ -407,12 +405,7 @@ export function formatPlanProblems(
   );
 }
 
-export function formatDryRun(
-  registry: Registry,
-  plan: ApplyPlan,
-  requests: readonly ChangeRequest[],
-  json: boolean,
-): string {
+export function formatDryRun({ registry, plan, requests }: ApplyRun, json: boolean): string {
   if (json) {
     return jsonLine({
       dryRun: true,
@@ -436,7 +429,9 @@ export function formatDryRun(
   ].join('');
 }
 
-export interface ApplyReportFacts {
+/** How an apply's writes ended. */
+export interface ApplyOutcome {
+  readonly writes: readonly ShardWrite<EditResult>[];
   readonly keysTo: string | undefined;
   /** New keys handed out whole. */
   readonly keys: number;
@@ -446,9 +441,8 @@ export interface ApplyReportFacts {
 
 /** The line of one shard of an apply: as it is written, or why it was not. */
 export function applyShardLine(
-  registry: Registry,
+  { registry, requests }: ApplyRun,
   shard: ShardPlan,
-  requests: readonly ChangeRequest[],
   write: ShardWrite<EditResult> | undefined,
 ): string {
   const label = shardLabel(registry, shard.index);
@@ -465,34 +459,30 @@ export function applyShardLine(
   }
 }
 
-/** An apply's shards by outcome, with the changes of each. */
-function applyTally(plan: ApplyPlan, writes: readonly ShardWrite<EditResult>[], facts: ApplyReportFacts) {
+/** An apply's shards by outcome, with the changes and the file's lines of each. */
+function applyTally({ plan, requests }: ApplyRun, { writes, notStarted }: ApplyOutcome) {
   const editsOf = (index: number) => plan.shards.find((shard) => shard.index === index)?.edits ?? [];
   const changes = (indices: readonly number[]) =>
     indices.reduce((sum, index) => sum + editsOf(index).length, 0);
+  const linesOf = (index: number) => editsOf(index).map((edit) => requests[edit]?.line ?? 0);
   const failed = writes.filter((write) => write.status === 'failed').map(({ index }) => index);
   const done = writes.filter((write) => write.status !== 'failed').map(({ index }) => index);
-  return { editsOf, changes, failed, done, notWritten: [...failed, ...facts.notStarted] };
+  return { editsOf, changes, linesOf, done, notWritten: [...failed, ...notStarted] };
 }
 
 /** What an apply did, after its shards' lines: one line, then the changes to apply again if some were not. */
-export function applySummary(
-  plan: ApplyPlan,
-  requests: readonly ChangeRequest[],
-  writes: readonly ShardWrite<EditResult>[],
-  facts: ApplyReportFacts,
-): string {
-  const { editsOf, changes, done, notWritten } = applyTally(plan, writes, facts);
-  const written = writes.filter((write) => write.status === 'written').length;
+export function applySummary(run: ApplyRun, outcome: ApplyOutcome): string {
+  const { changes, linesOf, done, notWritten } = applyTally(run, outcome);
+  const written = outcome.writes.filter((write) => write.status === 'written').length;
   const keys =
-    facts.keys === 0
+    outcome.keys === 0
       ? ''
-      : `; ${plural(facts.keys, 'new key', 'new keys')} in ${facts.keysTo ?? 'standard output'}`;
+      : `; ${plural(outcome.keys, 'new key', 'new keys')} in ${outcome.keysTo ?? 'standard output'}`;
   const lines = [
     `applied ${plural(changes(done), 'change', 'changes')} with ${plural(written, 'write', 'writes')}${keys}\n`,
   ];
   if (notWritten.length > 0) {
-    const notApplied = notWritten.flatMap((index) => editsOf(index).map((edit) => requests[edit]?.line ?? 0));
+    const notApplied = notWritten.flatMap(linesOf);
     const shown = notApplied.slice(0, 20).join(', ');
     lines.push(
       `${plural(notWritten.length, 'shard', 'shards')} not written: the changes on lines ${shown}` +
@@ -503,36 +493,24 @@ export function applySummary(
 }
 
 /** `apply --json`: one object once every shard is done. */
-export function applyJson(
-  registry: Registry,
-  plan: ApplyPlan,
-  requests: readonly ChangeRequest[],
-  writes: readonly ShardWrite<EditResult>[],
-  facts: ApplyReportFacts,
-): string {
-  const { editsOf, changes, done, notWritten } = applyTally(plan, writes, facts);
-  const shards = writes.map((write) => ({
+export function applyJson(run: ApplyRun, outcome: ApplyOutcome): string {
+  const { editsOf, changes, linesOf, done, notWritten } = applyTally(run, outcome);
+  const shards = outcome.writes.map((write) => ({
     shard: write.index,
-    id: registry.shard(write.index).id,
+    id: run.registry.shard(write.index).id,
     status: write.status === 'written' ? 'applied' : write.status,
     changes: editsOf(write.index).length,
-    ...(write.status === 'failed'
-      ? {
-          reason: reasonOf(write.error),
-          lines: editsOf(write.index).map((edit) => requests[edit]?.line ?? 0),
-        }
-      : {}),
+    ...(write.status === 'failed' ? { reason: reasonOf(write.error), lines: linesOf(write.index) } : {}),
   }));
-  const keysTo = facts.keysTo === undefined ? {} : { keysTo: facts.keysTo };
+  const keysTo = outcome.keysTo === undefined ? {} : { keysTo: outcome.keysTo };
   return jsonLine({
     shards,
     applied: changes(done),
     failed: changes(notWritten),
-    keys: facts.keys,
+    keys: outcome.keys,
     ...keysTo,
   });
 }
-
 /**
  * One line per shard a reshard touches (or, in a dry run, would touch): the apps copied in, from which shards, and
  * the old copies removed. However many shards, no line grows with their number beyond the shards it names.

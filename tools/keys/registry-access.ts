@@ -16,6 +16,13 @@ import { KeyStoreError, type KeyStore, type Snapshot } from './key-store';
 /** BatchGetSecretValue takes at most 20 secret ids a call. */
 export const BATCH_GET_LIMIT = 20;
 
+/** `items` in runs of at most `size`: shards BATCH_GET_LIMIT to a read. */
+export function chunks<T>(items: readonly T[], size: number): T[][] {
+  const result: T[][] = [];
+  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
+  return result;
+}
+
 /** How the CLI reaches a registry's shards; the CLI's own settings seam. */
 export interface RegistryClients {
   readonly secretsManager: () => Promise<SecretsManagerClient>;
@@ -65,10 +72,25 @@ function shardStoreName(registry: Pick<Registry, 'kind'>, id: string): string {
   return registry.kind === 'secrets' ? secretLabel(id) : `file ${id}`;
 }
 
-/** What both kinds share: their shards by index, and one read per shard where no batch applies. */
+/**
+ * What both kinds share: a store per shard id, named by its shard in a registry of several, and one read per
+ * shard where no batch applies.
+ */
 export abstract class ShardList {
   abstract readonly description: string;
-  protected abstract readonly shards: readonly Shard[];
+  private readonly shards: readonly Shard[];
+
+  constructor(
+    readonly kind: Registry['kind'],
+    ids: readonly string[],
+    readonly sharded: boolean,
+    storeOf: (id: string, description: string | undefined) => KeyStore,
+  ) {
+    this.shards = ids.map((id, index) => {
+      const description = sharded ? `shard ${index} (${shardStoreName(this, id)})` : undefined;
+      return { index, id, store: storeOf(id, description) };
+    });
+  }
 
   shard(index: number): Shard {
     const shard = this.shards[index];
@@ -76,7 +98,7 @@ export abstract class ShardList {
     return shard;
   }
 
-  protected async readEach(indices: readonly number[]): Promise<Map<number, Snapshot>> {
+  async readShards(indices: readonly number[]): Promise<ReadonlyMap<number, Snapshot>> {
     const read = new Map<number, Snapshot>();
     for (const index of indices) read.set(index, await this.shard(index).store.read());
     return read;
@@ -84,29 +106,17 @@ export abstract class ShardList {
 }
 
 class FilesRegistry extends ShardList implements Registry {
-  readonly kind = 'files';
-  readonly sharded: boolean;
-  protected readonly shards: Shard[];
-
   constructor(
     readonly description: string,
     readonly manifest: RegistryManifest,
     readonly manifestFile: ManifestFile | undefined,
   ) {
-    super();
-    this.sharded = shardSlots(manifest) > 1 || manifestFile !== undefined;
-    this.shards = manifest.shardIds.map((id, index) => {
-      const path = manifestFile === undefined ? id : shardFilePath(manifestFile.path, id);
-      return {
-        index,
-        id: path,
-        store: new FileStore(path, this.sharded ? { description: `shard ${index} (file ${path})` } : {}),
-      };
-    });
-  }
-
-  readShards(indices: readonly number[]): Promise<ReadonlyMap<number, Snapshot>> {
-    return this.readEach(indices);
+    super(
+      'files',
+      manifest.shardIds.map((id) => (manifestFile === undefined ? id : shardFilePath(manifestFile.path, id))),
+      shardSlots(manifest) > 1 || manifestFile !== undefined,
+      (path, description) => new FileStore(path, description === undefined ? {} : { description }),
+    );
   }
 }
 

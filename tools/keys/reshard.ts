@@ -52,7 +52,6 @@ export interface ReshardReport {
   readonly previousShards?: number;
   /** Apps copied to their home, by source → target. */
   readonly copied: readonly Move[];
-  /** Old copies removed. */
   readonly removed: readonly Leftover[];
   /** Apps edited in their old home while being moved, whose change was carried to the new home. */
   readonly carried: readonly string[];

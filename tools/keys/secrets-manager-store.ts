@@ -37,14 +37,6 @@ import {
  */
 export const CLI_STAGING_LABEL = 'payment-api-cli-pending';
 
-function environmentProblem(error: unknown): string | undefined {
-  return describeAwsEnvironmentProblem(error, CREDENTIALS_HINT);
-}
-
-function describeFailure(error: unknown): string {
-  return describeAwsFailure(error, AWS_SERVICES.secretsManager);
-}
-
 /**
  * The key document in a Secrets Manager secret, edited with compare-and-swap:
  *
@@ -192,7 +184,11 @@ export class SecretsManagerStore implements KeyStore {
       const holder = (await this.getCurrent().catch(() => undefined))?.VersionId;
       if (holder === ours) return { status: 'replaced' };
       if (holder !== undefined && holder !== expectedVersion) return { status: 'conflict' };
-      return { status: 'failed', reason: describeFailure(error), currentKnown: holder !== undefined };
+      return {
+        status: 'failed',
+        reason: describeAwsFailure(error, AWS_SERVICES.secretsManager),
+        currentKnown: holder !== undefined,
+      };
     }
   }
 
@@ -235,7 +231,7 @@ export class SecretsManagerStore implements KeyStore {
       return output.VersionId ?? token;
     } catch (error) {
       // No credentials or no region: the request never left, so there is nothing to clean up.
-      const problem = environmentProblem(error);
+      const problem = describeAwsEnvironmentProblem(error, CREDENTIALS_HINT);
       if (problem !== undefined) throw new KeyStoreError(problem);
       const cleanupFailure = await this.removePendingLabel(token);
       const leftover =
@@ -244,7 +240,7 @@ export class SecretsManagerStore implements KeyStore {
           : `; if the new version ${token} was stored after all, its ${CLI_STAGING_LABEL} label could not be ` +
             `removed (${cleanupFailure}); to remove it: ${await this.clearPendingCommand(token)}`;
       throw new KeyStoreError(
-        `could not write a new version of ${this.description}: ${describeFailure(error)}; ` +
+        `could not write a new version of ${this.description}: ${describeAwsFailure(error, AWS_SERVICES.secretsManager)}; ` +
           `nothing was changed (AWSCURRENT untouched)${leftover}`,
       );
     }
@@ -275,7 +271,7 @@ export class SecretsManagerStore implements KeyStore {
     } catch (error) {
       const name = errorName(error);
       if (name === 'InvalidParameterException' || name === 'ResourceNotFoundException') return undefined;
-      return describeFailure(error);
+      return describeAwsFailure(error, AWS_SERVICES.secretsManager);
     }
   }
 
@@ -284,7 +280,7 @@ export class SecretsManagerStore implements KeyStore {
       return await send();
     } catch (error) {
       throw new KeyStoreError(
-        environmentProblem(error) ??
+        describeAwsEnvironmentProblem(error, CREDENTIALS_HINT) ??
           describeSecretFailure(error, whatFailed, {
             secretId: this.secretId,
             region: await this.regionUsed(),

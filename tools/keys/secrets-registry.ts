@@ -13,13 +13,7 @@ import { readStackOutputs, STACK_OUTPUTS, StackReadError, type StackOutputs } fr
 import type { Target } from './cli';
 import { CREDENTIALS_HINT } from './credentials-hint';
 import { KeyStoreError, type Snapshot } from './key-store';
-import {
-  BATCH_GET_LIMIT,
-  ShardList,
-  type Registry,
-  type RegistryClients,
-  type Shard,
-} from './registry-access';
+import { BATCH_GET_LIMIT, chunks, ShardList, type Registry, type RegistryClients } from './registry-access';
 import { SecretsManagerStore } from './secrets-manager-store';
 
 /*
@@ -64,17 +58,7 @@ function stackKeyPrefix(stackName: string, outputs: StackOutputs): string | unde
   return prefix;
 }
 
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const result: T[][] = [];
-  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
-  return result;
-}
-
 class SecretsRegistry extends ShardList implements Registry {
-  readonly kind = 'secrets';
-  readonly sharded: boolean;
-  protected readonly shards: Shard[];
-
   constructor(
     readonly description: string,
     readonly manifest: RegistryManifest,
@@ -82,23 +66,16 @@ class SecretsRegistry extends ShardList implements Registry {
     now: () => number,
     readonly keyPrefix?: string,
   ) {
-    super();
-    this.sharded = shardSlots(manifest) > 1;
-    this.shards = manifest.shardIds.map((id, index) => ({
-      index,
-      id,
-      store: new SecretsManagerStore(
-        id,
-        client,
-        undefined,
-        now,
-        this.sharded ? `shard ${index} (${secretLabel(id)})` : undefined,
-      ),
-    }));
+    super(
+      'secrets',
+      manifest.shardIds,
+      shardSlots(manifest) > 1,
+      (id, description) => new SecretsManagerStore(id, client, undefined, now, description),
+    );
   }
 
-  async readShards(indices: readonly number[]): Promise<ReadonlyMap<number, Snapshot>> {
-    if (indices.length === 1) return this.readEach(indices);
+  override async readShards(indices: readonly number[]): Promise<ReadonlyMap<number, Snapshot>> {
+    if (indices.length === 1) return super.readShards(indices);
     const read = new Map<number, Snapshot>();
     for (const batch of chunks(indices, BATCH_GET_LIMIT)) {
       for (const [index, snapshot] of await this.batchRead(batch)) read.set(index, snapshot);

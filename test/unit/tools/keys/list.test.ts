@@ -58,7 +58,7 @@ describe('list, streamed', () => {
   it('writes the rows of each batch of 20 shards before reading the next', async () => {
     const { registry, events, io, stdout, appIds } = fixture();
 
-    await streamList(registry, { json: false, now: NOW, store: 'secret' }, io);
+    await streamList(registry, { json: false, now: NOW }, io);
 
     expect(events.filter((event) => event.startsWith('read'))).toEqual(['read 20', 'read 20', 'read 5']);
     expect(events.indexOf('write')).toBe(1);
@@ -70,7 +70,7 @@ describe('list, streamed', () => {
   it('--json streams one array, the same bytes as the whole array at once', async () => {
     const { registry, io, stdout, appIds } = fixture();
 
-    await streamList(registry, { json: true, now: NOW, store: 'secret' }, io);
+    await streamList(registry, { json: true, now: NOW }, io);
 
     const parsed = JSON.parse(stdout()) as { appId: string }[];
     expect(parsed.map((app) => app.appId).sort()).toEqual(appIds);
