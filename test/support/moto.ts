@@ -88,6 +88,14 @@ function exited(child: ChildProcess): Promise<void> {
   });
 }
 
+/** Stops a moto server and waits until it has exited: SIGTERM, then SIGKILL after 5 s. */
+export async function stopMotoProcess(child: ChildProcess): Promise<void> {
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited(child);
+  clearTimeout(killer);
+}
+
 /** Starts moto's server on a free port of 127.0.0.1 and waits until it accepts connections. */
 export async function startMoto(timeoutMs = 30_000): Promise<MotoServer> {
   const port = await freeLoopbackPort();
@@ -123,12 +131,7 @@ export async function startMoto(timeoutMs = 30_000): Promise<MotoServer> {
     endpoint,
     port,
     awsEnv: { ...MOTO_AWS_ENV, AWS_ENDPOINT_URL: endpoint },
-    async stop() {
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited(child);
-      clearTimeout(killer);
-    },
+    stop: () => stopMotoProcess(child),
   };
 }
 

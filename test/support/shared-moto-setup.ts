@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { canConnect, freeLoopbackPort } from './loopback';
-import { motoServerCommand, SHARED_MOTO_PORTS } from './moto';
+import { motoServerCommand, SHARED_MOTO_PORTS, stopMotoProcess } from './moto';
 
 /** The servers this run started, for globalTeardown (which runs in the same process). */
 const RUNNING = Symbol.for('payment-api.shared-moto');
@@ -37,29 +37,10 @@ export default async function startSharedMoto(globalConfig: { maxWorkers: number
   process.env[SHARED_MOTO_PORTS] = ports.join(',');
 }
 
-/** How long a moto server has to exit on SIGTERM before it is killed. */
-const EXIT_WAIT_MS = 5_000;
-
 /**
  * Stops the servers and waits until each has exited: a child still running keeps jest's process alive past the run
  * ("Jest did not exit one second after the test run has completed").
  */
 export async function stopSharedMoto(): Promise<void> {
-  await Promise.all(
-    ((globalThis as WithServers)[RUNNING] ?? []).map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) {
-            resolve();
-            return;
-          }
-          const kill = setTimeout(() => child.kill('SIGKILL'), EXIT_WAIT_MS);
-          child.once('exit', () => {
-            clearTimeout(kill);
-            resolve();
-          });
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
+  await Promise.all(((globalThis as WithServers)[RUNNING] ?? []).map(stopMotoProcess));
 }
