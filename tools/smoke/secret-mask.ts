@@ -35,7 +35,7 @@ function runsOf(text: string, secret: string, minRun: number): Range[] {
     for (let j = secret.length - 1; j >= 0; j--) {
       const length = text[i] === secret[j] ? 1 + (runAfter[j + 1] ?? 0) : 0;
       run[j] = length;
-      longest = Math.max(longest, length);
+      if (length > longest) longest = length;
     }
     if (longest >= minRun) ranges.push([i, i + longest]);
     [run, runAfter] = [runAfter, run];

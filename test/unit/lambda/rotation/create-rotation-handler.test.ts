@@ -58,8 +58,12 @@ const PENDING = JSON.stringify({
  */
 function secretOfSize(bytes: number): string {
   const entries: Record<string, unknown> = { demo: [KEY_A] };
-  for (let index = 0; Buffer.byteLength(JSON.stringify(entries)) < bytes; index++) {
-    entries[`filler-${index}`] = [HASHED];
+  // Counted entry by entry: stringifying the whole secret after each one made this quadratic.
+  let size = Buffer.byteLength(JSON.stringify(entries));
+  for (let index = 0; size < bytes; index++) {
+    const name = `filler-${index}`;
+    entries[name] = [HASHED];
+    size += Buffer.byteLength(`,${JSON.stringify(name)}:${JSON.stringify([HASHED])}`);
   }
   return JSON.stringify(entries);
 }
