@@ -11,7 +11,8 @@
  */
 const shared = {
   testEnvironment: 'node',
-  // jest-circus with its per-file AsyncLocalStorage disabled when the file ends (the file says why).
+  // jest-circus with a code cache for the modules jest compiles, and its per-file AsyncLocalStorage disabled when
+  // the file ends (the files say why).
   testRunner: '<rootDir>/test/support/jest-circus-runner.ts',
   testMatch: ['**/*.test.ts'],
   // Type-checking is tsc's job in the test command: jest only needs TypeScript stripped, which swc does in a

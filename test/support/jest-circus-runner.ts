@@ -1,5 +1,6 @@
 /**
- * jest-circus, as jest runs it by default, with one clean-up. Each test file loads its own copy of jest-circus, which
+ * jest-circus, as jest runs it by default, with a code cache for what jest compiles (jest-compile-cache.ts) and one
+ * clean-up. Each test file loads its own copy of jest-circus, which
  * makes an AsyncLocalStorage and never disables it. On Node 20 an enabled one stays in async_hooks' list for the
  * rest of the worker's life, and every promise any later file makes walks that list: a worker's 60th file paid for
  * 60 (about a sixth of the unit project's time, in band). What a file made is disabled once the file ends. (From
@@ -7,6 +8,7 @@
  */
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
+import { installCompileCache } from './jest-compile-cache';
 
 /** What jest calls for each test file (jest-runner's testFramework). */
 type TestFramework = (...args: unknown[]) => Promise<unknown>;
@@ -17,6 +19,8 @@ const required = createRequire(__filename);
 const exports = required('node:async_hooks') as { AsyncLocalStorage: AsyncLocalStorageClass };
 // jest-circus publishes its runner without types, behind package exports.
 const circus = (required('jest-circus/runner') as { default: TestFramework }).default;
+
+installCompileCache();
 
 const runDisablingStores: TestFramework = async (...args) => {
   const Original = exports.AsyncLocalStorage;
