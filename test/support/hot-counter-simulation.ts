@@ -179,7 +179,7 @@ export const WINDOW_FILL_RUNS: readonly {
  * costs a large part of the simulation's time.
  */
 const { ceil, floor, imul, log, min, round } = Math;
-const { nextTick } = process;
+const nextTick = process.nextTick.bind(process);
 
 /** mulberry32: a small seeded generator, so a run is the same every time. */
 function seeded(seed: number): () => number {
