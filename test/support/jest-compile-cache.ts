@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import type * as NodeVm from 'node:vm';
 
 type VmModule = typeof NodeVm;
+type CompileFunction = VmModule['compileFunction'];
 
 interface CachedCompile {
   /** The source's digest: V8's own check is of the source's length, and a watched file can change within it. */
@@ -26,12 +27,10 @@ const required = createRequire(__filename);
 // The module object itself, whose compileFunction jest-runtime reads at each call (an import would give a copy).
 const vm = required('node:vm') as VmModule & { [INSTALLED]?: true };
 
-export function installCompileCache(): void {
-  if (vm[INSTALLED]) return;
-  vm[INSTALLED] = true;
-  const compileFunction = vm.compileFunction;
+/** `compileFunction` with a code cache: each name's last source (by digest) and V8's cache of it. */
+export function withCodeCache(compileFunction: CompileFunction): CompileFunction {
   const cache = new Map<string, CachedCompile>();
-  vm.compileFunction = (code, params, options) => {
+  return (code, params, options) => {
     const filename = options?.filename;
     if (filename === undefined) return compileFunction(code, params, options);
     const digest = digestOf(code);
@@ -42,7 +41,16 @@ export function installCompileCache(): void {
       return compiled;
     }
     const compiled = compileFunction(code, params, { ...options, produceCachedData: true });
-    if (compiled.cachedData !== undefined) cache.set(filename, { digest, data: compiled.cachedData });
+    // A copy made here: the Buffer Node hands back belongs to the context the code was compiled in, and keeping it
+    // would keep that whole context (a finished test file's) alive.
+    if (compiled.cachedData !== undefined)
+      cache.set(filename, { digest, data: Buffer.from(compiled.cachedData) });
     return compiled;
   };
+}
+
+export function installCompileCache(): void {
+  if (vm[INSTALLED]) return;
+  vm[INSTALLED] = true;
+  vm.compileFunction = withCodeCache(vm.compileFunction);
 }
