@@ -1,10 +1,10 @@
 /**
- * jest-circus, as jest runs it by default, with a code cache for what jest compiles (jest-compile-cache.ts) and one
- * clean-up. Each test file loads its own copy of jest-circus, which
- * makes an AsyncLocalStorage and never disables it. On Node 20 an enabled one stays in async_hooks' list for the
- * rest of the worker's life, and every promise any later file makes walks that list: a worker's 60th file paid for
- * 60 (about a sixth of the unit project's time, in band). What a file made is disabled once the file ends. (From
- * Node 22.7 a store lives in the async context frame; there is no such list, and this changes nothing.)
+ * jest-circus, as jest runs it by default, with a code cache for the modules jest compiles (jest-compile-cache.ts)
+ * and one clean-up. Each test file loads its own copy of jest-circus, which makes an AsyncLocalStorage and never
+ * disables it. On Node 20 an enabled one stays in async_hooks' list for the rest of the worker's life, and every
+ * promise any later file makes walks that list: a worker's 60th file paid for 60 (about a sixth of the unit
+ * project's time, in band). What a file made is disabled once the file ends. (From Node 22.7 a store lives in the
+ * async context frame; there is no such list, and this changes nothing.)
  */
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
