@@ -81,6 +81,12 @@ async function driverBundle(outfile: string): Promise<string> {
   return outfile;
 }
 
+/** V8's last words when the old space is full: on Lambda, the runtime exits and the request fails. */
+const HEAP_EXHAUSTED = 'JavaScript heap out of memory';
+
+/** A run that exhausted its heap: a measured outcome (the before bundle comes close under Lambda's flags). */
+class OutOfMemory extends Error {}
+
 /** One fresh `node` running the driver over `bundle`; its figures, from file descriptor 3. */
 async function drive(
   driver: string,
@@ -97,6 +103,7 @@ async function drive(
   child.stdio[3]?.on('data', (chunk: Buffer) => (figures += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0 && errors.includes(HEAP_EXHAUSTED)) throw new OutOfMemory();
   if (code !== 0) throw new Error(`the driver exited ${code}: ${errors.slice(0, 2_000)}`);
   return JSON.parse(figures.trim()) as Record<string, number>;
 }
@@ -143,37 +150,46 @@ async function memoryLines(driver: string, fake: FakeSecretsManager, cases: read
   for (const memoryCase of cases) {
     fake.serve(memoryCase.registry);
     const runs = memoryCase.variants.map(() => [] as Record<string, number>[]);
+    const outOfMemory = memoryCase.variants.map(() => 0);
     for (let sample = 0; sample < RUNS; sample++) {
       for (let turn = 0; turn < memoryCase.variants.length; turn++) {
         const index = (sample + turn) % memoryCase.variants.length;
         const variant = memoryCase.variants[index];
         if (variant === undefined) continue;
-        runs[index]?.push(
-          await drive(
-            driver,
-            memoryCase.nodeFlags,
-            [variant.bundle, 'memory', String(APPS), String(HOT_REQUESTS)],
-            lambdaEnv(fake, memoryCase.registry, 3_600),
-          ),
-        );
+        try {
+          runs[index]?.push(
+            await drive(
+              driver,
+              memoryCase.nodeFlags,
+              [variant.bundle, 'memory', String(APPS), String(HOT_REQUESTS)],
+              lambdaEnv(fake, memoryCase.registry, 3_600),
+            ),
+          );
+        } catch (error) {
+          if (!(error instanceof OutOfMemory)) throw error;
+          outOfMemory[index] = (outOfMemory[index] ?? 0) + 1;
+        }
       }
     }
     memoryCase.variants.forEach((variant, index) => {
       const figures = runs[index] ?? [];
       const column = (name: string, digits: number) =>
-        spread(
-          figures.map((run) => run[name] ?? 0),
-          digits,
-        );
+        figures.length === 0
+          ? 'n/a'
+          : spread(
+              figures.map((run) => run[name] ?? 0),
+              digits,
+            );
       const cells = MEMORY_COLUMNS.map(([, name, digits]) =>
         name === 'afterHeapUsedMb'
           ? `${column('afterHeapUsedMb', 0)}; ${column('afterHeapTotalMb', 0)}`
           : column(name, digits),
       );
       const flags = memoryCase.nodeFlags.length === 0 ? 'defaults' : memoryCase.nodeFlags.join(' ');
-      lines.push(
-        `| ${memoryCase.label} | ${flags} | ${variant.label} | ${cells.join(' | ')} | ${column('ok', 0)} |`,
-      );
+      const failed = outOfMemory[index] ?? 0;
+      const label =
+        failed === 0 ? variant.label : `${variant.label}, out of memory in ${failed} of ${RUNS} runs`;
+      lines.push(`| ${memoryCase.label} | ${flags} | ${label} | ${cells.join(' | ')} | ${column('ok', 0)} |`);
     });
   }
   return lines;
