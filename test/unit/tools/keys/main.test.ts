@@ -218,7 +218,6 @@ describe('bad input changes nothing', () => {
       2,
       'error: invalid key id: expected the 12 hex characters that "list" shows, not a key',
     ],
-    ['an unknown app', ['rotate', 'ghost'], 1, 'error: unknown app: ghost'],
   ])('%s: one line on stderr, exit %i, nothing printed or changed', async (_label, argv, code, line) => {
     const result = await keys(...argv);
 
