@@ -215,13 +215,12 @@ describe('allow and disallow', () => {
     demo: { keys: [{ stored: DEMO_KEY }], allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] },
   });
 
-  it.each<[string, KeyDocument, NetworkChange, DocumentApp, string, object]>([
+  it.each<[string, KeyDocument, NetworkChange, DocumentApp, object]>([
     [
       'allow adds blocks to the allowlist and shows the whole list',
       DEMO,
       { kind: 'allow', cidrs: ['203.0.113.0/24', '198.51.100.7'] },
       { ...DEMO_APP, allowedCidrs: ['203.0.113.0/24', '198.51.100.7'] },
-      'app demo: may call only from 203.0.113.0/24 198.51.100.7\n',
       { appId: 'demo', allowedCidrs: ['203.0.113.0/24', '198.51.100.7'] },
     ],
     [
@@ -229,7 +228,6 @@ describe('allow and disallow', () => {
       fenced,
       { kind: 'allow-any' },
       { keys: [{ stored: DEMO_KEY }] },
-      'app demo: no allowlist; it may call from any network\n',
       { appId: 'demo', allowedCidrs: null },
     ],
     [
@@ -237,23 +235,19 @@ describe('allow and disallow', () => {
       fenced,
       { kind: 'disallow', cidrs: ['2001:DB8:0::/32'] },
       { keys: [{ stored: DEMO_KEY }], allowedCidrs: ['203.0.113.0/24'] },
-      'app demo: may call only from 203.0.113.0/24\n',
       { appId: 'demo', allowedCidrs: ['203.0.113.0/24'] },
     ],
     [
-      'says plainly when the last block is gone and no network may call',
+      'disallow of the last blocks leaves an empty allowlist',
       fenced,
       { kind: 'disallow', cidrs: ['203.0.113.0/24', '2001:db8::/32'] },
       { keys: [{ stored: DEMO_KEY }], allowedCidrs: [] },
-      'app demo: its allowlist is now empty, so it may call from no network: every request is refused ' +
-        '(allow demo <cidr> adds a network; allow demo --any lifts the allowlist)\n',
       { appId: 'demo', allowedCidrs: [] },
     ],
-  ])('%s', (_label, document, change, app, line, json) => {
+  ])('%s', (_label, document, change, app, json) => {
     const { next, result } = apply(networkChange('demo', change), document);
 
     expect(next?.get('demo')).toEqual(app);
-    expect(formatResult(result, NOW)).toBe(line);
     expect(JSON.parse(formatResultJson(result, NOW))).toEqual(json);
   });
 
