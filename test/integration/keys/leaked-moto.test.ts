@@ -1,9 +1,10 @@
 /**
  * `keys leaked` against moto's Secrets Manager and CloudFormation, through the proxy that refuses what AWS would and
  * counts the calls: keys found in several shards are ended with one compare-and-swap write per shard touched,
- * --rotate --grace hands out keys with the stack's prefix, --secret-id reads a registry of one secret; and no leaked
- * key appears in any line the CLI prints. A key not found (exit 3, nothing written for it) is
- * test/unit/tools/keys/leaked.test.ts's, and on moto the golden's "leaked, one not found" (cli-golden.test.ts).
+ * --rotate --grace hands out keys with the stack's prefix; and no leaked key appears in any line the CLI prints. A
+ * key not found (exit 3, nothing written for it) is test/unit/tools/keys/leaked.test.ts's, and on moto the golden's
+ * "leaked, one not found" (cli-golden.test.ts); its leaked steps on moto-1 are leaked on a registry of one secret,
+ * which a stack without a KeyRegistry output opens as --secret-id does.
  */
 import { Readable } from 'node:stream';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -121,14 +122,6 @@ describe('keys leaked', () => {
     expect(result.code).toBe(0);
     expect(proxy.count('BatchGetSecretValue', since)).toBe(1);
     expect(putsSince(since).sort()).toEqual(shardIdsOf(registry, apps).sort());
-    apps.forEach((appId, position) => {
-      expect(result.stdout).toMatch(
-        new RegExp(
-          `^line ${position + 1}: app ${appId}, key [0-9a-f]{12}, shard ${shardOf(appId, SHARDS)}: revoked \\(expired at `,
-          'm',
-        ),
-      );
-    });
     expect(result.stdout).toMatch(/\n4 keys: 4 found \(4 apps\), 0 not found; 3 shards written\n$/);
     const after = await shardDocuments(admin, registry.manifest);
     for (const [appId, key] of keys) expect(serves(after, appId, key)).toBe(!apps.includes(appId));
@@ -164,20 +157,6 @@ describe('keys leaked', () => {
       const stored = JSON.stringify(Object.fromEntries(after.get(shardOf(appId, SHARDS)) ?? new Map()));
       expect(stored).not.toContain(key);
     }
-  });
-
-  it('works with --secret-id: a registry of one secret', async () => {
-    const { keys } = seededApps();
-    const [appId = '', key = ''] = [...keys][0] ?? [];
-    const registry = await createMotoRegistry(clients, {
-      shards: 1,
-      texts: [serializeKeyDocument(new Map([[appId, { keys: [{ stored: toCompactDigestForm(key) }] }]]))],
-    });
-
-    const result = await leaked(['leaked', '--secret-id', registry.manifest.shardIds[0] ?? ''], `${key}\n`);
-
-    expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(new RegExp(`^line 1: app ${appId}, key [0-9a-f]{12}, shard 0: revoked`));
   });
 
   it('printed no key in any line of any run', () => {

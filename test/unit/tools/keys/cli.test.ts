@@ -222,12 +222,6 @@ describe("the key CLI's arguments", () => {
 
   it.each<[string, string[], Record<string, string>, string]>([
     [
-      'no target',
-      ['list'],
-      {},
-      'no key store: give --stack <name>, --registry <id>, --registry-file <path>, --secret-id <id> or --file <path> (or set KEYS_STACK, KEYS_REGISTRY, KEYS_REGISTRY_FILE, KEYS_SECRET_ID or KEYS_FILE)',
-    ],
-    [
       'an option without its value',
       ['list', '--secret-id'],
       {},

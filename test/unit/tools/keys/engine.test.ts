@@ -165,27 +165,14 @@ describe('writeShard', () => {
   });
 
   it.each([
-    [
-      'one of several keys',
-      { demo: [DEMO_KEY, DEMO_NEXT_KEY] },
-      false,
-      'revoked',
-      `app demo: revoked key ${keyIdOf(DEMO_KEY)}; valid keys: ${keyIdOf(DEMO_NEXT_KEY)}\n`,
-    ],
-    [
-      'the last key, with force',
-      { demo: [DEMO_KEY] },
-      true,
-      'app-removed',
-      `app demo: revoked key ${keyIdOf(DEMO_KEY)}, its last key; the app is removed\n`,
-    ],
-  ])('reports revoking %s when nobody else writes', async (_label, entries, force, expected, line) => {
+    ['one of several keys', { demo: [DEMO_KEY, DEMO_NEXT_KEY] }, false, 'revoked'],
+    ['the last key, with force', { demo: [DEMO_KEY] }, true, 'app-removed'],
+  ])('reports revoking %s when nobody else writes', async (_label, entries, force, expected) => {
     const store = new MemoryStore(text(entries));
 
     const outcome = await editKeys(store, revokeChange('demo', keyIdOf(DEMO_KEY), force));
 
     expect(outcome.result).toMatchObject({ outcome: expected });
-    expect(formatResult(outcome.result, NOW)).toBe(line);
   });
 });
 

@@ -291,25 +291,24 @@ describe('failures', () => {
     },
   );
 
-  it('after a failed put, a clean-up that finds no such version is taken as done', async () => {
+  it.each<[string, Error, () => string]>([
+    [
+      'a clean-up that finds no such version is taken as done',
+      serviceError(ResourceNotFoundException, "Secrets Manager can't find the version"),
+      () => '',
+    ],
+    [
+      'a failed clean-up is named in the same line with the version to fix',
+      socketError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:4566'),
+      () =>
+        `; if the new version ${putToken()} was stored after all, its ${CLI_STAGING_LABEL} label could not be ` +
+        'removed (could not reach Secrets Manager at 127.0.0.1:4566 (ECONNREFUSED)); to remove it: aws ' +
+        `secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' --version-stage ` +
+        `'${CLI_STAGING_LABEL}' --remove-from-version-id '${putToken()}' --region eu-west-1`,
+    ],
+  ])('after a failed put, %s', async (_label, cleanUpFailure, cleanUpProblem) => {
     secretsManager.on(PutSecretValueCommand).rejects(awsError('TimeoutError', 'timed out'));
-    secretsManager
-      .on(UpdateSecretVersionStageCommand)
-      .rejects(serviceError(ResourceNotFoundException, "Secrets Manager can't find the version"));
-
-    const result = await runCli(['rotate', 'demo'], ENV);
-
-    expect(result.stderr).toBe(
-      `error: could not write a new version of secret ${SECRET_ID}: Secrets Manager did not answer in time; ` +
-        'nothing was changed (AWSCURRENT untouched)\n',
-    );
-  });
-
-  it('after a failed put, a failed clean-up is named in the same line with the version to fix', async () => {
-    secretsManager.on(PutSecretValueCommand).rejects(awsError('TimeoutError', 'timed out'));
-    secretsManager
-      .on(UpdateSecretVersionStageCommand)
-      .rejects(socketError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:4566'));
+    secretsManager.on(UpdateSecretVersionStageCommand).rejects(cleanUpFailure);
 
     const result = await runCli(['rotate', 'demo'], ENV);
 
@@ -318,10 +317,7 @@ describe('failures', () => {
       stdout: '',
       stderr:
         `error: could not write a new version of secret ${SECRET_ID}: Secrets Manager did not answer in time; ` +
-        `nothing was changed (AWSCURRENT untouched); if the new version ${putToken()} was stored after all, its ` +
-        `${CLI_STAGING_LABEL} label could not be removed (could not reach Secrets Manager at 127.0.0.1:4566 (ECONNREFUSED)); to ` +
-        `remove it: aws secretsmanager update-secret-version-stage --secret-id '${SECRET_ID}' ` +
-        `--version-stage '${CLI_STAGING_LABEL}' --remove-from-version-id '${putToken()}' --region eu-west-1\n`,
+        `nothing was changed (AWSCURRENT untouched)${cleanUpProblem()}\n`,
     });
   });
 
