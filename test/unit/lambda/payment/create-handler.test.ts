@@ -6,7 +6,7 @@ import type { KeyFormatPolicy } from '../../../../shared/keys/credential-screen'
 import { createHandler, type HandlerDependencies } from '../../../../lambda/payment/create-handler';
 import { captureLogs } from '../../../support/capture-logger';
 import { paymentEvent } from '../../../support/events';
-import { DEMO_KEY, DEMO_NEXT_KEY, HASHED_APP_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
+import { DEMO_KEY, DEMO_NEXT_KEY, PARTNER_KEY, SECRET_STRING } from '../../../support/keys';
 
 const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
 const DEMO_ID: [string, string] = ['App-id', 'demo'];
@@ -45,32 +45,10 @@ function bodyOf(result: APIGatewayProxyResult): Record<string, unknown> {
 
 describe('POST /payment handler', () => {
   describe('authenticated requests', () => {
-    it.each([
-      ['the first key of an app', credentials('demo', DEMO_KEY)],
-      ['the second key of an app during rotation', credentials('demo', DEMO_NEXT_KEY)],
-      ['a key stored as a digest', credentials('hashed', HASHED_APP_KEY)],
-      [
-        'lower-case header names',
-        [
-          ['content-type', 'application/json'],
-          ['app-id', 'demo'],
-          ['app-key', DEMO_KEY],
-        ],
-      ],
-      [
-        'upper-case header names',
-        [
-          ['CONTENT-TYPE', 'application/json'],
-          ['APP-ID', 'demo'],
-          ['APP-KEY', DEMO_KEY],
-        ],
-      ],
-      ['a charset parameter', [['Content-Type', 'application/json; charset=utf-8'], ...DEMO_CREDENTIALS]],
-      ['an upper-case media type', [['Content-Type', 'APPLICATION/JSON'], ...DEMO_CREDENTIALS]],
-    ] as Array<[string, Array<[string, string]>]>)('answer 200 ok with %s', async (_label, headers) => {
+    it('answer 200 ok with the first key of an app', async () => {
       const { handle } = handlerWith();
 
-      const result = await handle(paymentEvent(headers));
+      const result = await handle(paymentEvent(credentials('demo', DEMO_KEY)));
 
       expect(result.statusCode).toBe(200);
       expect(bodyOf(result)).toEqual({ code: 'ok', message: 'Payment request accepted.' });
