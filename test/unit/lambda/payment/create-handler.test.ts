@@ -102,50 +102,33 @@ describe('POST /payment handler', () => {
     });
   });
 
-  describe('authenticated requests with a bad media type or body, read as RFC 9110 and RFC 8259 say', () => {
-    const withType = (contentType: string): Array<[string, string]> => [
-      ['Content-Type', contentType],
-      ...DEMO_CREDENTIALS,
-    ];
-
-    it.each<[string, Array<[string, string]>, string]>([
-      ['no Content-Type', [...DEMO_CREDENTIALS], 'missing_content_type'],
-      ['text/plain', withType('text/plain'), 'not_application_json'],
-      ['an empty Content-Type', withType(''), 'malformed_content_type'],
-      ['Content-Type sent twice', [JSON_TYPE, JSON_TYPE, ...DEMO_CREDENTIALS], 'repeated_content_type'],
-      ['a charset other than utf-8', withType('application/json; charset=iso-8859-1'), 'charset_not_utf8'],
-    ])('answer 415 for %s, and log why', async (_label, headers, reason) => {
-      const { handle, logs } = handlerWith();
-
-      const result = await handle(paymentEvent(headers));
-
-      expect(result.statusCode).toBe(415);
-      expect(bodyOf(result)).toEqual({
-        code: 'unsupported_media_type',
-        message: 'Content-Type must be application/json.',
-      });
-      expect(logs.entries()).toContainEqual(
-        expect.objectContaining({ message: 'request refused', status: 415, appId: 'demo', reason }),
-      );
-    });
-
-    it.each<[string, Partial<APIGatewayProxyEvent>, string]>([
-      ['not json', { body: 'not json' }, 'not_json'],
+  describe('authenticated requests with a bad media type or body', () => {
+    // Which media types and bodies are refused, and why, is contentTypeProblem's and readJsonBody's (RFC 9110 and
+    // RFC 8259, media-type.test.ts and request-body.test.ts): here, that the handler answers and logs their reason.
+    it.each<[string, number, APIGatewayProxyEvent, Record<string, string>, string]>([
       [
-        'base64 that is not UTF-8',
-        { body: Buffer.from([0xff]).toString('base64'), isBase64Encoded: true },
-        'not_utf8',
+        'a text/plain Content-Type',
+        415,
+        paymentEvent([['Content-Type', 'text/plain'], ...DEMO_CREDENTIALS]),
+        { code: 'unsupported_media_type', message: 'Content-Type must be application/json.' },
+        'not_application_json',
       ],
-      ['text that is not base64', { body: '{}', isBase64Encoded: true }, 'not_base64'],
-    ])('answer 400 for the body %s, and log why', async (_label, overrides, reason) => {
+      [
+        'a body that is not JSON',
+        400,
+        demoRequest({ body: 'not json' }),
+        { code: 'bad_request', message: 'The request body is not valid JSON.' },
+        'not_json',
+      ],
+    ])('answer %s with %i, and log why', async (_label, status, event, body, reason) => {
       const { handle, logs } = handlerWith();
 
-      const result = await handle(demoRequest(overrides));
+      const result = await handle(event);
 
-      expect(result.statusCode).toBe(400);
-      expect(bodyOf(result)).toEqual({ code: 'bad_request', message: 'The request body is not valid JSON.' });
+      expect(result.statusCode).toBe(status);
+      expect(bodyOf(result)).toEqual(body);
       expect(logs.entries()).toContainEqual(
-        expect.objectContaining({ message: 'request refused', status: 400, appId: 'demo', reason }),
+        expect.objectContaining({ message: 'request refused', status, appId: 'demo', reason }),
       );
     });
   });
