@@ -233,16 +233,10 @@ describe('POST /payment handler', () => {
   });
 
   describe('bodies past the limits (64 KiB, 64 deep), at them, and any JSON allows', () => {
-    it.each([
-      ['over 64 KiB of JSON', { body: `"${'a'.repeat(65_535)}"` }],
-      [
-        'over 64 KiB once decoded from base64',
-        { body: Buffer.alloc(65_537, 0x20).toString('base64'), isBase64Encoded: true },
-      ],
-    ])('answer 413 payload_too_large for a body %s, and log why', async (_label, overrides) => {
+    it('answer 413 payload_too_large for a body over 64 KiB, and log why', async () => {
       const { handle, logs, counted } = handlerWith();
 
-      const result = await handle(demoRequest(overrides));
+      const result = await handle(demoRequest({ body: `"${'a'.repeat(65_535)}"` }));
 
       expect(result.statusCode).toBe(413);
       expect(bodyOf(result)).toMatchObject({ code: 'payload_too_large' });
