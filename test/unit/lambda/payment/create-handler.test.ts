@@ -344,17 +344,6 @@ describe('POST /payment handler', () => {
 
     it.each<[string, string, string, string]>([
       ['a prefixed key with a wrong checksum', 'current', wrongChecksum, 'malformed_key'],
-      ['a prefixed key one character short', 'current', CURRENT_KEY.slice(0, -1), 'malformed_key'],
-      ['a prefixed key one character long', 'current', CURRENT_KEY + 'A', 'malformed_key'],
-      [
-        'a prefixed key outside base62',
-        'current',
-        CURRENT_KEY.slice(0, 10) + '-' + CURRENT_KEY.slice(11),
-        'malformed_key',
-      ],
-      ['the bare prefix', 'current', 'pay_', 'malformed_key'],
-      ['an App-id of 8 KB', 'a'.repeat(8192), CURRENT_KEY, 'invalid_app_id'],
-      ['a unicode App-id', 'dém☃', CURRENT_KEY, 'invalid_app_id'],
       ['a key in the App-id header', CURRENT_KEY, CURRENT_KEY, 'invalid_app_id'],
     ])(
       'answer 401 to %s without reading any keys, logging neither App-id nor key',
