@@ -425,7 +425,6 @@ describe('the outcome metrics', () => {
   it.each<[string, KeyringProvider, unknown, string]>([
     ['a valid key', keyringProvider, demoRequest(), 'Accepted'],
     ['a wrong key', keyringProvider, paymentEvent(credentials('demo', PARTNER_KEY)), 'Unauthorized'],
-    ['an unknown app', keyringProvider, paymentEvent(credentials('ghost', DEMO_KEY)), 'Unauthorized'],
     ['no credentials', keyringProvider, paymentEvent([JSON_TYPE]), 'Unauthorized'],
     [
       'a text/plain body',
