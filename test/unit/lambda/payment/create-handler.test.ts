@@ -511,14 +511,6 @@ describe('keys that expire and apps fenced to their networks', () => {
       'SourceNotAllowed',
     ],
     [
-      'a key sent from an IPv4-mapped address outside them',
-      '::ffff:198.51.100.7',
-      'partner',
-      PARTNER_KEY,
-      'source_not_allowed',
-      'SourceNotAllowed',
-    ],
-    [
       'a key sent with no known source address',
       undefined,
       'partner',
