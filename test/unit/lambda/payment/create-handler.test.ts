@@ -296,18 +296,6 @@ describe('POST /payment handler', () => {
     });
   });
 
-  it('reads a header that only multiValueHeaders carries', async () => {
-    const { handle } = handlerWith();
-    const event = paymentEvent([JSON_TYPE, DEMO_ID]);
-
-    const result = await handle({
-      ...event,
-      multiValueHeaders: { ...event.multiValueHeaders, 'App-Key': [DEMO_KEY] },
-    });
-
-    expect(result.statusCode).toBe(200);
-  });
-
   it('asks for the keys of the app the request names, which say where they live (its shard), and none without credentials', async () => {
     const getKeys = jest.fn((appId: string) => keyringProvider.getKeys(appId));
     const { handle } = handlerWith({ keys: { getKeys } });
