@@ -296,16 +296,6 @@ describe('KeyCache over Secrets Manager', () => {
     });
 
     it.each<[string, ScriptedOutcome, string]>([
-      [
-        'access is denied',
-        new Error('not authorized to perform secretsmanager:GetSecretValue'),
-        'Error: not authorized to perform secretsmanager:GetSecretValue',
-      ],
-      [
-        'the secret does not exist',
-        awsError('ResourceNotFoundException', 'not found'),
-        'ResourceNotFoundException: not found',
-      ],
       ['Secrets Manager throttles', throttled(), 'ThrottlingException: Rate exceeded'],
       [
         'the only version of the secret is malformed',

@@ -2,7 +2,6 @@ import {
   CounterView,
   MIN_PARTICIPATION,
   QUIET_MS,
-  SIT_OUT_GROWTH,
 } from '../../../../../lambda/payment/rate-limit/counter-view';
 
 /** 1-second windows; a request every `gapMs` from window `first` on. */
@@ -86,7 +85,6 @@ describe('CounterView: what an environment knows of one counter', () => {
 
     expect(knockedDown).toBe(1 / 256);
     expect(view.chance).toBeCloseTo(2 * knockedDown, 12);
-    expect(SIT_OUT_GROWTH ** 64).toBeCloseTo(2, 12);
   });
 
   it('changes its chance only by the first call of a window', () => {

@@ -186,12 +186,6 @@ describe('outcomeOfError: what a failed UpdateItem means for the count', () => {
       'throttled',
       undefined,
     ],
-    [
-      'ConditionalCheckFailed: full',
-      new AwsServiceError('ConditionalCheckFailedException', 'full', 400),
-      'full',
-      undefined,
-    ],
   ])('%s', (_label, error, kind, landed) => {
     const outcome = outcomeOfError(error);
 
