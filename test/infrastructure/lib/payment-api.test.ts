@@ -350,6 +350,7 @@ describe('PaymentApi with per-app rate limits', () => {
     expect(handlerEntry({})).toBe(path.join('lambda', 'payment', 'index.ts'));
   });
 
+  // Rounded up and at least 1: defaultBurst's own test (test/unit/shared/keys/rate-limit.test.ts).
   it('tells the Lambda the table, the default limit (burst: one second’s worth) and to fail local, besides what it had', () => {
     expect(functionEnvironment(template)).toEqual({
       ...functionEnvironment(sharedTemplate()),
