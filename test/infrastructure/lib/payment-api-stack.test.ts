@@ -446,10 +446,14 @@ describe('PaymentApiStack demo app', () => {
       { createDemoApp: false },
       { SecretString: '{}', GenerateSecretString: Match.absent() },
     ],
-  ])('%s', (_case, props, secret) => {
+  ])('%s, the secret retained on deletion and replacement', (_case, props, secret) => {
     const stack = build(props);
 
-    Template.fromStack(stack).hasResourceProperties('AWS::SecretsManager::Secret', secret);
+    Template.fromStack(stack).hasResource('AWS::SecretsManager::Secret', {
+      Properties: Match.objectLike(secret),
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
     expect(demoAppWarnings(stack)).toEqual([]);
   });
 

@@ -4,7 +4,6 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import {
   RateLimitTable,
-  resolveAppRateLimit,
   validateAppRateLimitOptions,
   type AppRateLimitOptions,
 } from '../../../lib/rate-limit-table';
@@ -72,21 +71,6 @@ describe('RateLimitTable', () => {
 });
 
 describe('the appRateLimit options', () => {
-  // Rounded up and at least 1: defaultBurst's own test (test/unit/shared/keys/rate-limit.test.ts).
-  it('default the burst to one second’s worth and the failure mode to local', () => {
-    expect(resolveAppRateLimit({ perSecond: 20 })).toEqual({
-      defaultLimit: { perSecond: 20, burst: 20 },
-      failure: 'local',
-    });
-  });
-
-  it('keep a burst and a failure mode that are given', () => {
-    expect(resolveAppRateLimit({ perSecond: 0.5, burst: 5, failure: 'closed' })).toEqual({
-      defaultLimit: { perSecond: 0.5, burst: 5 },
-      failure: 'closed',
-    });
-  });
-
   it.each<[string, AppRateLimitOptions, string]>([
     [
       'a rate above 10000 a second',
