@@ -16,13 +16,7 @@ import {
 } from '../common/aws-failure';
 import { AWS_SERVICES, resolvedRegion } from '../common/aws-settings';
 import { CREDENTIALS_HINT } from './credentials-hint';
-import {
-  KeyStoreError,
-  WriteBudgetError,
-  type KeyStore,
-  type ReplaceOutcome,
-  type Snapshot,
-} from './key-store';
+import { KeyStoreError, type KeyStore, type ReplaceOutcome, type Snapshot } from './key-store';
 import {
   budgetRefusal,
   budgetWarning,
@@ -129,7 +123,7 @@ export class SecretsManagerStore implements KeyStore {
       return { status: 'conflict', warnings: [], unusedVersions: 0 };
     }
     const budget = writeBudget(versions, this.now());
-    if (budget.verdict === 'refuse') throw new WriteBudgetError(budgetRefusal(this.description, budget));
+    if (budget.verdict === 'refuse') throw new KeyStoreError(budgetRefusal(this.description, budget));
     const budgetWarnings = budget.verdict === 'warn' ? [budgetWarning(this.description, budget)] : [];
 
     const ours = await this.putPending(this.newClientRequestToken(), newText);
