@@ -204,12 +204,8 @@ async function where(appId: string, { open, json, io }: Run): Promise<void> {
 }
 
 async function list({ defaultLimit }: Extract<Command, { name: 'list' }>, run: Run): Promise<void> {
-  const { json, now, io } = run;
-  await streamList(
-    await run.open(),
-    { json, now, ...(defaultLimit === undefined ? {} : { defaultLimit }) },
-    io,
-  );
+  const { open, json, now, io } = run;
+  await streamList(await open(), { json, now, defaultLimit }, io);
 }
 
 async function apply(command: Extract<Command, { name: 'apply' }>, run: Run): Promise<void> {
@@ -225,7 +221,7 @@ async function apply(command: Extract<Command, { name: 'apply' }>, run: Run): Pr
 /** The reshard's options from the io: its waits, progress lines, and a countdown on a terminal. */
 function reshardOptions(command: Extract<Command, { name: 'reshard' }>, io: CliIo): ReshardOptions {
   return {
-    ...(command.settleMs === undefined ? {} : { settleMs: command.settleMs }),
+    settleMs: command.settleMs,
     dryRun: command.dryRun,
     sleep: io.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     progress: (line) => io.stderr.write(`${line}\n`),
