@@ -190,7 +190,6 @@ async function writeAndReport(
   io: ApplyIo,
 ): Promise<void> {
   const { registry, plan } = run;
-  // The keys go to standard output for `-`, else to a new file.
   let sink: KeySink | undefined;
   if (options.createsKeys)
     sink = command.keysOut === '-' ? streamKeySink(io.stdout) : await fileKeySink(command.keysOut ?? '');

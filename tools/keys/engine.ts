@@ -173,7 +173,7 @@ export function resultsAsRead<Result>(plan: Plan<Result>, shard: ShardPlan): (Re
   });
 }
 
-/** A shard's document once its edits and then its leftovers are made; null when nothing changed. */
+/** A shard's document once its edits and then its leftovers are made (writeShard finds when nothing changed). */
 function shardChange<Result>(
   edits: readonly AppEdit<Result>[],
   leftovers: readonly string[],
