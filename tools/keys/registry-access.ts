@@ -46,6 +46,7 @@ export interface ManifestFile {
 }
 
 export interface Registry {
+  /** A stack's secrets, or the local server's key files: each reads its default rate limit elsewhere. */
   readonly kind: 'secrets' | 'files';
   /** Names the registry in messages: `registry <manifest>`, or the one store's own description. */
   readonly description: string;
