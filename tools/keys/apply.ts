@@ -3,6 +3,7 @@ import { errorCode } from '../../shared/errors';
 import { EXIT_CODES, UsageError } from '../common/exit';
 import { parseChangeFile, type ChangeRequest } from './change-file';
 import { editOf, type EditResult } from './changes';
+import type { Command } from './cli';
 import {
   planEdits,
   readShardsFor,
@@ -44,11 +45,7 @@ export interface ApplyIo {
   readonly retry?: RetryOptions;
 }
 
-export interface ApplyCommand {
-  readonly file: string;
-  readonly keysOut?: string;
-  readonly dryRun: boolean;
-}
+type ApplyCommand = Extract<Command, { name: 'apply' }>;
 
 /** The file's changes, or its problems already written (a usage failure). */
 export async function readChangeFile(
@@ -193,7 +190,6 @@ async function writeAndReport(
   io: ApplyIo,
 ): Promise<void> {
   const { registry, plan } = run;
-  // The keys go to standard output for `-`, else to a new file.
   let sink: KeySink | undefined;
   if (options.createsKeys)
     sink = command.keysOut === '-' ? streamKeySink(io.stdout) : await fileKeySink(command.keysOut ?? '');

@@ -74,8 +74,6 @@ export type EditRequest = { readonly appId: string } & (
   | { readonly op: 'limit'; readonly limit: LimitChange }
 );
 
-export type EditOp = EditRequest['op'];
-
 /** A key made for add-app or rotate: `key` goes to the operator once, `storedKey` into the document. */
 export interface FreshKey {
   readonly key: string;

@@ -551,15 +551,12 @@ const COMMANDS: readonly CommandSpec[] = [
     summary: 'many changes at once (docs/keys.md: the apply file), one write per shard',
     options: ['keys-out', 'dry-run', 'key-prefix'],
     example: 'apply changes.json --keys-out .local/new.keys.jsonl --stack PaymentApi',
-    build: ([file = ''], options) => {
-      const keysOut = nonEmpty(text(options, 'keys-out'));
-      return {
-        name: 'apply',
-        file,
-        ...(keysOut === undefined ? {} : { keysOut }),
-        dryRun: flag(options, 'dry-run'),
-      };
-    },
+    build: ([file = ''], options) => ({
+      name: 'apply',
+      file,
+      keysOut: nonEmpty(text(options, 'keys-out')),
+      dryRun: flag(options, 'dry-run'),
+    }),
   },
   {
     name: 'reshard',
@@ -574,12 +571,7 @@ const COMMANDS: readonly CommandSpec[] = [
       const shards = shardsText === undefined ? undefined : checkedShards(shardsText);
       if (shards !== undefined && target.kind !== 'registry-file')
         throw new UsageError(shardsMisplaced(target));
-      return {
-        name: 'reshard',
-        ...(shards === undefined ? {} : { shards }),
-        ...(settleMs === undefined ? {} : { settleMs }),
-        dryRun: flag(options, 'dry-run'),
-      };
+      return { name: 'reshard', shards, settleMs, dryRun: flag(options, 'dry-run') };
     },
   },
   {
@@ -738,13 +730,11 @@ export async function runProgram(
       .action(async function (this: Program) {
         const options = this.opts<Options>();
         const target = resolveTarget(options, env);
-        const built = spec.build(this.args, options, target);
-        const keyPrefix = spec.options.includes('key-prefix') ? keyPrefixOf(options, env) : undefined;
         await execute({
-          command: built,
+          command: spec.build(this.args, options, target),
           target,
           json: flag(options, 'json'),
-          ...(keyPrefix === undefined ? {} : { keyPrefix }),
+          keyPrefix: spec.options.includes('key-prefix') ? keyPrefixOf(options, env) : undefined,
         });
       });
   }

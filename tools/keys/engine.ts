@@ -173,7 +173,7 @@ export function resultsAsRead<Result>(plan: Plan<Result>, shard: ShardPlan): (Re
   });
 }
 
-/** A shard's document once its edits and then its leftovers are made; null when nothing changed. */
+/** A shard's document once its edits and then its leftovers are made (writeShard finds when nothing changed). */
 function shardChange<Result>(
   edits: readonly AppEdit<Result>[],
   leftovers: readonly string[],
@@ -575,7 +575,6 @@ export async function planAndWrite<Result>(
     readonly warn: (warning: string) => void;
   },
 ): Promise<{
-  readonly plan: Plan<Result>;
   readonly writes: ShardWrite<Result>[];
   /** What each edit returned, by its position in `edits`; absent where its shard was not written. */
   readonly results: (Result | undefined)[];
@@ -598,5 +597,5 @@ export async function planAndWrite<Result>(
   // Every shard is tried; then the first that failed, in the plan's order, fails the command.
   const failed = writes.find((done) => done.status === 'failed');
   if (failed?.status === 'failed') throw failed.error;
-  return { plan, writes, results };
+  return { writes, results };
 }

@@ -37,10 +37,5 @@ export interface KeyStore {
  * the stored text or a key.
  */
 export class KeyStoreError extends Error {
-  override readonly name: string = 'KeyStoreError';
-}
-
-/** A write refused before it was made, because the secret has no version left in its quota. */
-export class WriteBudgetError extends KeyStoreError {
-  override readonly name = 'WriteBudgetError';
+  override readonly name = 'KeyStoreError';
 }

@@ -159,9 +159,8 @@ export function findLeakedKeys(
         const reading = readStoredKey(key.stored);
         const hex = reading.ok ? matchDigest(reading.digest).toString('hex') : '';
         if (!wanted.has(hex)) continue;
-        const apps =
-          holders.get(hex) ?? new Map<string, { shard: number; appId: string; app: DocumentApp }>();
-        holders.set(hex, apps.set(`${shard}\0${appId}`, { shard, appId, app }));
+        if (!holders.has(hex)) holders.set(hex, new Map());
+        holders.get(hex)?.set(`${shard}\0${appId}`, { shard, appId, app });
       }
     }
   }

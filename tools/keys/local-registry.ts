@@ -86,14 +86,13 @@ export function reshardedManifest(
   manifest: RegistryManifest,
   shards: number,
 ): RegistryManifest {
+  if (manifest.shards === shards) return manifest;
   if (manifest.previousShards !== undefined) {
-    if (manifest.shards === shards) return manifest;
     throw new KeyStoreError(
       `a reshard from ${manifest.previousShards} to ${manifest.shards} shards is under way in registry file ${path}: ` +
         'finish it first (reshard without --shards)',
     );
   }
-  if (manifest.shards === shards) return manifest;
   const slots = shardSlots({ shards, previousShards: manifest.shards });
   const shardIds = Array.from(
     { length: slots },

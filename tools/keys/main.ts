@@ -8,7 +8,7 @@ import { StackReadError } from '../common/stack-outputs';
 import type { Env, ToolIo } from '../common/tool-io';
 import { checkKeysOut, readChangeFile, ReportedExit, runApply } from './apply';
 import { editOf, pruneChange, type EditResult, type PruneAppResult } from './changes';
-import { runProgram, type Command, type Invocation, type Target } from './cli';
+import { runProgram, type Command, type Invocation } from './cli';
 import {
   ConflictError,
   planAndWrite,
@@ -88,9 +88,8 @@ function keyPrefixFor(registry: Registry, given: string | undefined): string {
   return registry.keyPrefix ?? given ?? DEFAULT_KEY_PREFIX;
 }
 
-/** A maker of new keys with the registry's prefix. */
-function keyMaker(io: CliIo, registry: Registry, given: string | undefined): () => string {
-  const prefix = keyPrefixFor(registry, given);
+/** A maker of new keys with the prefix keyPrefixFor chose. */
+function keyMaker(io: CliIo, prefix: string): () => string {
   const make = io.generateKey ?? generatePrefixedKey;
   return () => make(prefix);
 }
@@ -142,10 +141,7 @@ async function runEdits<Result>(
 }
 
 /** One command as it runs: what was asked (checked), the clock read once, and its registry, opened when needed. */
-interface Run {
-  readonly target: Target;
-  readonly json: boolean;
-  readonly keyPrefix?: string;
+interface Run extends Omit<Invocation, 'command'> {
   readonly now: number;
   readonly io: CliIo;
   readonly open: (asIf?: (manifest: RegistryManifest) => RegistryManifest) => Promise<Registry>;
@@ -159,7 +155,7 @@ async function edit(command: Extract<Command, { name: 'edit' }>, run: Run): Prom
   const registry = await run.open();
   const createIfMissing = registry.kind === 'files' && command.edit.op === 'add';
   const makesKey = command.edit.op === 'add' || command.edit.op === 'rotate';
-  const newKey = makesKey ? keyMaker(run.io, registry, run.keyPrefix) : () => '';
+  const newKey = makesKey ? keyMaker(run.io, keyPrefixFor(registry, run.keyPrefix)) : () => '';
   const [result] = await runEdits(registry, [editOf(command.edit, newKey, run.now)], run.io, createIfMissing);
   if (result !== undefined) writeResult(registry, result, run);
 }
@@ -204,12 +200,8 @@ async function where(appId: string, { open, json, io }: Run): Promise<void> {
 }
 
 async function list({ defaultLimit }: Extract<Command, { name: 'list' }>, run: Run): Promise<void> {
-  const { json, now, io } = run;
-  await streamList(
-    await run.open(),
-    { json, now, ...(defaultLimit === undefined ? {} : { defaultLimit }) },
-    io,
-  );
+  const { open, json, now, io } = run;
+  await streamList(await open(), { json, now, defaultLimit }, io);
 }
 
 async function apply(command: Extract<Command, { name: 'apply' }>, run: Run): Promise<void> {
@@ -218,14 +210,14 @@ async function apply(command: Extract<Command, { name: 'apply' }>, run: Run): Pr
   const requests = await readChangeFile(command.file, now, io);
   const createsKeys = checkKeysOut(requests, command, json);
   const registry = await run.open();
-  const generateKey = keyMaker(io, registry, run.keyPrefix);
+  const generateKey = keyMaker(io, keyPrefixFor(registry, run.keyPrefix));
   await runApply(registry, requests, command, { json, createsKeys, now }, { ...io, generateKey });
 }
 
 /** The reshard's options from the io: its waits, progress lines, and a countdown on a terminal. */
 function reshardOptions(command: Extract<Command, { name: 'reshard' }>, io: CliIo): ReshardOptions {
   return {
-    ...(command.settleMs === undefined ? {} : { settleMs: command.settleMs }),
+    settleMs: command.settleMs,
     dryRun: command.dryRun,
     sleep: io.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     progress: (line) => io.stderr.write(`${line}\n`),
@@ -259,8 +251,8 @@ async function leaked(command: Extract<Command, { name: 'leaked' }>, run: Run): 
   const { json, io, keyPrefix } = run;
   const input = await readLeakedInput(command, json, io.stdin, io.stderr);
   const registry = await run.open();
-  const generateKey = keyMaker(io, registry, keyPrefix);
   const prefix = keyPrefixFor(registry, keyPrefix);
+  const generateKey = keyMaker(io, prefix);
   await runLeaked(
     { registry, command, json, now: run.now, input, keyPrefix: prefix, errorLine },
     { ...io, generateKey },

@@ -44,9 +44,6 @@ function limitText(limit: RateLimit): string {
   return `${limit.perSecond}/s, burst ${limit.burst}`;
 }
 
-/** What the CLI edits: a stack's secrets, or the local server's key files. Each reads its default limit elsewhere. */
-type KeyStoreKind = Registry['kind'];
-
 /** Where the default limit of an app without its own comes from, in the words of each store. */
 const DEFAULT_LIMIT_WORDS = {
   secrets: {
@@ -59,13 +56,13 @@ const DEFAULT_LIMIT_WORDS = {
     named: "the local server's default",
     takesEffect: 'in effect at once, where the local server runs with APP_RATE_LIMIT',
   },
-} as const satisfies Record<KeyStoreKind, Record<'setting' | 'named' | 'takesEffect', string>>;
+} as const satisfies Record<Registry['kind'], Record<'setting' | 'named' | 'takesEffect', string>>;
 
 /**
  * An app's rate limit and where it comes from. The CLI edits a secret or a key file, not what reads it: it knows the
  * default only when the operator names it (list --default-limit).
  */
-function rateLimitOf(app: AppListing, defaultLimit: RateLimit | undefined, store: KeyStoreKind): string {
+function rateLimitOf(app: AppListing, defaultLimit: RateLimit | undefined, store: Registry['kind']): string {
   if (app.rateLimit !== undefined) return `${limitText(ownLimitOf(app.rateLimit))} (this app's own)`;
   if (defaultLimit !== undefined) return `${limitText(defaultLimit)} (${DEFAULT_LIMIT_WORDS[store].named})`;
   return `${DEFAULT_LIMIT_WORDS[store].setting}, if set`;
@@ -96,7 +93,7 @@ interface Report {
   readonly json: unknown;
 }
 
-function limitReport(result: LimitResult, store: KeyStoreKind): Report {
+function limitReport(result: LimitResult, store: Registry['kind']): Report {
   const { appId, rateLimit } = result;
   const words = DEFAULT_LIMIT_WORDS[store];
   const text =
@@ -194,7 +191,7 @@ function networksText(result: NetworkResult): string {
  * `now` is the instant the command read its clock at: what "expired" and "in 3d" refer to. `store`: what was edited,
  * for the words on default limits.
  */
-function resultReport(result: EditResult, now: number, store: KeyStoreKind): Report {
+function resultReport(result: EditResult, now: number, store: Registry['kind']): Report {
   const { appId } = result;
   switch (result.command) {
     case 'add-app':
@@ -222,7 +219,7 @@ function resultReport(result: EditResult, now: number, store: KeyStoreKind): Rep
   }
 }
 
-export function formatResult(result: EditResult, now: number, store: KeyStoreKind = 'secrets'): string {
+export function formatResult(result: EditResult, now: number, store: Registry['kind'] = 'secrets'): string {
   return resultReport(result, now, store).text;
 }
 
@@ -245,7 +242,7 @@ export function formatList(
   apps: readonly AppListing[],
   now: number,
   defaultLimit?: RateLimit,
-  store: KeyStoreKind = 'secrets',
+  store: Registry['kind'] = 'secrets',
 ): string {
   return apps
     .map(

@@ -46,6 +46,7 @@ export interface ManifestFile {
 }
 
 export interface Registry {
+  /** A stack's secrets, or the local server's key files: each reads its default rate limit elsewhere. */
   readonly kind: 'secrets' | 'files';
   /** Names the registry in messages: `registry <manifest>`, or the one store's own description. */
   readonly description: string;
@@ -60,16 +61,9 @@ export interface Registry {
   readShards(indices: readonly number[]): Promise<ReadonlyMap<number, Snapshot>>;
 }
 
-/** `shard 3 (secret x)`, or the store's description in a registry of one. */
+/** `shard 3 (secret x)`, or the store's own description in a registry of one: ShardList names each store so. */
 export function shardLabel(registry: Registry, index: number): string {
-  const shard = registry.shard(index);
-  return registry.sharded
-    ? `shard ${index} (${shardStoreName(registry, shard.id)})`
-    : shard.store.description;
-}
-
-function shardStoreName(registry: Pick<Registry, 'kind'>, id: string): string {
-  return registry.kind === 'secrets' ? secretLabel(id) : `file ${id}`;
+  return registry.shard(index).store.description;
 }
 
 /**
@@ -87,7 +81,8 @@ export abstract class ShardList {
     storeOf: (id: string, description: string | undefined) => KeyStore,
   ) {
     this.shards = ids.map((id, index) => {
-      const description = sharded ? `shard ${index} (${shardStoreName(this, id)})` : undefined;
+      const name = kind === 'secrets' ? secretLabel(id) : `file ${id}`;
+      const description = sharded ? `shard ${index} (${name})` : undefined;
       return { index, id, store: storeOf(id, description) };
     });
   }

@@ -60,9 +60,7 @@ export interface ReshardReport {
   readonly writes: number;
   /** What is left to do, read after the run (for a dry run: what a run would do). */
   readonly left: ReshardPlan;
-  readonly settledMs: number;
   readonly warnings: readonly string[];
-  readonly unusedVersions: number;
 }
 
 /** Sets the app to `entry` where it is absent (a copy) or still `unless` (a carried edit); says whether it did. */
@@ -132,9 +130,8 @@ export async function reshard(registry: Registry, options: ReshardOptions): Prom
     planReshard(layout, (await readAllDocuments(registry, registry.kind === 'files')).documents);
   const plan = await readPlan();
   const base = { shards: layout.shards, previousShards: layout.previousShards };
-  const nothing = { copied: [], removed: [], carried: [], kept: [], writes: 0, settledMs: 0, warnings: [] };
   if (options.dryRun || (plan.moves.length === 0 && plan.leftovers.length === 0)) {
-    return { ...base, ...nothing, left: plan, unusedVersions: 0 };
+    return { ...base, copied: [], removed: [], carried: [], kept: [], writes: 0, left: plan, warnings: [] };
   }
 
   const targets = byShard(plan.moves, (move) => move.to);
@@ -210,8 +207,6 @@ export async function reshard(registry: Registry, options: ReshardOptions): Prom
     kept: outcome('kept'),
     writes: tally.written,
     left,
-    settledMs,
     warnings: [...[copy, carried, removal].flatMap((phase) => phase.warnings), ...tally.warnings],
-    unusedVersions: tally.unusedVersions,
   };
 }

@@ -15,14 +15,7 @@ import {
   secretLabel,
 } from '../common/aws-failure';
 import { AWS_SERVICES, resolvedRegion } from '../common/aws-settings';
-import { CREDENTIALS_HINT } from './credentials-hint';
-import {
-  KeyStoreError,
-  WriteBudgetError,
-  type KeyStore,
-  type ReplaceOutcome,
-  type Snapshot,
-} from './key-store';
+import { KeyStoreError, type KeyStore, type ReplaceOutcome, type Snapshot } from './key-store';
 import {
   budgetRefusal,
   budgetWarning,
@@ -36,6 +29,9 @@ import {
  * own, never AWSPENDING: that one belongs to a scheduled rotation under way, which fails if an edit takes it.
  */
 export const CLI_STAGING_LABEL = 'payment-api-cli-pending';
+
+/** The key CLI's way around missing credentials, for the one line that reports them. */
+export const CREDENTIALS_HINT = 'or use --file for a local key file';
 
 /**
  * The key document in a Secrets Manager secret, edited with compare-and-swap:
@@ -129,7 +125,7 @@ export class SecretsManagerStore implements KeyStore {
       return { status: 'conflict', warnings: [], unusedVersions: 0 };
     }
     const budget = writeBudget(versions, this.now());
-    if (budget.verdict === 'refuse') throw new WriteBudgetError(budgetRefusal(this.description, budget));
+    if (budget.verdict === 'refuse') throw new KeyStoreError(budgetRefusal(this.description, budget));
     const budgetWarnings = budget.verdict === 'warn' ? [budgetWarning(this.description, budget)] : [];
 
     const ours = await this.putPending(this.newClientRequestToken(), newText);

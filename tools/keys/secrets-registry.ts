@@ -11,10 +11,9 @@ import { AWS_SERVICES, resolvedRegion } from '../common/aws-settings';
 import { readManifestSecret, stackRegistry } from '../common/registry-locator';
 import { readStackOutputs, STACK_OUTPUTS, StackReadError, type StackOutputs } from '../common/stack-outputs';
 import type { Target } from './cli';
-import { CREDENTIALS_HINT } from './credentials-hint';
 import { KeyStoreError, type Snapshot } from './key-store';
 import { BATCH_GET_LIMIT, chunks, ShardList, type Registry, type RegistryClients } from './registry-access';
-import { SecretsManagerStore } from './secrets-manager-store';
+import { CREDENTIALS_HINT, SecretsManagerStore } from './secrets-manager-store';
 
 /*
  * The key registry in Secrets Manager, as the key CLI edits it: registry-access.ts loads this module only for a
