@@ -175,6 +175,37 @@ describe('a local registry', () => {
     expect(result.stdout).not.toContain('deploy');
   });
 
+  it('reshard --shards refuses another count while a reshard is under way, and finishes the one under way', async () => {
+    await keys(['init', '--shards', '2']);
+    await addApps(10);
+    const interrupted = await keys(['reshard', '--shards', '5'], {
+      sleep: () => Promise.reject(new Error('interrupted while it settled')),
+    });
+    const underWay = manifest();
+    const shards = [0, 1, 2, 3, 4].map(shardText);
+
+    const refused = await keys(['reshard', '--shards', '3', '--settle', '0s']);
+
+    expect(interrupted.code).not.toBe(0);
+    expect(underWay).toMatchObject({ shards: 5, previousShards: 2 });
+    expect(refused).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: `error: a reshard from 2 to 5 shards is under way in registry file ${registryFile}: finish it first (reshard without --shards)\n`,
+    });
+    expect(manifest()).toEqual(underWay);
+    expect([0, 1, 2, 3, 4].map(shardText)).toEqual(shards);
+
+    const finished = await keys(['reshard', '--shards', '5', '--settle', '0s']);
+
+    expect(finished.code).toBe(0);
+    expect(manifest()).toEqual({
+      shards: 5,
+      shardIds: [0, 1, 2, 3, 4].map((i) => `keys-${i}.json`),
+      keyCacheTtlSeconds: 60,
+    });
+  });
+
   it('reshard --shards shrinks it too, removing the files it emptied, and --dry-run says what it will move', async () => {
     await keys(['init', '--shards', '4']);
     await addApps(20);
