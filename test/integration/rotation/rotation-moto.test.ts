@@ -1,14 +1,15 @@
 /**
  * Scheduled rotation against the Secrets Manager API (moto): what needs the real store, namely the versions and
- * stages a rotation writes and moves, its idempotence by token, and an operator's write during it. What a rotation
- * does to each app (expiries, allowlists, rate limits, pruning, a fresh key each) is
- * test/unit/shared/keys/rotation.test.ts's; each step's checks, logs and size guard are
+ * stages a rotation writes and moves, its idempotence by token, an operator's write during it, and the versions each
+ * shard of a registry gets. What a rotation does to each app (expiries, allowlists, rate limits, pruning, a fresh key
+ * each) is test/unit/shared/keys/rotation.test.ts's; each step's checks, logs and size guard are
  * test/unit/lambda/rotation/create-rotation-handler.test.ts's and rotation-rules.test.ts's.
  */
 import {
   CreateSecretCommand,
   DescribeSecretCommand,
   GetSecretValueCommand,
+  ListSecretVersionIdsCommand,
   PutSecretValueCommand,
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
@@ -25,11 +26,15 @@ import { ROTATION_STEPS, type RotationEvent } from '../../../lambda/rotation/rot
 import { captureLogs, type CapturedLogs } from '../../support/capture-logger';
 import {
   beginMotoRotation,
+  countCommands,
   motoSecretSource,
   motoSecretsManager,
   sharedMoto,
+  type CommandCount,
   type MotoServer,
 } from '../../support/moto';
+import { createMotoRegistry } from '../../support/registry-moto';
+import { appsOnEveryShard } from '../../support/shards';
 
 const KEY_A = 'test-moto-rotation-demo-key-a-0123456789';
 const KEY_P = 'test-moto-rotation-partner-key-0123456789';
@@ -82,11 +87,14 @@ const EVERY_FORM = JSON.stringify(
 describe('scheduled rotation against the Secrets Manager API (moto)', () => {
   let moto: MotoServer;
   let client: SecretsManagerClient;
+  let writes: CommandCount;
   let logs: CapturedLogs = captureLogs();
 
   beforeAll(async () => {
     moto = await sharedMoto();
     client = motoSecretsManager(moto);
+    // Every write of a version, whatever step makes it: PutSecretValue is the only one.
+    writes = countCommands(client, PutSecretValueCommand.name);
   });
 
   afterAll(async () => {
@@ -268,6 +276,46 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
     await rotationHandler()({ Step: 'testSecret', SecretId: secretArn, ClientRequestToken: token });
 
     expect((await readCurrent(secretArn)).secretString).toBe(INITIAL);
+  });
+
+  /**
+   * A registry of 4 shards with one function, as the stack sets it up: Secrets Manager invokes it for one shard per
+   * rotation. Each rotation writes exactly one version of its own shard and nothing elsewhere: a shard's version
+   * quota (about 100 within 24 hours) is spent at one version per rotation. That retried steps write nothing more is
+   * one secret's behaviour: the step-by-step test above (its versions) and create-rotation-handler.test.ts's (its
+   * calls).
+   */
+  it('writes one version per shard when every shard’s schedule comes due, on the one function, and nothing in the others', async () => {
+    // Arrange
+    const shards = 4;
+    const apps = appsOnEveryShard(shards, 2);
+    const texts = Array.from({ length: shards }, (_, shard) =>
+      JSON.stringify(Object.fromEntries((apps.get(shard) ?? []).map((appId) => [appId, KEY_A]))),
+    );
+    const {
+      layout: { shardIds },
+    } = await createMotoRegistry({ secretsManager: client }, { shards, texts });
+    /** Every version of every shard, by shard. */
+    const versions = (): Promise<string[][]> =>
+      Promise.all(
+        shardIds.map(async (id) => {
+          const output = await client.send(
+            new ListSecretVersionIdsCommand({ SecretId: id, IncludeDeprecated: true }),
+          );
+          return (output.Versions ?? []).map((version) => version.VersionId ?? '').sort();
+        }),
+      );
+    const before = await versions();
+    const handler = rotationHandler();
+    writes.reset();
+
+    // Act: each shard's schedule come due, in turn.
+    const tokens: string[] = [];
+    for (const secretId of shardIds) tokens.push(await rotate(secretId, handler));
+
+    // Assert: each shard's versions compared whole, so a rotation that wrote anywhere but its own shard would show.
+    expect(writes.calls()).toBe(shards);
+    expect(await versions()).toEqual(before.map((ids, shard) => [...ids, tokens[shard] ?? ''].sort()));
   });
 
   afterEach(() => {

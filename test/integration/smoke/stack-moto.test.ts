@@ -68,7 +68,7 @@ afterAll(async () => {
 });
 
 describe('npm run smoke -- --stack, against moto', () => {
-  it('reads the URL and the newest plain key from the stack and passes', async () => {
+  it('reads the URL and the newest plain key from the stack and passes, in process and as a process with the standard AWS environment, printing no key', async () => {
     // Arrange
     const stack = await createStack({ PaymentUrl: api.paymentUrl, KeysSecretArn: secretArn });
     const before = api.received.length;
@@ -79,8 +79,9 @@ describe('npm run smoke -- --stack, against moto', () => {
       moto.awsEnv,
       smokeIo(),
     );
+    const spawned = await spawnSmoke(['--stack', stack, '--app-id', 'demo'], moto.awsEnv);
 
-    // Assert
+    // Assert: in process, the JSON report and the key sent...
     const report = parseReport(run.stdout);
     expect(run.code).toBe(0);
     expect(run.stderr).toBe('');
@@ -95,20 +96,14 @@ describe('npm run smoke -- --stack, against moto', () => {
     expect(accepted === undefined ? [] : requestHeaders(accepted, 'App-key')).toEqual([NEW_KEY]);
     expect(run.stdout).not.toContain(NEW_KEY);
     expect(run.stdout).not.toContain(OLD_KEY);
-  });
-
-  it('works as a process with the standard AWS environment, printing no key', async () => {
-    const stack = await createStack({ PaymentUrl: api.paymentUrl, KeysSecretArn: secretArn });
-
-    const run = await spawnSmoke(['--stack', stack, '--app-id', 'demo'], moto.awsEnv);
-
-    expect(run.code).toBe(0);
-    expect(ownStderrLines(run.stderr)).toEqual([]);
-    expect(run.stdout.split('\n')[0]).toBe(
+    // ...and as a process, the table.
+    expect(spawned.code).toBe(0);
+    expect(ownStderrLines(spawned.stderr)).toEqual([]);
+    expect(spawned.stdout.split('\n')[0]).toBe(
       `payment-api smoke test of ${api.paymentUrl} (stack ${stack}) as App-id demo`,
     );
-    expect(run.stdout).toContain('passed: 12 of 12 checks, 11 requests sent');
-    expect(run.stdout).not.toContain(NEW_KEY);
+    expect(spawned.stdout).toContain('passed: 12 of 12 checks, 11 requests sent');
+    expect(spawned.stdout).not.toContain(NEW_KEY);
   });
 
   /** Each case sets up what it needs and says the one line it expects. */
