@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { authenticate, type AuthDecision } from '../../shared/keys/authenticate';
 import {
   keyIdOf,
@@ -14,8 +13,6 @@ import type { Registry } from '../../tools/keys/registry-access';
 import { DEMO_KEY } from './keys';
 import { run, type CliIo } from '../../tools/keys/main';
 import { runInProcess, spawnTool, startTool, TSX, type RunningTool, type ToolRun } from './tool-process';
-
-export const PROJECT_ROOT = join(__dirname, '..', '..');
 
 /** A generated key as the CLI prints it. */
 export const GENERATED_KEY_PATTERN = /^pay_[0-9A-Za-z]{38}$/;
