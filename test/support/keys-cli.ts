@@ -156,10 +156,10 @@ export class MemoryStore implements KeyStore {
   }
 }
 
-/** A registry of one shard held by `store` (a MemoryStore, say), as the engine edits a single secret or key file. */
-export function oneShardRegistry(store: KeyStore, kind: Registry['kind'] = 'secrets'): Registry {
+/** A registry (of secrets) of one shard held by `store` (a MemoryStore, say), as the engine edits a single secret. */
+export function oneShardRegistry(store: KeyStore): Registry {
   return {
-    kind,
+    kind: 'secrets',
     description: store.description,
     manifest: singleShardLayout('memory'),
     sharded: false,
