@@ -5,7 +5,7 @@
  * move). It counts the calls it sees, so tests and the bench can bound them.
  *
  * - A SecretString over 65,536 bytes (CreateSecret, PutSecretValue, UpdateSecret): 400 ValidationException.
- * - A PutSecretValue that would make a version past `versionQuota` younger than 24 hours: 400
+ * - A PutSecretValue that would make a version past the quota (100) younger than 24 hours: 400
  *   LimitExceededException. moto never removes a version, and every version of a test is younger than a day, so
  *   the count is moto's own list of the secret's versions; a retried put (its ClientRequestToken already a version)
  *   makes none and passes.
@@ -15,7 +15,7 @@ import type { Socket } from 'node:net';
 import { SECRET_MAX_BYTES } from '../../shared/keys/secret-size';
 import { closeServer, forward, listen, readAll } from './fault-proxy';
 
-export const AWS_VERSION_QUOTA = 100;
+const AWS_VERSION_QUOTA = 100;
 
 export interface RulesProxyCall {
   /** `PutSecretValue`, `BatchGetSecretValue`, ...: X-Amz-Target without the service's prefix. */
@@ -97,11 +97,7 @@ function stringField(input: Record<string, unknown>, name: string): string | und
   return typeof value === 'string' ? value : undefined;
 }
 
-export async function startSecretsManagerRules(
-  motoPort: number,
-  options: { readonly versionQuota?: number } = {},
-): Promise<SecretsManagerRulesProxy> {
-  const versionQuota = options.versionQuota ?? AWS_VERSION_QUOTA;
+export async function startSecretsManagerRules(motoPort: number): Promise<SecretsManagerRulesProxy> {
   const calls: RulesProxyCall[] = [];
   const sockets = new Set<Socket>();
 
@@ -170,7 +166,7 @@ export async function startSecretsManagerRules(
       const versions = await versionsOf(incoming, secretId);
       const token = stringField(input, 'ClientRequestToken');
       const retry = token !== undefined && versions?.includes(token) === true;
-      if (versions !== undefined && !retry && versions.length >= versionQuota) {
+      if (versions !== undefined && !retry && versions.length >= AWS_VERSION_QUOTA) {
         record('version-quota');
         awsError(
           outgoing,
