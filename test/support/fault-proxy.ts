@@ -212,9 +212,10 @@ export interface UpstreamAnswer {
   readonly body: Buffer;
 }
 
+/** Sends `body` to 127.0.0.1:`targetPort` with the method, path and headers of `incoming`; resolves with the answer. */
 export function forward(
   targetPort: number,
-  incoming: IncomingMessage,
+  incoming: Pick<IncomingMessage, 'method' | 'url' | 'headers'>,
   body: Buffer,
 ): Promise<UpstreamAnswer> {
   return new Promise((resolve, reject) => {

@@ -10,7 +10,7 @@
  *   the count is moto's own list of the secret's versions; a retried put (its ClientRequestToken already a version)
  *   makes none and passes.
  */
-import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { SECRET_MAX_BYTES } from '../../shared/keys/secret-size';
 import { closeServer, forward, listen, readAll } from './fault-proxy';
@@ -55,41 +55,26 @@ function jsonAnswer(res: ServerResponse, value: unknown): void {
 }
 
 /** One call of moto's Secrets Manager from the proxy itself, signed like the call that caused it (moto reads the region there). */
-function call(
+async function call(
   motoPort: number,
   incoming: IncomingMessage,
   operation: string,
   input: unknown,
 ): Promise<{ readonly status: number; readonly body: Record<string, unknown> }> {
   const body = Buffer.from(JSON.stringify(input));
-  return new Promise((resolve, reject) => {
-    const upstream = request(
-      {
-        host: '127.0.0.1',
-        port: motoPort,
-        method: 'POST',
-        path: '/',
-        headers: {
-          'Content-Type': CONTENT_TYPE,
-          'X-Amz-Target': `secretsmanager.${operation}`,
-          'Content-Length': String(body.length),
-          ...(incoming.headers.authorization === undefined
-            ? {}
-            : { Authorization: incoming.headers.authorization }),
-        },
-      },
-      (response) => {
-        readAll(response).then((answer) => {
-          resolve({
-            status: response.statusCode ?? 502,
-            body: JSON.parse(answer.toString('utf8') || '{}') as Record<string, unknown>,
-          });
-        }, reject);
-      },
-    );
-    upstream.on('error', reject);
-    upstream.end(body);
-  });
+  const headers = {
+    'Content-Type': CONTENT_TYPE,
+    'X-Amz-Target': `secretsmanager.${operation}`,
+    'Content-Length': String(body.length),
+    ...(incoming.headers.authorization === undefined
+      ? {}
+      : { Authorization: incoming.headers.authorization }),
+  };
+  const answer = await forward(motoPort, { method: 'POST', url: '/', headers }, body);
+  return {
+    status: answer.status,
+    body: JSON.parse(answer.body.toString('utf8') || '{}') as Record<string, unknown>,
+  };
 }
 
 function stringField(input: Record<string, unknown>, name: string): string | undefined {
