@@ -174,10 +174,11 @@ function errorsOf(target: string): ServiceErrors {
   return target.startsWith('DynamoDB_') ? DYNAMODB_ERRORS : SECRETS_MANAGER_ERRORS;
 }
 
-function awsJsonError(res: ServerResponse, errors: ServiceErrors, error: ServiceError): void {
+/** A 400 answer of an AWS JSON protocol (`contentType` says which version) refusing the call with `error`. */
+export function awsJsonError(res: ServerResponse, contentType: string, error: ServiceError): void {
   const body = JSON.stringify({ __type: error.type, message: error.message });
   res.writeHead(400, {
-    'Content-Type': errors.contentType,
+    'Content-Type': contentType,
     'x-amzn-ErrorType': error.type,
     'Content-Length': String(Buffer.byteLength(body)),
   });
@@ -321,10 +322,10 @@ export async function startFaultProxy(
       case 'black-holed':
         return;
       case 'throttling':
-        awsJsonError(outgoing, errors, errors.throttling);
+        awsJsonError(outgoing, errors.contentType, errors.throttling);
         return;
       case 'access-denied':
-        awsJsonError(outgoing, errors, errors.accessDenied);
+        awsJsonError(outgoing, errors.contentType, errors.accessDenied);
         return;
       default:
         break;

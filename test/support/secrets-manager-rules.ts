@@ -13,7 +13,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { SECRET_MAX_BYTES } from '../../shared/keys/secret-size';
-import { closeServer, forward, listen, readAll } from './fault-proxy';
+import { awsJsonError, closeServer, forward, listen, readAll } from './fault-proxy';
 
 const AWS_VERSION_QUOTA = 100;
 
@@ -37,16 +37,6 @@ export interface SecretsManagerRulesProxy {
 }
 
 const CONTENT_TYPE = 'application/x-amz-json-1.1';
-
-function awsError(res: ServerResponse, type: string, message: string): void {
-  const body = JSON.stringify({ __type: type, message });
-  res.writeHead(400, {
-    'Content-Type': CONTENT_TYPE,
-    'x-amzn-ErrorType': type,
-    'Content-Length': String(Buffer.byteLength(body)),
-  });
-  res.end(body);
-}
 
 function jsonAnswer(res: ServerResponse, value: unknown): void {
   const body = JSON.stringify(value);
@@ -140,11 +130,10 @@ export async function startSecretsManagerRules(motoPort: number): Promise<Secret
     const secretString = stringField(input, 'SecretString');
     if (secretString !== undefined && Buffer.byteLength(secretString, 'utf8') > SECRET_MAX_BYTES) {
       record('too-large');
-      awsError(
-        outgoing,
-        'ValidationException',
-        `1 validation error detected: Value at 'secretString' failed to satisfy constraint: Member must have length less than or equal to ${SECRET_MAX_BYTES}`,
-      );
+      awsJsonError(outgoing, CONTENT_TYPE, {
+        type: 'ValidationException',
+        message: `1 validation error detected: Value at 'secretString' failed to satisfy constraint: Member must have length less than or equal to ${SECRET_MAX_BYTES}`,
+      });
       return;
     }
     if (operation === 'PutSecretValue' && secretId !== undefined) {
@@ -153,11 +142,10 @@ export async function startSecretsManagerRules(motoPort: number): Promise<Secret
       const retry = token !== undefined && versions?.includes(token) === true;
       if (versions !== undefined && !retry && versions.length >= AWS_VERSION_QUOTA) {
         record('version-quota');
-        awsError(
-          outgoing,
-          'LimitExceededException',
-          'The request failed because it would exceed one of the Secrets Manager quotas.',
-        );
+        awsJsonError(outgoing, CONTENT_TYPE, {
+          type: 'LimitExceededException',
+          message: 'The request failed because it would exceed one of the Secrets Manager quotas.',
+        });
         return;
       }
     }
