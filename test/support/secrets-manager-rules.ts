@@ -10,10 +10,9 @@
  *   the count is moto's own list of the secret's versions; a retried put (its ClientRequestToken already a version)
  *   makes none and passes.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SECRET_MAX_BYTES } from '../../shared/keys/secret-size';
-import { awsJsonError, closeServer, forward, listen, readAll } from './fault-proxy';
+import { awsJsonError, closeServer, forward, readAll, serveOnLoopback } from './fault-proxy';
 
 const AWS_VERSION_QUOTA = 100;
 
@@ -74,7 +73,6 @@ function stringField(input: Record<string, unknown>, name: string): string | und
 
 export async function startSecretsManagerRules(motoPort: number): Promise<SecretsManagerRulesProxy> {
   const calls: RulesProxyCall[] = [];
-  const sockets = new Set<Socket>();
 
   async function versionsOf(incoming: IncomingMessage, secretId: string): Promise<string[] | undefined> {
     const listed = await call(motoPort, incoming, 'ListSecretVersionIds', {
@@ -159,16 +157,7 @@ export async function startSecretsManagerRules(motoPort: number): Promise<Secret
     outgoing.end(answer.body);
   };
 
-  const server = createServer((incoming, outgoing) => {
-    handle(incoming, outgoing).catch(() => {
-      outgoing.destroy();
-    });
-  });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  const port = await listen(server, 0);
+  const { server, sockets, port } = await serveOnLoopback(handle);
   return {
     endpoint: `http://127.0.0.1:${port}`,
     calls,
