@@ -14,7 +14,7 @@ import {
   createPaymentSecretsManagerClient,
   secretsManagerSource,
 } from '../../lambda/payment/secrets-manager-source';
-import type { AttemptBounds, AwsJsonClient } from '../../shared/aws/aws-json-client';
+import type { AttemptBounds } from '../../shared/aws/aws-json-client';
 import type { CallBounds } from '../../shared/aws/call-bounds';
 import { canConnect, freeLoopbackPort } from './loopback';
 
@@ -206,22 +206,12 @@ export function motoAccess(endpoint: string) {
 }
 
 /**
- * The payment Lambda's own Secrets Manager client (the small client), pointed at moto (or a proxy in front of it),
- * with EMULATOR_ATTEMPT_BOUNDS unless a test asks for others: reads secrets exactly as the Lambda does.
+ * The payment Lambda's key source for one secret in moto (or a proxy in front of it): its own small client with
+ * EMULATOR_ATTEMPT_BOUNDS and the emulator's explicit budget, so it reads secrets exactly as the Lambda does.
  */
-export function motoPaymentClient(
-  server: MotoServer | { readonly endpoint: string },
-  bounds: AttemptBounds = EMULATOR_ATTEMPT_BOUNDS,
-): AwsJsonClient {
-  return createPaymentSecretsManagerClient(motoAccess(server.endpoint), bounds);
-}
-
-/** The payment Lambda's key source for one secret in moto, with the emulator's explicit budget. */
-export function motoSecretSource(
-  server: MotoServer | { readonly endpoint: string },
-  secretId: string,
-): SecretSource {
-  return secretsManagerSource(secretId, motoPaymentClient(server), EMULATOR_KEY_FETCH_BUDGET_MS);
+export function motoSecretSource(server: { readonly endpoint: string }, secretId: string): SecretSource {
+  const client = createPaymentSecretsManagerClient(motoAccess(server.endpoint), EMULATOR_ATTEMPT_BOUNDS);
+  return secretsManagerSource(secretId, client, EMULATOR_KEY_FETCH_BUDGET_MS);
 }
 
 /** A DynamoDB client for the test process itself, pointed at the given moto server. */
