@@ -245,7 +245,18 @@ export async function createMotoRateLimitTable(moto: MotoServer, tableName: stri
   }
 }
 
-/** Creates a secret holding `secretString` in moto; returns its ARN. */
+/** Creates a secret holding `secretString` with `client` (pointed at moto); returns its ARN. */
+export async function createSecret(
+  client: SecretsManagerClient,
+  name: string,
+  secretString: string,
+): Promise<string> {
+  const created = await client.send(new CreateSecretCommand({ Name: name, SecretString: secretString }));
+  if (created.ARN === undefined) throw new Error(`moto returned no ARN for the secret ${name}`);
+  return created.ARN;
+}
+
+/** The same, with a client of its own. */
 export async function createMotoSecret(
   moto: MotoServer,
   name: string,
@@ -253,9 +264,7 @@ export async function createMotoSecret(
 ): Promise<string> {
   const client = motoSecretsManager(moto);
   try {
-    const created = await client.send(new CreateSecretCommand({ Name: name, SecretString: secretString }));
-    if (created.ARN === undefined) throw new Error(`moto returned no ARN for the secret ${name}`);
-    return created.ARN;
+    return await createSecret(client, name, secretString);
   } finally {
     client.destroy();
   }
