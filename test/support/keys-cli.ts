@@ -113,8 +113,6 @@ export function startCli(argv: readonly string[], env: Readonly<Record<string, s
   });
 }
 
-export { ownStderrLines as cliStderrLines } from './tool-process';
-
 /**
  * A KeyStore in memory with a version counter. `beforeReplace` runs between an edit's read and its write, to
  * play a concurrent writer (it may clear itself to act once).
