@@ -126,13 +126,13 @@ export async function startMoto(timeoutMs = 30_000): Promise<MotoServer> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 
+  return motoOn(port, () => stopMotoProcess(child));
+}
+
+/** The moto server listening on `port` of 127.0.0.1, which `stop` stops. */
+function motoOn(port: number, stop: () => Promise<void>): MotoServer {
   const endpoint = `http://127.0.0.1:${port}`;
-  return {
-    endpoint,
-    port,
-    awsEnv: { ...MOTO_AWS_ENV, AWS_ENDPOINT_URL: endpoint },
-    stop: () => stopMotoProcess(child),
-  };
+  return { endpoint, port, awsEnv: { ...MOTO_AWS_ENV, AWS_ENDPOINT_URL: endpoint }, stop };
 }
 
 /** The environment variable by which globalSetup (shared-moto-setup.ts) tells each worker its moto's port. */
@@ -158,19 +158,14 @@ export async function sharedMoto(timeoutMs = 30_000): Promise<MotoServer> {
   const worker = Number(process.env.JEST_WORKER_ID ?? '1');
   const port = ports[(worker - 1) % Math.max(1, ports.length)];
   if (port === undefined) return startMoto(timeoutMs);
-  const endpoint = `http://127.0.0.1:${port}`;
+  const shared = motoOn(port, () => Promise.resolve());
   const deadline = Date.now() + timeoutMs;
-  while (!(await reset(endpoint))) {
+  while (!(await reset(shared.endpoint))) {
     if (Date.now() > deadline)
-      throw new Error(`the shared moto_server on ${endpoint} did not answer its reset`);
+      throw new Error(`the shared moto_server on ${shared.endpoint} did not answer its reset`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return {
-    endpoint,
-    port,
-    awsEnv: { ...MOTO_AWS_ENV, AWS_ENDPOINT_URL: endpoint },
-    stop: () => Promise.resolve(),
-  };
+  return shared;
 }
 
 /**
