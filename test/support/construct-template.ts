@@ -52,42 +52,36 @@ export function synthesize(
   return { app, stack, template: Template.fromStack(stack) };
 }
 
-const sharedTemplates = new Map<string, Template>();
-
 /**
- * The construct's template for these props, synthesized once per test file (jest gives each file its own modules)
- * and shared by every test that only reads it. Props are told apart by their JSON: Durations by amount and unit.
+ * `make`'s template for these props, synthesized once per test file (jest gives each file its own modules) and shared
+ * by every test that only reads it. Props are told apart by their JSON: Durations by amount and unit. Validation
+ * errors are thrown, not cached.
  */
-export function sharedTemplate(props: PaymentApiProps = {}): Template {
-  const key = JSON.stringify(props);
-  let template = sharedTemplates.get(key);
-  if (template === undefined) {
-    template = synthesize(props).template;
-    sharedTemplates.set(key, template);
-  }
-  return template;
+function sharedBy<Props extends object>(make: (props: Props) => Template): (props?: Props) => Template {
+  const templates = new Map<string, Template>();
+  return (props = {} as Props) => {
+    const key = JSON.stringify(props);
+    let template = templates.get(key);
+    if (template === undefined) {
+      template = make(props);
+      templates.set(key, template);
+    }
+    return template;
+  };
 }
+
+/** The construct's template for these props, shared (sharedBy). */
+export const sharedTemplate = sharedBy((props: PaymentApiProps) => synthesize(props).template);
 
 /** PaymentApiStack named `id`, as the CDK app would make it from its context. */
 export function synthesizeStack(id: string, props: PaymentApiStackProps = {}): Template {
   return Template.fromStack(new PaymentApiStack(unbundledApp(), id, props));
 }
 
-const sharedStackTemplates = new Map<string, Template>();
-
-/**
- * PaymentApiStack "PaymentApi" for these props, synthesized once per test file and shared like sharedTemplate's.
- * Validation errors are thrown, not cached.
- */
-export function sharedStackTemplate(props: PaymentApiStackProps = {}): Template {
-  const key = JSON.stringify(props);
-  let template = sharedStackTemplates.get(key);
-  if (template === undefined) {
-    template = synthesizeStack('PaymentApi', props);
-    sharedStackTemplates.set(key, template);
-  }
-  return template;
-}
+/** PaymentApiStack "PaymentApi" for these props, shared (sharedBy). */
+export const sharedStackTemplate = sharedBy((props: PaymentApiStackProps) =>
+  synthesizeStack('PaymentApi', props),
+);
 
 /** A resource of a template, as the tests read it. */
 export interface TemplateResource {

@@ -1,11 +1,11 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { parseKeyring } from '../../shared/keys/keyring';
 import { toHttpResponse, toProxyEvent, type LocalHttpResponse } from '../../tools/local-server/proxy-event';
 import { routeRequest } from '../../tools/local-server/routing';
 import { createHandler, type RequestLimits } from '../../lambda/payment/create-handler';
 import { errorResponse } from '../../shared/api/responses';
 import { createJsonLogger } from '../../shared/logger';
+import { closeServer, readAll, serveOnLoopback } from './fault-proxy';
 
 /** One request as the server received it. */
 export interface ReceivedRequest {
@@ -49,17 +49,6 @@ export function requestHeaders(request: ReceivedRequest, name: string): string[]
   return values;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('end', () => {
-      resolve(Buffer.concat(chunks));
-    });
-    req.once('error', reject);
-  });
-}
-
 /**
  * A stand-in for a deployed API, built from the project's real parts (routing, REST proxy event, handler,
  * response catalogue) behind a stage prefix, so with no breakage it keeps the contract exactly; `breakage`
@@ -84,7 +73,7 @@ export async function startContractServer(
     const path = target.startsWith(`${STAGE_PREFIX}/`)
       ? target.slice(STAGE_PREFIX.length)
       : `/not-staged${target}`;
-    const body = await readBody(req);
+    const body = await readAll(req);
     const request: ReceivedRequest = {
       method,
       path,
@@ -120,37 +109,19 @@ export async function startContractServer(
     return breakage(request, conforming);
   };
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    answer(req).then(
-      (response) => {
-        res.writeHead(response.statusCode, {
-          ...response.headers,
-          'Content-Length': String(response.body.length),
-        });
-        res.end(response.body);
-      },
-      () => {
-        res.destroy();
-      },
-    );
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      resolve((server.address() as AddressInfo).port);
+  const { server, sockets, port } = await serveOnLoopback(async (req, res) => {
+    const response = await answer(req);
+    res.writeHead(response.statusCode, {
+      ...response.headers,
+      'Content-Length': String(response.body.length),
     });
+    res.end(response.body);
   });
 
   return {
     paymentUrl: `http://127.0.0.1:${port}${STAGE_PREFIX}/payment`,
     received,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => {
-          resolve();
-        });
-      }),
+    close: () => closeServer(server, sockets),
   };
 }
 

@@ -46,20 +46,27 @@ export const baseEvent: APIGatewayProxyEvent = {
 };
 
 /**
- * Builds an event with the given headers, filling both maps the way API Gateway does: `multiValueHeaders`
- * holds every value under the caller's casing, `headers` only the last one.
+ * The two header maps as API Gateway fills them from the headers a client sent: `multiValueHeaders` holds every value
+ * under the sent name, `headers` only the last one.
  */
+export function apiGatewayHeaderMaps(pairs: ReadonlyArray<readonly [string, string]>): {
+  headers: Record<string, string>;
+  multiValueHeaders: Record<string, string[]>;
+} {
+  const multi = new Map<string, string[]>();
+  for (const [name, value] of pairs) multi.set(name, [...(multi.get(name) ?? []), value]);
+  return {
+    headers: Object.fromEntries([...multi].map(([name, values]) => [name, values[values.length - 1] ?? ''])),
+    multiValueHeaders: Object.fromEntries(multi),
+  };
+}
+
+/** An event with the given headers (both maps filled as API Gateway fills them); `overrides` on top. */
 export function paymentEvent(
   headerPairs: ReadonlyArray<readonly [string, string]>,
   overrides: Partial<APIGatewayProxyEvent> = {},
 ): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
-  for (const [name, value] of headerPairs) {
-    headers[name] = value;
-    (multiValueHeaders[name] ??= []).push(value);
-  }
-  return { ...baseEvent, headers, multiValueHeaders, ...overrides };
+  return { ...baseEvent, ...apiGatewayHeaderMaps(headerPairs), ...overrides };
 }
 
 /** A request of `appId` with `key` and a JSON body type, as API Gateway sends it; `overrides` on top. */

@@ -11,7 +11,7 @@
  * the one before was answered; other items' writes and every other call go on meanwhile.
  */
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { Server as NetServer, Socket } from 'node:net';
 
 export type Fault =
   /** Nothing listens: connections are refused. */
@@ -174,10 +174,11 @@ function errorsOf(target: string): ServiceErrors {
   return target.startsWith('DynamoDB_') ? DYNAMODB_ERRORS : SECRETS_MANAGER_ERRORS;
 }
 
-function awsJsonError(res: ServerResponse, errors: ServiceErrors, error: ServiceError): void {
+/** A 400 answer of an AWS JSON protocol (`contentType` says which version) refusing the call with `error`. */
+export function awsJsonError(res: ServerResponse, contentType: string, error: ServiceError): void {
   const body = JSON.stringify({ __type: error.type, message: error.message });
   res.writeHead(400, {
-    'Content-Type': errors.contentType,
+    'Content-Type': contentType,
     'x-amzn-ErrorType': error.type,
     'Content-Length': String(Buffer.byteLength(body)),
   });
@@ -212,9 +213,10 @@ export interface UpstreamAnswer {
   readonly body: Buffer;
 }
 
+/** Sends `body` to 127.0.0.1:`targetPort` with the method, path and headers of `incoming`; resolves with the answer. */
 export function forward(
   targetPort: number,
-  incoming: IncomingMessage,
+  incoming: Pick<IncomingMessage, 'method' | 'url' | 'headers'>,
   body: Buffer,
 ): Promise<UpstreamAnswer> {
   return new Promise((resolve, reject) => {
@@ -242,7 +244,7 @@ export function forward(
   });
 }
 
-export function listen(server: Server, port: number): Promise<number> {
+export function listen(server: NetServer, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {
@@ -253,7 +255,7 @@ export function listen(server: Server, port: number): Promise<number> {
   });
 }
 
-export function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
+export function closeServer(server: NetServer, sockets: Set<Socket>): Promise<void> {
   for (const socket of sockets) socket.destroy();
   return new Promise((resolve) => {
     if (!server.listening) {
@@ -266,6 +268,33 @@ export function closeServer(server: Server, sockets: Set<Socket>): Promise<void>
   });
 }
 
+export interface LoopbackServer {
+  readonly server: Server;
+  /** Its open connections, for closeServer (and a proxy that resets them). */
+  readonly sockets: Set<Socket>;
+  readonly port: number;
+}
+
+/**
+ * An HTTP server on a free port of 127.0.0.1 answering with `handle`, which destroys an answer it fails to give, and
+ * keeping its open connections.
+ */
+export async function serveOnLoopback(
+  handle: (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void>,
+): Promise<LoopbackServer> {
+  const sockets = new Set<Socket>();
+  const server = createServer((incoming, outgoing) => {
+    handle(incoming, outgoing).catch(() => {
+      outgoing.destroy();
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  return { server, sockets, port: await listen(server, 0) };
+}
+
 /** Starts the proxy in front of moto's port; `pass` mode until told otherwise. */
 export async function startFaultProxy(
   motoPort: number,
@@ -276,7 +305,6 @@ export async function startFaultProxy(
   let scheduled: { mode: ProxyMode; passesLeft: number } | undefined;
   const secretModes = new Map<string, Fault>();
   const calls: RecordedCall[] = [];
-  const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
 
   const pause = (ms: number): Promise<void> =>
@@ -320,10 +348,10 @@ export async function startFaultProxy(
       case 'black-holed':
         return;
       case 'throttling':
-        awsJsonError(outgoing, errors, errors.throttling);
+        awsJsonError(outgoing, errors.contentType, errors.throttling);
         return;
       case 'access-denied':
-        awsJsonError(outgoing, errors, errors.accessDenied);
+        awsJsonError(outgoing, errors.contentType, errors.accessDenied);
         return;
       default:
         break;
@@ -350,16 +378,7 @@ export async function startFaultProxy(
     });
   };
 
-  const server = createServer((incoming, outgoing) => {
-    handle(incoming, outgoing).catch(() => {
-      outgoing.destroy();
-    });
-  });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  const port = await listen(server, 0);
+  const { server, sockets, port } = await serveOnLoopback(handle);
 
   const switchTo = async (next: ProxyMode): Promise<void> => {
     if (next === 'refused' && server.listening) {

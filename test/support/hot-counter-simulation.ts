@@ -33,8 +33,6 @@ export interface HotCounterScenario {
   readonly durationMs: number;
   /** A calm app beside it: its own limit, and what it sends, all environments together (Poisson, spread evenly). */
   readonly calm: { readonly limit: RateLimit; readonly perSecond: number };
-  /** DynamoDB's per-item ceiling. */
-  readonly writesPerSecondPerItem: number;
   /**
    * How long a store call takes, there and back, drawn evenly from [min, max] ms for each call; the write lands
    * halfway. While a call is under way its environment serves nothing else (one request at a time, as Lambda), and
@@ -73,7 +71,6 @@ const THOUSAND_ENVIRONMENTS: HotCounterScenario = {
   spreadMs: 3_000,
   durationMs: 12_000,
   calm: { limit: { perSecond: 10, burst: 10 }, perSecond: 2 },
-  writesPerSecondPerItem: DYNAMODB_WRITES_PER_SECOND_PER_ITEM,
   seed: 17,
 };
 
@@ -331,7 +328,7 @@ export async function simulateHotCounter(scenario: HotCounterScenario): Promise<
   let clock = startMs;
   const now = (): number => clock;
   const events = new EventQueue();
-  const double = new CounterStoreDouble({ now, writesPerSecondPerItem: scenario.writesPerSecondPerItem });
+  const double = new CounterStoreDouble({ now, writesPerSecondPerItem: DYNAMODB_WRITES_PER_SECOND_PER_ITEM });
   const latency = scenario.storeLatencyMs;
   const latencyRandom = seeded(scenario.seed * 31 + 7);
   const store: CounterStore =

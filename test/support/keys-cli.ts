@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { authenticate, type AuthDecision } from '../../shared/keys/authenticate';
 import {
   keyIdOf,
@@ -14,8 +13,6 @@ import type { Registry } from '../../tools/keys/registry-access';
 import { DEMO_KEY } from './keys';
 import { run, type CliIo } from '../../tools/keys/main';
 import { runInProcess, spawnTool, startTool, TSX, type RunningTool, type ToolRun } from './tool-process';
-
-export const PROJECT_ROOT = join(__dirname, '..', '..');
 
 /** A generated key as the CLI prints it. */
 export const GENERATED_KEY_PATTERN = /^pay_[0-9A-Za-z]{38}$/;
@@ -116,8 +113,6 @@ export function startCli(argv: readonly string[], env: Readonly<Record<string, s
   });
 }
 
-export { ownStderrLines as cliStderrLines } from './tool-process';
-
 /**
  * A KeyStore in memory with a version counter. `beforeReplace` runs between an edit's read and its write, to
  * play a concurrent writer (it may clear itself to act once).
@@ -159,10 +154,10 @@ export class MemoryStore implements KeyStore {
   }
 }
 
-/** A registry of one shard held by `store` (a MemoryStore, say), as the engine edits a single secret or key file. */
-export function oneShardRegistry(store: KeyStore, kind: Registry['kind'] = 'secrets'): Registry {
+/** A registry (of secrets) of one shard held by `store` (a MemoryStore, say), as the engine edits a single secret. */
+export function oneShardRegistry(store: KeyStore): Registry {
   return {
-    kind,
+    kind: 'secrets',
     description: store.description,
     manifest: singleShardLayout('memory'),
     sharded: false,

@@ -7,32 +7,25 @@
 import { appWindowAt } from '../../lambda/payment/rate-limit/window';
 import type { RateLimit } from '../../shared/keys/rate-limit';
 
-export interface WithinOneWindow<T> {
-  readonly result: T;
-  /** When the attempt that counts began and ended, epoch milliseconds. */
-  readonly before: number;
-  readonly after: number;
-}
-
 /** An app and the limit it is counted under. */
 export type AppLimit = readonly [appId: string, limit: RateLimit];
 
 /**
- * Runs `act`; if the clock crossed the end of a window of any of the apps `appsOf` names for that attempt while it
- * ran, runs it once more with attempt 1, for which `act` must use apps or a table not used yet. Windows of a second
- * or longer end at most once in a short test, so a second crossing fails the test.
+ * Runs `act` and gives what it returned; if the clock crossed the end of a window of any of the apps `appsOf` names
+ * for that attempt while it ran, runs it once more with attempt 1, for which `act` must use apps or a table not used
+ * yet. Windows of a second or longer end at most once in a short test, so a second crossing fails the test.
  */
 export async function withinOneWindow<T>(
   appsOf: (attempt: 0 | 1) => readonly AppLimit[],
   act: (attempt: 0 | 1) => Promise<T>,
-): Promise<WithinOneWindow<T>> {
+): Promise<T> {
   for (const attempt of [0, 1] as const) {
     const before = Date.now();
     const result = await act(attempt);
     const after = Date.now();
     const sameWindow = ([appId, limit]: AppLimit): boolean =>
       appWindowAt(appId, limit, before).index === appWindowAt(appId, limit, after).index;
-    if (appsOf(attempt).every(sameWindow)) return { result, before, after };
+    if (appsOf(attempt).every(sameWindow)) return result;
   }
   throw new Error('the clock crossed the end of a rate-limit window twice within one test');
 }

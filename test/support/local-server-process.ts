@@ -8,6 +8,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readAll } from './fault-proxy';
 import { freeLoopbackPort } from './loopback';
 import { startTool, type RunningTool } from './tool-process';
 
@@ -140,16 +141,9 @@ export function send(baseUrl: string, call: Call): Promise<Reply> {
         agent: false,
       },
       (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-          });
-        });
-        res.on('error', reject);
+        readAll(res).then((body) => {
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: body.toString('utf8') });
+        }, reject);
       },
     );
     req.on('error', reject);

@@ -14,7 +14,7 @@ import {
   createPaymentSecretsManagerClient,
   secretsManagerSource,
 } from '../../lambda/payment/secrets-manager-source';
-import type { AttemptBounds, AwsJsonClient } from '../../shared/aws/aws-json-client';
+import type { AttemptBounds } from '../../shared/aws/aws-json-client';
 import type { CallBounds } from '../../shared/aws/call-bounds';
 import { canConnect, freeLoopbackPort } from './loopback';
 
@@ -126,13 +126,13 @@ export async function startMoto(timeoutMs = 30_000): Promise<MotoServer> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 
+  return motoOn(port, () => stopMotoProcess(child));
+}
+
+/** The moto server listening on `port` of 127.0.0.1, which `stop` stops. */
+function motoOn(port: number, stop: () => Promise<void>): MotoServer {
   const endpoint = `http://127.0.0.1:${port}`;
-  return {
-    endpoint,
-    port,
-    awsEnv: { ...MOTO_AWS_ENV, AWS_ENDPOINT_URL: endpoint },
-    stop: () => stopMotoProcess(child),
-  };
+  return { endpoint, port, awsEnv: { ...MOTO_AWS_ENV, AWS_ENDPOINT_URL: endpoint }, stop };
 }
 
 /** The environment variable by which globalSetup (shared-moto-setup.ts) tells each worker its moto's port. */
@@ -158,19 +158,14 @@ export async function sharedMoto(timeoutMs = 30_000): Promise<MotoServer> {
   const worker = Number(process.env.JEST_WORKER_ID ?? '1');
   const port = ports[(worker - 1) % Math.max(1, ports.length)];
   if (port === undefined) return startMoto(timeoutMs);
-  const endpoint = `http://127.0.0.1:${port}`;
+  const shared = motoOn(port, () => Promise.resolve());
   const deadline = Date.now() + timeoutMs;
-  while (!(await reset(endpoint))) {
+  while (!(await reset(shared.endpoint))) {
     if (Date.now() > deadline)
-      throw new Error(`the shared moto_server on ${endpoint} did not answer its reset`);
+      throw new Error(`the shared moto_server on ${shared.endpoint} did not answer its reset`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return {
-    endpoint,
-    port,
-    awsEnv: { ...MOTO_AWS_ENV, AWS_ENDPOINT_URL: endpoint },
-    stop: () => Promise.resolve(),
-  };
+  return shared;
 }
 
 /**
@@ -206,22 +201,12 @@ export function motoAccess(endpoint: string) {
 }
 
 /**
- * The payment Lambda's own Secrets Manager client (the small client), pointed at moto (or a proxy in front of it),
- * with EMULATOR_ATTEMPT_BOUNDS unless a test asks for others: reads secrets exactly as the Lambda does.
+ * The payment Lambda's key source for one secret in moto (or a proxy in front of it): its own small client with
+ * EMULATOR_ATTEMPT_BOUNDS and the emulator's explicit budget, so it reads secrets exactly as the Lambda does.
  */
-export function motoPaymentClient(
-  server: MotoServer | { readonly endpoint: string },
-  bounds: AttemptBounds = EMULATOR_ATTEMPT_BOUNDS,
-): AwsJsonClient {
-  return createPaymentSecretsManagerClient(motoAccess(server.endpoint), bounds);
-}
-
-/** The payment Lambda's key source for one secret in moto, with the emulator's explicit budget. */
-export function motoSecretSource(
-  server: MotoServer | { readonly endpoint: string },
-  secretId: string,
-): SecretSource {
-  return secretsManagerSource(secretId, motoPaymentClient(server), EMULATOR_KEY_FETCH_BUDGET_MS);
+export function motoSecretSource(server: { readonly endpoint: string }, secretId: string): SecretSource {
+  const client = createPaymentSecretsManagerClient(motoAccess(server.endpoint), EMULATOR_ATTEMPT_BOUNDS);
+  return secretsManagerSource(secretId, client, EMULATOR_KEY_FETCH_BUDGET_MS);
 }
 
 /** A DynamoDB client for the test process itself, pointed at the given moto server. */
@@ -255,7 +240,18 @@ export async function createMotoRateLimitTable(moto: MotoServer, tableName: stri
   }
 }
 
-/** Creates a secret holding `secretString` in moto; returns its ARN. */
+/** Creates a secret holding `secretString` with `client` (pointed at moto); returns its ARN. */
+export async function createSecret(
+  client: SecretsManagerClient,
+  name: string,
+  secretString: string,
+): Promise<string> {
+  const created = await client.send(new CreateSecretCommand({ Name: name, SecretString: secretString }));
+  if (created.ARN === undefined) throw new Error(`moto returned no ARN for the secret ${name}`);
+  return created.ARN;
+}
+
+/** The same, with a client of its own. */
 export async function createMotoSecret(
   moto: MotoServer,
   name: string,
@@ -263,9 +259,7 @@ export async function createMotoSecret(
 ): Promise<string> {
   const client = motoSecretsManager(moto);
   try {
-    const created = await client.send(new CreateSecretCommand({ Name: name, SecretString: secretString }));
-    if (created.ARN === undefined) throw new Error(`moto returned no ARN for the secret ${name}`);
-    return created.ARN;
+    return await createSecret(client, name, secretString);
   } finally {
     client.destroy();
   }

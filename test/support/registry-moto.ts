@@ -8,7 +8,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  CreateSecretCommand,
   GetSecretValueCommand,
   PutSecretValueCommand,
   type SecretsManagerClient,
@@ -26,7 +25,7 @@ import {
   type RegistryManifest,
 } from '../../shared/keys/registry';
 import { errorName } from '../../shared/errors';
-import { motoSecretsManager, type MotoServer } from './moto';
+import { createSecret, motoSecretsManager, type MotoServer } from './moto';
 
 /** Clients of the test process, pointed at moto; with CloudFormation, the registry gets a stack too. */
 export interface MotoClients {
@@ -69,12 +68,6 @@ export function registryEnv(layout: RegistryLayout, namePrefix: string): Readonl
     if (layout.previousShards !== undefined) env[REGISTRY_ENV.previousShards] = String(layout.previousShards);
   }
   return env;
-}
-
-async function createSecret(client: SecretsManagerClient, name: string, text: string): Promise<string> {
-  const created = await client.send(new CreateSecretCommand({ Name: name, SecretString: text }));
-  if (created.ARN === undefined) throw new Error(`moto returned no ARN for the secret ${name}`);
-  return created.ARN;
 }
 
 /** A stack in moto holding only `outputs` (and the one resource CloudFormation requires), as a deploy leaves them. */

@@ -8,12 +8,11 @@ import {
   createOperatorCloudFormationClient,
   createOperatorSecretsManagerClient,
 } from '../../tools/common/aws-clients';
-import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from './moto';
+import { EMULATOR_CALL_BOUNDS, startMoto } from './moto';
 import type { MotoClients } from './registry-moto';
 import { startSecretsManagerRules, type SecretsManagerRulesProxy } from './secrets-manager-rules';
 
 export interface RulesRegistryMoto {
-  readonly moto: MotoServer;
   readonly proxy: SecretsManagerRulesProxy;
   readonly admin: SecretsManagerClient;
   readonly clients: Required<MotoClients>;
@@ -34,7 +33,6 @@ export async function startRulesRegistryMoto(): Promise<RulesRegistryMoto> {
   await admin.send(new ListSecretsCommand({}));
   await clients.cloudFormation.send(new DescribeStacksCommand({}));
   return {
-    moto,
     proxy,
     admin,
     clients,

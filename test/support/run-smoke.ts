@@ -1,10 +1,7 @@
-import { join } from 'node:path';
 import type { CheckResult } from '../../tools/smoke/evaluate';
 import { runSmoke, type SmokeIo } from '../../tools/smoke/main';
 import type { SmokeReport } from '../../tools/smoke/report';
 import { runInProcess, spawnTool, TSX, type ToolRun } from './tool-process';
-
-export const PROJECT_ROOT = join(__dirname, '..', '..');
 
 export type SmokeRun = ToolRun;
 

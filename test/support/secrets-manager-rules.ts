@@ -5,17 +5,16 @@
  * move). It counts the calls it sees, so tests and the bench can bound them.
  *
  * - A SecretString over 65,536 bytes (CreateSecret, PutSecretValue, UpdateSecret): 400 ValidationException.
- * - A PutSecretValue that would make a version past `versionQuota` younger than 24 hours: 400
+ * - A PutSecretValue that would make a version past the quota (100) younger than 24 hours: 400
  *   LimitExceededException. moto never removes a version, and every version of a test is younger than a day, so
  *   the count is moto's own list of the secret's versions; a retried put (its ClientRequestToken already a version)
  *   makes none and passes.
  */
-import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SECRET_MAX_BYTES } from '../../shared/keys/secret-size';
-import { closeServer, forward, listen, readAll } from './fault-proxy';
+import { awsJsonError, closeServer, forward, readAll, serveOnLoopback } from './fault-proxy';
 
-export const AWS_VERSION_QUOTA = 100;
+const AWS_VERSION_QUOTA = 100;
 
 export interface RulesProxyCall {
   /** `PutSecretValue`, `BatchGetSecretValue`, ...: X-Amz-Target without the service's prefix. */
@@ -38,16 +37,6 @@ export interface SecretsManagerRulesProxy {
 
 const CONTENT_TYPE = 'application/x-amz-json-1.1';
 
-function awsError(res: ServerResponse, type: string, message: string): void {
-  const body = JSON.stringify({ __type: type, message });
-  res.writeHead(400, {
-    'Content-Type': CONTENT_TYPE,
-    'x-amzn-ErrorType': type,
-    'Content-Length': String(Buffer.byteLength(body)),
-  });
-  res.end(body);
-}
-
 function jsonAnswer(res: ServerResponse, value: unknown): void {
   const body = JSON.stringify(value);
   res.writeHead(200, { 'Content-Type': CONTENT_TYPE, 'Content-Length': String(Buffer.byteLength(body)) });
@@ -55,41 +44,26 @@ function jsonAnswer(res: ServerResponse, value: unknown): void {
 }
 
 /** One call of moto's Secrets Manager from the proxy itself, signed like the call that caused it (moto reads the region there). */
-function call(
+async function call(
   motoPort: number,
   incoming: IncomingMessage,
   operation: string,
   input: unknown,
 ): Promise<{ readonly status: number; readonly body: Record<string, unknown> }> {
   const body = Buffer.from(JSON.stringify(input));
-  return new Promise((resolve, reject) => {
-    const upstream = request(
-      {
-        host: '127.0.0.1',
-        port: motoPort,
-        method: 'POST',
-        path: '/',
-        headers: {
-          'Content-Type': CONTENT_TYPE,
-          'X-Amz-Target': `secretsmanager.${operation}`,
-          'Content-Length': String(body.length),
-          ...(incoming.headers.authorization === undefined
-            ? {}
-            : { Authorization: incoming.headers.authorization }),
-        },
-      },
-      (response) => {
-        readAll(response).then((answer) => {
-          resolve({
-            status: response.statusCode ?? 502,
-            body: JSON.parse(answer.toString('utf8') || '{}') as Record<string, unknown>,
-          });
-        }, reject);
-      },
-    );
-    upstream.on('error', reject);
-    upstream.end(body);
-  });
+  const headers = {
+    'Content-Type': CONTENT_TYPE,
+    'X-Amz-Target': `secretsmanager.${operation}`,
+    'Content-Length': String(body.length),
+    ...(incoming.headers.authorization === undefined
+      ? {}
+      : { Authorization: incoming.headers.authorization }),
+  };
+  const answer = await forward(motoPort, { method: 'POST', url: '/', headers }, body);
+  return {
+    status: answer.status,
+    body: JSON.parse(answer.body.toString('utf8') || '{}') as Record<string, unknown>,
+  };
 }
 
 function stringField(input: Record<string, unknown>, name: string): string | undefined {
@@ -97,13 +71,8 @@ function stringField(input: Record<string, unknown>, name: string): string | und
   return typeof value === 'string' ? value : undefined;
 }
 
-export async function startSecretsManagerRules(
-  motoPort: number,
-  options: { readonly versionQuota?: number } = {},
-): Promise<SecretsManagerRulesProxy> {
-  const versionQuota = options.versionQuota ?? AWS_VERSION_QUOTA;
+export async function startSecretsManagerRules(motoPort: number): Promise<SecretsManagerRulesProxy> {
   const calls: RulesProxyCall[] = [];
-  const sockets = new Set<Socket>();
 
   async function versionsOf(incoming: IncomingMessage, secretId: string): Promise<string[] | undefined> {
     const listed = await call(motoPort, incoming, 'ListSecretVersionIds', {
@@ -159,24 +128,22 @@ export async function startSecretsManagerRules(
     const secretString = stringField(input, 'SecretString');
     if (secretString !== undefined && Buffer.byteLength(secretString, 'utf8') > SECRET_MAX_BYTES) {
       record('too-large');
-      awsError(
-        outgoing,
-        'ValidationException',
-        `1 validation error detected: Value at 'secretString' failed to satisfy constraint: Member must have length less than or equal to ${SECRET_MAX_BYTES}`,
-      );
+      awsJsonError(outgoing, CONTENT_TYPE, {
+        type: 'ValidationException',
+        message: `1 validation error detected: Value at 'secretString' failed to satisfy constraint: Member must have length less than or equal to ${SECRET_MAX_BYTES}`,
+      });
       return;
     }
     if (operation === 'PutSecretValue' && secretId !== undefined) {
       const versions = await versionsOf(incoming, secretId);
       const token = stringField(input, 'ClientRequestToken');
       const retry = token !== undefined && versions?.includes(token) === true;
-      if (versions !== undefined && !retry && versions.length >= versionQuota) {
+      if (versions !== undefined && !retry && versions.length >= AWS_VERSION_QUOTA) {
         record('version-quota');
-        awsError(
-          outgoing,
-          'LimitExceededException',
-          'The request failed because it would exceed one of the Secrets Manager quotas.',
-        );
+        awsJsonError(outgoing, CONTENT_TYPE, {
+          type: 'LimitExceededException',
+          message: 'The request failed because it would exceed one of the Secrets Manager quotas.',
+        });
         return;
       }
     }
@@ -190,16 +157,7 @@ export async function startSecretsManagerRules(
     outgoing.end(answer.body);
   };
 
-  const server = createServer((incoming, outgoing) => {
-    handle(incoming, outgoing).catch(() => {
-      outgoing.destroy();
-    });
-  });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  const port = await listen(server, 0);
+  const { server, sockets, port } = await serveOnLoopback(handle);
   return {
     endpoint: `http://127.0.0.1:${port}`,
     calls,

@@ -54,13 +54,9 @@ function firstAppId(prefix: string, fits: (appId: string) => boolean): string {
   throw new Error(`no app id of the form ${prefix}-<n> is placed as asked`);
 }
 
-/** The shard texts of a registry holding `apps` placed by `shards` (every slot of `slots`, empty ones `{}`). */
-export function shardTexts(
-  apps: ReadonlyMap<string, DocumentApp>,
-  shards: number,
-  slots: number = shards,
-): string[] {
-  const documents = Array.from({ length: slots }, () => new Map<string, DocumentApp>());
+/** The shard texts of a registry holding `apps` placed by `shards` (every shard, empty ones `{}`). */
+export function shardTexts(apps: ReadonlyMap<string, DocumentApp>, shards: number): string[] {
+  const documents = Array.from({ length: shards }, () => new Map<string, DocumentApp>());
   for (const [appId, app] of apps) documents[shardOf(appId, shards)]?.set(appId, app);
   return documents.map(serializeKeyDocument);
 }

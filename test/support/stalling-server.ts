@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { closeServer, listen } from './fault-proxy';
 
 export type Stall =
   /** Accepts connections, reads requests, never answers. */
@@ -41,20 +42,13 @@ export async function startStallingServer(stall: Stall): Promise<StallingServer>
       });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const port = await listen(server, 0);
   return {
     endpoint: `http://127.0.0.1:${port}`,
     connections: () => accepted,
     close: () => {
       for (const timer of timers) clearInterval(timer);
-      for (const socket of sockets) socket.destroy();
-      return new Promise((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-      });
+      return closeServer(server, sockets);
     },
   };
 }

@@ -20,8 +20,6 @@ interface AssetManifest {
 }
 
 export interface SynthesizedApp {
-  readonly outdir: string;
-  readonly templatePaths: readonly string[];
   /** Folder in cdk.out holding the bundled payment Lambda (index.js), as it would be uploaded. */
   readonly paymentAssetDir: string;
   /** The same for the rotation Lambda, when the app was synthesized with scheduled rotation. */
@@ -77,13 +75,7 @@ export async function synthesizeApp(
     const monitorAssetDir = assetDirOf(MONITOR_MARK);
     if (paymentAssetDir === undefined || monitorAssetDir === undefined) continue;
     const rotationAssetDir = assetDirOf(ROTATION_MARK);
-    return {
-      outdir,
-      templatePaths,
-      paymentAssetDir,
-      monitorAssetDir,
-      ...(rotationAssetDir ? { rotationAssetDir } : {}),
-    };
+    return { paymentAssetDir, monitorAssetDir, ...(rotationAssetDir ? { rotationAssetDir } : {}) };
   }
   throw new Error(`no payment Lambda and key registry monitor in ${templatePaths.join(', ')}`);
 }

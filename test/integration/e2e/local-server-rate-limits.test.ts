@@ -137,9 +137,7 @@ describe('npm start with RATE_LIMIT_TABLE (counted in DynamoDB, here moto)', () 
     const [first, second] = servers as [LocalServerProcess, LocalServerProcess];
 
     // Act
-    const {
-      result: [accepted, refused, appId],
-    } = await withinOneWindow(strictWindows, async (attempt) => {
+    const [accepted, refused, appId] = await withinOneWindow(strictWindows, async (attempt) => {
       const appId = strictApp(attempt);
       return [await post(first, appId), await post(second, appId), appId] as const;
     });

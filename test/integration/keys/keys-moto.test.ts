@@ -22,7 +22,6 @@ import { keyIdOf } from '../../../shared/keys/key-document';
 import { parseKeyring } from '../../../shared/keys/keyring';
 import { EMULATOR_CALL_BOUNDS, startMoto, type MotoServer } from '../../support/moto';
 import {
-  cliStderrLines,
   digestKeyIdOf,
   decide,
   GENERATED_KEY_PATTERN,
@@ -30,6 +29,7 @@ import {
   spawnCli,
   type CliResult,
 } from '../../support/keys-cli';
+import { ownStderrLines } from '../../support/tool-process';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -131,7 +131,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     const result = await spawnCli(['rotate', 'demo', '--json', '--secret-id', secretId], moto.awsEnv, 'npx');
 
     expect(result.code).toBe(0);
-    expect(cliStderrLines(result.stderr)).toEqual([]);
+    expect(ownStderrLines(result.stderr)).toEqual([]);
     expect(keyOf(result)).toMatch(GENERATED_KEY_PATTERN);
     expect(await accepts(secretId, 'demo', keyOf(result))).toBe(true);
   });
@@ -156,7 +156,7 @@ describe('the key CLI against the Secrets Manager API (moto)', () => {
     }
     for (const result of failed) {
       expect(result.stdout).toBe('');
-      expect(cliStderrLines(result.stderr)).toEqual([expect.stringMatching(/^error: /) as unknown]);
+      expect(ownStderrLines(result.stderr)).toEqual([expect.stringMatching(/^error: /) as unknown]);
     }
     expect(decide(text, 'demo', ORIGINAL_KEY).ok).toBe(true);
     expect(keyring.get('demo')?.keys).toHaveLength(1 + succeeded.length);

@@ -107,9 +107,7 @@ describe('the local server answers as openapi.yaml documents', () => {
 
   it('an app over its rate limit: 429 with Retry-After and the RateLimit fields; its 200 had the fields too', async () => {
     // Act
-    const {
-      result: [accepted, refused],
-    } = await withinOneWindow(
+    const [accepted, refused] = await withinOneWindow(
       (attempt) => [[throttledApp(attempt), THROTTLED_LIMIT]],
       async (attempt) => {
         const appId = throttledApp(attempt);

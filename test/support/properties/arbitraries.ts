@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { toDigestForm } from '../../../shared/keys/key-material';
-import { baseEvent } from '../events';
+import { apiGatewayHeaderMaps, baseEvent } from '../events';
 import { blockBits, formatIpv4, formatIpv6, type Family } from './network-model';
 
 /** The instant the handler's clock reads in the property tests; keys expire around it. */
@@ -521,19 +521,6 @@ export function headerPairsArb(apps: readonly AppSpec[]): fc.Arbitrary<HeaderPai
       if (contentType !== undefined) pairs.push([names.contentType, contentType]);
       return fc.shuffledSubarray(pairs, { minLength: pairs.length, maxLength: pairs.length });
     });
-}
-
-/** The two header maps as API Gateway fills them: every value under the sent name, and the last one alone. */
-export function apiGatewayHeaderMaps(pairs: readonly HeaderPair[]): {
-  headers: Record<string, string>;
-  multiValueHeaders: Record<string, string[]>;
-} {
-  const multi = new Map<string, string[]>();
-  for (const [name, value] of pairs) multi.set(name, [...(multi.get(name) ?? []), value]);
-  return {
-    headers: Object.fromEntries([...multi].map(([name, values]) => [name, values[values.length - 1] ?? ''])),
-    multiValueHeaders: Object.fromEntries(multi),
-  };
 }
 
 /** What a broken event may hold where a value or a map belongs. */

@@ -10,9 +10,9 @@ import {
   headerPairsArb,
   keyringArb,
   secretOf,
-  apiGatewayHeaderMaps,
   type AppSpec,
 } from '../../../support/properties/arbitraries';
+import { apiGatewayHeaderMaps } from '../../../support/events';
 import {
   EXPECTED_CODE,
   expectedHeaders,
