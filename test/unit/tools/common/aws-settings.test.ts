@@ -43,7 +43,6 @@ describe('readAwsClientSettings', () => {
       { AWS_ENDPOINT_URL: 'http://127.0.0.1:1', AWS_ENDPOINT_URL_CLOUDFORMATION: 'http://127.0.0.1:3' },
       'http://127.0.0.1:1',
     ],
-    ['no endpoint when none is set', { AWS_ENDPOINT_URL: '' }, undefined],
   ])('takes the Secrets Manager endpoint from %s', (_label, env, endpoint) => {
     expect(readAwsClientSettings(env, AWS_SERVICES.secretsManager).endpoint).toBe(endpoint);
   });
