@@ -121,7 +121,6 @@ describe('toProxyEvent', () => {
 
   it.each([
     { name: 'an empty body', body: Buffer.alloc(0), expected: null },
-    { name: 'a JSON body', body: Buffer.from('{"a":1}'), expected: '{"a":1}' },
     { name: 'a UTF-8 body', body: Buffer.from('{"name":"Zoë 💳"}'), expected: '{"name":"Zoë 💳"}' },
     { name: 'a blank body', body: Buffer.from('  '), expected: '  ' },
   ])('passes $name as text, never base64', ({ body, expected }) => {
@@ -134,7 +133,6 @@ describe('toProxyEvent', () => {
   });
 
   it.each([
-    { target: '/payment', single: null, multi: null },
     { target: '/payment?', single: null, multi: null },
     { target: '/payment?a=1', single: { a: '1' }, multi: { a: ['1'] } },
     { target: '/payment?a=1&a=2&b', single: { a: '2', b: '' }, multi: { a: ['1', '2'], b: [''] } },
