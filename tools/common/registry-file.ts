@@ -3,7 +3,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { errorCode } from '../../shared/errors';
 import { parseRegistryManifest, type RegistryManifest } from '../../shared/keys/registry';
 
-/* A local registry: registry.json and the shard files beside it, as the key CLI and the local server read them. */
+/* A local registry: registry.json and the shard files beside it. */
 
 /**
  * Where a local registry's shard file is: its id in registry.json, relative to the file's directory unless absolute
@@ -15,11 +15,12 @@ export function shardFilePath(manifestPath: string, id: string): string {
 
 export type RegistryFileReading =
   | { readonly ok: true; readonly manifest: RegistryManifest }
-  | { readonly ok: false; readonly problem: string; readonly missing: boolean };
+  | { readonly ok: false; readonly problem: string };
 
 /**
- * Reads and checks a local registry.json, as the key CLI and the local server both read it; the problem is one line
- * naming the file, never quoting it. The shard ids are as written (shardFilePath makes them paths).
+ * Reads and checks a local registry.json for the key CLI (the local server reads it as it reads a key file, with a
+ * deadline: keys-setup.ts); the problem is one line naming the file, never quoting it. The shard ids are as
+ * written (shardFilePath makes them paths).
  */
 export async function readRegistryFile(path: string): Promise<RegistryFileReading> {
   let text: string;
@@ -29,7 +30,6 @@ export async function readRegistryFile(path: string): Promise<RegistryFileReadin
     const code = errorCode(error);
     return {
       ok: false,
-      missing: code === 'ENOENT',
       problem:
         code === 'ENOENT'
           ? `registry file ${path} does not exist (init creates one)`
@@ -37,7 +37,5 @@ export async function readRegistryFile(path: string): Promise<RegistryFileReadin
     };
   }
   const reading = parseRegistryManifest(text);
-  return reading.ok
-    ? reading
-    : { ok: false, missing: false, problem: `${reading.problem} (registry file ${path})` };
+  return reading.ok ? reading : { ok: false, problem: `${reading.problem} (registry file ${path})` };
 }
