@@ -1,4 +1,4 @@
-import { CreateSecretCommand, DescribeSecretCommand } from '@aws-sdk/client-secrets-manager';
+import { DescribeSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -17,6 +17,7 @@ import {
   beginMotoRotation,
   createMotoRateLimitTable,
   createMotoSecret,
+  createSecret,
   EMULATOR_LIMITER_DEADLINE_MS,
   motoSecretSource,
   motoSecretsManager,
@@ -393,9 +394,7 @@ describe('the bundled rate-limited payment Lambda in cdk.out (appRateLimit)', ()
 describe('the bundled rotation Lambda in cdk.out', () => {
   it('runs the four rotation steps with credentials from the environment, adding one key per app and expiring the keys it supersedes one period on', async () => {
     const client = motoSecretsManager(moto);
-    const { ARN: arn = '' } = await client.send(
-      new CreateSecretCommand({ Name: 'payment-api/rotated-keys', SecretString: SECRET_STRING }),
-    );
+    const arn = await createSecret(client, 'payment-api/rotated-keys', SECRET_STRING);
     const token = randomUUID();
     await beginMotoRotation(client, arn, token);
     const rotationDir = app.rotationAssetDir ?? '';

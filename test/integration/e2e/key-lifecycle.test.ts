@@ -3,7 +3,7 @@
  * started as `npm start` with KEYS_SECRET_ID, which runs the same handler and key cache as the Lambda. Operator
  * changes are made with the key CLI as a separate process, and with the rotation Lambda's four steps.
  */
-import { CreateSecretCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { randomUUID } from 'node:crypto';
 import { keyIdOf, parseKeyDocument } from '../../../shared/keys/key-document';
 import { createRotationHandler } from '../../../lambda/rotation/create-rotation-handler';
@@ -22,6 +22,7 @@ import {
 import { freeLoopbackPort } from '../../support/loopback';
 import {
   beginMotoRotation,
+  createSecret,
   motoSecretSource,
   motoSecretsManager,
   sharedMoto,
@@ -75,13 +76,11 @@ describe('key lifecycle: CLI and scheduled rotation, seen by the running service
   beforeAll(async () => {
     moto = await sharedMoto();
     client = motoSecretsManager(moto);
-    const created = await client.send(
-      new CreateSecretCommand({
-        Name: 'payment-api/lifecycle',
-        SecretString: JSON.stringify({ demo: [FIRST_KEY], partner: PARTNER_KEY }),
-      }),
+    secretArn = await createSecret(
+      client,
+      'payment-api/lifecycle',
+      JSON.stringify({ demo: [FIRST_KEY], partner: PARTNER_KEY }),
     );
-    secretArn = created.ARN ?? '';
     cliEnv = { ...moto.awsEnv, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
     server = await startLocalServer({
       ...moto.awsEnv,

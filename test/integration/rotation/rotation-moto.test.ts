@@ -6,7 +6,6 @@
  * test/unit/lambda/rotation/create-rotation-handler.test.ts's and rotation-rules.test.ts's.
  */
 import {
-  CreateSecretCommand,
   DescribeSecretCommand,
   GetSecretValueCommand,
   ListSecretVersionIdsCommand,
@@ -26,6 +25,7 @@ import { ROTATION_STEPS, type RotationEvent } from '../../../lambda/rotation/rot
 import { captureLogs, type CapturedLogs } from '../../support/capture-logger';
 import {
   beginMotoRotation,
+  createSecret,
   countCommands,
   motoSecretSource,
   motoSecretsManager,
@@ -117,11 +117,7 @@ describe('scheduled rotation against the Secrets Manager API (moto)', () => {
   }
 
   async function createKeysSecret(secretString = INITIAL): Promise<string> {
-    const output = await client.send(
-      new CreateSecretCommand({ Name: `payment-api-keys-${randomUUID()}`, SecretString: secretString }),
-    );
-    if (output.ARN === undefined) throw new Error('CreateSecret returned no ARN');
-    return output.ARN;
+    return createSecret(client, `payment-api-keys-${randomUUID()}`, secretString);
   }
 
   async function stagesOf(secretArn: string): Promise<Record<string, string[]>> {

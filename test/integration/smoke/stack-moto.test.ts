@@ -4,18 +4,20 @@
  * Secrets Manager.
  */
 import { DescribeStacksCommand, type CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import {
-  CreateSecretCommand,
-  ListSecretsCommand,
-  type SecretsManagerClient,
-} from '@aws-sdk/client-secrets-manager';
+import { ListSecretsCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey, toDigestForm } from '../../../shared/keys/key-material';
 import { createSmokeAwsClients } from '../../../tools/smoke/aws-clients';
-import { EMULATOR_CALL_BOUNDS, MOTO_AWS_ENV, sharedMoto, type MotoServer } from '../../support/moto';
+import {
+  createSecret,
+  EMULATOR_CALL_BOUNDS,
+  MOTO_AWS_ENV,
+  sharedMoto,
+  type MotoServer,
+} from '../../support/moto';
 import { createMotoStack } from '../../support/registry-moto';
 import { requestHeaders, startContractServer, type ContractServer } from '../../support/contract-server';
 import { ownStderrLines, parseReport, runSmokeInProcess, spawnSmoke } from '../../support/run-smoke';
@@ -38,11 +40,8 @@ async function createStack(outputs: Readonly<Record<string, string>>): Promise<s
 }
 
 /** SDK retries reuse the create's ClientRequestToken, which Secrets Manager (and moto) take as the same create. */
-async function createSecret(text: string): Promise<string> {
-  const output = await secretsManager.send(
-    new CreateSecretCommand({ Name: `payment-api-keys-${randomUUID()}`, SecretString: text }),
-  );
-  return output.ARN ?? '';
+async function createKeysSecret(text: string): Promise<string> {
+  return createSecret(secretsManager, `payment-api-keys-${randomUUID()}`, text);
 }
 
 /** The smoke tool's own clients, but with bounds for moto on a busy machine rather than the operator's. */
@@ -57,7 +56,7 @@ beforeAll(async () => {
   await cloudFormation.send(new DescribeStacksCommand({}));
   await secretsManager.send(new ListSecretsCommand({}));
   api = await startContractServer(KEYS);
-  secretArn = await createSecret(JSON.stringify(KEYS));
+  secretArn = await createKeysSecret(JSON.stringify(KEYS));
 });
 
 afterAll(async () => {
@@ -168,7 +167,7 @@ describe('npm run smoke -- --stack, against moto', () => {
     [
       'a secret that is not JSON',
       async () => {
-        const arn = await createSecret('not json');
+        const arn = await createKeysSecret('not json');
         return {
           argv: await withStack({ PaymentUrl: api.paymentUrl, KeysSecretArn: arn }),
           line: `error: cannot read the keys in secret ${arn}: the secret is not valid JSON`,
